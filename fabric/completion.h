@@ -1,0 +1,33 @@
+// Completion: what poll() returns for each finished work request, on every
+// fabric alike.
+#ifndef WEFT_FABRIC_COMPLETION_H_
+#define WEFT_FABRIC_COMPLETION_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fabric/wc_status.h"
+#include "fabric/work_id.h"
+
+namespace weft {
+
+struct Completion {
+  WorkId id;
+  WcStatus status = WcStatus::kSuccess;
+  // The verbs name of `status`; static storage, never freed.
+  std::string_view status_name = "success";
+  // Receives: bytes that arrived. Sends: bytes posted.
+  uint32_t byte_len = 0;
+  // Receives only: the SEND's 32-bit immediate in host order (fabrics carry
+  // it big-endian on the wire and convert).
+  bool has_immediate = false;
+  uint32_t immediate = 0;
+
+  bool ok() const { return status == WcStatus::kSuccess; }
+  std::string to_string() const;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_FABRIC_COMPLETION_H_

@@ -1,0 +1,72 @@
+// Endpoint: one unreliable-connected (UC) queue pair to one peer over one
+// cable, with exactly the semantics of verbs UC on every fabric:
+//
+//  - post_recv() queues a receive; post_send() queues a SEND with a 32-bit
+//    immediate. At most kMaxSends sends and kMaxRecvs receives may be
+//    outstanding; posting past that is ResourceExhausted, never a block.
+//  - A send completes when it has left the sender, not when it arrived.
+//    Nothing is ever retransmitted.
+//  - A message that arrives when no receive is posted is dropped silently.
+//    Receives are consumed in posting order. A message longer than the
+//    receive's frame completes that receive with IBV_WC_LOC_LEN_ERR.
+//  - After an error completion the pair is in the error state: every other
+//    outstanding and later work request completes with IBV_WC_WR_FLUSH_ERR.
+//  - A dead peer produces no completion at all; callers need deadlines.
+//
+// Not thread-safe: one thread drives an endpoint at a time.
+#ifndef WEFT_FABRIC_ENDPOINT_H_
+#define WEFT_FABRIC_ENDPOINT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fabric/completion.h"
+#include "fabric/destination.h"
+#include "fabric/slab.h"
+#include "fabric/work_id.h"
+
+namespace weft {
+
+// Who is at each end, for error messages and traces.
+struct EndpointInfo {
+  uint32_t rank = 0;
+  uint32_t peer = 0;
+  std::string device;
+};
+
+class Endpoint {
+ public:
+  static constexpr uint32_t kMaxSends = 32;
+  static constexpr uint32_t kMaxRecvs = 32;
+  // Largest completion batch poll() is asked to fill at once.
+  static constexpr size_t kMaxPollBatch = 64;
+
+  virtual ~Endpoint() = default;
+
+  virtual const EndpointInfo& info() const = 0;
+
+  // What the peer passes to its connect().
+  virtual absl::StatusOr<Destination> destination() const = 0;
+  // Moves the pair to ready-to-send towards `peer`. REQUIRES: called once.
+  virtual absl::Status connect(const Destination& peer) = 0;
+
+  // REQUIRES: `frame` lies in a slab created by this endpoint's fabric.
+  virtual absl::Status post_recv(WorkId id, const Frame& frame) = 0;
+  // Sends the first `length` bytes of `frame` with `immediate` (host order;
+  // big-endian on the wire). REQUIRES: length <= frame.bytes().
+  virtual absl::Status post_send(WorkId id, const Frame& frame,
+                                 uint32_t length, uint32_t immediate) = 0;
+
+  // Fills a prefix of `out` with finished work; returns how many. Never
+  // blocks. An error return means the endpoint itself failed (not a work
+  // request: those come back as completions with a status).
+  virtual absl::StatusOr<size_t> poll(std::span<Completion> out) = 0;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_FABRIC_ENDPOINT_H_

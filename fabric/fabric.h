@@ -1,0 +1,42 @@
+// Fabric: one rank's view of a transport. It opens endpoints (one per peer
+// per cable), owns the registered memory slabs and the clock. Collectives see
+// only this interface; the simulator and verbs implement it.
+#ifndef WEFT_FABRIC_FABRIC_H_
+#define WEFT_FABRIC_FABRIC_H_
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "fabric/clock.h"
+#include "fabric/endpoint.h"
+#include "fabric/slab.h"
+
+namespace weft {
+
+class Fabric {
+ public:
+  virtual ~Fabric() = default;
+
+  // "sim", "verbs", ...
+  virtual std::string_view kind() const = 0;
+  // This process's rank in the fabric's world.
+  virtual uint32_t rank() const = 0;
+  // Wall time on hardware, virtual time in the simulator.
+  virtual const Clock& clock() const = 0;
+
+  // Maps a page-aligned slab of at least `bytes` and registers it once with
+  // every protection domain the fabric has or will open. The fabric owns it;
+  // it lives as long as the fabric.
+  virtual absl::StatusOr<Slab*> create_slab(uint64_t bytes) = 0;
+
+  // Opens a queue pair on `device` towards rank `peer`. The endpoint must be
+  // destroyed before the fabric.
+  virtual absl::StatusOr<std::unique_ptr<Endpoint>> open(
+      std::string_view device, uint32_t peer) = 0;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_FABRIC_FABRIC_H_

@@ -1,0 +1,81 @@
+// Slab and Frame: the memory fabrics send from and receive into. A Slab is
+// one page-aligned mmap region, registered with a fabric once; Frames are
+// views carved out of it. Apple allows ~100 memory regions per device, so
+// weft registers slabs, never individual buffers.
+#ifndef WEFT_FABRIC_SLAB_H_
+#define WEFT_FABRIC_SLAB_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "absl/status/statusor.h"
+
+namespace weft {
+
+class Slab;
+
+// A view of bytes [offset, offset + bytes) of a slab. Cheap to copy; does
+// not own memory. A default Frame is empty and belongs to no slab.
+class Frame {
+ public:
+  Frame() = default;
+
+  const Slab* slab() const { return slab_; }
+  uint64_t offset() const { return offset_; }
+  uint32_t bytes() const { return bytes_; }
+  std::byte* data() const;
+  std::span<std::byte> span() const { return {data(), bytes_}; }
+
+  // The sub-view [offset, offset + bytes) of this frame.
+  // REQUIRES: offset + bytes <= this->bytes().
+  Frame sub(uint32_t offset, uint32_t bytes) const;
+
+  friend bool operator==(const Frame&, const Frame&) = default;
+
+ private:
+  friend class Slab;
+  Frame(const Slab* slab, uint64_t offset, uint32_t bytes)
+      : slab_(slab), offset_(offset), bytes_(bytes) {}
+
+  const Slab* slab_ = nullptr;
+  uint64_t offset_ = 0;
+  uint32_t bytes_ = 0;
+};
+
+class Slab {
+ public:
+  // Largest slab weft maps (bounded so a bad size is an error, not an OOM).
+  static constexpr uint64_t kMaxBytes = uint64_t{16} << 30;
+
+  // Maps `bytes` rounded up to whole pages, zero-filled.
+  static absl::StatusOr<std::unique_ptr<Slab>> create(uint64_t bytes);
+
+  Slab(const Slab&) = delete;
+  Slab& operator=(const Slab&) = delete;
+  ~Slab();
+
+  std::byte* data() const { return data_; }
+  uint64_t bytes() const { return bytes_; }
+  // Process-unique id, so fabrics can find their registration of a slab
+  // without comparing addresses.
+  uint64_t id() const { return id_; }
+
+  // The frame [offset, offset + bytes); InvalidArgument outside the slab.
+  absl::StatusOr<Frame> frame(uint64_t offset, uint32_t bytes) const;
+  // True when `frame` lies inside this slab.
+  bool contains(const Frame& frame) const;
+
+ private:
+  Slab(std::byte* data, uint64_t bytes, uint64_t id)
+      : data_(data), bytes_(bytes), id_(id) {}
+
+  std::byte* data_;
+  uint64_t bytes_;
+  uint64_t id_;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_FABRIC_SLAB_H_

@@ -1,0 +1,55 @@
+// gMock mocks of the fabric interface, for unit tests of code that consumes
+// endpoints and completions (weft's own tests, and users'). Link
+// weft::testing.
+#ifndef WEFT_FABRIC_TESTING_MOCK_FABRIC_H_
+#define WEFT_FABRIC_TESTING_MOCK_FABRIC_H_
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "fabric/endpoint.h"
+#include "fabric/fabric.h"
+#include "gmock/gmock.h"
+
+namespace weft::testing {
+
+class MockEndpoint : public Endpoint {
+ public:
+  MOCK_METHOD(const EndpointInfo&, info, (), (const, override));
+  MOCK_METHOD(absl::StatusOr<Destination>, destination, (), (const, override));
+  MOCK_METHOD(absl::Status, connect, (const Destination& peer), (override));
+  MOCK_METHOD(absl::Status, post_recv, (WorkId id, const Frame& frame),
+              (override));
+  MOCK_METHOD(absl::Status, post_send,
+              (WorkId id, const Frame& frame, uint32_t length,
+               uint32_t immediate),
+              (override));
+  MOCK_METHOD(absl::StatusOr<size_t>, poll, (std::span<Completion> out),
+              (override));
+};
+
+class MockFabric : public Fabric {
+ public:
+  MOCK_METHOD(std::string_view, kind, (), (const, override));
+  MOCK_METHOD(uint32_t, rank, (), (const, override));
+  MOCK_METHOD(const Clock&, clock, (), (const, override));
+  MOCK_METHOD(absl::StatusOr<Slab*>, create_slab, (uint64_t bytes),
+              (override));
+  MOCK_METHOD(absl::StatusOr<std::unique_ptr<Endpoint>>, open,
+              (std::string_view device, uint32_t peer), (override));
+};
+
+// An action for MockEndpoint::poll that hands out `completions` once.
+// Usage: EXPECT_CALL(ep, poll).WillOnce(ReturnCompletions({c1, c2}));
+inline auto ReturnCompletions(std::vector<Completion> completions) {
+  return [completions](std::span<Completion> out) -> absl::StatusOr<size_t> {
+    const size_t n = std::min(out.size(), completions.size());
+    std::copy_n(completions.begin(), n, out.begin());
+    return n;
+  };
+}
+
+}  // namespace weft::testing
+
+#endif  // WEFT_FABRIC_TESTING_MOCK_FABRIC_H_

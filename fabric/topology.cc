@@ -1,0 +1,178 @@
+#include "fabric/topology.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "fabric/absl_compat.h"
+#include "nlohmann/json.hpp"
+
+namespace weft {
+namespace {
+
+absl::Status bad(std::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("device JSON: ", to_absl(what),
+                   "; expected a square list of lists whose cell [i][j] is "
+                   "null, a device name or a list of device names, with null "
+                   "on the diagonal"));
+}
+
+absl::Status parse_cell(const nlohmann::json& cell, uint32_t i, uint32_t j,
+                        std::vector<std::string>* out) {
+  if (cell.is_null()) return absl::OkStatus();
+  if (i == j) {
+    return bad(absl::StrFormat("cell [%u][%u] names a device on the diagonal "
+                               "(a rank cannot be cabled to itself)",
+                               i, j));
+  }
+  if (cell.is_string()) {
+    out->push_back(cell.get<std::string>());
+  } else if (cell.is_array()) {
+    if (cell.size() > Topology::kMaxCables) {
+      return bad(absl::StrFormat("cell [%u][%u] lists %u devices, more than %u",
+                                 i, j, cell.size(), Topology::kMaxCables));
+    }
+    for (const auto& name : cell) {
+      if (!name.is_string()) {
+        return bad(absl::StrFormat(
+            "cell [%u][%u] holds a list with a %s in it, not a device name", i,
+            j, name.type_name()));
+      }
+      out->push_back(name.get<std::string>());
+    }
+  } else {
+    return bad(absl::StrFormat("cell [%u][%u] is a %s", i, j, cell.type_name()));
+  }
+  for (const auto& name : *out) {
+    if (name.empty()) {
+      return bad(absl::StrFormat("cell [%u][%u] has an empty device name", i, j));
+    }
+  }
+  if (out->empty()) {
+    return bad(absl::StrFormat("cell [%u][%u] is an empty list (use null)", i, j));
+  }
+  return absl::OkStatus();
+}
+
+std::string cable_name(uint32_t i, uint32_t j, uint32_t c) {
+  return absl::StrFormat("sim_%u_%u_%u", i, j, c);
+}
+
+absl::Status check_generated(uint32_t ranks, uint32_t cables) {
+  if (ranks == 0 || ranks > Topology::kMaxRanks) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank count %u is outside 1..%u", ranks, Topology::kMaxRanks));
+  }
+  if (cables == 0 || cables > Topology::kMaxCables) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cable count %u is outside 1..%u", cables, Topology::kMaxCables));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Topology> Topology::parse_json(std::string_view text) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return bad("not valid JSON");
+  if (!doc.is_array() || doc.empty()) return bad("the top level is not a non-empty list");
+  if (doc.size() > kMaxRanks) {
+    return bad(absl::StrFormat("%u ranks, more than %u", doc.size(), kMaxRanks));
+  }
+  const auto ranks = static_cast<uint32_t>(doc.size());
+  Topology topo(ranks);
+  for (uint32_t i = 0; i < ranks; ++i) {
+    const auto& row = doc[i];
+    if (!row.is_array()) return bad(absl::StrFormat("row %u is a %s, not a list", i, row.type_name()));
+    if (row.size() != ranks) {
+      return bad(absl::StrFormat("row %u has %u cells but there are %u rows (not square)",
+                                 i, row.size(), ranks));
+    }
+    for (uint32_t j = 0; j < ranks; ++j) {
+      absl::Status s = parse_cell(row[j], i, j, &topo.cell(i, j));
+      if (!s.ok()) return s;
+    }
+  }
+  return topo;
+}
+
+absl::StatusOr<Topology> Topology::load_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrFormat(
+        "device JSON %s cannot be opened; check the path", path));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Topology> topo = parse_json(text.str());
+  if (!topo.ok()) {
+    return absl::Status(topo.status().code(),
+                        absl::StrCat(path, ": ", topo.status().message()));
+  }
+  return topo;
+}
+
+absl::StatusOr<Topology> Topology::mesh(uint32_t ranks, uint32_t cables) {
+  if (absl::Status s = check_generated(ranks, cables); !s.ok()) return s;
+  Topology topo(ranks);
+  for (uint32_t i = 0; i < ranks; ++i) {
+    for (uint32_t j = 0; j < ranks; ++j) {
+      if (i == j) continue;
+      for (uint32_t c = 0; c < cables; ++c) topo.cell(i, j).push_back(cable_name(i, j, c));
+    }
+  }
+  return topo;
+}
+
+absl::StatusOr<Topology> Topology::ring(uint32_t ranks, uint32_t cables) {
+  if (absl::Status s = check_generated(ranks, cables); !s.ok()) return s;
+  Topology topo(ranks);
+  for (uint32_t i = 0; i < ranks && ranks > 1; ++i) {
+    for (uint32_t j : {(i + 1) % ranks, (i + ranks - 1) % ranks}) {
+      if (!topo.cell(i, j).empty()) continue;  // two ranks: both are one
+      for (uint32_t c = 0; c < cables; ++c) topo.cell(i, j).push_back(cable_name(i, j, c));
+    }
+  }
+  return topo;
+}
+
+bool Topology::is_full_mesh() const {
+  for (uint32_t i = 0; i < ranks_; ++i) {
+    for (uint32_t j = 0; j < ranks_; ++j) {
+      if (i != j && !connected(i, j)) return false;
+    }
+  }
+  return true;
+}
+
+bool Topology::has_ring() const {
+  if (ranks_ < 2) return true;
+  for (uint32_t i = 0; i < ranks_; ++i) {
+    if (!connected(i, (i + 1) % ranks_) || !connected((i + 1) % ranks_, i)) return false;
+  }
+  return true;
+}
+
+std::string Topology::to_json() const {
+  nlohmann::json doc = nlohmann::json::array();
+  for (uint32_t i = 0; i < ranks_; ++i) {
+    nlohmann::json row = nlohmann::json::array();
+    for (uint32_t j = 0; j < ranks_; ++j) {
+      const auto& names = devices(i, j);
+      if (names.empty()) {
+        row.push_back(nullptr);
+      } else if (names.size() == 1) {
+        row.push_back(names[0]);
+      } else {
+        row.push_back(names);
+      }
+    }
+    doc.push_back(std::move(row));
+  }
+  return doc.dump();
+}
+
+}  // namespace weft

@@ -1,0 +1,61 @@
+// Topology: which device (cable) joins rank i to rank j. Parsed from the
+// device JSON MLX's JACCL uses on hardware (`devices[i][j]` is null, a device
+// name, or a list of names for several cables), or generated for N ranks.
+// The simulator and the verbs fabric read the same file.
+#ifndef WEFT_FABRIC_TOPOLOGY_H_
+#define WEFT_FABRIC_TOPOLOGY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace weft {
+
+class Topology {
+ public:
+  // Most ranks a topology may name (bounded so bad input is an error).
+  static constexpr uint32_t kMaxRanks = 4096;
+  // Most cables between one pair.
+  static constexpr uint32_t kMaxCables = 8;
+
+  // Parses JACCL's device JSON. InvalidArgument names the row and column of
+  // what is wrong: not square, a device on the diagonal, a cell that is not
+  // null/string/list of strings, an empty name.
+  static absl::StatusOr<Topology> parse_json(std::string_view text);
+  static absl::StatusOr<Topology> load_json_file(const std::string& path);
+
+  // Every pair joined by `cables` cables named "sim_<i>_<j>_<c>".
+  static absl::StatusOr<Topology> mesh(uint32_t ranks, uint32_t cables = 1);
+  // Rank i joined to i-1 and i+1 (mod ranks) only.
+  static absl::StatusOr<Topology> ring(uint32_t ranks, uint32_t cables = 1);
+
+  uint32_t ranks() const { return ranks_; }
+  // Devices on rank i's side of the link to rank j; empty when not joined.
+  const std::vector<std::string>& devices(uint32_t i, uint32_t j) const {
+    return cells_[static_cast<size_t>(i) * ranks_ + j];
+  }
+  bool connected(uint32_t i, uint32_t j) const { return !devices(i, j).empty(); }
+  // True when every pair of distinct ranks is joined.
+  bool is_full_mesh() const;
+  // True when each rank is joined to its ring neighbours (i +- 1 mod n).
+  bool has_ring() const;
+
+  // Back to JACCL's JSON (one string per single cable, lists for several).
+  std::string to_json() const;
+
+ private:
+  Topology(uint32_t ranks) : ranks_(ranks), cells_(size_t{ranks} * ranks) {}
+  std::vector<std::string>& cell(uint32_t i, uint32_t j) {
+    return cells_[static_cast<size_t>(i) * ranks_ + j];
+  }
+
+  uint32_t ranks_;
+  std::vector<std::vector<std::string>> cells_;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_FABRIC_TOPOLOGY_H_
