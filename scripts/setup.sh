@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what weft needs to build and test, without asking: Debian/Ubuntu
+# packages through apt-get, or Homebrew formulae on macOS. Safe to run again:
+# it installs only what is missing.
+set -euo pipefail
+
+debian_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
+                 libabsl-dev nlohmann-json3-dev libibverbs-dev)
+brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json)
+
+sudo_if_needed() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+case "$(uname -s)" in
+  Linux)
+    missing=()
+    for p in "${debian_packages[@]}"; do
+      dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+      echo "weft setup: installing ${missing[*]}"
+      sudo_if_needed apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive sudo_if_needed apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    ;;
+  Darwin)
+    command -v brew >/dev/null || { echo "weft setup: Homebrew is needed (https://brew.sh)" >&2; exit 1; }
+    for f in "${brew_formulae[@]}"; do
+      brew list --formula "$f" >/dev/null 2>&1 || brew install "$f"
+    done
+    ;;
+  *)
+    echo "weft setup: unsupported system $(uname -s); install CMake >= 3.25, Ninja, GoogleTest, Google Benchmark, Abseil and nlohmann-json by hand" >&2
+    exit 1
+    ;;
+esac
