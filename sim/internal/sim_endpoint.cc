@@ -1,0 +1,276 @@
+#include "sim/internal/sim_endpoint.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "fabric/errors.h"
+#include "sim/internal/sim_fabric.h"
+#include "sim/internal/world_core.h"
+
+namespace weft::sim::internal {
+namespace {
+
+// psn is 24 bits on verbs.
+constexpr uint32_t kPsnMask = 0xff'ffff;
+constexpr uint32_t kPsnMultiplier = 0x9e37'79b1;
+// GIDs are IPv4-mapped ::ffff:10.x.y.z: 12 bits of rank, 12 of device.
+constexpr uint32_t kGidNet = 10;
+constexpr uint32_t kGidFieldBits = 12;
+constexpr uint32_t kGidFieldMask = (1u << kGidFieldBits) - 1;
+
+Destination make_destination(uint32_t qp_num, uint32_t rank,
+                             uint32_t device_index) {
+  Destination d;
+  d.lid = 0; // RoCE-style: addressed by GID
+  d.qp_num = qp_num;
+  d.psn = (qp_num * kPsnMultiplier) & kPsnMask;
+  const uint32_t host = ((rank & kGidFieldMask) << kGidFieldBits) |
+                        (device_index & kGidFieldMask);
+  d.gid[10] = 0xff;
+  d.gid[11] = 0xff;
+  d.gid[12] = static_cast<uint8_t>(kGidNet);
+  d.gid[13] = static_cast<uint8_t>(host >> 16);
+  d.gid[14] = static_cast<uint8_t>(host >> 8);
+  d.gid[15] = static_cast<uint8_t>(host);
+  return d;
+}
+
+Completion make_completion(WorkId id, WcStatus status, uint32_t bytes) {
+  Completion c;
+  c.id = id;
+  c.status = status;
+  c.status_name = wc_status_name(status);
+  c.byte_len = status == WcStatus::kSuccess ? bytes : 0;
+  return c;
+}
+
+} // namespace
+
+const char *qp_state_name(QpState state) {
+  switch (state) {
+  case QpState::kReset:
+    return "RESET";
+  case QpState::kInit:
+    return "INIT";
+  case QpState::kRts:
+    return "RTS";
+  case QpState::kError:
+    return "ERROR";
+  }
+  return "?";
+}
+
+SimEndpoint::SimEndpoint(WorldCore &core, SimFabric &fabric, uint32_t peer,
+                         uint32_t cable, std::string device, uint32_t link,
+                         uint32_t pair)
+    : core_(core), fabric_(fabric), cable_(cable), link_(link), pair_(pair) {
+  info_.rank = fabric.rank();
+  info_.peer = peer;
+  info_.device = std::move(device);
+  self_ = make_destination(core.next_qp_num(), info_.rank,
+                           fabric.device_index(info_.device));
+  core.register_endpoint(this);
+}
+
+SimEndpoint::~SimEndpoint() {
+  core_.unregister_endpoint(self_.qp_num);
+  fabric_.release_qp(info_.device);
+}
+
+absl::Status SimEndpoint::error(absl::StatusCode code,
+                                std::string_view message) const {
+  ErrorPlace place{info_.rank, info_.peer, info_.device, ErrorCause::kBadInput};
+  if (code == absl::StatusCode::kResourceExhausted)
+    place.cause = ErrorCause::kResource;
+  return make_error(code, place, message);
+}
+
+absl::Status SimEndpoint::connect(const Destination &peer) {
+  if (state_ != QpState::kInit) {
+    return error(absl::StatusCode::kFailedPrecondition,
+                 absl::StrFormat("connect() on qpn %u in state %s; an endpoint "
+                                 "connects once, right after open()",
+                                 self_.qp_num, qp_state_name(state_)));
+  }
+  const SimEndpoint *remote = core_.endpoint(peer.qp_num);
+  if (remote == nullptr) {
+    return error(absl::StatusCode::kNotFound,
+                 absl::StrFormat("destination qpn %u does not exist (closed or "
+                                 "never opened); exchange destinations again",
+                                 peer.qp_num));
+  }
+  if (remote->rank() != info_.peer || remote->peer() != info_.rank ||
+      remote->cable() != cable_) {
+    return error(absl::StatusCode::kInvalidArgument,
+                 absl::StrFormat("destination qpn %u belongs to rank %u's "
+                                 "endpoint to rank %u on cable %u, not to rank "
+                                 "%u's endpoint to rank %u on cable %u",
+                                 peer.qp_num, remote->rank(), remote->peer(),
+                                 remote->cable(), info_.peer, info_.rank,
+                                 cable_));
+  }
+  if (peer.gid != remote->self().gid) {
+    return error(absl::StatusCode::kInvalidArgument,
+                 absl::StrFormat("destination qpn %u has GID %s but the queue "
+                                 "pair's port has %s (verbs: RTR fails with "
+                                 "errno 22)",
+                                 peer.qp_num, peer.gid_string(),
+                                 remote->self().gid_string()));
+  }
+  remote_qp_ = peer.qp_num;
+  state_ = QpState::kRts;
+  TraceEvent e;
+  e.time_ns = core_.now();
+  e.kind = TraceKind::kConnect;
+  e.rank = info_.rank;
+  e.peer = info_.peer;
+  e.cable = cable_;
+  core_.record(e);
+  return absl::OkStatus();
+}
+
+absl::Status SimEndpoint::check_frame(const Frame &frame,
+                                      std::string_view what) const {
+  if (!fabric_.owns(frame)) {
+    return error(absl::StatusCode::kInvalidArgument,
+                 absl::StrFormat("%s frame is not inside a slab created by "
+                                 "rank %u's fabric (unregistered memory)",
+                                 what, info_.rank));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimEndpoint::post_recv(WorkId id, const Frame &frame) {
+  if (absl::Status s = check_frame(frame, "receive"); !s.ok())
+    return s;
+  if (recvs_outstanding_ >= kMaxRecvs) {
+    return error(absl::StatusCode::kResourceExhausted,
+                 absl::StrFormat("%u receives already outstanding (the limit); "
+                                 "poll completions before posting more",
+                                 kMaxRecvs));
+  }
+  ++recvs_outstanding_;
+  ++core_.counters().posted_recvs;
+  TraceEvent e;
+  e.time_ns = core_.now();
+  e.kind = TraceKind::kPostRecv;
+  e.rank = info_.rank;
+  e.peer = info_.peer;
+  e.cable = cable_;
+  e.work = id;
+  e.bytes = frame.bytes();
+  core_.record(e);
+  const PostedRecv recv{id, frame};
+  if (state_ == QpState::kError) {
+    complete_recv(recv, WcStatus::kWrFlushErr, 0, 0);
+  } else {
+    recvs_.push_back(recv);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimEndpoint::post_send(WorkId id, const Frame &frame,
+                                    uint32_t length, uint32_t immediate) {
+  if (state_ != QpState::kRts && state_ != QpState::kError) {
+    return error(absl::StatusCode::kFailedPrecondition,
+                 absl::StrFormat("post_send on qpn %u in state %s; connect() "
+                                 "the endpoint first",
+                                 self_.qp_num, qp_state_name(state_)));
+  }
+  if (absl::Status s = check_frame(frame, "send"); !s.ok())
+    return s;
+  if (length > frame.bytes()) {
+    return error(absl::StatusCode::kInvalidArgument,
+                 absl::StrFormat("send length %u exceeds its frame of %u bytes",
+                                 length, frame.bytes()));
+  }
+  if (sends_outstanding_ >= kMaxSends) {
+    return error(absl::StatusCode::kResourceExhausted,
+                 absl::StrFormat("%u sends already outstanding (the limit); "
+                                 "poll completions before posting more",
+                                 kMaxSends));
+  }
+  ++sends_outstanding_;
+  ++core_.counters().posted_sends;
+  TraceEvent e;
+  e.time_ns = core_.now();
+  e.kind = TraceKind::kPostSend;
+  e.rank = info_.rank;
+  e.peer = info_.peer;
+  e.cable = cable_;
+  e.work = id;
+  e.sequence = immediate;
+  e.bytes = length;
+  core_.record(e);
+  if (state_ == QpState::kError) {
+    push_completion(make_completion(id, WcStatus::kWrFlushErr, 0), true);
+    return absl::OkStatus();
+  }
+  const uint64_t ticket = next_ticket_++;
+  sends_.push_back(PostedSend{id, frame, length, immediate, ticket});
+  core_.schedule_departure(*this, ticket, length);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> SimEndpoint::poll(std::span<Completion> out) {
+  size_t n = 0;
+  while (n < out.size() && !completions_.empty()) {
+    const Queued &q = completions_.front();
+    out[n++] = q.completion;
+    if (q.is_send) {
+      --sends_outstanding_;
+    } else {
+      --recvs_outstanding_;
+    }
+    completions_.pop_front();
+  }
+  return n;
+}
+
+void SimEndpoint::push_completion(const Completion &c, bool is_send) {
+  completions_.push_back(Queued{c, is_send});
+  core_.note_completion(*this, c);
+}
+
+void SimEndpoint::complete_front_send(WcStatus status) {
+  const PostedSend &s = sends_.front();
+  push_completion(make_completion(s.id, status, s.length), true);
+  sends_.pop_front();
+}
+
+SimEndpoint::PostedRecv SimEndpoint::take_recv() {
+  PostedRecv r = recvs_.front();
+  recvs_.pop_front();
+  return r;
+}
+
+void SimEndpoint::complete_recv(const PostedRecv &recv, WcStatus status,
+                                uint32_t bytes, uint32_t immediate) {
+  Completion c = make_completion(recv.id, status, bytes);
+  if (status == WcStatus::kSuccess) {
+    c.has_immediate = true;
+    c.immediate = immediate;
+  }
+  push_completion(c, false);
+}
+
+void SimEndpoint::enter_error() {
+  state_ = QpState::kError;
+  while (!sends_.empty())
+    complete_front_send(WcStatus::kWrFlushErr);
+  while (!recvs_.empty())
+    complete_recv(take_recv(), WcStatus::kWrFlushErr, 0, 0);
+}
+
+std::string SimEndpoint::describe() const {
+  std::string out = absl::StrFormat(
+      "qpn %u to peer %u on %s: %s, %u sends and %u receives outstanding "
+      "(%u not yet departed, %u receives still posted, %u completions not "
+      "polled)",
+      self_.qp_num, info_.peer, info_.device, qp_state_name(state_),
+      sends_outstanding_, recvs_outstanding_, sends_.size(), recvs_.size(),
+      completions_.size());
+  return out;
+}
+
+} // namespace weft::sim::internal

@@ -1,0 +1,112 @@
+// SimEndpoint: one simulated UC queue pair. It keeps the verbs-side state
+// (RESET/INIT/RTS/ERROR, posted sends and receives, the completion queue)
+// and enforces the contract of fabric/endpoint.h; WorldCore moves its frames
+// over the simulated links.
+//
+// A work request is outstanding from the moment it is posted until poll()
+// returns its completion (as on verbs, where a send queue slot frees when
+// its completion is consumed), so the completion queue never holds more
+// than kMaxSends + kMaxRecvs entries.
+#ifndef WEFT_SIM_INTERNAL_SIM_ENDPOINT_H_
+#define WEFT_SIM_INTERNAL_SIM_ENDPOINT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "fabric/endpoint.h"
+#include "sim/internal/fixed_ring.h"
+
+namespace weft::sim {
+
+class WorldCore;
+class SimFabric;
+
+namespace internal {
+
+enum class QpState : uint8_t { kReset, kInit, kRts, kError };
+const char *qp_state_name(QpState state);
+
+class SimEndpoint final : public Endpoint {
+public:
+  struct PostedSend {
+    WorkId id;
+    Frame frame;
+    uint32_t length = 0;
+    uint32_t immediate = 0;
+    uint64_t ticket = 0;
+  };
+  struct PostedRecv {
+    WorkId id;
+    Frame frame;
+  };
+
+  SimEndpoint(WorldCore &core, SimFabric &fabric, uint32_t peer, uint32_t cable,
+              std::string device, uint32_t link, uint32_t pair);
+  ~SimEndpoint() override;
+
+  const EndpointInfo &info() const override { return info_; }
+  absl::StatusOr<Destination> destination() const override { return self_; }
+  absl::Status connect(const Destination &peer) override;
+  absl::Status post_recv(WorkId id, const Frame &frame) override;
+  absl::Status post_send(WorkId id, const Frame &frame, uint32_t length,
+                         uint32_t immediate) override;
+  absl::StatusOr<size_t> poll(std::span<Completion> out) override;
+
+  // For WorldCore.
+  uint32_t qp_num() const { return self_.qp_num; }
+  uint32_t rank() const { return info_.rank; }
+  uint32_t peer() const { return info_.peer; }
+  uint32_t cable() const { return cable_; }
+  uint32_t link() const { return link_; }
+  uint32_t pair() const { return pair_; }
+  uint32_t remote_qp() const { return remote_qp_; }
+  QpState state() const { return state_; }
+  const Destination &self() const { return self_; }
+
+  // The oldest send not yet departed, or nullptr.
+  const PostedSend *front_send() {
+    return sends_.empty() ? nullptr : &sends_.front();
+  }
+  // Completes the oldest send with `status` (success: it departed).
+  void complete_front_send(WcStatus status);
+  bool has_recv() const { return !recvs_.empty(); }
+  // Takes the oldest posted receive. REQUIRES: has_recv().
+  PostedRecv take_recv();
+  // Queues a receive completion.
+  void complete_recv(const PostedRecv &recv, WcStatus status, uint32_t bytes,
+                     uint32_t immediate);
+  // Moves to the error state and flushes every posted work request.
+  void enter_error();
+  // "qpn 260 to peer 1 on sim_0_1_0: RTS, 2 sends and 1 receive posted, ..."
+  std::string describe() const;
+
+private:
+  struct Queued {
+    Completion completion;
+    bool is_send = false;
+  };
+  absl::Status check_frame(const Frame &frame, std::string_view what) const;
+  void push_completion(const Completion &c, bool is_send);
+  absl::Status error(absl::StatusCode code, std::string_view message) const;
+
+  WorldCore &core_;
+  SimFabric &fabric_;
+  EndpointInfo info_;
+  Destination self_;
+  uint32_t cable_;
+  uint32_t link_;
+  uint32_t pair_;
+  uint32_t remote_qp_ = 0;
+  QpState state_ = QpState::kInit;
+  uint64_t next_ticket_ = 0;
+  uint32_t sends_outstanding_ = 0; // posted, completion not yet polled
+  uint32_t recvs_outstanding_ = 0;
+  FixedRing<PostedSend, kMaxSends> sends_;
+  FixedRing<PostedRecv, kMaxRecvs> recvs_;
+  FixedRing<Queued, kMaxSends + kMaxRecvs> completions_;
+};
+
+} // namespace internal
+} // namespace weft::sim
+
+#endif // WEFT_SIM_INTERNAL_SIM_ENDPOINT_H_

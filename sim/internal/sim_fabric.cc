@@ -1,0 +1,120 @@
+#include "sim/internal/sim_fabric.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "fabric/errors.h"
+#include "sim/internal/sim_endpoint.h"
+#include "sim/internal/world_core.h"
+
+namespace weft::sim {
+
+SimFabric::SimFabric(WorldCore &core, uint32_t rank)
+    : core_(core), rank_(rank) {
+  const Topology &topo = core.options().topology;
+  for (uint32_t peer = 0; peer < topo.ranks(); ++peer) {
+    for (const std::string &device : topo.devices(rank, peer)) {
+      if (std::find(devices_.begin(), devices_.end(), device) ==
+          devices_.end()) {
+        devices_.push_back(device);
+      }
+    }
+  }
+}
+
+const Clock &SimFabric::clock() const { return core_.clock(); }
+
+absl::StatusOr<Slab *> SimFabric::create_slab(uint64_t bytes) {
+  // Each slab is one memory region on every device of the rank.
+  if (core_.options().apple_limits && !devices_.empty() &&
+      slabs_.size() >= kAppleMaxMrsPerDevice) {
+    return make_error(
+        absl::StatusCode::kResourceExhausted,
+        ErrorPlace{rank_, kNoPeer, devices_.front(), ErrorCause::kResource},
+        absl::StrFormat("a new slab would be memory region %u on this device, "
+                        "over Apple's limit of %u per device (MLX #3162); "
+                        "carve frames out of fewer, larger slabs",
+                        slabs_.size() + 1, kAppleMaxMrsPerDevice));
+  }
+  absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
+  if (!slab.ok())
+    return slab.status();
+  Slab *raw = slab->get();
+  slabs_.push_back(*std::move(slab));
+  slab_set_.insert(raw);
+  return raw;
+}
+
+bool SimFabric::owns(const Frame &frame) const {
+  return frame.slab() != nullptr && slab_set_.contains(frame.slab()) &&
+         frame.slab()->contains(frame);
+}
+
+uint32_t SimFabric::device_index(const std::string &device) const {
+  auto it = std::find(devices_.begin(), devices_.end(), device);
+  return static_cast<uint32_t>(it - devices_.begin());
+}
+
+void SimFabric::release_qp(const std::string &device) {
+  auto it = qps_per_device_.find(device);
+  if (it != qps_per_device_.end() && it->second > 0)
+    --it->second;
+}
+
+absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
+                                   uint32_t *cable) const {
+  const Topology &topo = core_.options().topology;
+  ErrorPlace place{rank_, peer, std::string(device), ErrorCause::kBadInput};
+  if (peer >= topo.ranks() || peer == rank_) {
+    place.peer = kNoPeer;
+    return make_error(absl::StatusCode::kInvalidArgument, place,
+                      absl::StrFormat("cannot open an endpoint to rank %u: the "
+                                      "world has ranks 0..%u and a rank does "
+                                      "not connect to itself",
+                                      peer, topo.ranks() - 1));
+  }
+  const std::vector<std::string> &joining = topo.devices(rank_, peer);
+  auto it = std::find(joining.begin(), joining.end(), device);
+  if (it == joining.end()) {
+    return make_error(
+        absl::StatusCode::kInvalidArgument, place,
+        joining.empty()
+            ? absl::StrFormat("no cable joins rank %u to rank %u in the "
+                              "topology",
+                              rank_, peer)
+            : absl::StrFormat("device %s does not join rank %u to rank %u; "
+                              "the devices that do: %s",
+                              device, rank_, peer,
+                              absl::StrJoin(joining, ", ")));
+  }
+  *cable = static_cast<uint32_t>(it - joining.begin());
+  if (core_.options().apple_limits) {
+    auto count = qps_per_device_.find(std::string(device));
+    if (count != qps_per_device_.end() &&
+        count->second >= kAppleMaxQpsPerDevice) {
+      place.cause = ErrorCause::kResource;
+      return make_error(absl::StatusCode::kResourceExhausted, place,
+                        absl::StrFormat("device %s already has %u queue pairs, "
+                                        "Apple's limit per device (MLX #4209); "
+                                        "use fewer queue pairs per device",
+                                        device, kAppleMaxQpsPerDevice));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Endpoint>>
+SimFabric::open(std::string_view device, uint32_t peer) {
+  uint32_t cable = 0;
+  if (absl::Status s = check_open(device, peer, &cable); !s.ok())
+    return s;
+  ++qps_per_device_[std::string(device)];
+  const uint32_t link = core_.link_index(rank_, peer, cable);
+  const uint32_t pair = core_.pair_index(rank_, peer);
+  return std::unique_ptr<Endpoint>(new internal::SimEndpoint(
+      core_, *this, peer, cable, std::string(device), link, pair));
+}
+
+} // namespace weft::sim

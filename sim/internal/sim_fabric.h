@@ -1,0 +1,53 @@
+// SimFabric: one rank's Fabric in a simulated world: the world's virtual
+// clock, real mmap'd slabs (one memory region per device of the rank), and
+// endpoints on the devices the topology gives the rank, with Apple's
+// per-device limits when the world enforces them.
+#ifndef WEFT_SIM_INTERNAL_SIM_FABRIC_H_
+#define WEFT_SIM_INTERNAL_SIM_FABRIC_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "fabric/fabric.h"
+
+namespace weft::sim {
+
+class WorldCore;
+
+class SimFabric final : public Fabric {
+public:
+  SimFabric(WorldCore &core, uint32_t rank);
+
+  std::string_view kind() const override { return "sim"; }
+  uint32_t rank() const override { return rank_; }
+  const Clock &clock() const override;
+  absl::StatusOr<Slab *> create_slab(uint64_t bytes) override;
+  absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
+                                                 uint32_t peer) override;
+
+  // True when `frame` lies inside a slab this fabric created.
+  bool owns(const Frame &frame) const;
+  // Called by an endpoint's destructor.
+  void release_qp(const std::string &device);
+  // Index of `device` among this rank's devices (first-seen order).
+  uint32_t device_index(const std::string &device) const;
+
+private:
+  absl::Status check_open(std::string_view device, uint32_t peer,
+                          uint32_t *cable) const;
+
+  WorldCore &core_;
+  uint32_t rank_;
+  std::vector<std::string> devices_; // distinct, in topology order
+  std::map<std::string, uint32_t> qps_per_device_;
+  std::vector<std::unique_ptr<Slab>> slabs_;
+  absl::flat_hash_set<const Slab *> slab_set_; // lookups only, never iterated
+};
+
+} // namespace weft::sim
+
+#endif // WEFT_SIM_INTERNAL_SIM_FABRIC_H_

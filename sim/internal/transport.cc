@@ -1,0 +1,306 @@
+// The frame path of a simulated world: a posted send reserves its link
+// direction (serialisation; a busy link queues), departs (its send
+// completes, its bytes are copied, faults are decided), and arrives
+// latency_ns later into the peer's oldest posted receive, or is dropped.
+#include <algorithm>
+#include <cstring>
+
+#include "sim/internal/world_core.h"
+
+namespace weft::sim {
+namespace {
+
+// Error statuses a rate-injected error completion picks from, per side:
+// what a UC queue pair reports when its own work request or the arriving
+// packet is refused.
+constexpr WcStatus kSendSideErrors[] = {WcStatus::kLocQpOpErr,
+                                        WcStatus::kLocProtErr};
+constexpr WcStatus kRecvSideErrors[] = {
+    WcStatus::kLocProtErr, WcStatus::kLocQpOpErr, WcStatus::kRemOpErr};
+
+} // namespace
+
+using internal::EventKind;
+using internal::SimEndpoint;
+
+void WorldCore::schedule_departure(const SimEndpoint &ep, uint64_t ticket,
+                                   uint32_t length) {
+  Link &link = links_[ep.link()];
+  const TimeNs start = std::max(now(), link.busy_until_ns);
+  const TimeNs leave = start + options_.link.serialisation_ns(length);
+  link.busy_until_ns = leave;
+  events_.push(leave, EventKind::kDepart, ep.qp_num(), ticket);
+}
+
+void WorldCore::inject(const ScriptedFault &f, uint32_t cable) {
+  ++counters_.faults[static_cast<size_t>(f.kind)];
+  injected_.push_back(f);
+  TraceEvent e;
+  e.time_ns = now();
+  e.kind = TraceKind::kFault;
+  e.rank = f.rank;
+  e.peer = f.peer;
+  e.cable = cable;
+  e.frame = f.frame;
+  e.status = f.status;
+  e.fault = f.kind;
+  e.start_ns = f.duration_ns;
+  record(e);
+}
+
+void WorldCore::apply_script(const ScriptedFault &f, Fate *fate) {
+  switch (f.kind) {
+  case FaultKind::kDrop:
+    fate->drop = true;
+    break;
+  case FaultKind::kDuplicate:
+    fate->duplicate = true;
+    break;
+  case FaultKind::kDelay:
+    fate->delay_ns += f.duration_ns;
+    break;
+  case FaultKind::kError:
+    (f.side == FaultSide::kSend ? fate->send_error : fate->recv_error) =
+        f.status;
+    break;
+  default:
+    break;
+  }
+}
+
+// Draws this frame's rate faults from its link's own generator. Draws happen
+// in a fixed order and only for non-zero rates.
+void WorldCore::draw_rates(const SimEndpoint &ep, const Pair &pair,
+                           Fate *fate) {
+  const FaultRates &rates = options_.faults.rates;
+  Link &link = links_[ep.link()];
+  ScriptedFault f;
+  f.rank = pair.rank;
+  f.peer = pair.peer;
+  f.frame = pair.frames;
+  auto add = [&](FaultKind kind) {
+    f.kind = kind;
+    apply_script(f, fate);
+    inject(f, ep.cable());
+  };
+  if (link.prng.chance(rates.loss))
+    add(FaultKind::kDrop);
+  if (link.prng.chance(rates.error_completion)) {
+    f.side = link.prng.below(2) == 0 ? FaultSide::kSend : FaultSide::kRecv;
+    f.status =
+        f.side == FaultSide::kSend
+            ? kSendSideErrors[link.prng.below(std::size(kSendSideErrors))]
+            : kRecvSideErrors[link.prng.below(std::size(kRecvSideErrors))];
+    add(FaultKind::kError);
+    f.status = WcStatus::kSuccess;
+    f.side = FaultSide::kRecv;
+  }
+  if (link.prng.chance(rates.duplicate))
+    add(FaultKind::kDuplicate);
+  if (link.prng.chance(rates.reorder)) {
+    f.duration_ns =
+        1 + static_cast<TimeNs>(link.prng.below(kMaxReorderDelayNs));
+    add(FaultKind::kDelay);
+  }
+}
+
+WorldCore::Fate WorldCore::fate_of(const SimEndpoint &ep, Pair &pair) {
+  Fate fate;
+  const std::vector<ScriptedFault> &script = options_.faults.script;
+  while (pair.script_cursor < pair.script.size()) {
+    const ScriptedFault &f = script[pair.script[pair.script_cursor]];
+    if (f.frame > pair.frames)
+      break;
+    ++pair.script_cursor;
+    if (f.frame < pair.frames)
+      continue;
+    apply_script(f, &fate);
+    inject(f, ep.cable());
+  }
+  if (options_.faults.rates.any())
+    draw_rates(ep, pair, &fate);
+  return fate;
+}
+
+void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
+  SimEndpoint *ep = endpoint(qp_num);
+  if (ep == nullptr || crashed_[ep->rank()])
+    return; // closed, or NIC dead
+  const SimEndpoint::PostedSend *send = ep->front_send();
+  if (send == nullptr || send->ticket != ticket)
+    return; // flushed meanwhile
+  Pair &pair = pairs_[ep->pair()];
+  ++pair.frames;
+  if (now() >= pair.down_at_ns) {
+    // The send still succeeds: UC does not know the far end is unreachable.
+    InFlight m;
+    m.pair = ep->pair();
+    m.length = send->length;
+    m.immediate = send->immediate;
+    m.frame = pair.frames;
+    m.depart_ns = now();
+    ep->complete_front_send(WcStatus::kSuccess);
+    ++counters_.frames_sent;
+    drop(m, ep->rank(), ep->peer(), ep->cable(), DropReason::kLinkDown);
+    return;
+  }
+  const Fate fate = fate_of(*ep, pair);
+  if (fate.send_error != WcStatus::kSuccess) {
+    ep->complete_front_send(fate.send_error);
+    ep->enter_error();
+    return;
+  }
+  const uint32_t length = send->length;
+  const uint32_t immediate = send->immediate;
+  const std::span<const std::byte> bytes(send->frame.data(), length);
+  launch(*ep, pair, fate, length, immediate, bytes);
+  ep->complete_front_send(WcStatus::kSuccess);
+}
+
+// Puts a departing frame on the wire: copies its bytes, traces the
+// departure, and schedules its arrival (twice when duplicated).
+void WorldCore::launch(const SimEndpoint &ep, Pair &pair, const Fate &fate,
+                       uint32_t length, uint32_t immediate,
+                       std::span<const std::byte> bytes) {
+  ++counters_.frames_sent;
+  TraceEvent e;
+  e.time_ns = now();
+  e.kind = TraceKind::kDepart;
+  e.rank = ep.rank();
+  e.peer = ep.peer();
+  e.cable = ep.cable();
+  e.sequence = immediate;
+  e.frame = pair.frames;
+  e.bytes = length;
+  record(e);
+  InFlight m;
+  m.src_qp = ep.qp_num();
+  m.dst_qp = ep.remote_qp();
+  m.pair = ep.pair();
+  m.length = length;
+  m.immediate = immediate;
+  m.frame = pair.frames;
+  m.depart_ns = now();
+  m.recv_error = fate.recv_error;
+  if (fate.drop) {
+    drop(m, ep.rank(), ep.peer(), ep.cable(), DropReason::kLoss);
+    return;
+  }
+  m.payload = payloads_.acquire(bytes);
+  m.refs = 1;
+  if (fate.duplicate) {
+    m.refs = 2;
+    payloads_.add_ref(m.payload);
+  }
+  uint32_t index;
+  if (free_in_flight_.empty()) {
+    index = static_cast<uint32_t>(in_flight_.size());
+    in_flight_.push_back(m);
+  } else {
+    index = free_in_flight_.back();
+    free_in_flight_.pop_back();
+    in_flight_[index] = m;
+  }
+  const TimeNs arrival = now() + options_.link.latency_ns + fate.delay_ns;
+  events_.push(arrival, EventKind::kArrive, index);
+  if (fate.duplicate)
+    events_.push(arrival, EventKind::kArrive, index);
+}
+
+void WorldCore::release(uint32_t message) {
+  InFlight &m = in_flight_[message];
+  payloads_.release(m.payload);
+  if (--m.refs == 0)
+    free_in_flight_.push_back(message);
+}
+
+void WorldCore::drop(const InFlight &m, uint32_t sender, uint32_t receiver,
+                     uint32_t cable, DropReason reason) {
+  ++counters_.frames_dropped;
+  switch (reason) {
+  case DropReason::kNoReceive:
+    ++counters_.dropped_no_receive;
+    break;
+  case DropReason::kLoss:
+    ++counters_.dropped_loss;
+    break;
+  case DropReason::kLinkDown:
+    ++counters_.dropped_link_down;
+    break;
+  case DropReason::kPeerCrashed:
+    ++counters_.dropped_peer_crashed;
+    break;
+  default:
+    ++counters_.dropped_not_ready;
+    break;
+  }
+  TraceEvent e;
+  e.time_ns = now();
+  e.kind = TraceKind::kDrop;
+  e.rank = sender;
+  e.peer = receiver;
+  e.cable = cable;
+  e.sequence = m.immediate;
+  e.frame = m.frame;
+  e.bytes = m.length;
+  e.drop = reason;
+  e.start_ns = m.depart_ns;
+  record(e);
+}
+
+void WorldCore::arrive(uint32_t message) {
+  const InFlight m = in_flight_[message];
+  const Pair &pair = pairs_[m.pair];
+  SimEndpoint *dst = endpoint(m.dst_qp);
+  const SimEndpoint *src = endpoint(m.src_qp);
+  const uint32_t cable =
+      src != nullptr ? src->cable() : (dst != nullptr ? dst->cable() : 0);
+  DropReason reason = DropReason::kNone;
+  if (now() >= pair.down_at_ns) {
+    reason = DropReason::kLinkDown;
+  } else if (crashed_[pair.peer]) {
+    reason = DropReason::kPeerCrashed;
+  } else if (dst == nullptr || dst->state() != internal::QpState::kRts) {
+    reason = DropReason::kNotReady;
+  } else if (!dst->has_recv()) {
+    reason = DropReason::kNoReceive;
+  }
+  if (reason != DropReason::kNone) {
+    drop(m, pair.rank, pair.peer, cable, reason);
+  } else {
+    deliver(*dst, m);
+  }
+  release(message);
+}
+
+void WorldCore::deliver(SimEndpoint &dst, const InFlight &m) {
+  ++counters_.frames_delivered;
+  const SimEndpoint::PostedRecv recv = dst.take_recv();
+  TraceEvent e;
+  e.time_ns = now();
+  e.kind = TraceKind::kDeliver;
+  e.rank = dst.rank();
+  e.peer = dst.peer();
+  e.cable = dst.cable();
+  e.work = recv.id;
+  e.sequence = m.immediate;
+  e.frame = m.frame;
+  e.bytes = m.length;
+  e.start_ns = m.depart_ns;
+  record(e);
+  WcStatus status = m.recv_error;
+  if (status == WcStatus::kSuccess && m.length > recv.frame.bytes()) {
+    status = WcStatus::kLocLenErr;
+  }
+  if (status != WcStatus::kSuccess) {
+    dst.complete_recv(recv, status, 0, 0);
+    dst.enter_error();
+    return;
+  }
+  if (m.length > 0) {
+    std::memcpy(recv.frame.data(), payloads_.bytes(m.payload).data(), m.length);
+  }
+  dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate);
+}
+
+} // namespace weft::sim

@@ -1,0 +1,218 @@
+// WorldCore: construction, the queue pair registry, scripted timed faults and
+// the event dispatch. The frame path (departure, faults, arrival) is in
+// transport.cc.
+#include "sim/internal/world_core.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace weft::sim {
+
+using internal::EventKind;
+using internal::SimEndpoint;
+
+absl::StatusOr<std::unique_ptr<WorldCore>>
+WorldCore::create(WorldOptions options) {
+  const uint32_t ranks = options.topology.ranks();
+  if (ranks == 0) {
+    return absl::InvalidArgumentError("a world needs at least one rank");
+  }
+  if (options.link.latency_ns < 0 || options.link.per_message_ns < 0 ||
+      !(options.link.bandwidth_bytes_per_s >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "link model ", options.link.to_string(),
+        " has a negative figure; latency, overhead and bandwidth are >= 0"));
+  }
+  if (absl::Status s = options.faults.rates.validate(); !s.ok())
+    return s;
+  if (absl::Status s = options.faults.check_ranks(ranks); !s.ok())
+    return s;
+  if (options.time_limit_ns <= 0) {
+    return absl::InvalidArgumentError("time_limit_ns must be positive");
+  }
+  auto core = std::unique_ptr<WorldCore>(new WorldCore(std::move(options)));
+  core->schedule_script();
+  return core;
+}
+
+WorldCore::WorldCore(WorldOptions options)
+    : options_(std::move(options)), prng_(options_.seed),
+      trace_(options_.keep_trace_events) {
+  const uint32_t n = ranks();
+  crashed_.assign(n, false);
+  stalls_.resize(n);
+  fabrics_.reserve(n);
+  for (uint32_t r = 0; r < n; ++r)
+    fabrics_.push_back(std::make_unique<SimFabric>(*this, r));
+}
+
+void WorldCore::schedule_script() {
+  const std::vector<ScriptedFault> &script = options_.faults.script;
+  for (uint32_t i = 0; i < script.size(); ++i) {
+    const ScriptedFault &f = script[i];
+    if (!f.is_timed_fault())
+      continue;
+    events_.push(f.at_ns, EventKind::kScripted, i, 0);
+    if (f.kind == FaultKind::kStall) {
+      stalls_[f.rank].emplace_back(f.at_ns,
+                                   deadline_after(f.at_ns, f.duration_ns));
+      events_.push(deadline_after(f.at_ns, f.duration_ns), EventKind::kScripted,
+                   i, 1);
+    }
+  }
+}
+
+bool WorldCore::stalled(uint32_t rank) const {
+  const TimeNs t = now();
+  for (const auto &[start, end] : stalls_[rank]) {
+    if (t >= start && t < end)
+      return true;
+  }
+  return false;
+}
+
+uint32_t WorldCore::next_qp_num() const {
+  return kFirstQpNum + static_cast<uint32_t>(endpoints_.size());
+}
+
+uint32_t WorldCore::register_endpoint(SimEndpoint *endpoint) {
+  const uint32_t qp_num = next_qp_num();
+  endpoints_.push_back(endpoint);
+  return qp_num;
+}
+
+void WorldCore::unregister_endpoint(uint32_t qp_num) {
+  endpoints_[qp_num - kFirstQpNum] = nullptr;
+}
+
+SimEndpoint *WorldCore::endpoint(uint32_t qp_num) const {
+  if (qp_num < kFirstQpNum || qp_num - kFirstQpNum >= endpoints_.size())
+    return nullptr;
+  return endpoints_[qp_num - kFirstQpNum];
+}
+
+uint32_t WorldCore::link_index(uint32_t rank, uint32_t peer, uint32_t cable) {
+  const uint64_t key =
+      (uint64_t{rank} * Topology::kMaxRanks + peer) * Topology::kMaxCables +
+      cable;
+  auto [it, inserted] =
+      link_by_key_.try_emplace(key, static_cast<uint32_t>(links_.size()));
+  if (inserted)
+    links_.push_back(Link{0, prng_.fork(key)});
+  return it->second;
+}
+
+uint32_t WorldCore::pair_index(uint32_t rank, uint32_t peer) {
+  const uint64_t key = uint64_t{rank} * Topology::kMaxRanks + peer;
+  auto [it, inserted] =
+      pair_by_key_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
+  if (!inserted)
+    return it->second;
+  Pair pair;
+  pair.rank = rank;
+  pair.peer = peer;
+  const std::vector<ScriptedFault> &script = options_.faults.script;
+  for (uint32_t i = 0; i < script.size(); ++i) {
+    const ScriptedFault &f = script[i];
+    if (f.rank != rank || f.peer != peer)
+      continue;
+    if (f.is_frame_fault())
+      pair.script.push_back(i);
+    if (f.kind == FaultKind::kLinkDown)
+      pair.down_at_ns = std::min(pair.down_at_ns, f.at_ns);
+  }
+  std::stable_sort(pair.script.begin(), pair.script.end(),
+                   [&](uint32_t a, uint32_t b) {
+                     return script[a].frame < script[b].frame;
+                   });
+  pairs_.push_back(std::move(pair));
+  return it->second;
+}
+
+uint64_t WorldCore::process_due() {
+  uint64_t n = 0;
+  while (!events_.empty() && events_.next_time_ns() <= now()) {
+    handle(events_.pop());
+    ++n;
+  }
+  counters_.events += n;
+  return n;
+}
+
+void WorldCore::handle(const internal::Event &e) {
+  switch (e.kind) {
+  case EventKind::kDepart:
+    depart(e.index, e.arg);
+    break;
+  case EventKind::kArrive:
+    arrive(e.index);
+    break;
+  case EventKind::kScripted:
+    scripted(e.index, e.arg != 0);
+    break;
+  }
+}
+
+void WorldCore::scripted(uint32_t index, bool end) {
+  const ScriptedFault &f = options_.faults.script[index];
+  TraceEvent e;
+  e.time_ns = now();
+  e.kind = TraceKind::kFault;
+  e.rank = f.rank;
+  e.peer = f.peer;
+  e.fault = f.kind;
+  e.start_ns = f.duration_ns;
+  if (end) {
+    // A stall's end: traced (with start_ns = -1) so the trace shows it.
+    e.start_ns = -1;
+    record(e);
+    return;
+  }
+  ++counters_.faults[static_cast<size_t>(f.kind)];
+  injected_.push_back(f);
+  record(e);
+  if (f.kind == FaultKind::kCrash)
+    crashed_[f.rank] = true;
+  if (f.kind == FaultKind::kQpError) {
+    for (SimEndpoint *ep : endpoints_) {
+      if (ep != nullptr && ep->rank() == f.rank && ep->peer() == f.peer &&
+          ep->state() != internal::QpState::kError && !crashed_[f.rank]) {
+        ep->enter_error();
+      }
+    }
+  }
+}
+
+void WorldCore::note_completion(const SimEndpoint &ep, const Completion &c) {
+  if (c.status == WcStatus::kSuccess) {
+    ++counters_.completions_ok;
+  } else if (c.status == WcStatus::kWrFlushErr) {
+    ++counters_.completions_flushed;
+  } else {
+    ++counters_.completions_error;
+  }
+  TraceEvent e;
+  e.time_ns = now();
+  e.kind = TraceKind::kCompletion;
+  e.rank = ep.rank();
+  e.peer = ep.peer();
+  e.cable = ep.cable();
+  e.work = c.id;
+  e.sequence = c.immediate;
+  e.bytes = c.byte_len;
+  e.status = c.status;
+  record(e);
+}
+
+std::string WorldCore::describe_endpoints(uint32_t rank) const {
+  std::string out;
+  for (const SimEndpoint *ep : endpoints_) {
+    if (ep != nullptr && ep->rank() == rank)
+      absl::StrAppend(&out, "    ", ep->describe(), "\n");
+  }
+  return out;
+}
+
+} // namespace weft::sim

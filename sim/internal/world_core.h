@@ -1,0 +1,153 @@
+// WorldCore: the state of a simulated world behind World's small public
+// face: virtual clock, event queue, queue pair registry, link and pair state,
+// frames in flight, fault injection, trace and counters. One thread only.
+#ifndef WEFT_SIM_INTERNAL_WORLD_CORE_H_
+#define WEFT_SIM_INTERNAL_WORLD_CORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "fabric/clock.h"
+#include "sim/counters.h"
+#include "sim/internal/event_queue.h"
+#include "sim/internal/payload_pool.h"
+#include "sim/internal/sim_endpoint.h"
+#include "sim/internal/sim_fabric.h"
+#include "sim/prng.h"
+#include "sim/trace.h"
+#include "sim/world.h"
+
+namespace weft::sim {
+
+class WorldCore {
+public:
+  // Queue pair numbers start here, as on real hardware (small ones are
+  // reserved).
+  static constexpr uint32_t kFirstQpNum = 0x100;
+  // Longest a rate-injected reorder holds a frame back.
+  static constexpr TimeNs kMaxReorderDelayNs = 20 * kNsPerUs;
+
+  static absl::StatusOr<std::unique_ptr<WorldCore>>
+  create(WorldOptions options);
+
+  const WorldOptions &options() const { return options_; }
+  uint32_t ranks() const { return options_.topology.ranks(); }
+  const ManualClock &clock() const { return clock_; }
+  TimeNs now() const { return clock_.now_ns(); }
+  SimFabric &fabric(uint32_t rank) { return *fabrics_[rank]; }
+  Trace &trace() { return trace_; }
+  Counters &counters() { return counters_; }
+  const std::vector<ScriptedFault> &injected() const { return injected_; }
+  bool crashed(uint32_t rank) const { return crashed_[rank]; }
+  // True when `rank` is inside a stall window at `now()`.
+  bool stalled(uint32_t rank) const;
+
+  // Queue pair registry.
+  uint32_t register_endpoint(internal::SimEndpoint *endpoint);
+  void unregister_endpoint(uint32_t qp_num);
+  internal::SimEndpoint *endpoint(uint32_t qp_num) const;
+  uint32_t next_qp_num() const;
+  // The link rank->peer over cable `cable`, and the pair rank->peer,
+  // created on first use.
+  uint32_t link_index(uint32_t rank, uint32_t peer, uint32_t cable);
+  uint32_t pair_index(uint32_t rank, uint32_t peer);
+
+  // A send was posted on a ready queue pair: reserve its link and schedule
+  // its departure.
+  void schedule_departure(const internal::SimEndpoint &ep, uint64_t ticket,
+                          uint32_t length);
+  void record(const TraceEvent &event) { trace_.add(event); }
+  // Traces and counts a completion queued on `ep`.
+  void note_completion(const internal::SimEndpoint &ep, const Completion &c);
+
+  // Scheduler interface.
+  bool has_events() const { return !events_.empty(); }
+  TimeNs next_event_ns() const { return events_.next_time_ns(); }
+  // Handles every event due at or before now(); returns how many.
+  uint64_t process_due();
+  void advance_to(TimeNs t_ns) { clock_.advance_to(t_ns); }
+  // Each live endpoint of `rank`, described, one per line.
+  std::string describe_endpoints(uint32_t rank) const;
+
+private:
+  struct Link {
+    TimeNs busy_until_ns = 0;
+    Prng prng;
+  };
+  struct Pair {
+    uint32_t rank = 0;
+    uint32_t peer = 0;
+    uint64_t frames = 0;          // frames that tried to leave so far
+    TimeNs down_at_ns = kNeverNs; // link_down
+    std::vector<uint32_t> script; // frame faults for this pair, by frame
+    size_t script_cursor = 0;
+  };
+  struct InFlight {
+    uint32_t src_qp = 0;
+    uint32_t dst_qp = 0;
+    uint32_t pair = 0;
+    uint32_t length = 0;
+    uint32_t immediate = 0;
+    uint32_t payload = 0;
+    uint32_t refs = 0;
+    uint64_t frame = 0;
+    TimeNs depart_ns = 0;
+    WcStatus recv_error = WcStatus::kSuccess;
+  };
+  // What happens to one departing frame.
+  struct Fate {
+    bool drop = false;
+    bool duplicate = false;
+    TimeNs delay_ns = 0;
+    WcStatus send_error = WcStatus::kSuccess;
+    WcStatus recv_error = WcStatus::kSuccess;
+  };
+
+  explicit WorldCore(WorldOptions options);
+  void schedule_script();
+
+  void handle(const internal::Event &e);
+  void depart(uint32_t qp_num, uint64_t ticket);
+  void launch(const internal::SimEndpoint &ep, Pair &pair, const Fate &fate,
+              uint32_t length, uint32_t immediate,
+              std::span<const std::byte> bytes);
+  void arrive(uint32_t message);
+  void deliver(internal::SimEndpoint &dst, const InFlight &m);
+  void release(uint32_t message);
+  void drop(const InFlight &m, uint32_t sender, uint32_t receiver,
+            uint32_t cable, DropReason reason);
+  void scripted(uint32_t index, bool end);
+
+  Fate fate_of(const internal::SimEndpoint &ep, Pair &pair);
+  void apply_script(const ScriptedFault &f, Fate *fate);
+  void draw_rates(const internal::SimEndpoint &ep, const Pair &pair,
+                  Fate *fate);
+  void inject(const ScriptedFault &f, uint32_t cable);
+
+  WorldOptions options_;
+  ManualClock clock_;
+  Prng prng_;
+  Trace trace_;
+  Counters counters_;
+  std::vector<std::unique_ptr<SimFabric>> fabrics_;
+  std::vector<bool> crashed_;
+  std::vector<std::vector<std::pair<TimeNs, TimeNs>>> stalls_; // per rank
+  internal::EventQueue events_;
+  std::vector<internal::SimEndpoint *> endpoints_; // by qp_num - kFirstQpNum
+  std::vector<Link> links_;
+  absl::flat_hash_map<uint64_t, uint32_t> link_by_key_; // lookups only
+  std::vector<Pair> pairs_;
+  absl::flat_hash_map<uint64_t, uint32_t> pair_by_key_; // lookups only
+  std::vector<InFlight> in_flight_;
+  std::vector<uint32_t> free_in_flight_;
+  internal::PayloadPool payloads_;
+  std::vector<ScriptedFault> injected_;
+};
+
+} // namespace weft::sim
+
+#endif // WEFT_SIM_INTERNAL_WORLD_CORE_H_

@@ -1,0 +1,134 @@
+// World: a deterministic, single-threaded simulation of N ranks joined by
+// unreliable-connected queue pairs. Each rank gets a Fabric (world.fabric(r))
+// whose endpoints follow the UC contract of fabric/endpoint.h exactly, over
+// links with latency, bandwidth and per-message overhead, with faults
+// injected from a FaultPlan. Rank programs run as non-blocking steps; the
+// scheduler steps every runnable rank and, when all are waiting, jumps
+// virtual time to the next event. Same options and seed, same trace hash,
+// on every platform.
+//
+//   WorldOptions options{.topology = *Topology::mesh(4), .link =
+//   LinkModel::tb5()}; auto world = World::create(options);
+//   ... open endpoints with (*world)->fabric(r), exchange destinations ...
+//   RunResult result = (*world)->run(programs);
+#ifndef WEFT_SIM_WORLD_H_
+#define WEFT_SIM_WORLD_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fabric/clock.h"
+#include "fabric/fabric.h"
+#include "fabric/progress.h"
+#include "fabric/topology.h"
+#include "sim/counters.h"
+#include "sim/faults.h"
+#include "sim/link_model.h"
+#include "sim/trace.h"
+
+namespace weft::sim {
+
+// Apple's RDMA limits (MLX #3162, #4209), enforced when
+// WorldOptions::apple_limits is set.
+inline constexpr uint32_t kAppleMaxQpsPerDevice = 10;
+inline constexpr uint32_t kAppleMaxMrsPerDevice = 100;
+
+struct WorldOptions {
+  // Who is cabled to whom (default: a single rank, so the struct can be
+  // default-constructed and filled in).
+  Topology topology = *Topology::mesh(1);
+  LinkModel link = LinkModel::tb5();
+  FaultPlan faults;
+  uint64_t seed = 1;
+  // Each run() ends with kTimeLimit once this much virtual time has passed
+  // since it started.
+  TimeNs time_limit_ns = 60 * kNsPerS;
+  // 10 queue pairs and 100 memory regions per device, as on Apple's RDMA.
+  bool apple_limits = false;
+  // Keep every TraceEvent (for Perfetto export and inspection). The hash is
+  // computed either way.
+  bool keep_trace_events = true;
+  // Rounds of stepping at one virtual instant before run() gives up with
+  // kLivelock (ranks that keep reporting progress without time moving).
+  uint64_t max_rounds_per_instant = uint64_t{1} << 24;
+};
+
+// One rank's work, driven by the scheduler. Never blocks.
+class RankProgram {
+public:
+  virtual ~RankProgram() = default;
+  // Does whatever can be done now. kWaiting's wake_at_ns asks to be stepped
+  // again at that virtual time even if nothing arrives.
+  virtual Progress step() = 0;
+  // What this rank is still waiting for, for hang reports.
+  virtual std::string outstanding() const = 0;
+};
+
+struct RunResult {
+  enum class Outcome {
+    kCompleted, // every program returned kDone (or its rank crashed)
+    kHang,      // all waiting, no event and no wake-up left
+    kTimeLimit, // time_limit_ns of virtual time passed
+    kLivelock,  // max_rounds_per_instant rounds without time moving
+  };
+  Outcome outcome = Outcome::kCompleted;
+  TimeNs end_ns = 0;
+  // For anything but kCompleted: why, then each unfinished rank's
+  // outstanding() and its endpoints' posted sends and receives.
+  std::string report;
+  std::vector<uint32_t> crashed_ranks;
+
+  bool completed() const { return outcome == Outcome::kCompleted; }
+};
+std::string_view outcome_name(RunResult::Outcome outcome);
+
+class WorldCore;
+
+class World {
+public:
+  // InvalidArgument for an empty topology, a bad link model, fault rates
+  // outside [0, 1], or a fault plan naming ranks the topology lacks.
+  static absl::StatusOr<std::unique_ptr<World>> create(WorldOptions options);
+  ~World();
+  World(const World &) = delete;
+  World &operator=(const World &) = delete;
+
+  uint32_t ranks() const;
+  const WorldOptions &options() const;
+  // Rank r's fabric: kind() "sim", the world's virtual clock, slabs and
+  // endpoints. REQUIRES: r < ranks(). Endpoints must not outlive the world.
+  Fabric &fabric(uint32_t rank);
+  const Clock &clock() const;
+
+  // Runs programs[r] for each rank r (nullptr: nothing to run) until all are
+  // done or the run ends otherwise. May be called again; virtual time and
+  // the fabric state carry over.
+  RunResult run(std::span<RankProgram *const> programs);
+  // With no programs: handles every event up to and including `t_ns` and
+  // leaves the clock at `t_ns` (if later than now). For tests and drivers
+  // that post work by hand.
+  void advance_to(TimeNs t_ns);
+  // With no programs: handles events until none is left; returns the time.
+  TimeNs run_until_idle();
+
+  bool crashed(uint32_t rank) const;
+  const Trace &trace() const;
+  const Counters &counters() const;
+  // Every fault injected so far, rates included, as scripted faults in the
+  // order they happened: replaying them as a script (with zero rates)
+  // reproduces the run.
+  std::vector<ScriptedFault> injected_faults() const;
+
+private:
+  explicit World(std::unique_ptr<WorldCore> core);
+  std::unique_ptr<WorldCore> core_;
+};
+
+} // namespace weft::sim
+
+#endif // WEFT_SIM_WORLD_H_

@@ -1,0 +1,239 @@
+// The UC contract of fabric/endpoint.h as the simulator implements it:
+// completion on departure, silent drop without a receive, LOC_LEN_ERR,
+// flushing after an error, receive order, the outstanding limits, frame and
+// connect validation.
+#include <cstring>
+
+#include "sim/world.h"
+#include "tests/sim/sim_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace weft::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::make_pair;
+using testing::poll_all;
+using testing::recv_id;
+using testing::send_id;
+using testing::two_rank_options;
+
+// tb5 by hand: 437 ns overhead + 4096 B at 1e10 B/s (409.6 -> 410 ns),
+// 3793 ns latency.
+constexpr TimeNs kDepart4KiB = 437 + 410;
+constexpr TimeNs kArrive4KiB = 4640;
+
+TEST(UcEndpoint, SendCompletesOnDepartureAndArrivesAfterLatency) {
+  auto p = make_pair(two_rank_options());
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 7), p.frame_b(0, 4096)).ok());
+  ASSERT_TRUE(
+      p.a->post_send(send_id(1, 3), p.frame_a(0, 4096), 4096, 0xabcd).ok());
+  p.world->advance_to(kDepart4KiB - 1);
+  EXPECT_TRUE(poll_all(*p.a).empty());
+  p.world->advance_to(kDepart4KiB);
+  auto sent = poll_all(*p.a);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].id, send_id(1, 3));
+  EXPECT_TRUE(sent[0].ok());
+  EXPECT_EQ(sent[0].byte_len, 4096u);
+  EXPECT_FALSE(sent[0].has_immediate);
+  p.world->advance_to(kArrive4KiB - 1);
+  EXPECT_TRUE(poll_all(*p.b).empty());
+  p.world->advance_to(kArrive4KiB);
+  auto got = poll_all(*p.b);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].id, recv_id(0, 7));
+  EXPECT_TRUE(got[0].ok());
+  EXPECT_EQ(got[0].status_name, "success");
+  EXPECT_EQ(got[0].byte_len, 4096u);
+  EXPECT_TRUE(got[0].has_immediate);
+  EXPECT_EQ(got[0].immediate, 0xabcdu);
+}
+
+TEST(UcEndpoint, BytesAreCopiedAtDeparture) {
+  auto p = make_pair(two_rank_options());
+  const Frame out = p.frame_a(0, 64);
+  const Frame in = p.frame_b(0, 64);
+  std::memset(out.data(), 0x11, 64);
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), in).ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 0), out, 64, 0).ok());
+  p.world->advance_to(p.world->options().link.serialisation_ns(64));
+  ASSERT_EQ(poll_all(*p.a).size(), 1u);
+  std::memset(out.data(), 0x22, 64); // reuse after the send completion
+  p.world->run_until_idle();
+  ASSERT_EQ(poll_all(*p.b).size(), 1u);
+  for (uint32_t i = 0; i < 64; ++i)
+    ASSERT_EQ(in.data()[i], std::byte{0x11}) << i;
+}
+
+TEST(UcEndpoint, ArrivalWithoutReceiveIsDroppedSilently) {
+  auto p = make_pair(two_rank_options());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 0), p.frame_a(0, 128), 128, 5).ok());
+  p.world->run_until_idle();
+  auto sent = poll_all(*p.a);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].ok()); // UC: the sender never learns
+  EXPECT_TRUE(poll_all(*p.b).empty());
+  EXPECT_EQ(p.world->counters().dropped_no_receive, 1u);
+  EXPECT_EQ(p.world->counters().frames_delivered, 0u);
+  // A receive posted afterwards does not get the lost frame.
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), p.frame_b(0, 128)).ok());
+  p.world->run_until_idle();
+  EXPECT_TRUE(poll_all(*p.b).empty());
+}
+
+TEST(UcEndpoint, ReceivesAreConsumedInPostingOrder) {
+  auto p = make_pair(two_rank_options());
+  for (uint32_t slot = 0; slot < 3; ++slot) {
+    ASSERT_TRUE(
+        p.b->post_recv(recv_id(0, slot), p.frame_b(slot * 256, 256)).ok());
+  }
+  for (uint32_t i = 0; i < 3; ++i) {
+    const Frame f = p.frame_a(i * 256, 256);
+    std::memset(f.data(), static_cast<int>(0x40 + i), 256);
+    ASSERT_TRUE(p.a->post_send(send_id(1, i), f, 100 + i, 10 + i).ok());
+  }
+  p.world->run_until_idle();
+  auto got = poll_all(*p.b);
+  ASSERT_EQ(got.size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(got[i].id.slot, i);
+    EXPECT_EQ(got[i].immediate, 10 + i);
+    EXPECT_EQ(got[i].byte_len, 100 + i);
+    EXPECT_EQ(p.frame_b(i * 256, 1).data()[0], std::byte(0x40 + i));
+  }
+}
+
+TEST(UcEndpoint, TooLongMessageGivesLocLenErrAndFlushes) {
+  auto p = make_pair(two_rank_options());
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), p.frame_b(0, 16)).ok());
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 1), p.frame_b(64, 64)).ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 0), p.frame_a(0, 64), 64, 1).ok());
+  p.world->run_until_idle();
+  auto got = poll_all(*p.b);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].id.slot, 0u);
+  EXPECT_EQ(got[0].status, WcStatus::kLocLenErr);
+  EXPECT_EQ(got[0].status_name, "local length error");
+  EXPECT_EQ(got[1].id.slot, 1u);
+  EXPECT_EQ(got[1].status, WcStatus::kWrFlushErr);
+  // In the error state every later work request flushes too, sends included.
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 2), p.frame_b(0, 16)).ok());
+  ASSERT_TRUE(p.b->post_send(send_id(0, 9), p.frame_b(0, 16), 16, 0).ok());
+  got = poll_all(*p.b);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(got[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(got[1].id, send_id(0, 9));
+  // Frames arriving at a queue pair in error are dropped.
+  ASSERT_TRUE(p.a->post_send(send_id(1, 1), p.frame_a(0, 8), 8, 2).ok());
+  p.world->run_until_idle();
+  EXPECT_TRUE(poll_all(*p.b).empty());
+  EXPECT_EQ(p.world->counters().dropped_not_ready, 1u);
+}
+
+TEST(UcEndpoint, OutstandingLimitsAreErrorsUntilPolled) {
+  auto p = make_pair(two_rank_options());
+  for (uint32_t i = 0; i < Endpoint::kMaxRecvs; ++i) {
+    ASSERT_TRUE(p.b->post_recv(recv_id(0, i), p.frame_b(i * 64, 64)).ok()) << i;
+  }
+  absl::Status over = p.b->post_recv(recv_id(0, 99), p.frame_b(0, 64));
+  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(over.message()), HasSubstr("32 receives"));
+  for (uint32_t i = 0; i < Endpoint::kMaxSends; ++i) {
+    ASSERT_TRUE(
+        p.a->post_send(send_id(1, i), p.frame_a(i * 64, 64), 64, i).ok())
+        << i;
+  }
+  EXPECT_EQ(p.a->post_send(send_id(1, 99), p.frame_a(0, 64), 64, 0).code(),
+            absl::StatusCode::kResourceExhausted);
+  p.world->run_until_idle();
+  // Completed but not yet polled still counts.
+  EXPECT_EQ(p.a->post_send(send_id(1, 99), p.frame_a(0, 64), 64, 0).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(poll_all(*p.a).size(), 32u);
+  EXPECT_EQ(poll_all(*p.b).size(), 32u);
+  EXPECT_TRUE(p.a->post_send(send_id(1, 99), p.frame_a(0, 64), 64, 0).ok());
+  EXPECT_TRUE(p.b->post_recv(recv_id(0, 99), p.frame_b(0, 64)).ok());
+}
+
+TEST(UcEndpoint, FramesMustBeRegisteredAndLongEnough) {
+  auto p = make_pair(two_rank_options());
+  // rank 1's slab is not registered with rank 0's fabric.
+  absl::Status s = p.a->post_send(send_id(1, 0), p.frame_b(0, 64), 64, 0);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("not inside a slab"));
+  EXPECT_EQ(p.a->post_recv(recv_id(1, 0), Frame()).code(),
+            absl::StatusCode::kInvalidArgument);
+  s = p.a->post_send(send_id(1, 0), p.frame_a(0, 64), 65, 0);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("exceeds its frame"));
+  EXPECT_EQ(p.world->counters().posted_sends, 0u);
+}
+
+TEST(UcEndpoint, ConnectValidatesTheDestination) {
+  auto world = *World::create(two_rank_options());
+  auto a = *world->fabric(0).open("sim_0_1_0", 1);
+  auto b = *world->fabric(1).open("sim_1_0_0", 0);
+  Slab *slab = *world->fabric(0).create_slab(4096);
+  // Not connected yet: no sends.
+  EXPECT_EQ(a->post_send(send_id(1, 0), *slab->frame(0, 8), 8, 0).code(),
+            absl::StatusCode::kFailedPrecondition);
+  Destination bogus = *b->destination();
+  bogus.qp_num = 4242;
+  absl::Status s = a->connect(bogus);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("qpn 4242"));
+  s = a->connect(*a->destination()); // our own queue pair
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("belongs to rank 0"));
+  Destination wrong_gid = *b->destination();
+  wrong_gid.gid[15] ^= 1;
+  EXPECT_EQ(a->connect(wrong_gid).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(a->connect(*b->destination()).ok());
+  EXPECT_EQ(a->connect(*b->destination()).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(UcEndpoint, DestinationsAreDistinctWithMappedGids) {
+  auto world = *World::create(two_rank_options());
+  auto a = *world->fabric(0).open("sim_0_1_0", 1);
+  auto b = *world->fabric(1).open("sim_1_0_0", 0);
+  const Destination da = *a->destination();
+  const Destination db = *b->destination();
+  EXPECT_NE(da.qp_num, db.qp_num);
+  EXPECT_NE(da.gid, db.gid);
+  EXPECT_EQ(da.gid_string().rfind("::ffff:10.", 0), 0u) << da.gid_string();
+  EXPECT_EQ(a->info().rank, 0u);
+  EXPECT_EQ(a->info().peer, 1u);
+  EXPECT_EQ(a->info().device, "sim_0_1_0");
+}
+
+TEST(UcEndpoint, OpenNamesTheDevicesThatJoinThePair) {
+  WorldOptions options;
+  options.topology = *Topology::ring(4);
+  auto world = *World::create(options);
+  auto ep = world->fabric(0).open("sim_0_2_0", 1);
+  ASSERT_FALSE(ep.ok());
+  EXPECT_EQ(ep.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(ep.status().message()), HasSubstr("sim_0_1_0"));
+  EXPECT_THAT(std::string(ep.status().message()), HasSubstr("rank 0"));
+  ep = world->fabric(0).open("sim_0_2_0", 2); // not neighbours in a ring
+  ASSERT_FALSE(ep.ok());
+  EXPECT_THAT(std::string(ep.status().message()), HasSubstr("no cable joins"));
+  EXPECT_FALSE(world->fabric(0).open("sim_0_1_0", 0).ok()); // itself
+  EXPECT_FALSE(world->fabric(0).open("sim_0_1_0", 9).ok()); // no such rank
+}
+
+TEST(UcEndpoint, FabricBasics) {
+  auto world = *World::create(two_rank_options());
+  Fabric &f = world->fabric(1);
+  EXPECT_EQ(f.kind(), "sim");
+  EXPECT_EQ(f.rank(), 1u);
+  EXPECT_EQ(&f.clock(), &world->clock());
+  EXPECT_EQ(f.clock().now_ns(), 0);
+}
+
+} // namespace
+} // namespace weft::sim
