@@ -1,0 +1,253 @@
+#include "collectives/config.h"
+
+#include <initializer_list>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "fabric/absl_compat.h"
+
+namespace weft {
+namespace {
+
+constexpr uint32_t kMaxPort = 65535;
+// Enough digits for any port or rank; longer strings are rejected before
+// they can overflow.
+constexpr size_t kMaxDigits = 9;
+
+std::optional<uint32_t> parse_decimal(std::string_view text) {
+  if (text.empty() || text.size() > kMaxDigits) return std::nullopt;
+  uint32_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + uint32_t(c - '0');
+  }
+  return value;
+}
+
+// A variable that was set, with its parsed value.
+template <typename T>
+struct Found {
+  const char* name;
+  std::string text;
+  T value;
+};
+
+// The first of `names` that is set, parsed by `parse(name, text)`. Every
+// alias that is set must parse and agree with the first, or InvalidArgument
+// names both.
+template <typename T, typename Parse>
+absl::StatusOr<std::optional<Found<T>>> read_aliases(
+    const EnvLookup& getenv, std::initializer_list<const char*> names,
+    Parse parse) {
+  std::optional<Found<T>> first;
+  for (const char* name : names) {
+    const char* raw = getenv(name);
+    if (raw == nullptr) continue;
+    absl::StatusOr<T> value = parse(name, std::string_view(raw));
+    if (!value.ok()) return value.status();
+    if (!first.has_value()) {
+      first = Found<T>{name, raw, *std::move(value)};
+    } else if (!(*value == first->value)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s='%s' and %s='%s' disagree; set only one of them (%s takes "
+          "precedence)",
+          first->name, first->text, name, raw, first->name));
+    }
+  }
+  return first;
+}
+
+absl::StatusOr<uint32_t> parse_rank(const char* name, std::string_view text) {
+  std::optional<uint32_t> rank = parse_decimal(text);
+  if (!rank.has_value() || *rank >= Topology::kMaxRanks) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s='%s' is not a rank: set it to this process's rank, a whole "
+        "number from 0 to the group's size - 1",
+        name, text));
+  }
+  return *rank;
+}
+
+absl::StatusOr<bool> parse_flag(const char* name, std::string_view text) {
+  const std::string lower = absl::AsciiStrToLower(to_absl(text));
+  if (lower == "1" || lower == "true") return true;
+  if (lower == "0" || lower == "false") return false;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s='%s' is not a boolean: set it to 1, 0, true or false", name, text));
+}
+
+absl::StatusOr<std::string> parse_path(const char* name,
+                                       std::string_view text) {
+  if (text.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is set but empty: set it to the path of the device JSON", name));
+  }
+  return std::string(text);
+}
+
+absl::StatusOr<std::string> parse_coordinator(const char* name,
+                                              std::string_view text) {
+  absl::StatusOr<HostPort> hp = parse_host_port(text);
+  if (!hp.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s", name, hp.status().message()));
+  }
+  if (hp->port == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s='%s' has port 0: choose a fixed port that every rank can be told",
+        name, text));
+  }
+  return std::string(text);
+}
+
+absl::StatusOr<Found<uint32_t>> read_rank(const EnvLookup& getenv) {
+  absl::StatusOr<std::optional<Found<uint32_t>>> rank =
+      read_aliases<uint32_t>(getenv, {"JACCL_RANK", "MLX_RANK"}, parse_rank);
+  if (!rank.ok()) return rank.status();
+  if (rank->has_value()) return **rank;
+  // Launchers: mpirun inside a Slurm allocation sets both, and only
+  // OMPI_COMM_WORLD_RANK differs between its processes, so it goes first.
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    const char* raw = getenv(name);
+    if (raw == nullptr) continue;
+    absl::StatusOr<uint32_t> value = parse_rank(name, raw);
+    if (!value.ok()) return value.status();
+    return Found<uint32_t>{name, raw, *value};
+  }
+  return absl::InvalidArgumentError(
+      "no rank is set: set JACCL_RANK (or MLX_RANK) to this process's rank, "
+      "or start it with mpirun (OMPI_COMM_WORLD_RANK) or srun (SLURM_PROCID)");
+}
+
+absl::StatusOr<Topology> read_devices(const EnvLookup& getenv) {
+  absl::StatusOr<std::optional<Found<std::string>>> path =
+      read_aliases<std::string>(
+          getenv, {"JACCL_IBV_DEVICES", "MLX_IBV_DEVICES"}, parse_path);
+  if (!path.ok()) return path.status();
+  if (!path->has_value()) {
+    return absl::InvalidArgumentError(
+        "no device JSON is set: set JACCL_IBV_DEVICES (or MLX_IBV_DEVICES) to "
+        "the path of a JSON file whose devices[i][j] names the device joining "
+        "rank i to rank j");
+  }
+  const Found<std::string>& found = **path;
+  absl::StatusOr<Topology> devices = Topology::load_json_file(found.value);
+  if (!devices.ok()) {
+    return absl::Status(
+        devices.status().code(),
+        absl::StrFormat("%s: %s", found.name, devices.status().message()));
+  }
+  return devices;
+}
+
+absl::Status check_timeout(const char* what, TimeNs timeout_ns) {
+  if (timeout_ns > 0 && timeout_ns <= Config::kMaxTimeoutNs) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s of %d ns is outside 1 ns..%d s", what, timeout_ns,
+                      Config::kMaxTimeoutNs / kNsPerS));
+}
+
+absl::Status check_cabling(const Config& c) {
+  if (c.ring && !c.devices.has_ring()) {
+    return absl::InvalidArgumentError(
+        "ring is on (JACCL_RING) but the device JSON does not join every "
+        "rank i to rank i+1 (mod size) in both directions; cable the ring or "
+        "list its devices");
+  }
+  if (!c.ring && !c.devices.is_full_mesh()) {
+    return absl::InvalidArgumentError(
+        "the device JSON does not join every pair of ranks, which the mesh "
+        "needs; set JACCL_RING=1 for a ring, or cable every pair");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<HostPort> parse_host_port(std::string_view text) {
+  const size_t colon = text.rfind(':');
+  std::optional<uint32_t> port;
+  if (colon != std::string_view::npos)
+    port = parse_decimal(text.substr(colon + 1));
+  if (colon == std::string_view::npos || colon == 0 || !port.has_value() ||
+      *port > kMaxPort) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "'%s' is not host:port (an IPv4 address or host name, a colon and "
+        "a port number up to %u, e.g. 192.168.1.10:5000)",
+        text, kMaxPort));
+  }
+  return HostPort{std::string(text.substr(0, colon)), uint16_t(*port)};
+}
+
+Topology single_rank_topology() { return *Topology::mesh(1); }
+
+absl::StatusOr<Config> Config::from_environment(const EnvLookup& getenv) {
+  absl::StatusOr<Found<uint32_t>> rank = read_rank(getenv);
+  if (!rank.ok()) return rank.status();
+  absl::StatusOr<Topology> devices = read_devices(getenv);
+  if (!devices.ok()) return devices.status();
+  absl::StatusOr<std::optional<Found<std::string>>> coordinator =
+      read_aliases<std::string>(getenv,
+                                {"JACCL_COORDINATOR", "MLX_JACCL_COORDINATOR"},
+                                parse_coordinator);
+  if (!coordinator.ok()) return coordinator.status();
+  absl::StatusOr<std::optional<Found<bool>>> ring =
+      read_aliases<bool>(getenv, {"JACCL_RING", "MLX_JACCL_RING"}, parse_flag);
+  if (!ring.ok()) return ring.status();
+
+  Config c;
+  c.rank = rank->value;
+  c.size = devices->ranks();
+  c.devices = *std::move(devices);
+  if (coordinator->has_value()) c.coordinator = (*coordinator)->value;
+  if (ring->has_value()) c.ring = (*ring)->value;
+  if (c.rank >= c.size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s='%s' but the device JSON lists %u ranks; set it below %u or use "
+        "a device JSON with a row for every rank",
+        rank->name, rank->text, c.size, c.size));
+  }
+  if (c.size > 1 && c.coordinator.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the device JSON lists %u ranks but no coordinator is set: set "
+        "JACCL_COORDINATOR (or MLX_JACCL_COORDINATOR) to the host:port where "
+        "rank 0 listens",
+        c.size));
+  }
+  if (absl::Status s = c.validate(); !s.ok()) return s;
+  return c;
+}
+
+absl::Status Config::validate() const {
+  if (size == 0 || size > Topology::kMaxRanks) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "group size %u is outside 1..%u", size, Topology::kMaxRanks));
+  }
+  if (rank >= size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %u is not below the group's size %u", rank, size));
+  }
+  if (devices.ranks() != size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the device JSON lists %u ranks but the group's size is %u",
+        devices.ranks(), size));
+  }
+  if (absl::Status s = check_cabling(*this); !s.ok()) return s;
+  if (size > 1) {
+    absl::StatusOr<HostPort> hp = parse_host_port(coordinator);
+    if (!hp.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("coordinator: %s", hp.status().message()));
+    }
+  }
+  if (absl::Status s = check_timeout("connect timeout", connect_timeout_ns);
+      !s.ok()) {
+    return s;
+  }
+  return check_timeout("exchange timeout", exchange_timeout_ns);
+}
+
+}  // namespace weft
