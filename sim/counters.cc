@@ -6,8 +6,7 @@ namespace weft::sim {
 
 uint64_t Counters::faults_total() const {
   uint64_t total = 0;
-  for (uint64_t n : faults)
-    total += n;
+  for (uint64_t n : faults) total += n;
   return total;
 }
 
@@ -31,4 +30,4 @@ std::string Counters::to_string() const {
   return out;
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

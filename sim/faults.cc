@@ -30,7 +30,7 @@ std::string format_double(double value) {
 // The key=value tokens of one plan line, consumed by the parser; whatever is
 // left over at the end is an unknown key.
 class Fields {
-public:
+ public:
   Fields(size_t line, absl::string_view kind) : line_(line), kind_(kind) {}
 
   absl::Status add(absl::string_view token) {
@@ -39,16 +39,15 @@ public:
     if (kv.first.empty() || token.find('=') == absl::string_view::npos) {
       return error(absl::StrCat("\"", token, "\" is not key=value"));
     }
-    for (const auto &[key, value] : fields_) {
-      if (key == kv.first)
-        return error(absl::StrCat(kv.first, " given twice"));
+    for (const auto& [key, value] : fields_) {
+      if (key == kv.first) return error(absl::StrCat(kv.first, " given twice"));
     }
     fields_.push_back(kv);
     return absl::OkStatus();
   }
 
   // Takes `key` out; false when it is absent.
-  bool take(absl::string_view key, absl::string_view *value) {
+  bool take(absl::string_view key, absl::string_view* value) {
     for (size_t i = 0; i < fields_.size(); ++i) {
       if (fields_[i].first == key) {
         *value = fields_[i].second;
@@ -59,26 +58,23 @@ public:
     return false;
   }
 
-  absl::Status required(absl::string_view key, absl::string_view *value) {
-    if (take(key, value))
-      return absl::OkStatus();
+  absl::Status required(absl::string_view key, absl::string_view* value) {
+    if (take(key, value)) return absl::OkStatus();
     return error(absl::StrCat("missing ", key, "="));
   }
 
-  absl::Status rank(absl::string_view key, uint32_t *out) {
+  absl::Status rank(absl::string_view key, uint32_t* out) {
     absl::string_view v;
-    if (absl::Status s = required(key, &v); !s.ok())
-      return s;
+    if (absl::Status s = required(key, &v); !s.ok()) return s;
     if (!absl::SimpleAtoi(v, out)) {
       return error(absl::StrCat(key, "=", v, " is not a rank number"));
     }
     return absl::OkStatus();
   }
 
-  absl::Status frame(uint64_t *out) {
+  absl::Status frame(uint64_t* out) {
     absl::string_view v;
-    if (absl::Status s = required("frame", &v); !s.ok())
-      return s;
+    if (absl::Status s = required("frame", &v); !s.ok()) return s;
     if (!absl::SimpleAtoi(v, out) || *out == 0) {
       return error(
           absl::StrCat("frame=", v, " is not a frame number (counted from 1)"));
@@ -86,21 +82,20 @@ public:
     return absl::OkStatus();
   }
 
-  absl::Status time(absl::string_view key, TimeNs *out) {
+  absl::Status time(absl::string_view key, TimeNs* out) {
     absl::string_view v;
-    if (absl::Status s = required(key, &v); !s.ok())
-      return s;
+    if (absl::Status s = required(key, &v); !s.ok()) return s;
     if (!absl::SimpleAtoi(v, out) || *out < 0 || *out > kMaxPlanTimeNs) {
-      return error(absl::StrFormat("%s=%s is not a whole number of "
-                                   "nanoseconds in 0..%d",
-                                   key, v, kMaxPlanTimeNs));
+      return error(
+          absl::StrFormat("%s=%s is not a whole number of "
+                          "nanoseconds in 0..%d",
+                          key, v, kMaxPlanTimeNs));
     }
     return absl::OkStatus();
   }
 
   absl::Status finish() {
-    if (fields_.empty())
-      return absl::OkStatus();
+    if (fields_.empty()) return absl::OkStatus();
     return error(
         absl::StrCat("unknown key ", fields_.front().first, "= for ", kind_));
   }
@@ -110,35 +105,32 @@ public:
         absl::StrFormat("fault plan line %u: %s", line_, what));
   }
 
-private:
+ private:
   size_t line_;
   absl::string_view kind_;
   std::vector<std::pair<absl::string_view, absl::string_view>> fields_;
 };
 
-absl::Status parse_rates(Fields &f, FaultRates *rates) {
-  const std::pair<absl::string_view, double *> keys[] = {
+absl::Status parse_rates(Fields& f, FaultRates* rates) {
+  const std::pair<absl::string_view, double*> keys[] = {
       {"loss", &rates->loss},
       {"duplicate", &rates->duplicate},
       {"reorder", &rates->reorder},
       {"error", &rates->error_completion}};
-  for (const auto &[key, out] : keys) {
+  for (const auto& [key, out] : keys) {
     absl::string_view v;
-    if (!f.take(key, &v))
-      continue;
+    if (!f.take(key, &v)) continue;
     absl::StatusOr<double> rate =
         FaultRates::parse_rate(to_std(key), to_std(v));
-    if (!rate.ok())
-      return f.error(rate.status().message());
+    if (!rate.ok()) return f.error(rate.status().message());
     *out = *rate;
   }
   return f.finish();
 }
 
-absl::Status parse_error_fields(Fields &f, ScriptedFault *fault) {
+absl::Status parse_error_fields(Fields& f, ScriptedFault* fault) {
   absl::string_view v;
-  if (absl::Status s = f.required("status", &v); !s.ok())
-    return s;
+  if (absl::Status s = f.required("status", &v); !s.ok()) return s;
   if (!parse_wc_status(to_std(v), &fault->status) ||
       fault->status == WcStatus::kSuccess) {
     return f.error(absl::StrCat("status=", v,
@@ -157,49 +149,48 @@ absl::Status parse_error_fields(Fields &f, ScriptedFault *fault) {
 }
 
 // Everything after the kind keyword of a scripted fault.
-absl::Status parse_fault(Fields &f, ScriptedFault *fault) {
+absl::Status parse_fault(Fields& f, ScriptedFault* fault) {
   absl::Status s;
   switch (fault->kind) {
-  case FaultKind::kDrop:
-  case FaultKind::kDuplicate:
-  case FaultKind::kDelay:
-  case FaultKind::kError:
-    s.Update(f.rank("from", &fault->rank));
-    s.Update(f.rank("to", &fault->peer));
-    s.Update(f.frame(&fault->frame));
-    if (fault->kind == FaultKind::kDelay)
-      s.Update(f.time("by_ns", &fault->duration_ns));
-    if (fault->kind == FaultKind::kError)
-      s.Update(parse_error_fields(f, fault));
-    break;
-  case FaultKind::kQpError:
-    s.Update(f.rank("rank", &fault->rank));
-    s.Update(f.rank("peer", &fault->peer));
-    s.Update(f.time("at_ns", &fault->at_ns));
-    break;
-  case FaultKind::kCrash:
-    s.Update(f.rank("rank", &fault->rank));
-    s.Update(f.time("at_ns", &fault->at_ns));
-    break;
-  case FaultKind::kLinkDown:
-    s.Update(f.rank("from", &fault->rank));
-    s.Update(f.rank("to", &fault->peer));
-    s.Update(f.time("at_ns", &fault->at_ns));
-    break;
-  case FaultKind::kStall:
-    s.Update(f.rank("rank", &fault->rank));
-    s.Update(f.time("at_ns", &fault->at_ns));
-    s.Update(f.time("for_ns", &fault->duration_ns));
-    break;
-  case FaultKind::kNone:
-    break;
+    case FaultKind::kDrop:
+    case FaultKind::kDuplicate:
+    case FaultKind::kDelay:
+    case FaultKind::kError:
+      s.Update(f.rank("from", &fault->rank));
+      s.Update(f.rank("to", &fault->peer));
+      s.Update(f.frame(&fault->frame));
+      if (fault->kind == FaultKind::kDelay)
+        s.Update(f.time("by_ns", &fault->duration_ns));
+      if (fault->kind == FaultKind::kError)
+        s.Update(parse_error_fields(f, fault));
+      break;
+    case FaultKind::kQpError:
+      s.Update(f.rank("rank", &fault->rank));
+      s.Update(f.rank("peer", &fault->peer));
+      s.Update(f.time("at_ns", &fault->at_ns));
+      break;
+    case FaultKind::kCrash:
+      s.Update(f.rank("rank", &fault->rank));
+      s.Update(f.time("at_ns", &fault->at_ns));
+      break;
+    case FaultKind::kLinkDown:
+      s.Update(f.rank("from", &fault->rank));
+      s.Update(f.rank("to", &fault->peer));
+      s.Update(f.time("at_ns", &fault->at_ns));
+      break;
+    case FaultKind::kStall:
+      s.Update(f.rank("rank", &fault->rank));
+      s.Update(f.time("at_ns", &fault->at_ns));
+      s.Update(f.time("for_ns", &fault->duration_ns));
+      break;
+    case FaultKind::kNone:
+      break;
   }
-  if (!s.ok())
-    return s;
+  if (!s.ok()) return s;
   return f.finish();
 }
 
-bool fault_kind_from_name(absl::string_view name, FaultKind *out) {
+bool fault_kind_from_name(absl::string_view name, FaultKind* out) {
   for (int k = 1; k < kFaultKindCount; ++k) {
     const auto kind = static_cast<FaultKind>(k);
     if (to_absl(fault_kind_name(kind)) == name) {
@@ -210,20 +201,17 @@ bool fault_kind_from_name(absl::string_view name, FaultKind *out) {
   return false;
 }
 
-absl::Status parse_line(size_t number, absl::string_view line, bool *saw_rates,
-                        FaultPlan *plan) {
+absl::Status parse_line(size_t number, absl::string_view line, bool* saw_rates,
+                        FaultPlan* plan) {
   std::vector<absl::string_view> tokens =
       absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
-  if (tokens.empty())
-    return absl::OkStatus();
+  if (tokens.empty()) return absl::OkStatus();
   Fields fields(number, tokens[0]);
   for (size_t i = 1; i < tokens.size(); ++i) {
-    if (absl::Status s = fields.add(tokens[i]); !s.ok())
-      return s;
+    if (absl::Status s = fields.add(tokens[i]); !s.ok()) return s;
   }
   if (tokens[0] == "rates") {
-    if (*saw_rates)
-      return fields.error("rates given twice");
+    if (*saw_rates) return fields.error("rates given twice");
     *saw_rates = true;
     return parse_rates(fields, &plan->rates);
   }
@@ -234,34 +222,33 @@ absl::Status parse_line(size_t number, absl::string_view line, bool *saw_rates,
         "\" (expected rates, drop, duplicate, delay, error, qp_error, crash, "
         "link_down or stall)"));
   }
-  if (absl::Status s = parse_fault(fields, &fault); !s.ok())
-    return s;
+  if (absl::Status s = parse_fault(fields, &fault); !s.ok()) return s;
   plan->script.push_back(fault);
   return absl::OkStatus();
 }
 
-} // namespace
+}  // namespace
 
 std::string_view fault_kind_name(FaultKind kind) {
   switch (kind) {
-  case FaultKind::kNone:
-    return "none";
-  case FaultKind::kDrop:
-    return "drop";
-  case FaultKind::kDuplicate:
-    return "duplicate";
-  case FaultKind::kDelay:
-    return "delay";
-  case FaultKind::kError:
-    return "error";
-  case FaultKind::kQpError:
-    return "qp_error";
-  case FaultKind::kCrash:
-    return "crash";
-  case FaultKind::kLinkDown:
-    return "link_down";
-  case FaultKind::kStall:
-    return "stall";
+    case FaultKind::kNone:
+      return "none";
+    case FaultKind::kDrop:
+      return "drop";
+    case FaultKind::kDuplicate:
+      return "duplicate";
+    case FaultKind::kDelay:
+      return "delay";
+    case FaultKind::kError:
+      return "error";
+    case FaultKind::kQpError:
+      return "qp_error";
+    case FaultKind::kCrash:
+      return "crash";
+    case FaultKind::kLinkDown:
+      return "link_down";
+    case FaultKind::kStall:
+      return "stall";
   }
   return "none";
 }
@@ -286,11 +273,11 @@ absl::StatusOr<double> FaultRates::parse_rate(std::string_view name,
 }
 
 absl::Status FaultRates::validate() const {
-  const std::pair<const char *, double> rates[] = {{"loss", loss},
-                                                   {"duplicate", duplicate},
-                                                   {"reorder", reorder},
-                                                   {"error", error_completion}};
-  for (const auto &[name, value] : rates) {
+  const std::pair<const char*, double> rates[] = {{"loss", loss},
+                                                  {"duplicate", duplicate},
+                                                  {"reorder", reorder},
+                                                  {"error", error_completion}};
+  for (const auto& [name, value] : rates) {
     if (!(value >= 0 && value <= 1)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s rate %g is outside 0..1 (a per-frame probability)", name, value));
@@ -312,30 +299,30 @@ bool ScriptedFault::is_timed_fault() const {
 std::string ScriptedFault::to_text() const {
   const std::string_view name = fault_kind_name(kind);
   switch (kind) {
-  case FaultKind::kDrop:
-  case FaultKind::kDuplicate:
-    return absl::StrFormat("%s from=%u to=%u frame=%u", name, rank, peer,
-                           frame);
-  case FaultKind::kDelay:
-    return absl::StrFormat("delay from=%u to=%u frame=%u by_ns=%d", rank, peer,
-                           frame, duration_ns);
-  case FaultKind::kError:
-    return absl::StrFormat("error from=%u to=%u frame=%u status=%s side=%s",
-                           rank, peer, frame, wc_status_symbol(status),
-                           side == FaultSide::kSend ? "send" : "recv");
-  case FaultKind::kQpError:
-    return absl::StrFormat("qp_error rank=%u peer=%u at_ns=%d", rank, peer,
-                           at_ns);
-  case FaultKind::kCrash:
-    return absl::StrFormat("crash rank=%u at_ns=%d", rank, at_ns);
-  case FaultKind::kLinkDown:
-    return absl::StrFormat("link_down from=%u to=%u at_ns=%d", rank, peer,
-                           at_ns);
-  case FaultKind::kStall:
-    return absl::StrFormat("stall rank=%u at_ns=%d for_ns=%d", rank, at_ns,
-                           duration_ns);
-  case FaultKind::kNone:
-    break;
+    case FaultKind::kDrop:
+    case FaultKind::kDuplicate:
+      return absl::StrFormat("%s from=%u to=%u frame=%u", name, rank, peer,
+                             frame);
+    case FaultKind::kDelay:
+      return absl::StrFormat("delay from=%u to=%u frame=%u by_ns=%d", rank,
+                             peer, frame, duration_ns);
+    case FaultKind::kError:
+      return absl::StrFormat("error from=%u to=%u frame=%u status=%s side=%s",
+                             rank, peer, frame, wc_status_symbol(status),
+                             side == FaultSide::kSend ? "send" : "recv");
+    case FaultKind::kQpError:
+      return absl::StrFormat("qp_error rank=%u peer=%u at_ns=%d", rank, peer,
+                             at_ns);
+    case FaultKind::kCrash:
+      return absl::StrFormat("crash rank=%u at_ns=%d", rank, at_ns);
+    case FaultKind::kLinkDown:
+      return absl::StrFormat("link_down from=%u to=%u at_ns=%d", rank, peer,
+                             at_ns);
+    case FaultKind::kStall:
+      return absl::StrFormat("stall rank=%u at_ns=%d for_ns=%d", rank, at_ns,
+                             duration_ns);
+    case FaultKind::kNone:
+      break;
   }
   return "# none";
 }
@@ -357,7 +344,7 @@ absl::StatusOr<FaultPlan> FaultPlan::parse(std::string_view text) {
   return plan;
 }
 
-absl::StatusOr<FaultPlan> FaultPlan::load_file(const std::string &path) {
+absl::StatusOr<FaultPlan> FaultPlan::load_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     return absl::NotFoundError(absl::StrFormat(
@@ -381,14 +368,14 @@ std::string FaultPlan::to_text() const {
                     " reorder=", format_double(rates.reorder),
                     " error=", format_double(rates.error_completion), "\n");
   }
-  for (const ScriptedFault &fault : script)
+  for (const ScriptedFault& fault : script)
     absl::StrAppend(&out, fault.to_text(), "\n");
   return out;
 }
 
 absl::Status FaultPlan::check_ranks(uint32_t ranks) const {
   for (size_t i = 0; i < script.size(); ++i) {
-    const ScriptedFault &f = script[i];
+    const ScriptedFault& f = script[i];
     const bool has_peer =
         f.kind != FaultKind::kCrash && f.kind != FaultKind::kStall;
     if (f.rank >= ranks ||
@@ -402,4 +389,4 @@ absl::Status FaultPlan::check_ranks(uint32_t ranks) const {
   return absl::OkStatus();
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

@@ -33,14 +33,14 @@ namespace weft::sim {
 
 enum class FaultKind : uint8_t {
   kNone = 0,
-  kDrop,      // a frame lost on the wire (its send still succeeds: UC)
-  kDuplicate, // a frame delivered twice
-  kDelay,     // a frame held back by duration_ns (reordering)
-  kError,     // an error completion on the sending or receiving side
-  kQpError,   // all of a rank's queue pairs to a peer forced into error
-  kCrash,     // a rank dies: never stepped again, its NIC goes silent
-  kLinkDown,  // one direction of every cable between two ranks goes dead
-  kStall,     // a rank is not stepped for a while (its NIC still works)
+  kDrop,       // a frame lost on the wire (its send still succeeds: UC)
+  kDuplicate,  // a frame delivered twice
+  kDelay,      // a frame held back by duration_ns (reordering)
+  kError,      // an error completion on the sending or receiving side
+  kQpError,    // all of a rank's queue pairs to a peer forced into error
+  kCrash,      // a rank dies: never stepped again, its NIC goes silent
+  kLinkDown,   // one direction of every cable between two ranks goes dead
+  kStall,      // a rank is not stepped for a while (its NIC still works)
 };
 inline constexpr int kFaultKindCount = 9;
 
@@ -64,7 +64,7 @@ struct FaultRates {
   static absl::StatusOr<double> parse_rate(std::string_view name,
                                            std::string_view text);
 
-  friend bool operator==(const FaultRates &, const FaultRates &) = default;
+  friend bool operator==(const FaultRates&, const FaultRates&) = default;
 };
 
 struct ScriptedFault {
@@ -90,8 +90,7 @@ struct ScriptedFault {
   // The plan line, e.g. "drop from=1 to=2 frame=3".
   std::string to_text() const;
 
-  friend bool operator==(const ScriptedFault &,
-                         const ScriptedFault &) = default;
+  friend bool operator==(const ScriptedFault&, const ScriptedFault&) = default;
 };
 
 struct FaultPlan {
@@ -107,7 +106,7 @@ struct FaultPlan {
   // wrong (unknown fault, missing or unknown key, bad number, rate outside
   // [0, 1], a status that is no verbs status).
   static absl::StatusOr<FaultPlan> parse(std::string_view text);
-  static absl::StatusOr<FaultPlan> load_file(const std::string &path);
+  static absl::StatusOr<FaultPlan> load_file(const std::string& path);
   // The text form; parse(to_text()) gives back an equal plan.
   std::string to_text() const;
 
@@ -115,9 +114,9 @@ struct FaultPlan {
   // or a rank paired with itself.
   absl::Status check_ranks(uint32_t ranks) const;
 
-  friend bool operator==(const FaultPlan &, const FaultPlan &) = default;
+  friend bool operator==(const FaultPlan&, const FaultPlan&) = default;
 };
 
-} // namespace weft::sim
+}  // namespace weft::sim
 
-#endif // WEFT_SIM_FAULTS_H_
+#endif  // WEFT_SIM_FAULTS_H_

@@ -29,7 +29,7 @@ absl::Status bad_spec(std::string_view spec, std::string_view what) {
 }
 
 absl::Status parse_time(std::string_view spec, absl::string_view key,
-                        absl::string_view value, TimeNs max, TimeNs *out) {
+                        absl::string_view value, TimeNs max, TimeNs* out) {
   int64_t v = 0;
   if (!absl::SimpleAtoi(value, &v) || v < 0 || v > max) {
     return bad_spec(spec, absl::StrFormat("%s=%s is not a whole number of "
@@ -41,7 +41,7 @@ absl::Status parse_time(std::string_view spec, absl::string_view key,
 }
 
 absl::Status parse_item(std::string_view spec, absl::string_view item,
-                        bool first, LinkModel *model) {
+                        bool first, LinkModel* model) {
   if (first && item == "tb5") {
     *model = LinkModel::tb5();
     return absl::OkStatus();
@@ -82,7 +82,7 @@ absl::Status parse_item(std::string_view spec, absl::string_view item,
   return bad_spec(spec, absl::StrCat("unknown key \"", key, "\""));
 }
 
-} // namespace
+}  // namespace
 
 LinkModel LinkModel::tb5() {
   return LinkModel{.latency_ns = kTb5LatencyNs,
@@ -93,14 +93,12 @@ LinkModel LinkModel::tb5() {
 LinkModel LinkModel::ideal() { return LinkModel{}; }
 
 absl::StatusOr<LinkModel> LinkModel::parse(std::string_view spec) {
-  if (spec.empty())
-    return bad_spec(spec, "empty");
+  if (spec.empty()) return bad_spec(spec, "empty");
   LinkModel model = ideal();
   bool first = true;
   for (absl::string_view item : absl::StrSplit(to_absl(spec), ',')) {
     item = absl::StripAsciiWhitespace(item);
-    if (item.empty())
-      return bad_spec(spec, "an empty item");
+    if (item.empty()) return bad_spec(spec, "an empty item");
     if (absl::Status s = parse_item(spec, item, first, &model); !s.ok()) {
       return s;
     }
@@ -110,8 +108,7 @@ absl::StatusOr<LinkModel> LinkModel::parse(std::string_view spec) {
 }
 
 TimeNs LinkModel::serialisation_ns(uint64_t bytes) const {
-  if (bandwidth_bytes_per_s <= 0 || bytes == 0)
-    return per_message_ns;
+  if (bandwidth_bytes_per_s <= 0 || bytes == 0) return per_message_ns;
   // IEEE-754 multiply and divide are correctly rounded on every platform we
   // build for, so this is the same everywhere.
   const double wire_ns = std::ceil(static_cast<double>(bytes) * kNsPerSecond /
@@ -125,4 +122,4 @@ std::string LinkModel::to_string() const {
                          per_message_ns);
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

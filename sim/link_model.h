@@ -58,9 +58,9 @@ struct LinkModel {
   // "latency_ns=3793,bandwidth_gbps=80,overhead_ns=437" (parse()'s input).
   std::string to_string() const;
 
-  friend bool operator==(const LinkModel &, const LinkModel &) = default;
+  friend bool operator==(const LinkModel&, const LinkModel&) = default;
 };
 
-} // namespace weft::sim
+}  // namespace weft::sim
 
-#endif // WEFT_SIM_LINK_MODEL_H_
+#endif  // WEFT_SIM_LINK_MODEL_H_

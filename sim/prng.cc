@@ -13,7 +13,7 @@ constexpr uint64_t rotl(uint64_t x, int k) {
 
 // The full 128-bit product of a and b as (high, low), in portable 64-bit
 // arithmetic (no __int128, which ISO C++ lacks).
-void multiply_128(uint64_t a, uint64_t b, uint64_t *high, uint64_t *low) {
+void multiply_128(uint64_t a, uint64_t b, uint64_t* high, uint64_t* low) {
   constexpr uint64_t kMask32 = 0xffff'ffffull;
   const uint64_t a_lo = a & kMask32, a_hi = a >> 32;
   const uint64_t b_lo = b & kMask32, b_hi = b >> 32;
@@ -26,9 +26,9 @@ void multiply_128(uint64_t a, uint64_t b, uint64_t *high, uint64_t *low) {
   *low = (cross << 32) | (lo_lo & kMask32);
 }
 
-} // namespace
+}  // namespace
 
-uint64_t splitmix64_next(uint64_t *state) {
+uint64_t splitmix64_next(uint64_t* state) {
   uint64_t z = (*state += kGolden);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -37,8 +37,13 @@ uint64_t splitmix64_next(uint64_t *state) {
 
 Prng::Prng(uint64_t seed) {
   uint64_t sm = seed;
-  for (uint64_t &word : state_)
-    word = splitmix64_next(&sm);
+  for (uint64_t& word : state_) word = splitmix64_next(&sm);
+}
+
+Prng Prng::from_state(const std::array<uint64_t, 4>& state) {
+  Prng p;
+  p.state_ = state;
+  return p;
 }
 
 uint64_t Prng::next() {
@@ -54,8 +59,7 @@ uint64_t Prng::next() {
 }
 
 uint64_t Prng::below(uint64_t n) {
-  if (n == 0)
-    return 0;
+  if (n == 0) return 0;
   // Lemire, "Fast Random Integer Generation in an Interval" (2019): the high
   // word of x * n is uniform once products whose low word falls below
   // 2^64 mod n are rejected.
@@ -63,9 +67,8 @@ uint64_t Prng::below(uint64_t n) {
   uint64_t low = 0;
   multiply_128(next(), n, &high, &low);
   if (low < n) {
-    const uint64_t threshold = (0 - n) % n; // 2^64 mod n
-    while (low < threshold)
-      multiply_128(next(), n, &high, &low);
+    const uint64_t threshold = (0 - n) % n;  // 2^64 mod n
+    while (low < threshold) multiply_128(next(), n, &high, &low);
   }
   return high;
 }
@@ -76,8 +79,7 @@ double Prng::unit() {
 }
 
 bool Prng::chance(double p) {
-  if (!(p > 0))
-    return false;
+  if (!(p > 0)) return false;
   return unit() < p;
 }
 
@@ -89,4 +91,4 @@ Prng Prng::fork(uint64_t stream) const {
   return Prng(key ^ (stream * kGolden + kForkSalt));
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

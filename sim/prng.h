@@ -12,13 +12,16 @@
 namespace weft::sim {
 
 // One step of splitmix64: advances `*state` and returns the next output.
-uint64_t splitmix64_next(uint64_t *state);
+uint64_t splitmix64_next(uint64_t* state);
 
 class Prng {
-public:
+ public:
   // The four state words are the first four outputs of splitmix64 started
   // at `seed` (the seeding xoshiro's authors recommend).
   explicit Prng(uint64_t seed = 0);
+  // A generator in exactly this state (for test vectors and replays).
+  // REQUIRES: not all four words zero.
+  static Prng from_state(const std::array<uint64_t, 4>& state);
 
   // The next 64 uniformly distributed bits.
   uint64_t next();
@@ -36,12 +39,12 @@ public:
   // streams give distinct seeds.
   Prng fork(uint64_t stream) const;
 
-  const std::array<uint64_t, 4> &state() const { return state_; }
+  const std::array<uint64_t, 4>& state() const { return state_; }
 
-private:
+ private:
   std::array<uint64_t, 4> state_;
 };
 
-} // namespace weft::sim
+}  // namespace weft::sim
 
-#endif // WEFT_SIM_PRNG_H_
+#endif  // WEFT_SIM_PRNG_H_

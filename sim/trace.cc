@@ -7,46 +7,46 @@ namespace {
 
 constexpr uint64_t kFnvPrime = 0x100000001b3ull;
 
-} // namespace
+}  // namespace
 
 std::string_view trace_kind_name(TraceKind kind) {
   switch (kind) {
-  case TraceKind::kPostSend:
-    return "post_send";
-  case TraceKind::kPostRecv:
-    return "post_recv";
-  case TraceKind::kDepart:
-    return "depart";
-  case TraceKind::kDeliver:
-    return "deliver";
-  case TraceKind::kDrop:
-    return "drop";
-  case TraceKind::kCompletion:
-    return "completion";
-  case TraceKind::kFault:
-    return "fault";
-  case TraceKind::kConnect:
-    return "connect";
+    case TraceKind::kPostSend:
+      return "post_send";
+    case TraceKind::kPostRecv:
+      return "post_recv";
+    case TraceKind::kDepart:
+      return "depart";
+    case TraceKind::kDeliver:
+      return "deliver";
+    case TraceKind::kDrop:
+      return "drop";
+    case TraceKind::kCompletion:
+      return "completion";
+    case TraceKind::kFault:
+      return "fault";
+    case TraceKind::kConnect:
+      return "connect";
   }
   return "unknown";
 }
 
 std::string_view drop_reason_name(DropReason reason) {
   switch (reason) {
-  case DropReason::kNone:
-    return "none";
-  case DropReason::kNoReceive:
-    return "no receive posted";
-  case DropReason::kLoss:
-    return "lost";
-  case DropReason::kLinkDown:
-    return "link down";
-  case DropReason::kPeerCrashed:
-    return "receiver crashed";
-  case DropReason::kNotReady:
-    return "queue pair not ready";
-  case DropReason::kSendError:
-    return "send error";
+    case DropReason::kNone:
+      return "none";
+    case DropReason::kNoReceive:
+      return "no receive posted";
+    case DropReason::kLoss:
+      return "lost";
+    case DropReason::kLinkDown:
+      return "link down";
+    case DropReason::kPeerCrashed:
+      return "receiver crashed";
+    case DropReason::kNotReady:
+      return "queue pair not ready";
+    case DropReason::kSendError:
+      return "send error";
   }
   return "unknown";
 }
@@ -60,7 +60,7 @@ std::string TraceEvent::to_string() const {
       drop_reason_name(drop), start_ns);
 }
 
-void Trace::add(const TraceEvent &e) {
+void Trace::add(const TraceEvent& e) {
   // Word-wise FNV-1a: each field widened to 64 bits, in this fixed order.
   const uint64_t words[] = {
       static_cast<uint64_t>(e.time_ns),
@@ -75,13 +75,11 @@ void Trace::add(const TraceEvent &e) {
       (uint64_t{e.sequence} << 32),
       e.frame,
       static_cast<uint64_t>(e.start_ns)};
-  for (uint64_t w : words)
-    hash_ = (hash_ ^ w) * kFnvPrime;
+  for (uint64_t w : words) hash_ = (hash_ ^ w) * kFnvPrime;
   ++size_;
-  if (keep_events_)
-    events_.push_back(e);
+  if (keep_events_) events_.push_back(e);
 }
 
 std::string Trace::hash_hex() const { return absl::StrFormat("%016x", hash_); }
 
-} // namespace weft::sim
+}  // namespace weft::sim

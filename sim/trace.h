@@ -21,25 +21,25 @@
 namespace weft::sim {
 
 enum class TraceKind : uint8_t {
-  kPostSend = 1, // rank posted a send towards peer
-  kPostRecv,     // rank posted a receive for peer
-  kDepart,       // a frame left rank for peer (end of serialisation)
-  kDeliver,      // a frame from peer landed in one of rank's receives
-  kDrop,         // a frame was lost (reason in `drop`)
-  kCompletion,   // a completion was queued on rank's endpoint
-  kFault,        // a fault was injected (kind in `fault`)
-  kConnect,      // rank's endpoint to peer reached ready-to-send
+  kPostSend = 1,  // rank posted a send towards peer
+  kPostRecv,      // rank posted a receive for peer
+  kDepart,        // a frame left rank for peer (end of serialisation)
+  kDeliver,       // a frame from peer landed in one of rank's receives
+  kDrop,          // a frame was lost (reason in `drop`)
+  kCompletion,    // a completion was queued on rank's endpoint
+  kFault,         // a fault was injected (kind in `fault`)
+  kConnect,       // rank's endpoint to peer reached ready-to-send
 };
 std::string_view trace_kind_name(TraceKind kind);
 
 enum class DropReason : uint8_t {
   kNone = 0,
-  kNoReceive,   // arrived with no receive posted (UC drops silently)
-  kLoss,        // a loss fault
-  kLinkDown,    // the link direction was down
-  kPeerCrashed, // the receiving rank had crashed
-  kNotReady,    // the receiving queue pair was not ready, failed or closed
-  kSendError,   // the send failed with an error completion and never left
+  kNoReceive,    // arrived with no receive posted (UC drops silently)
+  kLoss,         // a loss fault
+  kLinkDown,     // the link direction was down
+  kPeerCrashed,  // the receiving rank had crashed
+  kNotReady,     // the receiving queue pair was not ready, failed or closed
+  kSendError,    // the send failed with an error completion and never left
 };
 std::string_view drop_reason_name(DropReason reason);
 
@@ -51,14 +51,14 @@ struct TraceEvent {
   // departures and drops; the rank with the endpoint otherwise.
   uint32_t rank = 0;
   uint32_t peer = 0;
-  uint32_t cable = 0;    // index into topology.devices(rank, peer)
-  WorkId work;           // posts and completions
-  uint32_t sequence = 0; // the SEND's immediate (its sequence number)
-  uint64_t frame = 0;    // frames: 1-based count from sender to receiver
+  uint32_t cable = 0;     // index into topology.devices(rank, peer)
+  WorkId work;            // posts and completions
+  uint32_t sequence = 0;  // the SEND's immediate (its sequence number)
+  uint64_t frame = 0;     // frames: 1-based count from sender to receiver
   uint32_t bytes = 0;
-  WcStatus status = WcStatus::kSuccess; // completions
-  FaultKind fault = FaultKind::kNone;   // faults
-  DropReason drop = DropReason::kNone;  // drops
+  WcStatus status = WcStatus::kSuccess;  // completions
+  FaultKind fault = FaultKind::kNone;    // faults
+  DropReason drop = DropReason::kNone;   // drops
   // A frame's departure time (deliveries and arrival drops); a fault's
   // duration (delay, stall).
   TimeNs start_ns = 0;
@@ -67,11 +67,11 @@ struct TraceEvent {
 };
 
 class Trace {
-public:
+ public:
   explicit Trace(bool keep_events = true) : keep_events_(keep_events) {}
 
   // Folds `event` into the hash and, when keeping events, stores it.
-  void add(const TraceEvent &event);
+  void add(const TraceEvent& event);
 
   // FNV-1a over each event's fields, taken as little-endian 64-bit words in
   // a fixed order (never raw struct bytes). Stable across platforms.
@@ -80,7 +80,7 @@ public:
   std::string hash_hex() const;
   uint64_t size() const { return size_; }
   bool keeps_events() const { return keep_events_; }
-  const std::vector<TraceEvent> &events() const { return events_; }
+  const std::vector<TraceEvent>& events() const { return events_; }
 
   // Chrome trace JSON: pid 1 holds one thread per rank (posts, completions,
   // faults as instants), pid 2 one thread per link direction and cable
@@ -88,15 +88,15 @@ public:
   // timestamps in microseconds. FailedPrecondition when events were not
   // kept.
   absl::StatusOr<std::string> perfetto_json() const;
-  absl::Status write_perfetto_json(const std::string &path) const;
+  absl::Status write_perfetto_json(const std::string& path) const;
 
-private:
+ private:
   bool keep_events_;
-  uint64_t hash_ = 0xcbf29ce484222325ull; // FNV-1a offset basis
+  uint64_t hash_ = 0xcbf29ce484222325ull;  // FNV-1a offset basis
   uint64_t size_ = 0;
   std::vector<TraceEvent> events_;
 };
 
-} // namespace weft::sim
+}  // namespace weft::sim
 
-#endif // WEFT_SIM_TRACE_H_
+#endif  // WEFT_SIM_TRACE_H_

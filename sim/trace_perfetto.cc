@@ -18,62 +18,59 @@ constexpr int kRanksPid = 1;
 constexpr int kLinksPid = 2;
 constexpr double kNsPerUsDouble = 1000.0;
 
-using LinkKey = std::tuple<uint32_t, uint32_t, uint32_t>; // from, to, cable
+using LinkKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // from, to, cable
 
 double to_us(TimeNs ns) { return static_cast<double>(ns) / kNsPerUsDouble; }
 
-json metadata(const char *what, int pid, int64_t tid, const std::string &name) {
+json metadata(const char* what, int pid, int64_t tid, const std::string& name) {
   json m = {
       {"ph", "M"}, {"name", what}, {"pid", pid}, {"args", {{"name", name}}}};
-  if (tid >= 0)
-    m["tid"] = tid;
+  if (tid >= 0) m["tid"] = tid;
   return m;
 }
 
 // The link track an event belongs on, if any.
-bool link_of(const TraceEvent &e, LinkKey *key) {
+bool link_of(const TraceEvent& e, LinkKey* key) {
   switch (e.kind) {
-  case TraceKind::kDeliver:
-    *key = {e.peer, e.rank, e.cable};
-    return true;
-  case TraceKind::kDrop:
-    *key = {e.rank, e.peer, e.cable};
-    return true;
-  default:
-    return false;
+    case TraceKind::kDeliver:
+      *key = {e.peer, e.rank, e.cable};
+      return true;
+    case TraceKind::kDrop:
+      *key = {e.rank, e.peer, e.cable};
+      return true;
+    default:
+      return false;
   }
 }
 
-std::string event_name(const TraceEvent &e) {
+std::string event_name(const TraceEvent& e) {
   switch (e.kind) {
-  case TraceKind::kCompletion:
-    return absl::StrFormat("%s completion %s", work_kind_name(e.work.kind),
-                           wc_status_symbol(e.status));
-  case TraceKind::kFault:
-    return absl::StrFormat("fault %s", fault_kind_name(e.fault));
-  case TraceKind::kDeliver:
-    return absl::StrFormat("frame %u seq %u", e.frame, e.sequence);
-  case TraceKind::kDrop:
-    return absl::StrFormat("dropped: %s", drop_reason_name(e.drop));
-  default:
-    return std::string(trace_kind_name(e.kind));
+    case TraceKind::kCompletion:
+      return absl::StrFormat("%s completion %s", work_kind_name(e.work.kind),
+                             wc_status_symbol(e.status));
+    case TraceKind::kFault:
+      return absl::StrFormat("fault %s", fault_kind_name(e.fault));
+    case TraceKind::kDeliver:
+      return absl::StrFormat("frame %u seq %u", e.frame, e.sequence);
+    case TraceKind::kDrop:
+      return absl::StrFormat("dropped: %s", drop_reason_name(e.drop));
+    default:
+      return std::string(trace_kind_name(e.kind));
   }
 }
 
-json args_of(const TraceEvent &e) {
+json args_of(const TraceEvent& e) {
   json args = {{"peer", e.peer}, {"cable", e.cable}, {"bytes", e.bytes}};
   if (e.kind == TraceKind::kPostSend || e.kind == TraceKind::kPostRecv ||
       e.kind == TraceKind::kCompletion) {
     args["work"] = e.work.to_string();
   }
-  if (e.frame != 0)
-    args["frame"] = e.frame;
-  if (e.kind != TraceKind::kPostRecv)
-    args["sequence"] = e.sequence;
+  if (e.frame != 0) args["frame"] = e.frame;
+  if (e.kind != TraceKind::kPostRecv) args["sequence"] = e.sequence;
   return args;
 }
 
-json to_json(const TraceEvent &e, const std::map<LinkKey, int64_t> &links) {
+json to_json(const TraceEvent& e, const std::map<LinkKey, int64_t>& links) {
   LinkKey key;
   json j = {{"name", event_name(e)},
             {"cat", trace_kind_name(e.kind)},
@@ -81,7 +78,7 @@ json to_json(const TraceEvent &e, const std::map<LinkKey, int64_t> &links) {
   if (link_of(e, &key)) {
     j["pid"] = kLinksPid;
     j["tid"] = links.at(key);
-    if (e.time_ns > e.start_ns) { // the frame's flight, departure to arrival
+    if (e.time_ns > e.start_ns) {  // the frame's flight, departure to arrival
       j["ph"] = "X";
       j["ts"] = to_us(e.start_ns);
       j["dur"] = to_us(e.time_ns - e.start_ns);
@@ -97,7 +94,7 @@ json to_json(const TraceEvent &e, const std::map<LinkKey, int64_t> &links) {
   return j;
 }
 
-} // namespace
+}  // namespace
 
 absl::StatusOr<std::string> Trace::perfetto_json() const {
   if (!keep_events_) {
@@ -108,7 +105,7 @@ absl::StatusOr<std::string> Trace::perfetto_json() const {
   // Tracks, numbered in sorted order so the file is deterministic.
   std::map<uint32_t, bool> ranks;
   std::map<LinkKey, int64_t> links;
-  for (const TraceEvent &e : events_) {
+  for (const TraceEvent& e : events_) {
     LinkKey key;
     if (link_of(e, &key)) {
       links.emplace(key, 0);
@@ -119,21 +116,20 @@ absl::StatusOr<std::string> Trace::perfetto_json() const {
   json out = json::array();
   out.push_back(metadata("process_name", kRanksPid, -1, "ranks"));
   out.push_back(metadata("process_name", kLinksPid, -1, "links"));
-  for (const auto &[rank, unused] : ranks) {
+  for (const auto& [rank, unused] : ranks) {
     out.push_back(
         metadata("thread_name", kRanksPid, rank, absl::StrCat("rank ", rank)));
   }
   int64_t tid = 0;
-  for (auto &[key, id] : links) {
+  for (auto& [key, id] : links) {
     id = tid++;
-    const auto &[from, to, cable] = key;
+    const auto& [from, to, cable] = key;
     out.push_back(
         metadata("thread_name", kLinksPid, id,
                  absl::StrFormat("link %u->%u cable %u", from, to, cable)));
   }
-  for (const TraceEvent &e : events_) {
-    if (e.kind != TraceKind::kDepart)
-      out.push_back(to_json(e, links));
+  for (const TraceEvent& e : events_) {
+    if (e.kind != TraceKind::kDepart) out.push_back(to_json(e, links));
   }
   json doc = {{"traceEvents", std::move(out)},
               {"displayTimeUnit", "ns"},
@@ -141,10 +137,9 @@ absl::StatusOr<std::string> Trace::perfetto_json() const {
   return doc.dump();
 }
 
-absl::Status Trace::write_perfetto_json(const std::string &path) const {
+absl::Status Trace::write_perfetto_json(const std::string& path) const {
   absl::StatusOr<std::string> text = perfetto_json();
-  if (!text.ok())
-    return text.status();
+  if (!text.ok()) return text.status();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
     return absl::PermissionDeniedError(absl::StrFormat(
@@ -161,4 +156,4 @@ absl::Status Trace::write_perfetto_json(const std::string &path) const {
   return absl::OkStatus();
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

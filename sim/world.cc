@@ -11,27 +11,29 @@ namespace {
 
 // One call of World::run(): steps the programs and moves virtual time.
 class Runner {
-public:
-  Runner(WorldCore &core, std::span<RankProgram *const> programs)
-      : core_(core), programs_(core.ranks(), nullptr),
-        done_(core.ranks(), false), wake_ns_(core.ranks(), kNeverNs) {
+ public:
+  Runner(WorldCore& core, std::span<RankProgram* const> programs)
+      : core_(core),
+        programs_(core.ranks(), nullptr),
+        done_(core.ranks(), false),
+        wake_ns_(core.ranks(), kNeverNs) {
     std::copy_n(programs.begin(),
                 std::min<size_t>(programs.size(), core.ranks()),
                 programs_.begin());
+    for (uint32_t r = 0; r < programs_.size(); ++r)
+      done_[r] = programs_[r] == nullptr;
   }
 
   RunResult run() {
     const TimeNs deadline =
         deadline_after(core_.now(), core_.options().time_limit_ns);
     while (true) {
-      if (!run_instant())
-        return finish(RunResult::Outcome::kLivelock);
+      if (!run_instant()) return finish(RunResult::Outcome::kLivelock);
       if (std::find(done_.begin(), done_.end(), false) == done_.end()) {
         return finish(RunResult::Outcome::kCompleted);
       }
       const TimeNs next = next_time_ns();
-      if (next == kNeverNs)
-        return finish(RunResult::Outcome::kHang);
+      if (next == kNeverNs) return finish(RunResult::Outcome::kHang);
       if (next > deadline) {
         core_.advance_to(std::max(core_.now(), deadline));
         return finish(RunResult::Outcome::kTimeLimit);
@@ -40,7 +42,7 @@ public:
     }
   }
 
-private:
+ private:
   // Processes events and steps ranks until nothing more happens at this
   // instant. false: the round limit was hit (livelock).
   bool run_instant() {
@@ -48,18 +50,15 @@ private:
     for (uint64_t round = 0;; ++round) {
       const uint64_t processed = core_.process_due();
       mark_crashed();
-      if (round > 0 && processed == 0 && !again)
-        return true;
-      if (round >= core_.options().max_rounds_per_instant)
-        return false;
+      if (round > 0 && processed == 0 && !again) return true;
+      if (round >= core_.options().max_rounds_per_instant) return false;
       again = step_all();
     }
   }
 
   void mark_crashed() {
     for (uint32_t r = 0; r < done_.size(); ++r) {
-      if (core_.crashed(r))
-        done_[r] = true;
+      if (core_.crashed(r)) done_[r] = true;
     }
   }
 
@@ -68,22 +67,20 @@ private:
   bool step_all() {
     bool again = false;
     for (uint32_t r = 0; r < programs_.size(); ++r) {
-      if (done_[r] || core_.stalled(r))
-        continue;
+      if (done_[r] || core_.stalled(r)) continue;
       const Progress p = programs_[r]->step();
       wake_ns_[r] = kNeverNs;
       switch (p.state) {
-      case Progress::State::kDone:
-        done_[r] = true;
-        break;
-      case Progress::State::kAdvanced:
-        again = true;
-        break;
-      case Progress::State::kWaiting:
-        wake_ns_[r] = p.wake_at_ns;
-        if (p.wake_at_ns <= core_.now())
+        case Progress::State::kDone:
+          done_[r] = true;
+          break;
+        case Progress::State::kAdvanced:
           again = true;
-        break;
+          break;
+        case Progress::State::kWaiting:
+          wake_ns_[r] = p.wake_at_ns;
+          if (p.wake_at_ns <= core_.now()) again = true;
+          break;
       }
     }
     return again;
@@ -93,8 +90,7 @@ private:
     TimeNs next = core_.has_events() ? core_.next_event_ns() : kNeverNs;
     for (uint32_t r = 0; r < programs_.size(); ++r) {
       // A stalled rank's wake-up waits for the stall's end, itself an event.
-      if (!done_[r] && !core_.stalled(r))
-        next = std::min(next, wake_ns_[r]);
+      if (!done_[r] && !core_.stalled(r)) next = std::min(next, wake_ns_[r]);
     }
     return next;
   }
@@ -104,8 +100,7 @@ private:
     result.outcome = outcome;
     result.end_ns = core_.now();
     for (uint32_t r = 0; r < core_.ranks(); ++r) {
-      if (core_.crashed(r))
-        result.crashed_ranks.push_back(r);
+      if (core_.crashed(r)) result.crashed_ranks.push_back(r);
     }
     if (outcome != RunResult::Outcome::kCompleted)
       result.report = report(outcome);
@@ -115,28 +110,29 @@ private:
   std::string report(RunResult::Outcome outcome) const {
     std::string out;
     switch (outcome) {
-    case RunResult::Outcome::kHang:
-      out = absl::StrFormat("hang at %d ns: no events and no wake-ups left, "
-                            "every unfinished rank will wait forever\n",
-                            core_.now());
-      break;
-    case RunResult::Outcome::kTimeLimit:
-      out = absl::StrFormat("time limit: %d ns of virtual time passed "
-                            "without every rank finishing\n",
-                            core_.options().time_limit_ns);
-      break;
-    case RunResult::Outcome::kLivelock:
-      out =
-          absl::StrFormat("livelock at %d ns: %u rounds of steps without "
-                          "virtual time moving\n",
-                          core_.now(), core_.options().max_rounds_per_instant);
-      break;
-    case RunResult::Outcome::kCompleted:
-      break;
+      case RunResult::Outcome::kHang:
+        out = absl::StrFormat(
+            "hang at %d ns: no events and no wake-ups left, "
+            "every unfinished rank will wait forever\n",
+            core_.now());
+        break;
+      case RunResult::Outcome::kTimeLimit:
+        out = absl::StrFormat(
+            "time limit: %d ns of virtual time passed "
+            "without every rank finishing\n",
+            core_.options().time_limit_ns);
+        break;
+      case RunResult::Outcome::kLivelock:
+        out = absl::StrFormat(
+            "livelock at %d ns: %u rounds of steps without "
+            "virtual time moving\n",
+            core_.now(), core_.options().max_rounds_per_instant);
+        break;
+      case RunResult::Outcome::kCompleted:
+        break;
     }
     for (uint32_t r = 0; r < programs_.size(); ++r) {
-      if (done_[r])
-        continue;
+      if (done_[r]) continue;
       absl::StrAppendFormat(&out, "  rank %u%s: %s\n", r,
                             core_.stalled(r) ? " (stalled)" : "",
                             programs_[r]->outstanding());
@@ -145,24 +141,24 @@ private:
     return out;
   }
 
-  WorldCore &core_;
-  std::vector<RankProgram *> programs_;
+  WorldCore& core_;
+  std::vector<RankProgram*> programs_;
   std::vector<bool> done_;
   std::vector<TimeNs> wake_ns_;
 };
 
-} // namespace
+}  // namespace
 
 std::string_view outcome_name(RunResult::Outcome outcome) {
   switch (outcome) {
-  case RunResult::Outcome::kCompleted:
-    return "completed";
-  case RunResult::Outcome::kHang:
-    return "hang";
-  case RunResult::Outcome::kTimeLimit:
-    return "time limit";
-  case RunResult::Outcome::kLivelock:
-    return "livelock";
+    case RunResult::Outcome::kCompleted:
+      return "completed";
+    case RunResult::Outcome::kHang:
+      return "hang";
+    case RunResult::Outcome::kTimeLimit:
+      return "time limit";
+    case RunResult::Outcome::kLivelock:
+      return "livelock";
   }
   return "unknown";
 }
@@ -170,8 +166,7 @@ std::string_view outcome_name(RunResult::Outcome outcome) {
 absl::StatusOr<std::unique_ptr<World>> World::create(WorldOptions options) {
   absl::StatusOr<std::unique_ptr<WorldCore>> core =
       WorldCore::create(std::move(options));
-  if (!core.ok())
-    return core.status();
+  if (!core.ok()) return core.status();
   return std::unique_ptr<World>(new World(*std::move(core)));
 }
 
@@ -179,17 +174,17 @@ World::World(std::unique_ptr<WorldCore> core) : core_(std::move(core)) {}
 World::~World() = default;
 
 uint32_t World::ranks() const { return core_->ranks(); }
-const WorldOptions &World::options() const { return core_->options(); }
-Fabric &World::fabric(uint32_t rank) { return core_->fabric(rank); }
-const Clock &World::clock() const { return core_->clock(); }
+const WorldOptions& World::options() const { return core_->options(); }
+Fabric& World::fabric(uint32_t rank) { return core_->fabric(rank); }
+const Clock& World::clock() const { return core_->clock(); }
 bool World::crashed(uint32_t rank) const { return core_->crashed(rank); }
-const Trace &World::trace() const { return core_->trace(); }
-const Counters &World::counters() const { return core_->counters(); }
+const Trace& World::trace() const { return core_->trace(); }
+const Counters& World::counters() const { return core_->counters(); }
 std::vector<ScriptedFault> World::injected_faults() const {
   return core_->injected();
 }
 
-RunResult World::run(std::span<RankProgram *const> programs) {
+RunResult World::run(std::span<RankProgram* const> programs) {
   return Runner(*core_, programs).run();
 }
 
@@ -199,8 +194,7 @@ void World::advance_to(TimeNs t_ns) {
     core_->advance_to(core_->next_event_ns());
     core_->process_due();
   }
-  if (t_ns > core_->now())
-    core_->advance_to(t_ns);
+  if (t_ns > core_->now()) core_->advance_to(t_ns);
 }
 
 TimeNs World::run_until_idle() {
@@ -212,4 +206,4 @@ TimeNs World::run_until_idle() {
   return core_->now();
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

@@ -60,7 +60,7 @@ struct WorldOptions {
 
 // One rank's work, driven by the scheduler. Never blocks.
 class RankProgram {
-public:
+ public:
   virtual ~RankProgram() = default;
   // Does whatever can be done now. kWaiting's wake_at_ns asks to be stepped
   // again at that virtual time even if nothing arrives.
@@ -71,10 +71,10 @@ public:
 
 struct RunResult {
   enum class Outcome {
-    kCompleted, // every program returned kDone (or its rank crashed)
-    kHang,      // all waiting, no event and no wake-up left
-    kTimeLimit, // time_limit_ns of virtual time passed
-    kLivelock,  // max_rounds_per_instant rounds without time moving
+    kCompleted,  // every program returned kDone (or its rank crashed)
+    kHang,       // all waiting, no event and no wake-up left
+    kTimeLimit,  // time_limit_ns of virtual time passed
+    kLivelock,   // max_rounds_per_instant rounds without time moving
   };
   Outcome outcome = Outcome::kCompleted;
   TimeNs end_ns = 0;
@@ -90,25 +90,25 @@ std::string_view outcome_name(RunResult::Outcome outcome);
 class WorldCore;
 
 class World {
-public:
+ public:
   // InvalidArgument for an empty topology, a bad link model, fault rates
   // outside [0, 1], or a fault plan naming ranks the topology lacks.
   static absl::StatusOr<std::unique_ptr<World>> create(WorldOptions options);
   ~World();
-  World(const World &) = delete;
-  World &operator=(const World &) = delete;
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
 
   uint32_t ranks() const;
-  const WorldOptions &options() const;
+  const WorldOptions& options() const;
   // Rank r's fabric: kind() "sim", the world's virtual clock, slabs and
   // endpoints. REQUIRES: r < ranks(). Endpoints must not outlive the world.
-  Fabric &fabric(uint32_t rank);
-  const Clock &clock() const;
+  Fabric& fabric(uint32_t rank);
+  const Clock& clock() const;
 
   // Runs programs[r] for each rank r (nullptr: nothing to run) until all are
   // done or the run ends otherwise. May be called again; virtual time and
   // the fabric state carry over.
-  RunResult run(std::span<RankProgram *const> programs);
+  RunResult run(std::span<RankProgram* const> programs);
   // With no programs: handles every event up to and including `t_ns` and
   // leaves the clock at `t_ns` (if later than now). For tests and drivers
   // that post work by hand.
@@ -117,18 +117,18 @@ public:
   TimeNs run_until_idle();
 
   bool crashed(uint32_t rank) const;
-  const Trace &trace() const;
-  const Counters &counters() const;
+  const Trace& trace() const;
+  const Counters& counters() const;
   // Every fault injected so far, rates included, as scripted faults in the
   // order they happened: replaying them as a script (with zero rates)
   // reproduces the run.
   std::vector<ScriptedFault> injected_faults() const;
 
-private:
+ private:
   explicit World(std::unique_ptr<WorldCore> core);
   std::unique_ptr<WorldCore> core_;
 };
 
-} // namespace weft::sim
+}  // namespace weft::sim
 
-#endif // WEFT_SIM_WORLD_H_
+#endif  // WEFT_SIM_WORLD_H_

@@ -11,18 +11,32 @@
 #include "fabric/absl_compat.h"
 
 namespace weft::sim::cli {
+namespace {
+
+// Flags absl::ParseCommandLine handles itself (usage and flag files).
+bool is_builtin_flag(std::string_view name) {
+  constexpr std::string_view kBuiltin[] = {
+      "help",     "helpfull",  "helpshort",  "helppackage",
+      "helpon",   "helpmatch", "version",    "only_check_args",
+      "flagfile", "fromenv",   "tryfromenv", "undefok"};
+  for (std::string_view b : kBuiltin) {
+    if (name == b) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int bad_input(std::string_view what) {
   std::string line(what);
-  for (char &c : line) {
-    if (c == '\n')
-      c = ' '; // one line, always
+  for (char& c : line) {
+    if (c == '\n') c = ' ';  // one line, always
   }
   std::fprintf(stderr, "weft-sim: %s\n", line.c_str());
   return kExitBadInput;
 }
 
-int bad_input(const absl::Status &status) {
+int bad_input(const absl::Status& status) {
   return bad_input(to_std(status.message()));
 }
 
@@ -38,7 +52,7 @@ absl::StatusOr<uint64_t> parse_uint(std::string_view flag,
 }
 
 absl::StatusOr<std::vector<std::string>> normalise_flags(int argc,
-                                                         char **argv) {
+                                                         char** argv) {
   std::vector<std::string> out;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -49,14 +63,14 @@ absl::StatusOr<std::vector<std::string>> normalise_flags(int argc,
     const size_t eq = arg.find('=');
     std::string name =
         arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    for (char &c : name) {
-      if (c == '-')
-        c = '_';
+    for (char& c : name) {
+      if (c == '-') c = '_';
     }
     const bool negated =
         name.rfind("no", 0) == 0 && absl::FindCommandLineFlag(name) == nullptr;
     const std::string lookup = negated ? name.substr(2) : name;
-    if (absl::FindCommandLineFlag(lookup) == nullptr) {
+    if (absl::FindCommandLineFlag(lookup) == nullptr &&
+        !is_builtin_flag(name)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown flag --", name, " (see weft-sim <command> --help)"));
     }
@@ -66,12 +80,11 @@ absl::StatusOr<std::vector<std::string>> normalise_flags(int argc,
   return out;
 }
 
-absl::Status parse_flags(std::vector<std::string> &args) {
-  std::vector<char *> argv;
-  for (std::string &a : args)
-    argv.push_back(a.data());
+absl::Status parse_flags(std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<char *> rest =
+  std::vector<char*> rest =
       absl::ParseCommandLine(static_cast<int>(args.size()), argv.data());
   if (rest.size() > 1) {
     std::vector<std::string> extra(rest.begin() + 1, rest.end());
@@ -82,4 +95,4 @@ absl::Status parse_flags(std::vector<std::string> &args) {
   return absl::OkStatus();
 }
 
-} // namespace weft::sim::cli
+}  // namespace weft::sim::cli

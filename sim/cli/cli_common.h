@@ -15,12 +15,12 @@
 namespace weft::sim::cli {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;   // the run found a problem
-inline constexpr int kExitBadInput = 2; // the user's input is wrong
+inline constexpr int kExitFailed = 1;    // the run found a problem
+inline constexpr int kExitBadInput = 2;  // the user's input is wrong
 
 // Prints "weft-sim: <what>" as one line on stderr; returns kExitBadInput.
 int bad_input(std::string_view what);
-int bad_input(const absl::Status &status);
+int bad_input(const absl::Status& status);
 
 // `text` as an integer in [min, max]; InvalidArgument naming `flag`.
 absl::StatusOr<uint64_t> parse_uint(std::string_view flag,
@@ -31,12 +31,12 @@ absl::StatusOr<uint64_t> parse_uint(std::string_view flag,
 // "--check_determinism" (flag names may use either), and a flag no
 // subcommand defines is reported as bad input instead of absl's exit 1.
 // Returns the rewritten arguments (argv[0] first) or the error.
-absl::StatusOr<std::vector<std::string>> normalise_flags(int argc, char **argv);
+absl::StatusOr<std::vector<std::string>> normalise_flags(int argc, char** argv);
 
 // absl::ParseCommandLine over `args`; positional arguments (other than the
 // program name) are InvalidArgument.
-absl::Status parse_flags(std::vector<std::string> &args);
+absl::Status parse_flags(std::vector<std::string>& args);
 
-} // namespace weft::sim::cli
+}  // namespace weft::sim::cli
 
-#endif // WEFT_SIM_CLI_CLI_COMMON_H_
+#endif  // WEFT_SIM_CLI_CLI_COMMON_H_

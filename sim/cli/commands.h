@@ -12,12 +12,12 @@ namespace weft::sim::cli {
 struct Command {
   std::string_view name;
   std::string_view summary;
-  int (*run)(int argc, char **argv);
+  int (*run)(int argc, char** argv);
 };
 
 // p2p_command.cc: point-to-point streams over every cabled pair.
-int run_p2p(int argc, char **argv);
+int run_p2p(int argc, char** argv);
 
-} // namespace weft::sim::cli
+}  // namespace weft::sim::cli
 
-#endif // WEFT_SIM_CLI_COMMANDS_H_
+#endif  // WEFT_SIM_CLI_COMMANDS_H_

@@ -25,7 +25,7 @@ constexpr Command kCommands[] = {
 
 std::string command_list() {
   std::string out;
-  for (const Command &c : kCommands) {
+  for (const Command& c : kCommands) {
     absl::StrAppend(&out, "  ", to_absl(c.name), "  ", to_absl(c.summary),
                     "\n");
   }
@@ -44,19 +44,22 @@ void configure_usage() {
     return absl::StrContains(file, "sim/cli/");
   };
   config.contains_helpshort_flags = config.contains_help_flags;
+  config.normalize_filename = [](absl::string_view file) {
+    const size_t at = file.rfind("sim/cli/");
+    return std::string(at == absl::string_view::npos ? file : file.substr(at));
+  };
   absl::SetFlagsUsageConfig(config);
 }
 
-int dispatch(int argc, char **argv) {
+int dispatch(int argc, char** argv) {
   configure_usage();
   if (argc < 2 || argv[1][0] == '-') {
     return kCommands[0].run(argc, argv);
   }
   const std::string_view name = argv[1];
-  for (const Command &c : kCommands) {
-    if (c.name != name)
-      continue;
-    std::vector<char *> rest{argv[0]};
+  for (const Command& c : kCommands) {
+    if (c.name != name) continue;
+    std::vector<char*> rest{argv[0]};
     rest.insert(rest.end(), argv + 2, argv + argc);
     rest.push_back(nullptr);
     return c.run(argc - 1, rest.data());
@@ -67,7 +70,7 @@ int dispatch(int argc, char **argv) {
     return kExitOk;
   }
   std::string names;
-  for (const Command &c : kCommands) {
+  for (const Command& c : kCommands) {
     absl::StrAppend(&names, names.empty() ? "" : ", ", to_absl(c.name));
   }
   return bad_input(absl::StrCat("unknown command \"", to_absl(name),
@@ -75,7 +78,7 @@ int dispatch(int argc, char **argv) {
                                 " (weft-sim --help for flags)"));
 }
 
-} // namespace
-} // namespace weft::sim::cli
+}  // namespace
+}  // namespace weft::sim::cli
 
-int main(int argc, char **argv) { return weft::sim::cli::dispatch(argc, argv); }
+int main(int argc, char** argv) { return weft::sim::cli::dispatch(argc, argv); }

@@ -30,18 +30,16 @@ struct P2pRun {
   std::string hash_hex;
 };
 
-absl::StatusOr<P2pRun> run_once(const WorldFlags &flags,
-                                const P2pConfig &config, bool write_trace) {
+absl::StatusOr<P2pRun> run_once(const WorldFlags& flags,
+                                const P2pConfig& config, bool write_trace) {
   WorldOptions options = flags.options;
   options.keep_trace_events = write_trace && !flags.trace_path.empty();
   absl::StatusOr<std::unique_ptr<World>> world = World::create(options);
-  if (!world.ok())
-    return world.status();
+  if (!world.ok()) return world.status();
   absl::StatusOr<std::unique_ptr<P2pTraffic>> traffic =
       P2pTraffic::create(**world, config);
-  if (!traffic.ok())
-    return traffic.status();
-  const std::vector<RankProgram *> programs = (*traffic)->programs();
+  if (!traffic.ok()) return traffic.status();
+  const std::vector<RankProgram*> programs = (*traffic)->programs();
   P2pRun run;
   run.result = (*world)->run(programs);
   run.counters = (*world)->counters();
@@ -58,11 +56,11 @@ absl::StatusOr<P2pRun> run_once(const WorldFlags &flags,
   return run;
 }
 
-void print_summary(const WorldFlags &flags, const P2pConfig &config,
-                   const P2pRun &run) {
-  const WorldOptions &o = flags.options;
-  const Counters &c = run.counters;
-  const P2pStats &s = run.stats;
+void print_summary(const WorldFlags& flags, const P2pConfig& config,
+                   const P2pRun& run) {
+  const WorldOptions& o = flags.options;
+  const Counters& c = run.counters;
+  const P2pStats& s = run.stats;
   std::printf("weft-sim p2p: %u ranks, %s, link %s (%s), seed %llu\n",
               o.topology.ranks(), flags.topology_name.c_str(),
               flags.link_name.c_str(), o.link.to_string().c_str(),
@@ -90,15 +88,13 @@ void print_summary(const WorldFlags &flags, const P2pConfig &config,
       c.faults_total());
   std::fputs(out.c_str(), stdout);
   for (int k = 1; k < kFaultKindCount; ++k) {
-    if (c.faults[static_cast<size_t>(k)] == 0)
-      continue;
+    if (c.faults[static_cast<size_t>(k)] == 0) continue;
     std::printf(
         "  %-16s %llu\n",
         std::string(fault_kind_name(static_cast<FaultKind>(k))).c_str(),
         static_cast<unsigned long long>(c.faults[static_cast<size_t>(k)]));
   }
-  if (!run.result.completed())
-    std::printf("%s", run.result.report.c_str());
+  if (!run.result.completed()) std::printf("%s", run.result.report.c_str());
   if (!flags.trace_path.empty())
     std::printf("trace written to %s\n", flags.trace_path.c_str());
 }
@@ -107,43 +103,35 @@ absl::StatusOr<P2pConfig> p2p_config() {
   P2pConfig config;
   absl::StatusOr<uint64_t> frames = parse_uint(
       "frames", absl::GetFlag(FLAGS_frames), 1, P2pConfig::kMaxFrames);
-  if (!frames.ok())
-    return frames.status();
+  if (!frames.ok()) return frames.status();
   absl::StatusOr<uint64_t> bytes =
       parse_uint("frame_bytes", absl::GetFlag(FLAGS_frame_bytes), 1,
                  P2pConfig::kMaxFrameBytes);
-  if (!bytes.ok())
-    return bytes.status();
+  if (!bytes.ok()) return bytes.status();
   config.frames_per_pair = static_cast<uint32_t>(*frames);
   config.frame_bytes = static_cast<uint32_t>(*bytes);
   return config;
 }
 
-} // namespace
+}  // namespace
 
-int run_p2p(int argc, char **argv) {
+int run_p2p(int argc, char** argv) {
   absl::StatusOr<std::vector<std::string>> args = normalise_flags(argc, argv);
-  if (!args.ok())
-    return bad_input(args.status());
-  if (absl::Status s = parse_flags(*args); !s.ok())
-    return bad_input(s);
+  if (!args.ok()) return bad_input(args.status());
+  if (absl::Status s = parse_flags(*args); !s.ok()) return bad_input(s);
   absl::StatusOr<WorldFlags> flags = world_flags();
-  if (!flags.ok())
-    return bad_input(flags.status());
+  if (!flags.ok()) return bad_input(flags.status());
   absl::StatusOr<P2pConfig> config = p2p_config();
-  if (!config.ok())
-    return bad_input(config.status());
+  if (!config.ok()) return bad_input(config.status());
   absl::StatusOr<P2pRun> run = run_once(*flags, *config, /*write_trace=*/true);
-  if (!run.ok())
-    return bad_input(run.status());
+  if (!run.ok()) return bad_input(run.status());
   print_summary(*flags, *config, *run);
   int code = run->result.completed() && run->stats.corrupt == 0 ? kExitOk
                                                                 : kExitFailed;
   if (absl::GetFlag(FLAGS_check_determinism)) {
     absl::StatusOr<P2pRun> again =
         run_once(*flags, *config, /*write_trace=*/false);
-    if (!again.ok())
-      return bad_input(again.status());
+    if (!again.ok()) return bad_input(again.status());
     if (again->hash != run->hash) {
       std::printf("determinism: MISMATCH, second run hash %s\n",
                   again->hash_hex.c_str());
@@ -156,4 +144,4 @@ int run_p2p(int argc, char **argv) {
   return code;
 }
 
-} // namespace weft::sim::cli
+}  // namespace weft::sim::cli

@@ -12,7 +12,7 @@
 namespace weft::sim::cli {
 namespace {
 
-constexpr uint32_t kSlotsPerSide = Endpoint::kMaxSends; // == kMaxRecvs
+constexpr uint32_t kSlotsPerSide = Endpoint::kMaxSends;  // == kMaxRecvs
 constexpr uint32_t kSlotsPerStream = 2 * kSlotsPerSide;
 constexpr uint32_t kSequenceBytes = 4;
 
@@ -23,9 +23,9 @@ std::byte fill_byte(uint32_t src, uint32_t dst, uint32_t cable, uint32_t seq) {
       (seq * 31u + src * 7u + dst * 13u + cable * 3u) & 0xffu);
 }
 
-void write_frame(const Frame &frame, uint32_t length, uint32_t src,
+void write_frame(const Frame& frame, uint32_t length, uint32_t src,
                  uint32_t dst, uint32_t cable, uint32_t seq) {
-  std::byte *p = frame.data();
+  std::byte* p = frame.data();
   for (uint32_t i = 0; i < kSequenceBytes && i < length; ++i) {
     p[i] = static_cast<std::byte>(seq >> (8 * (kSequenceBytes - 1 - i)));
   }
@@ -36,17 +36,16 @@ void write_frame(const Frame &frame, uint32_t length, uint32_t src,
   }
 }
 
-bool frame_matches(const Frame &frame, uint32_t length, uint32_t src,
+bool frame_matches(const Frame& frame, uint32_t length, uint32_t src,
                    uint32_t dst, uint32_t cable, uint32_t seq) {
-  const std::byte *p = frame.data();
+  const std::byte* p = frame.data();
   for (uint32_t i = 0; i < kSequenceBytes && i < length; ++i) {
     if (p[i] != static_cast<std::byte>(seq >> (8 * (kSequenceBytes - 1 - i))))
       return false;
   }
   const std::byte fill = fill_byte(src, dst, cable, seq);
   for (uint32_t i = kSequenceBytes; i < length; ++i) {
-    if (p[i] != fill)
-      return false;
+    if (p[i] != fill) return false;
   }
   return true;
 }
@@ -58,7 +57,7 @@ struct Stream {
   uint32_t cable = 0;
   uint64_t slab_offset = 0;
   std::vector<uint32_t> free_send_slots;
-  uint32_t posted = 0; // sends posted so far
+  uint32_t posted = 0;  // sends posted so far
   bool send_failed = false;
   bool recv_failed = false;
   bool recv_done = false;
@@ -73,51 +72,50 @@ struct Stream {
   }
 };
 
-} // namespace
+}  // namespace
 
 class P2pTraffic::Rank : public RankProgram {
-public:
-  Rank(World &world, uint32_t rank, const P2pConfig &config)
+ public:
+  Rank(World& world, uint32_t rank, const P2pConfig& config)
       : world_(world), rank_(rank), config_(config) {}
 
   absl::Status open_streams();
-  Stream *stream(uint32_t peer, uint32_t cable);
+  Stream* stream(uint32_t peer, uint32_t cable);
   absl::Status start();
 
   Progress step() override;
   std::string outstanding() const override;
-  const P2pStats &stats() const { return stats_; }
+  const P2pStats& stats() const { return stats_; }
 
-private:
-  Frame send_frame(const Stream &s, uint32_t slot) const {
+ private:
+  Frame send_frame(const Stream& s, uint32_t slot) const {
     return *slab_->frame(s.slab_offset + uint64_t{slot} * config_.frame_bytes,
                          config_.frame_bytes);
   }
-  Frame recv_frame(const Stream &s, uint32_t slot) const {
+  Frame recv_frame(const Stream& s, uint32_t slot) const {
     return send_frame(s, kSlotsPerSide + slot);
   }
-  bool step_stream(Stream &s);
-  void on_send(Stream &s, const Completion &c);
-  void on_recv(Stream &s, const Completion &c, ReceiveChecker before);
-  void count_failure(const Completion &c);
+  bool step_stream(Stream& s);
+  void on_send(Stream& s, const Completion& c);
+  void on_recv(Stream& s, const Completion& c, ReceiveChecker before);
+  void count_failure(const Completion& c);
 
-  World &world_;
+  World& world_;
   uint32_t rank_;
   P2pConfig config_;
-  Slab *slab_ = nullptr;
+  Slab* slab_ = nullptr;
   std::vector<Stream> streams_;
   P2pStats stats_;
 };
 
 absl::Status P2pTraffic::Rank::open_streams() {
-  const Topology &topo = world_.options().topology;
+  const Topology& topo = world_.options().topology;
   for (uint32_t peer = 0; peer < topo.ranks(); ++peer) {
-    const std::vector<std::string> &devices = topo.devices(rank_, peer);
+    const std::vector<std::string>& devices = topo.devices(rank_, peer);
     for (uint32_t cable = 0; cable < devices.size(); ++cable) {
       absl::StatusOr<std::unique_ptr<Endpoint>> ep =
           world_.fabric(rank_).open(devices[cable], peer);
-      if (!ep.ok())
-        return ep.status();
+      if (!ep.ok()) return ep.status();
       Stream s;
       s.endpoint = *std::move(ep);
       s.pair = std::make_unique<CheckedPair>(*s.endpoint);
@@ -131,38 +129,34 @@ absl::Status P2pTraffic::Rank::open_streams() {
     }
   }
   stats_.streams = streams_.size();
-  if (streams_.empty())
-    return absl::OkStatus();
-  absl::StatusOr<Slab *> slab = world_.fabric(rank_).create_slab(
+  if (streams_.empty()) return absl::OkStatus();
+  absl::StatusOr<Slab*> slab = world_.fabric(rank_).create_slab(
       uint64_t{streams_.size()} * kSlotsPerStream * config_.frame_bytes);
-  if (!slab.ok())
-    return slab.status();
+  if (!slab.ok()) return slab.status();
   slab_ = *slab;
   return absl::OkStatus();
 }
 
-Stream *P2pTraffic::Rank::stream(uint32_t peer, uint32_t cable) {
-  for (Stream &s : streams_) {
-    if (s.peer == peer && s.cable == cable)
-      return &s;
+Stream* P2pTraffic::Rank::stream(uint32_t peer, uint32_t cable) {
+  for (Stream& s : streams_) {
+    if (s.peer == peer && s.cable == cable) return &s;
   }
   return nullptr;
 }
 
 absl::Status P2pTraffic::Rank::start() {
-  for (Stream &s : streams_) {
+  for (Stream& s : streams_) {
     s.last_recv_ns = world_.clock().now_ns();
     for (uint32_t slot = 0; slot < kSlotsPerSide; ++slot) {
       absl::Status st = s.pair->post_recv(WorkId{WorkKind::kRecv, s.peer, slot},
                                           recv_frame(s, slot));
-      if (!st.ok())
-        return st;
+      if (!st.ok()) return st;
     }
   }
   return absl::OkStatus();
 }
 
-void P2pTraffic::Rank::count_failure(const Completion &c) {
+void P2pTraffic::Rank::count_failure(const Completion& c) {
   if (c.status == WcStatus::kWrFlushErr) {
     ++stats_.flushed;
   } else {
@@ -170,22 +164,20 @@ void P2pTraffic::Rank::count_failure(const Completion &c) {
   }
 }
 
-void P2pTraffic::Rank::on_send(Stream &s, const Completion &c) {
+void P2pTraffic::Rank::on_send(Stream& s, const Completion& c) {
   s.free_send_slots.push_back(c.id.slot);
   if (c.ok()) {
     ++stats_.sends_completed;
     return;
   }
   count_failure(c);
-  if (!s.send_failed)
-    ++stats_.failed_streams;
+  if (!s.send_failed) ++stats_.failed_streams;
   s.send_failed = true;
 }
 
-void P2pTraffic::Rank::on_recv(Stream &s, const Completion &c,
+void P2pTraffic::Rank::on_recv(Stream& s, const Completion& c,
                                ReceiveChecker before) {
-  if (s.recv_done)
-    return; // gave up on this stream already
+  if (s.recv_done) return;  // gave up on this stream already
   s.last_recv_ns = world_.clock().now_ns();
   if (!c.ok()) {
     count_failure(c);
@@ -194,24 +186,24 @@ void P2pTraffic::Rank::on_recv(Stream &s, const Completion &c,
   }
   const SequenceCheck check = before.check(c.immediate);
   switch (check.kind) {
-  case SequenceClass::kGap:
-    ++stats_.gaps;
-    stats_.lost += check.lost;
-    [[fallthrough]];
-  case SequenceClass::kExpected:
-    ++stats_.received;
-    if (!frame_matches(recv_frame(s, c.id.slot), c.byte_len, s.peer, rank_,
-                       s.cable, c.immediate) ||
-        c.byte_len != config_.frame_bytes) {
-      ++stats_.corrupt;
-    }
-    break;
-  case SequenceClass::kReordered:
-    ++stats_.reordered;
-    break;
-  case SequenceClass::kOld:
-    ++stats_.duplicates;
-    break;
+    case SequenceClass::kGap:
+      ++stats_.gaps;
+      stats_.lost += check.lost;
+      [[fallthrough]];
+    case SequenceClass::kExpected:
+      ++stats_.received;
+      if (!frame_matches(recv_frame(s, c.id.slot), c.byte_len, s.peer, rank_,
+                         s.cable, c.immediate) ||
+          c.byte_len != config_.frame_bytes) {
+        ++stats_.corrupt;
+      }
+      break;
+    case SequenceClass::kReordered:
+      ++stats_.reordered;
+      break;
+    case SequenceClass::kOld:
+      ++stats_.duplicates;
+      break;
   }
   if (s.pair->receive_checker().expected() == config_.frames_per_pair) {
     s.recv_done = true;
@@ -220,15 +212,14 @@ void P2pTraffic::Rank::on_recv(Stream &s, const Completion &c,
   (void)s.pair->post_recv(c.id, recv_frame(s, c.id.slot));
 }
 
-bool P2pTraffic::Rank::step_stream(Stream &s) {
+bool P2pTraffic::Rank::step_stream(Stream& s) {
   bool advanced = false;
   while (true) {
     Completion c;
     size_t good = 0;
     const ReceiveChecker before = s.pair->receive_checker();
     absl::Status st = s.pair->poll(std::span<Completion>(&c, 1), &good);
-    if (st.ok() && good == 0)
-      break;
+    if (st.ok() && good == 0) break;
     advanced = true;
     if (c.id.kind == WorkKind::kSend) {
       on_send(s, c);
@@ -267,27 +258,23 @@ Progress P2pTraffic::Rank::step() {
   bool advanced = false;
   bool all_done = true;
   TimeNs wake = kNeverNs;
-  for (Stream &s : streams_) {
-    if (s.done(config_.frames_per_pair))
-      continue;
+  for (Stream& s : streams_) {
+    if (s.done(config_.frames_per_pair)) continue;
     advanced |= step_stream(s);
-    if (s.done(config_.frames_per_pair))
-      continue;
+    if (s.done(config_.frames_per_pair)) continue;
     all_done = false;
     if (!s.recv_done && !s.recv_failed) {
       wake = std::min(wake, s.last_recv_ns + config_.idle_timeout_ns);
     }
   }
-  if (all_done)
-    return Progress::done();
+  if (all_done) return Progress::done();
   return advanced ? Progress::advanced() : Progress::waiting(wake);
 }
 
 std::string P2pTraffic::Rank::outstanding() const {
   std::string out;
-  for (const Stream &s : streams_) {
-    if (s.done(config_.frames_per_pair))
-      continue;
+  for (const Stream& s : streams_) {
+    if (s.done(config_.frames_per_pair)) continue;
     absl::StrAppendFormat(
         &out,
         "[stream to rank %u cable %u: %u of %u sends posted, %u "
@@ -300,8 +287,8 @@ std::string P2pTraffic::Rank::outstanding() const {
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<P2pTraffic>>
-P2pTraffic::create(World &world, const P2pConfig &config) {
+absl::StatusOr<std::unique_ptr<P2pTraffic>> P2pTraffic::create(
+    World& world, const P2pConfig& config) {
   auto traffic = std::unique_ptr<P2pTraffic>(new P2pTraffic());
   for (uint32_t r = 0; r < world.ranks(); ++r) {
     traffic->ranks_.push_back(std::make_unique<Rank>(world, r, config));
@@ -311,11 +298,11 @@ P2pTraffic::create(World &world, const P2pConfig &config) {
   // The in-process bootstrap: hand each endpoint its counterpart's
   // destination.
   for (uint32_t r = 0; r < world.ranks(); ++r) {
-    const Topology &topo = world.options().topology;
+    const Topology& topo = world.options().topology;
     for (uint32_t peer = 0; peer < topo.ranks(); ++peer) {
       for (uint32_t cable = 0; cable < topo.devices(r, peer).size(); ++cable) {
-        Stream *mine = traffic->ranks_[r]->stream(peer, cable);
-        Stream *theirs = traffic->ranks_[peer]->stream(r, cable);
+        Stream* mine = traffic->ranks_[r]->stream(peer, cable);
+        Stream* theirs = traffic->ranks_[peer]->stream(r, cable);
         if (theirs == nullptr) {
           return absl::InvalidArgumentError(
               absl::StrFormat("rank %u has cable %u to rank %u but rank %u has "
@@ -324,33 +311,29 @@ P2pTraffic::create(World &world, const P2pConfig &config) {
                               r, cable, peer, peer, cable));
         }
         absl::StatusOr<Destination> d = theirs->endpoint->destination();
-        if (!d.ok())
-          return d.status();
-        if (absl::Status s = mine->endpoint->connect(*d); !s.ok())
-          return s;
+        if (!d.ok()) return d.status();
+        if (absl::Status s = mine->endpoint->connect(*d); !s.ok()) return s;
       }
     }
   }
-  for (auto &rank : traffic->ranks_) {
-    if (absl::Status s = rank->start(); !s.ok())
-      return s;
+  for (auto& rank : traffic->ranks_) {
+    if (absl::Status s = rank->start(); !s.ok()) return s;
   }
   return traffic;
 }
 
 P2pTraffic::~P2pTraffic() = default;
 
-std::vector<RankProgram *> P2pTraffic::programs() {
-  std::vector<RankProgram *> out;
-  for (auto &r : ranks_)
-    out.push_back(r.get());
+std::vector<RankProgram*> P2pTraffic::programs() {
+  std::vector<RankProgram*> out;
+  for (auto& r : ranks_) out.push_back(r.get());
   return out;
 }
 
 P2pStats P2pTraffic::stats() const {
   P2pStats total;
-  for (const auto &r : ranks_) {
-    const P2pStats &s = r->stats();
+  for (const auto& r : ranks_) {
+    const P2pStats& s = r->stats();
     total.streams += s.streams;
     total.sends_completed += s.sends_completed;
     total.received += s.received;
@@ -367,4 +350,4 @@ P2pStats P2pTraffic::stats() const {
   return total;
 }
 
-} // namespace weft::sim::cli
+}  // namespace weft::sim::cli

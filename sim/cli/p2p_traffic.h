@@ -29,35 +29,35 @@ struct P2pConfig {
 struct P2pStats {
   uint64_t streams = 0;
   uint64_t sends_completed = 0;
-  uint64_t received = 0;   // in sequence or after a gap: used as data
-  uint64_t gaps = 0;       // times a receiver saw a jump ahead
-  uint64_t lost = 0;       // frames skipped over by those jumps
-  uint64_t duplicates = 0; // old sequence numbers seen again
-  uint64_t reordered = 0;  // late frames from behind the window
-  uint64_t corrupt = 0;    // content did not match its sequence number
+  uint64_t received = 0;    // in sequence or after a gap: used as data
+  uint64_t gaps = 0;        // times a receiver saw a jump ahead
+  uint64_t lost = 0;        // frames skipped over by those jumps
+  uint64_t duplicates = 0;  // old sequence numbers seen again
+  uint64_t reordered = 0;   // late frames from behind the window
+  uint64_t corrupt = 0;     // content did not match its sequence number
   uint64_t error_completions = 0;
   uint64_t flushed = 0;
-  uint64_t missing = 0; // never arrived before the idle timeout
+  uint64_t missing = 0;  // never arrived before the idle timeout
   uint64_t failed_streams = 0;
 };
 
 // One RankProgram per rank, wired up: endpoints opened, destinations
 // exchanged and connected, receives posted.
 class P2pTraffic {
-public:
-  static absl::StatusOr<std::unique_ptr<P2pTraffic>>
-  create(World &world, const P2pConfig &config);
+ public:
+  static absl::StatusOr<std::unique_ptr<P2pTraffic>> create(
+      World& world, const P2pConfig& config);
   ~P2pTraffic();
 
-  std::vector<RankProgram *> programs();
+  std::vector<RankProgram*> programs();
   P2pStats stats() const;
 
-private:
+ private:
   class Rank;
   P2pTraffic() = default;
   std::vector<std::unique_ptr<Rank>> ranks_;
 };
 
-} // namespace weft::sim::cli
+}  // namespace weft::sim::cli
 
-#endif // WEFT_SIM_CLI_P2P_TRAFFIC_H_
+#endif  // WEFT_SIM_CLI_P2P_TRAFFIC_H_

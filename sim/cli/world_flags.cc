@@ -51,30 +51,27 @@ ABSL_FLAG(std::string, trace, "",
 namespace weft::sim::cli {
 namespace {
 
-constexpr uint64_t kMaxTimeLimitMs = 86'400'000; // one day of virtual time
+constexpr uint64_t kMaxTimeLimitMs = 86'400'000;  // one day of virtual time
 
-absl::Status flag_error(std::string_view flag, const absl::Status &s) {
+absl::Status flag_error(std::string_view flag, const absl::Status& s) {
   return absl::InvalidArgumentError(
       absl::StrCat("--", to_absl(flag), ": ", s.message()));
 }
 
-absl::StatusOr<Topology> topology_from_flags(std::string *name) {
+absl::StatusOr<Topology> topology_from_flags(std::string* name) {
   const std::string devices = absl::GetFlag(FLAGS_devices);
   if (!devices.empty()) {
     *name = devices;
     absl::StatusOr<Topology> t = Topology::load_json_file(devices);
-    if (!t.ok())
-      return flag_error("devices", t.status());
+    if (!t.ok()) return flag_error("devices", t.status());
     return t;
   }
   absl::StatusOr<uint64_t> ranks =
       parse_uint("ranks", absl::GetFlag(FLAGS_ranks), 1, Topology::kMaxRanks);
-  if (!ranks.ok())
-    return ranks.status();
+  if (!ranks.ok()) return ranks.status();
   absl::StatusOr<uint64_t> cables = parse_uint(
       "cables", absl::GetFlag(FLAGS_cables), 1, Topology::kMaxCables);
-  if (!cables.ok())
-    return cables.status();
+  if (!cables.ok()) return cables.status();
   *name = absl::GetFlag(FLAGS_topology);
   absl::StatusOr<Topology> t;
   if (*name == "mesh") {
@@ -87,8 +84,7 @@ absl::StatusOr<Topology> topology_from_flags(std::string *name) {
     return absl::InvalidArgumentError(
         absl::StrCat("--topology=", *name, " is neither mesh nor ring"));
   }
-  if (!t.ok())
-    return flag_error("ranks", t.status());
+  if (!t.ok()) return flag_error("ranks", t.status());
   return t;
 }
 
@@ -96,43 +92,37 @@ absl::StatusOr<FaultPlan> faults_from_flags() {
   FaultPlan plan;
   if (const std::string path = absl::GetFlag(FLAGS_faults); !path.empty()) {
     absl::StatusOr<FaultPlan> loaded = FaultPlan::load_file(path);
-    if (!loaded.ok())
-      return flag_error("faults", loaded.status());
+    if (!loaded.ok()) return flag_error("faults", loaded.status());
     plan = *std::move(loaded);
   }
-  const std::pair<const char *,
-                  std::pair<const absl::Flag<std::string> *, double *>>
+  const std::pair<const char*,
+                  std::pair<const absl::Flag<std::string>*, double*>>
       rates[] = {{"loss", {&FLAGS_loss, &plan.rates.loss}},
                  {"duplicate", {&FLAGS_duplicate, &plan.rates.duplicate}},
                  {"reorder", {&FLAGS_reorder, &plan.rates.reorder}},
                  {"error", {&FLAGS_error, &plan.rates.error_completion}}};
-  for (const auto &[name, flag_and_rate] : rates) {
+  for (const auto& [name, flag_and_rate] : rates) {
     const std::string text = absl::GetFlag(*flag_and_rate.first);
     absl::StatusOr<double> rate = FaultRates::parse_rate(name, text);
-    if (!rate.ok())
-      return flag_error(name, rate.status());
-    if (*rate > 0 || text != "0")
-      *flag_and_rate.second = *rate;
+    if (!rate.ok()) return flag_error(name, rate.status());
+    if (*rate > 0 || text != "0") *flag_and_rate.second = *rate;
   }
   return plan;
 }
 
-} // namespace
+}  // namespace
 
 absl::StatusOr<WorldFlags> world_flags() {
   WorldFlags out;
   absl::StatusOr<Topology> topology = topology_from_flags(&out.topology_name);
-  if (!topology.ok())
-    return topology.status();
+  if (!topology.ok()) return topology.status();
   out.options.topology = *std::move(topology);
   out.link_name = absl::GetFlag(FLAGS_link);
   absl::StatusOr<LinkModel> link = LinkModel::parse(out.link_name);
-  if (!link.ok())
-    return flag_error("link", link.status());
+  if (!link.ok()) return flag_error("link", link.status());
   out.options.link = *link;
   absl::StatusOr<FaultPlan> faults = faults_from_flags();
-  if (!faults.ok())
-    return faults.status();
+  if (!faults.ok()) return faults.status();
   if (absl::Status s = faults->check_ranks(out.options.topology.ranks());
       !s.ok()) {
     return flag_error("faults", s);
@@ -140,13 +130,11 @@ absl::StatusOr<WorldFlags> world_flags() {
   out.options.faults = *std::move(faults);
   absl::StatusOr<uint64_t> seed =
       parse_uint("seed", absl::GetFlag(FLAGS_seed), 0, ~uint64_t{0});
-  if (!seed.ok())
-    return seed.status();
+  if (!seed.ok()) return seed.status();
   out.options.seed = *seed;
   absl::StatusOr<uint64_t> limit_ms = parse_uint(
       "time_limit_ms", absl::GetFlag(FLAGS_time_limit_ms), 1, kMaxTimeLimitMs);
-  if (!limit_ms.ok())
-    return limit_ms.status();
+  if (!limit_ms.ok()) return limit_ms.status();
   out.options.time_limit_ns = static_cast<TimeNs>(*limit_ms) * kNsPerMs;
   out.options.apple_limits = absl::GetFlag(FLAGS_apple_limits);
   out.trace_path = absl::GetFlag(FLAGS_trace);
@@ -154,4 +142,4 @@ absl::StatusOr<WorldFlags> world_flags() {
   return out;
 }
 
-} // namespace weft::sim::cli
+}  // namespace weft::sim::cli

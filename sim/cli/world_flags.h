@@ -14,14 +14,14 @@ namespace weft::sim::cli {
 
 struct WorldFlags {
   WorldOptions options;
-  std::string topology_name; // "mesh", "ring" or the device JSON path
-  std::string link_name;     // as given to --link
-  std::string trace_path;    // empty: no trace file
+  std::string topology_name;  // "mesh", "ring" or the device JSON path
+  std::string link_name;      // as given to --link
+  std::string trace_path;     // empty: no trace file
 };
 
 // Reads and validates the shared flags (after absl::ParseCommandLine).
 absl::StatusOr<WorldFlags> world_flags();
 
-} // namespace weft::sim::cli
+}  // namespace weft::sim::cli
 
-#endif // WEFT_SIM_CLI_WORLD_FLAGS_H_
+#endif  // WEFT_SIM_CLI_WORLD_FLAGS_H_

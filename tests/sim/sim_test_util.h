@@ -12,8 +12,8 @@
 
 #include "fabric/completion.h"
 #include "fabric/endpoint.h"
-#include "sim/world.h"
 #include "gtest/gtest.h"
+#include "sim/world.h"
 
 namespace weft::sim::testing {
 
@@ -22,10 +22,10 @@ inline constexpr uint64_t kSlabBytes = 1 << 20;
 // Two ranks, one cable each way, endpoints connected.
 struct Pair {
   std::unique_ptr<World> world;
-  std::unique_ptr<Endpoint> a; // rank 0 -> 1
-  std::unique_ptr<Endpoint> b; // rank 1 -> 0
-  Slab *slab_a = nullptr;
-  Slab *slab_b = nullptr;
+  std::unique_ptr<Endpoint> a;  // rank 0 -> 1
+  std::unique_ptr<Endpoint> b;  // rank 1 -> 0
+  Slab* slab_a = nullptr;
+  Slab* slab_b = nullptr;
 
   Frame frame_a(uint64_t offset, uint32_t bytes) const {
     return *slab_a->frame(offset, bytes);
@@ -47,7 +47,7 @@ inline Pair make_pair(WorldOptions options) {
   auto world = World::create(std::move(options));
   EXPECT_TRUE(world.ok()) << world.status();
   p.world = *std::move(world);
-  const Topology &topo = p.world->options().topology;
+  const Topology& topo = p.world->options().topology;
   auto a = p.world->fabric(0).open(topo.devices(0, 1)[0], 1);
   auto b = p.world->fabric(1).open(topo.devices(1, 0)[0], 0);
   EXPECT_TRUE(a.ok() && b.ok());
@@ -67,7 +67,7 @@ inline WorkId recv_id(uint32_t peer, uint32_t slot) {
   return WorkId{WorkKind::kRecv, peer, slot};
 }
 
-inline std::vector<Completion> poll_all(Endpoint &ep) {
+inline std::vector<Completion> poll_all(Endpoint& ep) {
   std::vector<Completion> out(Endpoint::kMaxPollBatch);
   auto n = ep.poll(out);
   EXPECT_TRUE(n.ok());
@@ -76,18 +76,18 @@ inline std::vector<Completion> poll_all(Endpoint &ep) {
 }
 
 class FnProgram : public RankProgram {
-public:
+ public:
   explicit FnProgram(std::function<Progress()> step,
                      std::string outstanding = "")
       : step_(std::move(step)), outstanding_(std::move(outstanding)) {}
   Progress step() override { return step_(); }
   std::string outstanding() const override { return outstanding_; }
 
-private:
+ private:
   std::function<Progress()> step_;
   std::string outstanding_;
 };
 
-} // namespace weft::sim::testing
+}  // namespace weft::sim::testing
 
-#endif // WEFT_TESTS_SIM_SIM_TEST_UTIL_H_
+#endif  // WEFT_TESTS_SIM_SIM_TEST_UTIL_H_

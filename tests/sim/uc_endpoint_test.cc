@@ -4,10 +4,10 @@
 // connect validation.
 #include <cstring>
 
-#include "sim/world.h"
-#include "tests/sim/sim_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/world.h"
+#include "tests/sim/sim_test_util.h"
 
 namespace weft::sim {
 namespace {
@@ -60,7 +60,7 @@ TEST(UcEndpoint, BytesAreCopiedAtDeparture) {
   ASSERT_TRUE(p.a->post_send(send_id(1, 0), out, 64, 0).ok());
   p.world->advance_to(p.world->options().link.serialisation_ns(64));
   ASSERT_EQ(poll_all(*p.a).size(), 1u);
-  std::memset(out.data(), 0x22, 64); // reuse after the send completion
+  std::memset(out.data(), 0x22, 64);  // reuse after the send completion
   p.world->run_until_idle();
   ASSERT_EQ(poll_all(*p.b).size(), 1u);
   for (uint32_t i = 0; i < 64; ++i)
@@ -73,7 +73,7 @@ TEST(UcEndpoint, ArrivalWithoutReceiveIsDroppedSilently) {
   p.world->run_until_idle();
   auto sent = poll_all(*p.a);
   ASSERT_EQ(sent.size(), 1u);
-  EXPECT_TRUE(sent[0].ok()); // UC: the sender never learns
+  EXPECT_TRUE(sent[0].ok());  // UC: the sender never learns
   EXPECT_TRUE(poll_all(*p.b).empty());
   EXPECT_EQ(p.world->counters().dropped_no_receive, 1u);
   EXPECT_EQ(p.world->counters().frames_delivered, 0u);
@@ -176,7 +176,7 @@ TEST(UcEndpoint, ConnectValidatesTheDestination) {
   auto world = *World::create(two_rank_options());
   auto a = *world->fabric(0).open("sim_0_1_0", 1);
   auto b = *world->fabric(1).open("sim_1_0_0", 0);
-  Slab *slab = *world->fabric(0).create_slab(4096);
+  Slab* slab = *world->fabric(0).create_slab(4096);
   // Not connected yet: no sends.
   EXPECT_EQ(a->post_send(send_id(1, 0), *slab->frame(0, 8), 8, 0).code(),
             absl::StatusCode::kFailedPrecondition);
@@ -185,7 +185,7 @@ TEST(UcEndpoint, ConnectValidatesTheDestination) {
   absl::Status s = a->connect(bogus);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(s.message()), HasSubstr("qpn 4242"));
-  s = a->connect(*a->destination()); // our own queue pair
+  s = a->connect(*a->destination());  // our own queue pair
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("belongs to rank 0"));
   Destination wrong_gid = *b->destination();
@@ -219,21 +219,21 @@ TEST(UcEndpoint, OpenNamesTheDevicesThatJoinThePair) {
   EXPECT_EQ(ep.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(ep.status().message()), HasSubstr("sim_0_1_0"));
   EXPECT_THAT(std::string(ep.status().message()), HasSubstr("rank 0"));
-  ep = world->fabric(0).open("sim_0_2_0", 2); // not neighbours in a ring
+  ep = world->fabric(0).open("sim_0_2_0", 2);  // not neighbours in a ring
   ASSERT_FALSE(ep.ok());
   EXPECT_THAT(std::string(ep.status().message()), HasSubstr("no cable joins"));
-  EXPECT_FALSE(world->fabric(0).open("sim_0_1_0", 0).ok()); // itself
-  EXPECT_FALSE(world->fabric(0).open("sim_0_1_0", 9).ok()); // no such rank
+  EXPECT_FALSE(world->fabric(0).open("sim_0_1_0", 0).ok());  // itself
+  EXPECT_FALSE(world->fabric(0).open("sim_0_1_0", 9).ok());  // no such rank
 }
 
 TEST(UcEndpoint, FabricBasics) {
   auto world = *World::create(two_rank_options());
-  Fabric &f = world->fabric(1);
+  Fabric& f = world->fabric(1);
   EXPECT_EQ(f.kind(), "sim");
   EXPECT_EQ(f.rank(), 1u);
   EXPECT_EQ(&f.clock(), &world->clock());
   EXPECT_EQ(f.clock().now_ns(), 0);
 }
 
-} // namespace
-} // namespace weft::sim
+}  // namespace
+}  // namespace weft::sim

@@ -1,0 +1,135 @@
+// FaultPlan's text form: every line kind, round-trips, and bad input that
+// names the line and what is wrong.
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/faults.h"
+
+namespace weft::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kEveryKind = R"(# a plan with one of everything
+rates loss=0.01 duplicate=0.001 reorder=0.001 error=0.0005
+drop from=1 to=2 frame=3
+duplicate from=1 to=2 frame=5   # trailing comment
+delay from=0 to=1 frame=2 by_ns=5000
+error from=1 to=2 frame=4 status=IBV_WC_REM_OP_ERR side=recv
+error from=2 to=1 frame=1 status=loc_qp_op_err side=send
+qp_error rank=1 peer=2 at_ns=40000
+crash rank=3 at_ns=40000
+
+link_down from=0 to=1 at_ns=1000
+stall rank=2 at_ns=1000 for_ns=50000
+)";
+
+TEST(FaultPlan, ParsesEveryKind) {
+  absl::StatusOr<FaultPlan> plan = FaultPlan::parse(kEveryKind);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->rates.loss, 0.01);
+  EXPECT_EQ(plan->rates.duplicate, 0.001);
+  EXPECT_EQ(plan->rates.reorder, 0.001);
+  EXPECT_EQ(plan->rates.error_completion, 0.0005);
+  ASSERT_EQ(plan->script.size(), 9u);
+  const auto& s = plan->script;
+  EXPECT_EQ(s[0].kind, FaultKind::kDrop);
+  EXPECT_EQ(s[0].rank, 1u);
+  EXPECT_EQ(s[0].peer, 2u);
+  EXPECT_EQ(s[0].frame, 3u);
+  EXPECT_EQ(s[1].kind, FaultKind::kDuplicate);
+  EXPECT_EQ(s[2].kind, FaultKind::kDelay);
+  EXPECT_EQ(s[2].duration_ns, 5000);
+  EXPECT_EQ(s[3].kind, FaultKind::kError);
+  EXPECT_EQ(s[3].status, WcStatus::kRemOpErr);
+  EXPECT_EQ(s[3].side, FaultSide::kRecv);
+  EXPECT_EQ(s[4].status, WcStatus::kLocQpOpErr);
+  EXPECT_EQ(s[4].side, FaultSide::kSend);
+  EXPECT_EQ(s[5].kind, FaultKind::kQpError);
+  EXPECT_EQ(s[5].at_ns, 40000);
+  EXPECT_EQ(s[6].kind, FaultKind::kCrash);
+  EXPECT_EQ(s[6].rank, 3u);
+  EXPECT_EQ(s[7].kind, FaultKind::kLinkDown);
+  EXPECT_EQ(s[7].at_ns, 1000);
+  EXPECT_EQ(s[8].kind, FaultKind::kStall);
+  EXPECT_EQ(s[8].duration_ns, 50000);
+}
+
+TEST(FaultPlan, RoundTripsThroughText) {
+  const FaultPlan plan = *FaultPlan::parse(kEveryKind);
+  const std::string text = plan.to_text();
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "error from=1 to=2 frame=4 status=IBV_WC_REM_OP_ERR side=recv"));
+  EXPECT_THAT(text, HasSubstr("stall rank=2 at_ns=1000 for_ns=50000"));
+  absl::StatusOr<FaultPlan> again = FaultPlan::parse(text);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, plan);
+  EXPECT_EQ(FaultPlan::parse("")->to_text(), "");
+  EXPECT_TRUE(FaultPlan::parse("# nothing\n\n")->empty());
+}
+
+TEST(FaultPlan, BadLinesNameTheLineAndTheProblem) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"rates loss=-0.1", "line 1: loss rate -0.1 is outside 0..1"},
+      {"rates loss=2", "outside 0..1"},
+      {"rates loss=abc", "not a number"},
+      {"rates loss=nan", "not a number"},
+      {"rates loss=0.1 speed=3", "unknown key speed="},
+      {"rates loss=0.1\nrates loss=0.2", "line 2: rates given twice"},
+      {"explode rank=1", "unknown fault \"explode\""},
+      {"drop from=1 to=2", "missing frame="},
+      {"drop from=1 to=2 frame=0", "counted from 1"},
+      {"drop from=x to=2 frame=1", "from=x is not a rank"},
+      {"drop from=1 from=1 to=2 frame=1", "from given twice"},
+      {"drop from=1 to=2 frame=1 junk", "\"junk\" is not key=value"},
+      {"delay from=0 to=1 frame=2", "missing by_ns="},
+      {"delay from=0 to=1 frame=2 by_ns=-5", "by_ns=-5"},
+      {"error from=1 to=2 frame=4", "missing status="},
+      {"error from=1 to=2 frame=4 status=IBV_WC_BOGUS",
+       "not a verbs error status"},
+      {"error from=1 to=2 frame=4 status=IBV_WC_SUCCESS",
+       "not a verbs error status"},
+      {"error from=1 to=2 frame=4 status=IBV_WC_REM_OP_ERR side=both",
+       "neither send nor recv"},
+      {"crash rank=3", "missing at_ns="},
+      {"\n\nstall rank=2 at_ns=1", "line 3: missing for_ns="},
+  };
+  for (const auto& [text, expected] : cases) {
+    absl::StatusOr<FaultPlan> plan = FaultPlan::parse(text);
+    ASSERT_FALSE(plan.ok()) << text;
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(plan.status().message()), HasSubstr(expected))
+        << text;
+  }
+}
+
+TEST(FaultPlan, RanksAreCheckedAgainstTheWorld) {
+  const FaultPlan plan = *FaultPlan::parse("drop from=1 to=5 frame=1");
+  EXPECT_FALSE(plan.check_ranks(4).ok());
+  EXPECT_TRUE(plan.check_ranks(6).ok());
+  EXPECT_FALSE(
+      FaultPlan::parse("drop from=1 to=1 frame=1")->check_ranks(4).ok());
+  EXPECT_FALSE(FaultPlan::parse("crash rank=4 at_ns=1")->check_ranks(4).ok());
+}
+
+TEST(FaultRates, ValidateAndParse) {
+  EXPECT_TRUE(FaultRates{}.validate().ok());
+  EXPECT_FALSE((FaultRates{.loss = 1.5}).validate().ok());
+  EXPECT_FALSE((FaultRates{.error_completion = -0.1}).validate().ok());
+  EXPECT_EQ(*FaultRates::parse_rate("loss", "0.25"), 0.25);
+  EXPECT_EQ(*FaultRates::parse_rate("loss", "1"), 1.0);
+  EXPECT_FALSE(FaultRates::parse_rate("loss", "").ok());
+  EXPECT_FALSE(FaultRates::parse_rate("loss", "inf").ok());
+  EXPECT_THAT(
+      std::string(FaultRates::parse_rate("duplicate", "-1").status().message()),
+      HasSubstr("duplicate rate -1"));
+}
+
+TEST(FaultPlan, LoadFileReportsMissingFileAndBadContent) {
+  EXPECT_EQ(FaultPlan::load_file("/nonexistent/plan.txt").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace weft::sim
