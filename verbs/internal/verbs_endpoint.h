@@ -1,0 +1,85 @@
+// VerbsEndpoint: the Endpoint over one completion queue and one UC queue
+// pair on a DeviceDomain. Created in INIT; connect() moves it through RTR to
+// RTS. Sends are SEND_WITH_IMM, signalled, one SGE, immediate = big-endian
+// sequence number; all three data-path calls go through the context's
+// operation table, as the header's inline functions do.
+#ifndef WEFT_VERBS_INTERNAL_VERBS_ENDPOINT_H_
+#define WEFT_VERBS_INTERNAL_VERBS_ENDPOINT_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fabric/endpoint.h"
+#include "verbs/abi.h"
+#include "verbs/gid.h"
+#include "verbs/internal/device_domain.h"
+
+namespace weft::verbs::internal {
+
+// The fixed shape of every weft queue pair (MLX's values).
+inline constexpr int kCompletionQueueEntries = 64;
+inline constexpr uint32_t kPacketSequenceNumber = 7;
+inline constexpr abi::ibv_mtu kPathMtu = abi::IBV_MTU_1024;
+inline constexpr uint8_t kHopLimit = 1;
+
+class VerbsEndpoint final : public Endpoint {
+ public:
+  struct Setup {
+    DeviceDomain* domain = nullptr;
+    EndpointInfo info;
+    uint16_t lid = 0;  // our port's LID
+    GidEntry gid;      // our GID and the index it was found at
+  };
+
+  // Creates the completion queue and queue pair and moves the pair to INIT.
+  static absl::StatusOr<std::unique_ptr<VerbsEndpoint>> create(Setup setup);
+
+  ~VerbsEndpoint() override;
+
+  const EndpointInfo& info() const override { return setup_.info; }
+  absl::StatusOr<Destination> destination() const override;
+  absl::Status connect(const Destination& peer) override;
+  absl::Status post_recv(WorkId id, const Frame& frame) override;
+  absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
+                         uint32_t immediate) override;
+  absl::StatusOr<size_t> poll(std::span<Completion> out) override;
+
+ private:
+  struct PostedSend {
+    uint64_t wr_id;
+    uint32_t length;
+  };
+
+  explicit VerbsEndpoint(Setup setup);
+  ErrorPlace place(ErrorCause cause = ErrorCause::kUnknown) const;
+  const abi::ibv_context_ops& ops() const;
+  absl::Status create_queues();
+  // 0, or the errno of a failed ibv_modify_qp.
+  int modify(abi::ibv_qp_attr& attr, int mask);
+  absl::Status modify_error(const char* state, int err,
+                            std::string_view hint = {}) const;
+  absl::Status move_to_rtr(const Destination& peer);
+  absl::StatusOr<abi::ibv_sge> sge_for(const Frame& frame,
+                                       uint32_t length) const;
+  absl::Status check_post(WorkId id, WorkKind kind, uint32_t outstanding,
+                          uint32_t limit) const;
+  absl::Status post_error(const char* what, int rc, int saved_errno) const;
+  Completion to_completion(const abi::ibv_wc& wc, const WorkId& id);
+
+  Setup setup_;
+  abi::ibv_cq* cq_ = nullptr;
+  abi::ibv_qp* qp_ = nullptr;
+  bool connected_ = false;
+  uint32_t outstanding_sends_ = 0;
+  uint32_t outstanding_recvs_ = 0;
+  // Sends complete in posting order; their lengths, for the completions.
+  std::deque<PostedSend> posted_sends_;
+};
+
+}  // namespace weft::verbs::internal
+
+#endif  // WEFT_VERBS_INTERNAL_VERBS_ENDPOINT_H_

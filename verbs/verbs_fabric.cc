@@ -1,0 +1,189 @@
+#include "verbs/verbs_fabric.h"
+
+#include "absl/strings/str_format.h"
+#include "fabric/logging.h"
+#include "fabric/work_id.h"
+#include "verbs/device_info.h"
+#include "verbs/internal/device.h"
+#include "verbs/internal/device_domain.h"
+#include "verbs/internal/verbs_endpoint.h"
+#include "verbs/internal/verbs_error.h"
+
+namespace weft::verbs {
+
+using internal::DeviceDomain;
+using internal::fabric_error;
+using internal::OpenDevice;
+
+absl::StatusOr<std::unique_ptr<VerbsFabric>> VerbsFabric::open(
+    uint32_t rank, Options options) {
+  absl::StatusOr<const VerbsLibrary*> library =
+      VerbsLibrary::load(options.library);
+  if (!library.ok()) return library.status();
+  ErrorPlace place;
+  place.rank = rank;
+  auto devices = internal::DeviceList::get(**library, place);
+  if (!devices.ok()) return devices.status();
+  return std::unique_ptr<VerbsFabric>(
+      new VerbsFabric(rank, **library, std::move(*devices)));
+}
+
+VerbsFabric::VerbsFabric(uint32_t rank, const VerbsLibrary& library,
+                         std::unique_ptr<internal::DeviceList> devices)
+    : rank_(rank), library_(library), devices_(std::move(devices)) {}
+
+VerbsFabric::~VerbsFabric() {
+  while (!domains_.empty()) {
+    if (domains_.back()->endpoints() != 0) {
+      log(LogLevel::kError,
+          "rank %u, device %s: the fabric is destroyed while %d endpoints "
+          "still use it; destroy endpoints first",
+          rank_, domains_.back()->place().device, domains_.back()->endpoints());
+    }
+    domains_.pop_back();  // regions, protection domain, context
+  }
+  slabs_.clear();  // unmapped only once no region refers to them
+  devices_.reset();
+}
+
+ErrorPlace VerbsFabric::place(uint32_t peer, std::string_view device) const {
+  ErrorPlace p;
+  p.rank = rank_;
+  p.peer = peer;
+  p.device = std::string(device);
+  return p;
+}
+
+std::vector<std::string> VerbsFabric::device_names() const {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < devices_->size(); ++i) {
+    names.push_back(devices_->name(i));
+  }
+  return names;
+}
+
+DeviceDomain* VerbsFabric::find_domain(std::string_view device) const {
+  for (const auto& domain : domains_) {
+    if (domain->place().device == device) return domain.get();
+  }
+  return nullptr;
+}
+
+size_t VerbsFabric::memory_regions(std::string_view device) const {
+  const DeviceDomain* domain = find_domain(device);
+  return domain == nullptr ? 0 : domain->memory_regions();
+}
+
+absl::StatusOr<Slab*> VerbsFabric::create_slab(uint64_t bytes) {
+  if (slabs_.size() >= kMaxSlabs) {
+    return fabric_error(
+        absl::StatusCode::kResourceExhausted, place(kNoPeer, ""),
+        ErrorCause::kResource,
+        absl::StrFormat("a verbs fabric registers at most %u slabs (each is "
+                        "a memory region on every device, and Apple allows "
+                        "about 100 per device); use fewer, larger slabs",
+                        kMaxSlabs));
+  }
+  absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
+  if (!slab.ok()) return slab.status();
+  for (size_t i = 0; i < domains_.size(); ++i) {
+    absl::Status s = domains_[i]->register_slab(**slab);
+    if (!s.ok()) {
+      for (size_t j = 0; j < i; ++j)
+        domains_[j]->deregister_slab((*slab)->id());
+      return s;
+    }
+  }
+  slabs_.push_back(std::move(*slab));
+  return slabs_.back().get();
+}
+
+absl::Status VerbsFabric::check_peer(uint32_t peer,
+                                     std::string_view device) const {
+  if (peer == rank_ || peer > WorkId::kMaxPeer) {
+    return fabric_error(
+        absl::StatusCode::kInvalidArgument, place(peer, device),
+        ErrorCause::kBadInput,
+        absl::StrFormat("peer %u is not another rank (ranks are 0..%u and "
+                        "this is rank %u)",
+                        peer, WorkId::kMaxPeer, rank_));
+  }
+  if (devices_->find(device) == nullptr) {
+    return fabric_error(
+        absl::StatusCode::kNotFound, place(peer, device), ErrorCause::kBadInput,
+        absl::StrFormat("no RDMA device of that name; %s lists: %s; check "
+                        "the device JSON",
+                        library_.path(), devices_->names()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::pair<uint16_t, GidEntry>> VerbsFabric::ready_port(
+    const OpenDevice& device) const {
+  absl::StatusOr<abi::ibv_port_attr> port = device.query_port(kPort);
+  if (!port.ok()) return port.status();
+  if (absl::Status s = device.check_port_active(kPort, *port); !s.ok()) {
+    return s;
+  }
+  const std::vector<GidEntry> table = device.gid_table(kPort, *port);
+  std::optional<GidEntry> gid = choose_gid(table);
+  if (!gid.has_value()) {
+    return fabric_error(
+        absl::StatusCode::kFailedPrecondition, device.place(),
+        ErrorCause::kFabric,
+        absl::StrFormat("no usable GID on port %u (%u entries read): %s",
+                        static_cast<unsigned>(kPort), table.size(),
+                        no_usable_gid_remedy()));
+  }
+  if (gid->kind != GidKind::kIpv4Mapped) {
+    log(LogLevel::kWarning,
+        "rank %u, device %s: no IPv4-mapped GID, using link-local %s at "
+        "index %d; if peers cannot connect, give the Thunderbolt interface "
+        "an IPv4 address",
+        rank_, device.place().device, gid_text(gid->gid), gid->index);
+  }
+  return std::make_pair(port->lid, *gid);
+}
+
+absl::StatusOr<DeviceDomain*> VerbsFabric::adopt(
+    std::unique_ptr<OpenDevice> device) {
+  absl::StatusOr<std::unique_ptr<DeviceDomain>> domain =
+      DeviceDomain::create(std::move(device));
+  if (!domain.ok()) return domain.status();
+  for (const auto& slab : slabs_) {
+    if (absl::Status s = (*domain)->register_slab(*slab); !s.ok()) return s;
+  }
+  domains_.push_back(std::move(*domain));
+  return domains_.back().get();
+}
+
+absl::StatusOr<std::unique_ptr<Endpoint>> VerbsFabric::open(
+    std::string_view device, uint32_t peer) {
+  if (absl::Status s = check_peer(peer, device); !s.ok()) return s;
+  DeviceDomain* domain = find_domain(device);
+  std::unique_ptr<OpenDevice> fresh;
+  if (domain == nullptr) {
+    auto opened = OpenDevice::open(library_, devices_->find(device),
+                                   place(kNoPeer, device));
+    if (!opened.ok()) return opened.status();
+    fresh = std::move(*opened);
+  }
+  const OpenDevice& opened = domain != nullptr ? domain->device() : *fresh;
+  auto port = ready_port(opened);
+  if (!port.ok()) return port.status();
+  if (domain == nullptr) {
+    absl::StatusOr<DeviceDomain*> adopted = adopt(std::move(fresh));
+    if (!adopted.ok()) return adopted.status();
+    domain = *adopted;
+  }
+  internal::VerbsEndpoint::Setup setup;
+  setup.domain = domain;
+  setup.info = EndpointInfo{rank_, peer, std::string(device)};
+  setup.lid = port->first;
+  setup.gid = port->second;
+  auto endpoint = internal::VerbsEndpoint::create(std::move(setup));
+  if (!endpoint.ok()) return endpoint.status();
+  return std::unique_ptr<Endpoint>(std::move(*endpoint));
+}
+
+}  // namespace weft::verbs

@@ -1,0 +1,107 @@
+// VerbsFabric: weft's Fabric over the system RDMA library, the one that runs
+// on real Macs (Apple's librdma.dylib over Thunderbolt 5) and on Linux hosts
+// with RDMA hardware (libibverbs.so.1). Each device gets one context and one
+// protection domain, shared by every endpoint on it; each slab is registered
+// once per protection domain, so a device holds as many memory regions as
+// the fabric has slabs. Endpoints are UC queue pairs (see
+// verbs/internal/verbs_endpoint.h for their exact shape).
+//
+// Not thread-safe: one thread drives a fabric and its endpoints at a time.
+#ifndef WEFT_VERBS_VERBS_FABRIC_H_
+#define WEFT_VERBS_VERBS_FABRIC_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fabric/clock.h"
+#include "fabric/errors.h"
+#include "fabric/fabric.h"
+#include "verbs/gid.h"
+#include "verbs/loader.h"
+
+namespace weft::verbs {
+
+namespace internal {
+class DeviceDomain;
+class DeviceList;
+class OpenDevice;
+}  // namespace internal
+
+class VerbsFabric final : public Fabric {
+ public:
+  struct Options {
+    // The library to load; empty: $WEFT_VERBS_LIBRARY, else the system's.
+    std::string library;
+  };
+
+  // Most slabs one fabric registers. Each is one memory region on every
+  // device, and Apple allows about 100 regions per device.
+  static constexpr size_t kMaxSlabs = 64;
+
+  // Loads the library and lists its devices (kept until the fabric goes, so
+  // devices can be opened as endpoints need them). FailedPrecondition when
+  // the library is missing or lists no devices, saying what to do.
+  // Pass an Options value (or nothing), not `{}`: `{}` is ambiguous with the
+  // instance method open(device, peer).
+  static absl::StatusOr<std::unique_ptr<VerbsFabric>> open(
+      uint32_t rank, Options options = Options());
+
+  VerbsFabric(const VerbsFabric&) = delete;
+  VerbsFabric& operator=(const VerbsFabric&) = delete;
+  // REQUIRES: every endpoint of this fabric is destroyed.
+  ~VerbsFabric() override;
+
+  std::string_view kind() const override { return "verbs"; }
+  uint32_t rank() const override { return rank_; }
+  const Clock& clock() const override { return clock_; }
+
+  // Maps a slab and registers it with every device opened so far (devices
+  // opened later register it when they open). At most kMaxSlabs.
+  absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
+
+  // Opens a UC queue pair on `device` towards `peer`, in INIT. Port 1 is
+  // checked first (a port that is not ACTIVE is reported with its likely
+  // causes before anything is allocated), then the GID table (IPv4-mapped
+  // first, link-local as fallback), then the device's protection domain is
+  // allocated if this is its first endpoint, then the completion queue and
+  // queue pair.
+  absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
+                                                 uint32_t peer) override;
+
+  const VerbsLibrary& library() const { return library_; }
+  // The devices the library lists.
+  std::vector<std::string> device_names() const;
+  // Memory regions registered on `device` (0 when it is not open).
+  size_t memory_regions(std::string_view device) const;
+
+ private:
+  VerbsFabric(uint32_t rank, const VerbsLibrary& library,
+              std::unique_ptr<internal::DeviceList> devices);
+  ErrorPlace place(uint32_t peer, std::string_view device) const;
+  internal::DeviceDomain* find_domain(std::string_view device) const;
+  absl::Status check_peer(uint32_t peer, std::string_view device) const;
+  // The port's LID and the GID to connect with, once the port is ACTIVE.
+  absl::StatusOr<std::pair<uint16_t, GidEntry>> ready_port(
+      const internal::OpenDevice& device) const;
+  // Allocates the protection domain of a newly opened device and registers
+  // every slab with it.
+  absl::StatusOr<internal::DeviceDomain*> adopt(
+      std::unique_ptr<internal::OpenDevice> device);
+
+  const uint32_t rank_;
+  const VerbsLibrary& library_;
+  WallClock clock_;
+  std::unique_ptr<internal::DeviceList> devices_;
+  std::vector<std::unique_ptr<Slab>> slabs_;
+  // In creation order; destroyed in reverse.
+  std::vector<std::unique_ptr<internal::DeviceDomain>> domains_;
+};
+
+}  // namespace weft::verbs
+
+#endif  // WEFT_VERBS_VERBS_FABRIC_H_
