@@ -120,7 +120,8 @@ absl::StatusOr<Found<uint32_t>> read_rank(const EnvLookup& getenv) {
       "or start it with mpirun (OMPI_COMM_WORLD_RANK) or srun (SLURM_PROCID)");
 }
 
-absl::StatusOr<Topology> read_devices(const EnvLookup& getenv) {
+absl::StatusOr<Topology> read_devices(const EnvLookup& getenv,
+                                      const DeviceLoader& load_devices) {
   absl::StatusOr<std::optional<Found<std::string>>> path =
       read_aliases<std::string>(
           getenv, {"JACCL_IBV_DEVICES", "MLX_IBV_DEVICES"}, parse_path);
@@ -132,7 +133,7 @@ absl::StatusOr<Topology> read_devices(const EnvLookup& getenv) {
         "rank i to rank j");
   }
   const Found<std::string>& found = **path;
-  absl::StatusOr<Topology> devices = Topology::load_json_file(found.value);
+  absl::StatusOr<Topology> devices = load_devices(found.value);
   if (!devices.ok()) {
     return absl::Status(
         devices.status().code(),
@@ -184,10 +185,11 @@ absl::StatusOr<HostPort> parse_host_port(std::string_view text) {
 
 Topology single_rank_topology() { return *Topology::mesh(1); }
 
-absl::StatusOr<Config> Config::from_environment(const EnvLookup& getenv) {
+absl::StatusOr<Config> Config::from_environment(
+    const EnvLookup& getenv, const DeviceLoader& load_devices) {
   absl::StatusOr<Found<uint32_t>> rank = read_rank(getenv);
   if (!rank.ok()) return rank.status();
-  absl::StatusOr<Topology> devices = read_devices(getenv);
+  absl::StatusOr<Topology> devices = read_devices(getenv, load_devices);
   if (!devices.ok()) return devices.status();
   absl::StatusOr<std::optional<Found<std::string>>> coordinator =
       read_aliases<std::string>(getenv,

@@ -34,6 +34,9 @@ namespace weft {
 
 // Looks up an environment variable: nullptr when it is not set.
 using EnvLookup = std::function<const char*(const char*)>;
+// Reads and parses the device JSON at a path.
+using DeviceLoader =
+    std::function<absl::StatusOr<Topology>(const std::string& path)>;
 
 // A "host:port" split in two.
 struct HostPort {
@@ -66,11 +69,13 @@ struct Config {
   TimeNs exchange_timeout_ns = kDefaultExchangeTimeoutNs;
 
   // Reads the variables above through `getenv` (the process environment by
-  // default) and loads the device JSON; the result has passed validate().
-  // InvalidArgument names the variable, its value and what to set;
-  // NotFound when the device JSON file cannot be opened.
+  // default) and the device JSON through `load_devices` (from the file by
+  // default; a fuzzer or test may serve it from memory). The result has
+  // passed validate(). InvalidArgument names the variable, its value and
+  // what to set; NotFound when the device JSON file cannot be opened.
   static absl::StatusOr<Config> from_environment(
-      const EnvLookup& getenv = ::getenv);
+      const EnvLookup& getenv = ::getenv,
+      const DeviceLoader& load_devices = &Topology::load_json_file);
 
   // OK when the fields agree: 1 <= size <= Topology::kMaxRanks, rank < size,
   // devices has `size` ranks and the cabling the algorithm needs (each rank

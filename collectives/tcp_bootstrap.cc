@@ -100,6 +100,14 @@ absl::StatusOr<std::unique_ptr<TcpBootstrap>> TcpBootstrap::connect(
     return std::unique_ptr<TcpBootstrap>(new TcpBootstrap(0, 1, {}));
   }
   if (config.rank == 0) {
+    if (absl::StatusOr<HostPort> hp = parse_host_port(config.coordinator);
+        hp.ok() && hp->port == 0) {
+      return rank_error(absl::StatusCode::kInvalidArgument, 0, kNoPeer,
+                        ErrorCause::kBadInput,
+                        "coordinator port 0 would leave the other ranks "
+                        "unable to find rank 0: choose a port, or call "
+                        "listen() and tell them the port it picked");
+    }
     absl::StatusOr<Listener> listener = listen(config);
     if (!listener.ok()) return listener.status();
     return accept(*std::move(listener), config);

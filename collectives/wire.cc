@@ -1,6 +1,7 @@
 #include "collectives/wire.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "absl/strings/str_format.h"
 #include "fabric/topology.h"
@@ -191,6 +192,7 @@ std::vector<uint8_t> encode_welcome() {
 
 std::vector<uint8_t> encode_contribution(uint64_t round,
                                          std::span<const uint8_t> blob) {
+  assert(blob.size() <= Bootstrap::kMaxBlobBytes);
   Writer w(MessageType::kContribute, kRoundBytes + blob.size());
   w.u64(round);
   w.raw(blob);

@@ -291,6 +291,26 @@ TEST_F(ConfigFromEnvironment, RingCablingNeedsRingFlag) {
   EXPECT_TRUE(got->ring);
 }
 
+TEST_F(ConfigFromEnvironment, DeviceJsonFromAnyLoader) {
+  env_["JACCL_RANK"] = "1";
+  env_["JACCL_IBV_DEVICES"] = "/nowhere/devices.json";
+  env_["JACCL_COORDINATOR"] = "10.0.0.1:5000";
+  std::string asked_for;
+  absl::StatusOr<Config> c = Config::from_environment(
+      [this](const char* name) -> const char* {
+        auto it = env_.find(name);
+        return it == env_.end() ? nullptr : it->second.c_str();
+      },
+      [&asked_for](const std::string& path) {
+        asked_for = path;
+        return Topology::parse_json(kTwoCables);
+      });
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(asked_for, "/nowhere/devices.json");
+  EXPECT_EQ(c->size, 2u);
+  EXPECT_THAT(c->devices.devices(0, 1), ElementsAre("rdma_en2", "rdma_en5"));
+}
+
 Config valid_config() {
   Config c;
   c.rank = 1;

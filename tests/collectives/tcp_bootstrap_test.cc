@@ -732,6 +732,13 @@ TEST(TcpBootstrap, ListenIsForRankZero) {
   EXPECT_EQ(l.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(TcpBootstrap, ConnectAsRankZeroNeedsAFixedPort) {
+  absl::StatusOr<BootstrapPtr> b = TcpBootstrap::connect(config_for(0, 2, 0));
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message(b.status()), HasSubstr("port 0"));
+}
+
 TEST(TcpBootstrap, ListenOnLocalhostReportsTheBoundPort) {
   Config c = config_for(0, 2, 0);
   c.coordinator = "localhost:0";
