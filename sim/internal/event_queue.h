@@ -14,9 +14,9 @@
 namespace weft::sim::internal {
 
 enum class EventKind : uint8_t {
-  kDepart,   // index: qp number; arg: ticket of the send leaving
-  kArrive,   // index: in-flight message
-  kScripted, // index: fault plan entry; arg: 0 start, 1 end (stalls)
+  kDepart,    // index: link whose first queued send leaves
+  kArrive,    // index: in-flight message
+  kScripted,  // index: fault plan entry; arg: 0 start, 1 end (stalls)
 };
 
 struct Event {
@@ -28,10 +28,10 @@ struct Event {
 };
 
 class EventQueue {
-public:
+ public:
   void push(TimeNs time_ns, EventKind kind, uint32_t index, uint64_t arg = 0) {
     heap_.push_back(Event{time_ns, next_sequence_++, arg, index, kind});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
@@ -39,21 +39,24 @@ public:
   TimeNs next_time_ns() const { return heap_.front().time_ns; }
   // REQUIRES: !empty().
   Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     Event e = heap_.back();
     heap_.pop_back();
     return e;
   }
 
-private:
-  static bool later(const Event &a, const Event &b) {
-    return a.time_ns != b.time_ns ? a.time_ns > b.time_ns
-                                  : a.sequence > b.sequence;
-  }
+ private:
+  // A function object (not a function pointer) so the heap inlines it.
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time_ns != b.time_ns ? a.time_ns > b.time_ns
+                                    : a.sequence > b.sequence;
+    }
+  };
   std::vector<Event> heap_;
   uint64_t next_sequence_ = 0;
 };
 
-} // namespace weft::sim::internal
+}  // namespace weft::sim::internal
 
-#endif // WEFT_SIM_INTERNAL_EVENT_QUEUE_H_
+#endif  // WEFT_SIM_INTERNAL_EVENT_QUEUE_H_

@@ -10,24 +10,25 @@
 
 namespace weft::sim::internal {
 
-template <typename T, size_t N> class FixedRing {
-public:
+template <typename T, size_t N>
+class FixedRing {
+ public:
   static constexpr size_t kCapacity = N;
 
   bool empty() const { return size_ == 0; }
   bool full() const { return size_ == N; }
   size_t size() const { return size_; }
 
-  T &front() {
+  T& front() {
     assert(!empty());
     return items_[head_];
   }
-  const T &operator[](size_t i) const {
+  const T& operator[](size_t i) const {
     assert(i < size_);
     return items_[(head_ + i) % N];
   }
   // REQUIRES: !full().
-  void push_back(const T &item) {
+  void push_back(const T& item) {
     assert(!full());
     items_[(head_ + size_) % N] = item;
     ++size_;
@@ -39,12 +40,12 @@ public:
     --size_;
   }
 
-private:
+ private:
   std::array<T, N> items_{};
   size_t head_ = 0;
   size_t size_ = 0;
 };
 
-} // namespace weft::sim::internal
+}  // namespace weft::sim::internal
 
-#endif // WEFT_SIM_INTERNAL_FIXED_RING_H_
+#endif  // WEFT_SIM_INTERNAL_FIXED_RING_H_

@@ -14,7 +14,7 @@
 namespace weft::sim::internal {
 
 class PayloadPool {
-public:
+ public:
   // A buffer holding a copy of `bytes`, with one reference.
   uint32_t acquire(std::span<const std::byte> bytes) {
     uint32_t id;
@@ -25,24 +25,22 @@ public:
       id = free_.back();
       free_.pop_back();
     }
-    Buffer &b = buffers_[id];
+    Buffer& b = buffers_[id];
     b.bytes.resize(bytes.size());
-    if (!bytes.empty())
-      std::memcpy(b.bytes.data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(b.bytes.data(), bytes.data(), bytes.size());
     b.refs = 1;
     return id;
   }
   void add_ref(uint32_t id) { ++buffers_[id].refs; }
   void release(uint32_t id) {
     assert(buffers_[id].refs > 0);
-    if (--buffers_[id].refs == 0)
-      free_.push_back(id);
+    if (--buffers_[id].refs == 0) free_.push_back(id);
   }
   std::span<const std::byte> bytes(uint32_t id) const {
     return buffers_[id].bytes;
   }
 
-private:
+ private:
   struct Buffer {
     std::vector<std::byte> bytes;
     uint32_t refs = 0;
@@ -51,6 +49,6 @@ private:
   std::vector<uint32_t> free_;
 };
 
-} // namespace weft::sim::internal
+}  // namespace weft::sim::internal
 
-#endif // WEFT_SIM_INTERNAL_PAYLOAD_POOL_H_
+#endif  // WEFT_SIM_INTERNAL_PAYLOAD_POOL_H_

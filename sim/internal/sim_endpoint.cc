@@ -21,7 +21,7 @@ constexpr uint32_t kGidFieldMask = (1u << kGidFieldBits) - 1;
 Destination make_destination(uint32_t qp_num, uint32_t rank,
                              uint32_t device_index) {
   Destination d;
-  d.lid = 0; // RoCE-style: addressed by GID
+  d.lid = 0;  // RoCE-style: addressed by GID
   d.qp_num = qp_num;
   d.psn = (qp_num * kPsnMultiplier) & kPsnMask;
   const uint32_t host = ((rank & kGidFieldMask) << kGidFieldBits) |
@@ -44,23 +44,23 @@ Completion make_completion(WorkId id, WcStatus status, uint32_t bytes) {
   return c;
 }
 
-} // namespace
+}  // namespace
 
-const char *qp_state_name(QpState state) {
+const char* qp_state_name(QpState state) {
   switch (state) {
-  case QpState::kReset:
-    return "RESET";
-  case QpState::kInit:
-    return "INIT";
-  case QpState::kRts:
-    return "RTS";
-  case QpState::kError:
-    return "ERROR";
+    case QpState::kReset:
+      return "RESET";
+    case QpState::kInit:
+      return "INIT";
+    case QpState::kRts:
+      return "RTS";
+    case QpState::kError:
+      return "ERROR";
   }
   return "?";
 }
 
-SimEndpoint::SimEndpoint(WorldCore &core, SimFabric &fabric, uint32_t peer,
+SimEndpoint::SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer,
                          uint32_t cable, std::string device, uint32_t link,
                          uint32_t pair)
     : core_(core), fabric_(fabric), cable_(cable), link_(link), pair_(pair) {
@@ -85,14 +85,14 @@ absl::Status SimEndpoint::error(absl::StatusCode code,
   return make_error(code, place, message);
 }
 
-absl::Status SimEndpoint::connect(const Destination &peer) {
+absl::Status SimEndpoint::connect(const Destination& peer) {
   if (state_ != QpState::kInit) {
     return error(absl::StatusCode::kFailedPrecondition,
                  absl::StrFormat("connect() on qpn %u in state %s; an endpoint "
                                  "connects once, right after open()",
                                  self_.qp_num, qp_state_name(state_)));
   }
-  const SimEndpoint *remote = core_.endpoint(peer.qp_num);
+  const SimEndpoint* remote = core_.endpoint(peer.qp_num);
   if (remote == nullptr) {
     return error(absl::StatusCode::kNotFound,
                  absl::StrFormat("destination qpn %u does not exist (closed or "
@@ -101,13 +101,13 @@ absl::Status SimEndpoint::connect(const Destination &peer) {
   }
   if (remote->rank() != info_.peer || remote->peer() != info_.rank ||
       remote->cable() != cable_) {
-    return error(absl::StatusCode::kInvalidArgument,
-                 absl::StrFormat("destination qpn %u belongs to rank %u's "
-                                 "endpoint to rank %u on cable %u, not to rank "
-                                 "%u's endpoint to rank %u on cable %u",
-                                 peer.qp_num, remote->rank(), remote->peer(),
-                                 remote->cable(), info_.peer, info_.rank,
-                                 cable_));
+    return error(
+        absl::StatusCode::kInvalidArgument,
+        absl::StrFormat("destination qpn %u belongs to rank %u's "
+                        "endpoint to rank %u on cable %u, not to rank "
+                        "%u's endpoint to rank %u on cable %u",
+                        peer.qp_num, remote->rank(), remote->peer(),
+                        remote->cable(), info_.peer, info_.rank, cable_));
   }
   if (peer.gid != remote->self().gid) {
     return error(absl::StatusCode::kInvalidArgument,
@@ -129,7 +129,7 @@ absl::Status SimEndpoint::connect(const Destination &peer) {
   return absl::OkStatus();
 }
 
-absl::Status SimEndpoint::check_frame(const Frame &frame,
+absl::Status SimEndpoint::check_frame(const Frame& frame,
                                       std::string_view what) const {
   if (!fabric_.owns(frame)) {
     return error(absl::StatusCode::kInvalidArgument,
@@ -140,9 +140,8 @@ absl::Status SimEndpoint::check_frame(const Frame &frame,
   return absl::OkStatus();
 }
 
-absl::Status SimEndpoint::post_recv(WorkId id, const Frame &frame) {
-  if (absl::Status s = check_frame(frame, "receive"); !s.ok())
-    return s;
+absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
+  if (absl::Status s = check_frame(frame, "receive"); !s.ok()) return s;
   if (recvs_outstanding_ >= kMaxRecvs) {
     return error(absl::StatusCode::kResourceExhausted,
                  absl::StrFormat("%u receives already outstanding (the limit); "
@@ -169,7 +168,7 @@ absl::Status SimEndpoint::post_recv(WorkId id, const Frame &frame) {
   return absl::OkStatus();
 }
 
-absl::Status SimEndpoint::post_send(WorkId id, const Frame &frame,
+absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
                                     uint32_t length, uint32_t immediate) {
   if (state_ != QpState::kRts && state_ != QpState::kError) {
     return error(absl::StatusCode::kFailedPrecondition,
@@ -177,8 +176,7 @@ absl::Status SimEndpoint::post_send(WorkId id, const Frame &frame,
                                  "the endpoint first",
                                  self_.qp_num, qp_state_name(state_)));
   }
-  if (absl::Status s = check_frame(frame, "send"); !s.ok())
-    return s;
+  if (absl::Status s = check_frame(frame, "send"); !s.ok()) return s;
   if (length > frame.bytes()) {
     return error(absl::StatusCode::kInvalidArgument,
                  absl::StrFormat("send length %u exceeds its frame of %u bytes",
@@ -215,7 +213,7 @@ absl::Status SimEndpoint::post_send(WorkId id, const Frame &frame,
 absl::StatusOr<size_t> SimEndpoint::poll(std::span<Completion> out) {
   size_t n = 0;
   while (n < out.size() && !completions_.empty()) {
-    const Queued &q = completions_.front();
+    const Queued& q = completions_.front();
     out[n++] = q.completion;
     if (q.is_send) {
       --sends_outstanding_;
@@ -227,13 +225,13 @@ absl::StatusOr<size_t> SimEndpoint::poll(std::span<Completion> out) {
   return n;
 }
 
-void SimEndpoint::push_completion(const Completion &c, bool is_send) {
+void SimEndpoint::push_completion(const Completion& c, bool is_send) {
   completions_.push_back(Queued{c, is_send});
   core_.note_completion(*this, c);
 }
 
 void SimEndpoint::complete_front_send(WcStatus status) {
-  const PostedSend &s = sends_.front();
+  const PostedSend& s = sends_.front();
   push_completion(make_completion(s.id, status, s.length), true);
   sends_.pop_front();
 }
@@ -244,7 +242,7 @@ SimEndpoint::PostedRecv SimEndpoint::take_recv() {
   return r;
 }
 
-void SimEndpoint::complete_recv(const PostedRecv &recv, WcStatus status,
+void SimEndpoint::complete_recv(const PostedRecv& recv, WcStatus status,
                                 uint32_t bytes, uint32_t immediate) {
   Completion c = make_completion(recv.id, status, bytes);
   if (status == WcStatus::kSuccess) {
@@ -256,8 +254,7 @@ void SimEndpoint::complete_recv(const PostedRecv &recv, WcStatus status,
 
 void SimEndpoint::enter_error() {
   state_ = QpState::kError;
-  while (!sends_.empty())
-    complete_front_send(WcStatus::kWrFlushErr);
+  while (!sends_.empty()) complete_front_send(WcStatus::kWrFlushErr);
   while (!recvs_.empty())
     complete_recv(take_recv(), WcStatus::kWrFlushErr, 0, 0);
 }
@@ -273,4 +270,4 @@ std::string SimEndpoint::describe() const {
   return out;
 }
 
-} // namespace weft::sim::internal
+}  // namespace weft::sim::internal

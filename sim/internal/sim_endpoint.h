@@ -24,10 +24,10 @@ class SimFabric;
 namespace internal {
 
 enum class QpState : uint8_t { kReset, kInit, kRts, kError };
-const char *qp_state_name(QpState state);
+const char* qp_state_name(QpState state);
 
 class SimEndpoint final : public Endpoint {
-public:
+ public:
   struct PostedSend {
     WorkId id;
     Frame frame;
@@ -40,15 +40,15 @@ public:
     Frame frame;
   };
 
-  SimEndpoint(WorldCore &core, SimFabric &fabric, uint32_t peer, uint32_t cable,
+  SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer, uint32_t cable,
               std::string device, uint32_t link, uint32_t pair);
   ~SimEndpoint() override;
 
-  const EndpointInfo &info() const override { return info_; }
+  const EndpointInfo& info() const override { return info_; }
   absl::StatusOr<Destination> destination() const override { return self_; }
-  absl::Status connect(const Destination &peer) override;
-  absl::Status post_recv(WorkId id, const Frame &frame) override;
-  absl::Status post_send(WorkId id, const Frame &frame, uint32_t length,
+  absl::Status connect(const Destination& peer) override;
+  absl::Status post_recv(WorkId id, const Frame& frame) override;
+  absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
                          uint32_t immediate) override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
 
@@ -61,10 +61,10 @@ public:
   uint32_t pair() const { return pair_; }
   uint32_t remote_qp() const { return remote_qp_; }
   QpState state() const { return state_; }
-  const Destination &self() const { return self_; }
+  const Destination& self() const { return self_; }
 
   // The oldest send not yet departed, or nullptr.
-  const PostedSend *front_send() {
+  const PostedSend* front_send() {
     return sends_.empty() ? nullptr : &sends_.front();
   }
   // Completes the oldest send with `status` (success: it departed).
@@ -73,24 +73,24 @@ public:
   // Takes the oldest posted receive. REQUIRES: has_recv().
   PostedRecv take_recv();
   // Queues a receive completion.
-  void complete_recv(const PostedRecv &recv, WcStatus status, uint32_t bytes,
+  void complete_recv(const PostedRecv& recv, WcStatus status, uint32_t bytes,
                      uint32_t immediate);
   // Moves to the error state and flushes every posted work request.
   void enter_error();
   // "qpn 260 to peer 1 on sim_0_1_0: RTS, 2 sends and 1 receive posted, ..."
   std::string describe() const;
 
-private:
+ private:
   struct Queued {
     Completion completion;
     bool is_send = false;
   };
-  absl::Status check_frame(const Frame &frame, std::string_view what) const;
-  void push_completion(const Completion &c, bool is_send);
+  absl::Status check_frame(const Frame& frame, std::string_view what) const;
+  void push_completion(const Completion& c, bool is_send);
   absl::Status error(absl::StatusCode code, std::string_view message) const;
 
-  WorldCore &core_;
-  SimFabric &fabric_;
+  WorldCore& core_;
+  SimFabric& fabric_;
   EndpointInfo info_;
   Destination self_;
   uint32_t cable_;
@@ -99,14 +99,14 @@ private:
   uint32_t remote_qp_ = 0;
   QpState state_ = QpState::kInit;
   uint64_t next_ticket_ = 0;
-  uint32_t sends_outstanding_ = 0; // posted, completion not yet polled
+  uint32_t sends_outstanding_ = 0;  // posted, completion not yet polled
   uint32_t recvs_outstanding_ = 0;
   FixedRing<PostedSend, kMaxSends> sends_;
   FixedRing<PostedRecv, kMaxRecvs> recvs_;
   FixedRing<Queued, kMaxSends + kMaxRecvs> completions_;
 };
 
-} // namespace internal
-} // namespace weft::sim
+}  // namespace internal
+}  // namespace weft::sim
 
-#endif // WEFT_SIM_INTERNAL_SIM_ENDPOINT_H_
+#endif  // WEFT_SIM_INTERNAL_SIM_ENDPOINT_H_

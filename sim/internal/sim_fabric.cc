@@ -11,11 +11,11 @@
 
 namespace weft::sim {
 
-SimFabric::SimFabric(WorldCore &core, uint32_t rank)
+SimFabric::SimFabric(WorldCore& core, uint32_t rank)
     : core_(core), rank_(rank) {
-  const Topology &topo = core.options().topology;
+  const Topology& topo = core.options().topology;
   for (uint32_t peer = 0; peer < topo.ranks(); ++peer) {
-    for (const std::string &device : topo.devices(rank, peer)) {
+    for (const std::string& device : topo.devices(rank, peer)) {
       if (std::find(devices_.begin(), devices_.end(), device) ==
           devices_.end()) {
         devices_.push_back(device);
@@ -24,9 +24,9 @@ SimFabric::SimFabric(WorldCore &core, uint32_t rank)
   }
 }
 
-const Clock &SimFabric::clock() const { return core_.clock(); }
+const Clock& SimFabric::clock() const { return core_.clock(); }
 
-absl::StatusOr<Slab *> SimFabric::create_slab(uint64_t bytes) {
+absl::StatusOr<Slab*> SimFabric::create_slab(uint64_t bytes) {
   // Each slab is one memory region on every device of the rank.
   if (core_.options().apple_limits && !devices_.empty() &&
       slabs_.size() >= kAppleMaxMrsPerDevice) {
@@ -39,33 +39,31 @@ absl::StatusOr<Slab *> SimFabric::create_slab(uint64_t bytes) {
                         slabs_.size() + 1, kAppleMaxMrsPerDevice));
   }
   absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
-  if (!slab.ok())
-    return slab.status();
-  Slab *raw = slab->get();
+  if (!slab.ok()) return slab.status();
+  Slab* raw = slab->get();
   slabs_.push_back(*std::move(slab));
   slab_set_.insert(raw);
   return raw;
 }
 
-bool SimFabric::owns(const Frame &frame) const {
+bool SimFabric::owns(const Frame& frame) const {
   return frame.slab() != nullptr && slab_set_.contains(frame.slab()) &&
          frame.slab()->contains(frame);
 }
 
-uint32_t SimFabric::device_index(const std::string &device) const {
+uint32_t SimFabric::device_index(const std::string& device) const {
   auto it = std::find(devices_.begin(), devices_.end(), device);
   return static_cast<uint32_t>(it - devices_.begin());
 }
 
-void SimFabric::release_qp(const std::string &device) {
+void SimFabric::release_qp(const std::string& device) {
   auto it = qps_per_device_.find(device);
-  if (it != qps_per_device_.end() && it->second > 0)
-    --it->second;
+  if (it != qps_per_device_.end() && it->second > 0) --it->second;
 }
 
 absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
-                                   uint32_t *cable) const {
-  const Topology &topo = core_.options().topology;
+                                   uint32_t* cable) const {
+  const Topology& topo = core_.options().topology;
   ErrorPlace place{rank_, peer, std::string(device), ErrorCause::kBadInput};
   if (peer >= topo.ranks() || peer == rank_) {
     place.peer = kNoPeer;
@@ -75,7 +73,7 @@ absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
                                       "not connect to itself",
                                       peer, topo.ranks() - 1));
   }
-  const std::vector<std::string> &joining = topo.devices(rank_, peer);
+  const std::vector<std::string>& joining = topo.devices(rank_, peer);
   auto it = std::find(joining.begin(), joining.end(), device);
   if (it == joining.end()) {
     return make_error(
@@ -105,11 +103,10 @@ absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Endpoint>>
-SimFabric::open(std::string_view device, uint32_t peer) {
+absl::StatusOr<std::unique_ptr<Endpoint>> SimFabric::open(
+    std::string_view device, uint32_t peer) {
   uint32_t cable = 0;
-  if (absl::Status s = check_open(device, peer, &cable); !s.ok())
-    return s;
+  if (absl::Status s = check_open(device, peer, &cable); !s.ok()) return s;
   ++qps_per_device_[std::string(device)];
   const uint32_t link = core_.link_index(rank_, peer, cable);
   const uint32_t pair = core_.pair_index(rank_, peer);
@@ -117,4 +114,4 @@ SimFabric::open(std::string_view device, uint32_t peer) {
       core_, *this, peer, cable, std::string(device), link, pair));
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

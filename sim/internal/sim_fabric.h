@@ -19,35 +19,35 @@ namespace weft::sim {
 class WorldCore;
 
 class SimFabric final : public Fabric {
-public:
-  SimFabric(WorldCore &core, uint32_t rank);
+ public:
+  SimFabric(WorldCore& core, uint32_t rank);
 
   std::string_view kind() const override { return "sim"; }
   uint32_t rank() const override { return rank_; }
-  const Clock &clock() const override;
-  absl::StatusOr<Slab *> create_slab(uint64_t bytes) override;
+  const Clock& clock() const override;
+  absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
   absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
                                                  uint32_t peer) override;
 
   // True when `frame` lies inside a slab this fabric created.
-  bool owns(const Frame &frame) const;
+  bool owns(const Frame& frame) const;
   // Called by an endpoint's destructor.
-  void release_qp(const std::string &device);
+  void release_qp(const std::string& device);
   // Index of `device` among this rank's devices (first-seen order).
-  uint32_t device_index(const std::string &device) const;
+  uint32_t device_index(const std::string& device) const;
 
-private:
+ private:
   absl::Status check_open(std::string_view device, uint32_t peer,
-                          uint32_t *cable) const;
+                          uint32_t* cable) const;
 
-  WorldCore &core_;
+  WorldCore& core_;
   uint32_t rank_;
-  std::vector<std::string> devices_; // distinct, in topology order
+  std::vector<std::string> devices_;  // distinct, in topology order
   std::map<std::string, uint32_t> qps_per_device_;
   std::vector<std::unique_ptr<Slab>> slabs_;
-  absl::flat_hash_set<const Slab *> slab_set_; // lookups only, never iterated
+  absl::flat_hash_set<const Slab*> slab_set_;  // lookups only, never iterated
 };
 
-} // namespace weft::sim
+}  // namespace weft::sim
 
-#endif // WEFT_SIM_INTERNAL_SIM_FABRIC_H_
+#endif  // WEFT_SIM_INTERNAL_SIM_FABRIC_H_

@@ -18,21 +18,34 @@ constexpr WcStatus kSendSideErrors[] = {WcStatus::kLocQpOpErr,
 constexpr WcStatus kRecvSideErrors[] = {
     WcStatus::kLocProtErr, WcStatus::kLocQpOpErr, WcStatus::kRemOpErr};
 
-} // namespace
+}  // namespace
 
 using internal::EventKind;
 using internal::SimEndpoint;
 
-void WorldCore::schedule_departure(const SimEndpoint &ep, uint64_t ticket,
+void WorldCore::schedule_departure(const SimEndpoint& ep, uint64_t ticket,
                                    uint32_t length) {
-  Link &link = links_[ep.link()];
+  Link& link = links_[ep.link()];
   const TimeNs start = std::max(now(), link.busy_until_ns);
   const TimeNs leave = start + options_.link.serialisation_ns(length);
   link.busy_until_ns = leave;
-  events_.push(leave, EventKind::kDepart, ep.qp_num(), ticket);
+  if (link.departures.empty())
+    events_.push(leave, EventKind::kDepart, ep.link());
+  link.departures.push_back(Departure{leave, ep.qp_num(), ticket});
 }
 
-void WorldCore::inject(const ScriptedFault &f, uint32_t cable) {
+void WorldCore::depart_next(uint32_t link_index) {
+  Link& link = links_[link_index];
+  const Departure d = link.departures.front();
+  link.departures.pop_front();
+  if (!link.departures.empty()) {
+    events_.push(link.departures.front().leave_ns, EventKind::kDepart,
+                 link_index);
+  }
+  depart(d.qp_num, d.ticket);
+}
+
+void WorldCore::inject(const ScriptedFault& f, uint32_t cable) {
   ++counters_.faults[static_cast<size_t>(f.kind)];
   injected_.push_back(f);
   TraceEvent e;
@@ -48,32 +61,32 @@ void WorldCore::inject(const ScriptedFault &f, uint32_t cable) {
   record(e);
 }
 
-void WorldCore::apply_script(const ScriptedFault &f, Fate *fate) {
+void WorldCore::apply_script(const ScriptedFault& f, Fate* fate) {
   switch (f.kind) {
-  case FaultKind::kDrop:
-    fate->drop = true;
-    break;
-  case FaultKind::kDuplicate:
-    fate->duplicate = true;
-    break;
-  case FaultKind::kDelay:
-    fate->delay_ns += f.duration_ns;
-    break;
-  case FaultKind::kError:
-    (f.side == FaultSide::kSend ? fate->send_error : fate->recv_error) =
-        f.status;
-    break;
-  default:
-    break;
+    case FaultKind::kDrop:
+      fate->drop = true;
+      break;
+    case FaultKind::kDuplicate:
+      fate->duplicate = true;
+      break;
+    case FaultKind::kDelay:
+      fate->delay_ns += f.duration_ns;
+      break;
+    case FaultKind::kError:
+      (f.side == FaultSide::kSend ? fate->send_error : fate->recv_error) =
+          f.status;
+      break;
+    default:
+      break;
   }
 }
 
 // Draws this frame's rate faults from its link's own generator. Draws happen
 // in a fixed order and only for non-zero rates.
-void WorldCore::draw_rates(const SimEndpoint &ep, const Pair &pair,
-                           Fate *fate) {
-  const FaultRates &rates = options_.faults.rates;
-  Link &link = links_[ep.link()];
+void WorldCore::draw_rates(const SimEndpoint& ep, const Pair& pair,
+                           Fate* fate) {
+  const FaultRates& rates = options_.faults.rates;
+  Link& link = links_[ep.link()];
   ScriptedFault f;
   f.rank = pair.rank;
   f.peer = pair.peer;
@@ -83,8 +96,7 @@ void WorldCore::draw_rates(const SimEndpoint &ep, const Pair &pair,
     apply_script(f, fate);
     inject(f, ep.cable());
   };
-  if (link.prng.chance(rates.loss))
-    add(FaultKind::kDrop);
+  if (link.prng.chance(rates.loss)) add(FaultKind::kDrop);
   if (link.prng.chance(rates.error_completion)) {
     f.side = link.prng.below(2) == 0 ? FaultSide::kSend : FaultSide::kRecv;
     f.status =
@@ -95,8 +107,7 @@ void WorldCore::draw_rates(const SimEndpoint &ep, const Pair &pair,
     f.status = WcStatus::kSuccess;
     f.side = FaultSide::kRecv;
   }
-  if (link.prng.chance(rates.duplicate))
-    add(FaultKind::kDuplicate);
+  if (link.prng.chance(rates.duplicate)) add(FaultKind::kDuplicate);
   if (link.prng.chance(rates.reorder)) {
     f.duration_ns =
         1 + static_cast<TimeNs>(link.prng.below(kMaxReorderDelayNs));
@@ -104,32 +115,27 @@ void WorldCore::draw_rates(const SimEndpoint &ep, const Pair &pair,
   }
 }
 
-WorldCore::Fate WorldCore::fate_of(const SimEndpoint &ep, Pair &pair) {
+WorldCore::Fate WorldCore::fate_of(const SimEndpoint& ep, Pair& pair) {
   Fate fate;
-  const std::vector<ScriptedFault> &script = options_.faults.script;
+  const std::vector<ScriptedFault>& script = options_.faults.script;
   while (pair.script_cursor < pair.script.size()) {
-    const ScriptedFault &f = script[pair.script[pair.script_cursor]];
-    if (f.frame > pair.frames)
-      break;
+    const ScriptedFault& f = script[pair.script[pair.script_cursor]];
+    if (f.frame > pair.frames) break;
     ++pair.script_cursor;
-    if (f.frame < pair.frames)
-      continue;
+    if (f.frame < pair.frames) continue;
     apply_script(f, &fate);
     inject(f, ep.cable());
   }
-  if (options_.faults.rates.any())
-    draw_rates(ep, pair, &fate);
+  if (options_.faults.rates.any()) draw_rates(ep, pair, &fate);
   return fate;
 }
 
 void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
-  SimEndpoint *ep = endpoint(qp_num);
-  if (ep == nullptr || crashed_[ep->rank()])
-    return; // closed, or NIC dead
-  const SimEndpoint::PostedSend *send = ep->front_send();
-  if (send == nullptr || send->ticket != ticket)
-    return; // flushed meanwhile
-  Pair &pair = pairs_[ep->pair()];
+  SimEndpoint* ep = endpoint(qp_num);
+  if (ep == nullptr || crashed_[ep->rank()]) return;  // closed, or NIC dead
+  const SimEndpoint::PostedSend* send = ep->front_send();
+  if (send == nullptr || send->ticket != ticket) return;  // flushed meanwhile
+  Pair& pair = pairs_[ep->pair()];
   ++pair.frames;
   if (now() >= pair.down_at_ns) {
     // The send still succeeds: UC does not know the far end is unreachable.
@@ -159,7 +165,7 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
 
 // Puts a departing frame on the wire: copies its bytes, traces the
 // departure, and schedules its arrival (twice when duplicated).
-void WorldCore::launch(const SimEndpoint &ep, Pair &pair, const Fate &fate,
+void WorldCore::launch(const SimEndpoint& ep, Pair& pair, const Fate& fate,
                        uint32_t length, uint32_t immediate,
                        std::span<const std::byte> bytes) {
   ++counters_.frames_sent;
@@ -203,36 +209,34 @@ void WorldCore::launch(const SimEndpoint &ep, Pair &pair, const Fate &fate,
   }
   const TimeNs arrival = now() + options_.link.latency_ns + fate.delay_ns;
   events_.push(arrival, EventKind::kArrive, index);
-  if (fate.duplicate)
-    events_.push(arrival, EventKind::kArrive, index);
+  if (fate.duplicate) events_.push(arrival, EventKind::kArrive, index);
 }
 
 void WorldCore::release(uint32_t message) {
-  InFlight &m = in_flight_[message];
+  InFlight& m = in_flight_[message];
   payloads_.release(m.payload);
-  if (--m.refs == 0)
-    free_in_flight_.push_back(message);
+  if (--m.refs == 0) free_in_flight_.push_back(message);
 }
 
-void WorldCore::drop(const InFlight &m, uint32_t sender, uint32_t receiver,
+void WorldCore::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
                      uint32_t cable, DropReason reason) {
   ++counters_.frames_dropped;
   switch (reason) {
-  case DropReason::kNoReceive:
-    ++counters_.dropped_no_receive;
-    break;
-  case DropReason::kLoss:
-    ++counters_.dropped_loss;
-    break;
-  case DropReason::kLinkDown:
-    ++counters_.dropped_link_down;
-    break;
-  case DropReason::kPeerCrashed:
-    ++counters_.dropped_peer_crashed;
-    break;
-  default:
-    ++counters_.dropped_not_ready;
-    break;
+    case DropReason::kNoReceive:
+      ++counters_.dropped_no_receive;
+      break;
+    case DropReason::kLoss:
+      ++counters_.dropped_loss;
+      break;
+    case DropReason::kLinkDown:
+      ++counters_.dropped_link_down;
+      break;
+    case DropReason::kPeerCrashed:
+      ++counters_.dropped_peer_crashed;
+      break;
+    default:
+      ++counters_.dropped_not_ready;
+      break;
   }
   TraceEvent e;
   e.time_ns = now();
@@ -250,9 +254,9 @@ void WorldCore::drop(const InFlight &m, uint32_t sender, uint32_t receiver,
 
 void WorldCore::arrive(uint32_t message) {
   const InFlight m = in_flight_[message];
-  const Pair &pair = pairs_[m.pair];
-  SimEndpoint *dst = endpoint(m.dst_qp);
-  const SimEndpoint *src = endpoint(m.src_qp);
+  const Pair& pair = pairs_[m.pair];
+  SimEndpoint* dst = endpoint(m.dst_qp);
+  const SimEndpoint* src = endpoint(m.src_qp);
   const uint32_t cable =
       src != nullptr ? src->cable() : (dst != nullptr ? dst->cable() : 0);
   DropReason reason = DropReason::kNone;
@@ -273,7 +277,7 @@ void WorldCore::arrive(uint32_t message) {
   release(message);
 }
 
-void WorldCore::deliver(SimEndpoint &dst, const InFlight &m) {
+void WorldCore::deliver(SimEndpoint& dst, const InFlight& m) {
   ++counters_.frames_delivered;
   const SimEndpoint::PostedRecv recv = dst.take_recv();
   TraceEvent e;
@@ -303,4 +307,4 @@ void WorldCore::deliver(SimEndpoint &dst, const InFlight &m) {
   dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate);
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

@@ -13,8 +13,8 @@ namespace weft::sim {
 using internal::EventKind;
 using internal::SimEndpoint;
 
-absl::StatusOr<std::unique_ptr<WorldCore>>
-WorldCore::create(WorldOptions options) {
+absl::StatusOr<std::unique_ptr<WorldCore>> WorldCore::create(
+    WorldOptions options) {
   const uint32_t ranks = options.topology.ranks();
   if (ranks == 0) {
     return absl::InvalidArgumentError("a world needs at least one rank");
@@ -25,10 +25,8 @@ WorldCore::create(WorldOptions options) {
         "link model ", options.link.to_string(),
         " has a negative figure; latency, overhead and bandwidth are >= 0"));
   }
-  if (absl::Status s = options.faults.rates.validate(); !s.ok())
-    return s;
-  if (absl::Status s = options.faults.check_ranks(ranks); !s.ok())
-    return s;
+  if (absl::Status s = options.faults.rates.validate(); !s.ok()) return s;
+  if (absl::Status s = options.faults.check_ranks(ranks); !s.ok()) return s;
   if (options.time_limit_ns <= 0) {
     return absl::InvalidArgumentError("time_limit_ns must be positive");
   }
@@ -38,7 +36,8 @@ WorldCore::create(WorldOptions options) {
 }
 
 WorldCore::WorldCore(WorldOptions options)
-    : options_(std::move(options)), prng_(options_.seed),
+    : options_(std::move(options)),
+      prng_(options_.seed),
       trace_(options_.keep_trace_events) {
   const uint32_t n = ranks();
   crashed_.assign(n, false);
@@ -49,11 +48,10 @@ WorldCore::WorldCore(WorldOptions options)
 }
 
 void WorldCore::schedule_script() {
-  const std::vector<ScriptedFault> &script = options_.faults.script;
+  const std::vector<ScriptedFault>& script = options_.faults.script;
   for (uint32_t i = 0; i < script.size(); ++i) {
-    const ScriptedFault &f = script[i];
-    if (!f.is_timed_fault())
-      continue;
+    const ScriptedFault& f = script[i];
+    if (!f.is_timed_fault()) continue;
     events_.push(f.at_ns, EventKind::kScripted, i, 0);
     if (f.kind == FaultKind::kStall) {
       stalls_[f.rank].emplace_back(f.at_ns,
@@ -66,9 +64,8 @@ void WorldCore::schedule_script() {
 
 bool WorldCore::stalled(uint32_t rank) const {
   const TimeNs t = now();
-  for (const auto &[start, end] : stalls_[rank]) {
-    if (t >= start && t < end)
-      return true;
+  for (const auto& [start, end] : stalls_[rank]) {
+    if (t >= start && t < end) return true;
   }
   return false;
 }
@@ -77,7 +74,7 @@ uint32_t WorldCore::next_qp_num() const {
   return kFirstQpNum + static_cast<uint32_t>(endpoints_.size());
 }
 
-uint32_t WorldCore::register_endpoint(SimEndpoint *endpoint) {
+uint32_t WorldCore::register_endpoint(SimEndpoint* endpoint) {
   const uint32_t qp_num = next_qp_num();
   endpoints_.push_back(endpoint);
   return qp_num;
@@ -87,7 +84,7 @@ void WorldCore::unregister_endpoint(uint32_t qp_num) {
   endpoints_[qp_num - kFirstQpNum] = nullptr;
 }
 
-SimEndpoint *WorldCore::endpoint(uint32_t qp_num) const {
+SimEndpoint* WorldCore::endpoint(uint32_t qp_num) const {
   if (qp_num < kFirstQpNum || qp_num - kFirstQpNum >= endpoints_.size())
     return nullptr;
   return endpoints_[qp_num - kFirstQpNum];
@@ -99,8 +96,7 @@ uint32_t WorldCore::link_index(uint32_t rank, uint32_t peer, uint32_t cable) {
       cable;
   auto [it, inserted] =
       link_by_key_.try_emplace(key, static_cast<uint32_t>(links_.size()));
-  if (inserted)
-    links_.push_back(Link{0, prng_.fork(key)});
+  if (inserted) links_.push_back(Link{0, prng_.fork(key), {}});
   return it->second;
 }
 
@@ -108,18 +104,15 @@ uint32_t WorldCore::pair_index(uint32_t rank, uint32_t peer) {
   const uint64_t key = uint64_t{rank} * Topology::kMaxRanks + peer;
   auto [it, inserted] =
       pair_by_key_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
-  if (!inserted)
-    return it->second;
+  if (!inserted) return it->second;
   Pair pair;
   pair.rank = rank;
   pair.peer = peer;
-  const std::vector<ScriptedFault> &script = options_.faults.script;
+  const std::vector<ScriptedFault>& script = options_.faults.script;
   for (uint32_t i = 0; i < script.size(); ++i) {
-    const ScriptedFault &f = script[i];
-    if (f.rank != rank || f.peer != peer)
-      continue;
-    if (f.is_frame_fault())
-      pair.script.push_back(i);
+    const ScriptedFault& f = script[i];
+    if (f.rank != rank || f.peer != peer) continue;
+    if (f.is_frame_fault()) pair.script.push_back(i);
     if (f.kind == FaultKind::kLinkDown)
       pair.down_at_ns = std::min(pair.down_at_ns, f.at_ns);
   }
@@ -141,22 +134,22 @@ uint64_t WorldCore::process_due() {
   return n;
 }
 
-void WorldCore::handle(const internal::Event &e) {
+void WorldCore::handle(const internal::Event& e) {
   switch (e.kind) {
-  case EventKind::kDepart:
-    depart(e.index, e.arg);
-    break;
-  case EventKind::kArrive:
-    arrive(e.index);
-    break;
-  case EventKind::kScripted:
-    scripted(e.index, e.arg != 0);
-    break;
+    case EventKind::kDepart:
+      depart_next(e.index);
+      break;
+    case EventKind::kArrive:
+      arrive(e.index);
+      break;
+    case EventKind::kScripted:
+      scripted(e.index, e.arg != 0);
+      break;
   }
 }
 
 void WorldCore::scripted(uint32_t index, bool end) {
-  const ScriptedFault &f = options_.faults.script[index];
+  const ScriptedFault& f = options_.faults.script[index];
   TraceEvent e;
   e.time_ns = now();
   e.kind = TraceKind::kFault;
@@ -173,10 +166,9 @@ void WorldCore::scripted(uint32_t index, bool end) {
   ++counters_.faults[static_cast<size_t>(f.kind)];
   injected_.push_back(f);
   record(e);
-  if (f.kind == FaultKind::kCrash)
-    crashed_[f.rank] = true;
+  if (f.kind == FaultKind::kCrash) crashed_[f.rank] = true;
   if (f.kind == FaultKind::kQpError) {
-    for (SimEndpoint *ep : endpoints_) {
+    for (SimEndpoint* ep : endpoints_) {
       if (ep != nullptr && ep->rank() == f.rank && ep->peer() == f.peer &&
           ep->state() != internal::QpState::kError && !crashed_[f.rank]) {
         ep->enter_error();
@@ -185,7 +177,7 @@ void WorldCore::scripted(uint32_t index, bool end) {
   }
 }
 
-void WorldCore::note_completion(const SimEndpoint &ep, const Completion &c) {
+void WorldCore::note_completion(const SimEndpoint& ep, const Completion& c) {
   if (c.status == WcStatus::kSuccess) {
     ++counters_.completions_ok;
   } else if (c.status == WcStatus::kWrFlushErr) {
@@ -208,11 +200,11 @@ void WorldCore::note_completion(const SimEndpoint &ep, const Completion &c) {
 
 std::string WorldCore::describe_endpoints(uint32_t rank) const {
   std::string out;
-  for (const SimEndpoint *ep : endpoints_) {
+  for (const SimEndpoint* ep : endpoints_) {
     if (ep != nullptr && ep->rank() == rank)
       absl::StrAppend(&out, "    ", ep->describe(), "\n");
   }
   return out;
 }
 
-} // namespace weft::sim
+}  // namespace weft::sim

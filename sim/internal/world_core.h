@@ -15,6 +15,7 @@
 #include "sim/counters.h"
 #include "sim/internal/event_queue.h"
 #include "sim/internal/payload_pool.h"
+#include "sim/internal/ring_queue.h"
 #include "sim/internal/sim_endpoint.h"
 #include "sim/internal/sim_fabric.h"
 #include "sim/prng.h"
@@ -24,32 +25,32 @@
 namespace weft::sim {
 
 class WorldCore {
-public:
+ public:
   // Queue pair numbers start here, as on real hardware (small ones are
   // reserved).
   static constexpr uint32_t kFirstQpNum = 0x100;
   // Longest a rate-injected reorder holds a frame back.
   static constexpr TimeNs kMaxReorderDelayNs = 20 * kNsPerUs;
 
-  static absl::StatusOr<std::unique_ptr<WorldCore>>
-  create(WorldOptions options);
+  static absl::StatusOr<std::unique_ptr<WorldCore>> create(
+      WorldOptions options);
 
-  const WorldOptions &options() const { return options_; }
+  const WorldOptions& options() const { return options_; }
   uint32_t ranks() const { return options_.topology.ranks(); }
-  const ManualClock &clock() const { return clock_; }
+  const ManualClock& clock() const { return clock_; }
   TimeNs now() const { return clock_.now_ns(); }
-  SimFabric &fabric(uint32_t rank) { return *fabrics_[rank]; }
-  Trace &trace() { return trace_; }
-  Counters &counters() { return counters_; }
-  const std::vector<ScriptedFault> &injected() const { return injected_; }
+  SimFabric& fabric(uint32_t rank) { return *fabrics_[rank]; }
+  Trace& trace() { return trace_; }
+  Counters& counters() { return counters_; }
+  const std::vector<ScriptedFault>& injected() const { return injected_; }
   bool crashed(uint32_t rank) const { return crashed_[rank]; }
   // True when `rank` is inside a stall window at `now()`.
   bool stalled(uint32_t rank) const;
 
   // Queue pair registry.
-  uint32_t register_endpoint(internal::SimEndpoint *endpoint);
+  uint32_t register_endpoint(internal::SimEndpoint* endpoint);
   void unregister_endpoint(uint32_t qp_num);
-  internal::SimEndpoint *endpoint(uint32_t qp_num) const;
+  internal::SimEndpoint* endpoint(uint32_t qp_num) const;
   uint32_t next_qp_num() const;
   // The link rank->peer over cable `cable`, and the pair rank->peer,
   // created on first use.
@@ -58,11 +59,11 @@ public:
 
   // A send was posted on a ready queue pair: reserve its link and schedule
   // its departure.
-  void schedule_departure(const internal::SimEndpoint &ep, uint64_t ticket,
+  void schedule_departure(const internal::SimEndpoint& ep, uint64_t ticket,
                           uint32_t length);
-  void record(const TraceEvent &event) { trace_.add(event); }
+  void record(const TraceEvent& event) { trace_.add(event); }
   // Traces and counts a completion queued on `ep`.
-  void note_completion(const internal::SimEndpoint &ep, const Completion &c);
+  void note_completion(const internal::SimEndpoint& ep, const Completion& c);
 
   // Scheduler interface.
   bool has_events() const { return !events_.empty(); }
@@ -73,17 +74,26 @@ public:
   // Each live endpoint of `rank`, described, one per line.
   std::string describe_endpoints(uint32_t rank) const;
 
-private:
+ private:
+  // A send waiting for its turn on a link.
+  struct Departure {
+    TimeNs leave_ns = 0;
+    uint32_t qp_num = 0;
+    uint64_t ticket = 0;
+  };
+  // One direction of one cable. Its departures leave in order, so only the
+  // first is in the event queue at any time (a small heap is a fast heap).
   struct Link {
     TimeNs busy_until_ns = 0;
     Prng prng;
+    internal::RingQueue<Departure> departures;
   };
   struct Pair {
     uint32_t rank = 0;
     uint32_t peer = 0;
-    uint64_t frames = 0;          // frames that tried to leave so far
-    TimeNs down_at_ns = kNeverNs; // link_down
-    std::vector<uint32_t> script; // frame faults for this pair, by frame
+    uint64_t frames = 0;           // frames that tried to leave so far
+    TimeNs down_at_ns = kNeverNs;  // link_down
+    std::vector<uint32_t> script;  // frame faults for this pair, by frame
     size_t script_cursor = 0;
   };
   struct InFlight {
@@ -110,23 +120,24 @@ private:
   explicit WorldCore(WorldOptions options);
   void schedule_script();
 
-  void handle(const internal::Event &e);
+  void handle(const internal::Event& e);
+  void depart_next(uint32_t link);
   void depart(uint32_t qp_num, uint64_t ticket);
-  void launch(const internal::SimEndpoint &ep, Pair &pair, const Fate &fate,
+  void launch(const internal::SimEndpoint& ep, Pair& pair, const Fate& fate,
               uint32_t length, uint32_t immediate,
               std::span<const std::byte> bytes);
   void arrive(uint32_t message);
-  void deliver(internal::SimEndpoint &dst, const InFlight &m);
+  void deliver(internal::SimEndpoint& dst, const InFlight& m);
   void release(uint32_t message);
-  void drop(const InFlight &m, uint32_t sender, uint32_t receiver,
+  void drop(const InFlight& m, uint32_t sender, uint32_t receiver,
             uint32_t cable, DropReason reason);
   void scripted(uint32_t index, bool end);
 
-  Fate fate_of(const internal::SimEndpoint &ep, Pair &pair);
-  void apply_script(const ScriptedFault &f, Fate *fate);
-  void draw_rates(const internal::SimEndpoint &ep, const Pair &pair,
-                  Fate *fate);
-  void inject(const ScriptedFault &f, uint32_t cable);
+  Fate fate_of(const internal::SimEndpoint& ep, Pair& pair);
+  void apply_script(const ScriptedFault& f, Fate* fate);
+  void draw_rates(const internal::SimEndpoint& ep, const Pair& pair,
+                  Fate* fate);
+  void inject(const ScriptedFault& f, uint32_t cable);
 
   WorldOptions options_;
   ManualClock clock_;
@@ -135,19 +146,19 @@ private:
   Counters counters_;
   std::vector<std::unique_ptr<SimFabric>> fabrics_;
   std::vector<bool> crashed_;
-  std::vector<std::vector<std::pair<TimeNs, TimeNs>>> stalls_; // per rank
+  std::vector<std::vector<std::pair<TimeNs, TimeNs>>> stalls_;  // per rank
   internal::EventQueue events_;
-  std::vector<internal::SimEndpoint *> endpoints_; // by qp_num - kFirstQpNum
+  std::vector<internal::SimEndpoint*> endpoints_;  // by qp_num - kFirstQpNum
   std::vector<Link> links_;
-  absl::flat_hash_map<uint64_t, uint32_t> link_by_key_; // lookups only
+  absl::flat_hash_map<uint64_t, uint32_t> link_by_key_;  // lookups only
   std::vector<Pair> pairs_;
-  absl::flat_hash_map<uint64_t, uint32_t> pair_by_key_; // lookups only
+  absl::flat_hash_map<uint64_t, uint32_t> pair_by_key_;  // lookups only
   std::vector<InFlight> in_flight_;
   std::vector<uint32_t> free_in_flight_;
   internal::PayloadPool payloads_;
   std::vector<ScriptedFault> injected_;
 };
 
-} // namespace weft::sim
+}  // namespace weft::sim
 
-#endif // WEFT_SIM_INTERNAL_WORLD_CORE_H_
+#endif  // WEFT_SIM_INTERNAL_WORLD_CORE_H_
