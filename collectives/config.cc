@@ -171,8 +171,9 @@ absl::Status check_cabling(const Config& c) {
 absl::StatusOr<HostPort> parse_host_port(std::string_view text) {
   const size_t colon = text.rfind(':');
   std::optional<uint32_t> port;
-  if (colon != std::string_view::npos)
+  if (colon != std::string_view::npos) {
     port = parse_decimal(text.substr(colon + 1));
+  }
   if (colon == std::string_view::npos || colon == 0 || !port.has_value() ||
       *port > kMaxPort) {
     return absl::InvalidArgumentError(absl::StrFormat(

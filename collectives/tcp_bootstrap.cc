@@ -58,21 +58,20 @@ absl::StatusOr<TcpBootstrap::Listener> TcpBootstrap::listen(
   }
   absl::StatusOr<HostPort> host_port = parse_host_port(config.coordinator);
   if (!host_port.ok()) return host_port.status();
+  auto cannot_listen = [&config](const absl::Status& why) {
+    return rank_error(why.code(), 0, kNoPeer, ErrorCause::kFabric,
+                      absl::StrFormat("cannot listen on the coordinator "
+                                      "address %s: %s; check that this host "
+                                      "has that address and the port is free",
+                                      config.coordinator, why.message()));
+  };
   absl::StatusOr<sockaddr_in> address = internal::resolve_ipv4(*host_port);
+  if (!address.ok()) return cannot_listen(address.status());
   absl::StatusOr<internal::Socket> socket =
-      address.ok() ? internal::listen_on(*address, kListenBacklog)
-                   : absl::StatusOr<internal::Socket>(address.status());
-  absl::StatusOr<sockaddr_in> bound =
-      socket.ok() ? internal::local_address(socket->fd())
-                  : absl::StatusOr<sockaddr_in>(socket.status());
-  if (!bound.ok()) {
-    return rank_error(
-        bound.status().code(), 0, kNoPeer, ErrorCause::kFabric,
-        absl::StrFormat("cannot listen on the coordinator "
-                        "address %s: %s; check that this host "
-                        "has that address and the port is free",
-                        config.coordinator, bound.status().message()));
-  }
+      internal::listen_on(*address, kListenBacklog);
+  if (!socket.ok()) return cannot_listen(socket.status());
+  absl::StatusOr<sockaddr_in> bound = internal::local_address(socket->fd());
+  if (!bound.ok()) return cannot_listen(bound.status());
   return Listener(socket->release(), internal::address_text(*bound),
                   ntohs(bound->sin_port));
 }
@@ -174,9 +173,10 @@ TcpBootstrap::gather_at_coordinator(std::span<const uint8_t> mine,
                           "exchange timeout",
                           absl::StrJoin(missing, ", "), round_)));
     }
-    if (!polled.ok())
+    if (!polled.ok()) {
       return fail(rank_error(polled.code(), 0, kNoPeer, ErrorCause::kUnknown,
                              to_std(polled.message())));
+    }
     std::vector<TcpChannel*> still_waiting;
     for (size_t i = 0; i < waiting.size(); ++i) {
       bool done = false;
@@ -224,8 +224,9 @@ absl::StatusOr<bool> TcpBootstrap::collect_contribution(
                 absl::StrFormat("expected a contribution, got a %s",
                                 message_type_name(header.type))));
   channel.reader.reset();
-  if (!c.ok())
+  if (!c.ok()) {
     return internal::channel_error(0, channel, "gathering", c.status());
+  }
   if (c->round != round_) {
     return internal::channel_error(
         0, channel, "gathering",
@@ -256,14 +257,12 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> TcpBootstrap::gather_at_peer(
                         "error names the ranks that did not contribute",
                         internal::describe(ch), round_)));
   }
-  if (!got.ok())
+  if (!got.ok()) {
     return fail(internal::channel_error(rank_, ch, "gathering", got));
+  }
   const WireHeader header = ch.reader.header();
   if (header.type == MessageType::kAbort) {
-    absl::StatusOr<Abort> abort = decode_abort(ch.reader.body());
-    return fail(abort.ok() ? internal::status_from_abort(rank_, ch, *abort)
-                           : internal::channel_error(rank_, ch, "gathering",
-                                                     abort.status()));
+    return fail(internal::abort_from(rank_, ch, "gathering"));
   }
   absl::StatusOr<Gathered> gathered =
       header.type == MessageType::kGathered
@@ -272,25 +271,37 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> TcpBootstrap::gather_at_peer(
                 absl::StrFormat("expected the gathered blobs, got a %s",
                                 message_type_name(header.type))));
   ch.reader.reset();
-  absl::Status checked = gathered.status();
-  if (checked.ok() &&
-      (gathered->round != round_ || gathered->blobs.size() != size_ ||
-       !std::equal(mine.begin(), mine.end(), gathered->blobs[rank_].begin(),
-                   gathered->blobs[rank_].end()))) {
-    checked = absl::DataLossError(absl::StrFormat(
-        "the answer to exchange %u is for exchange %u with %u blobs, or does "
-        "not hold our own blob; expected %u blobs",
-        round_, gathered->round, gathered->blobs.size(), size_));
-  }
-  if (!checked.ok())
+  absl::Status checked =
+      gathered.ok() ? check_gathered(*gathered, mine) : gathered.status();
+  if (!checked.ok()) {
     return fail(internal::channel_error(rank_, ch, "gathering", checked));
+  }
   return std::move(gathered->blobs);
+}
+
+absl::Status TcpBootstrap::check_gathered(const Gathered& gathered,
+                                          std::span<const uint8_t> mine) const {
+  if (gathered.round != round_) {
+    return absl::DataLossError(
+        absl::StrFormat("the answer to exchange %u is for exchange %u", round_,
+                        gathered.round));
+  }
+  if (gathered.blobs.size() != size_) {
+    return absl::DataLossError(
+        absl::StrFormat("the answer holds %u blobs for a group of %u",
+                        gathered.blobs.size(), size_));
+  }
+  const std::vector<uint8_t>& echoed = gathered.blobs[rank_];
+  if (!std::equal(mine.begin(), mine.end(), echoed.begin(), echoed.end())) {
+    return absl::DataLossError(
+        "the answer does not hold our own blob as we sent it");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TcpBootstrap::check_alive() {
   if (!failure_.ok()) return failure_;
-  if (rank_ != 0)
-    return channels_.empty() ? absl::OkStatus() : check_coordinator_alive();
+  if (rank_ != 0) return check_coordinator_alive();
   for (TcpChannel& ch : channels_) {
     if (internal::peer_closed(ch.socket.fd())) {
       return fail(internal::channel_error(
@@ -311,16 +322,14 @@ absl::Status TcpBootstrap::check_coordinator_alive() {
   if (!*got) return absl::OkStatus();
   // Between exchanges rank 0 sends only aborts.
   const WireHeader header = ch.reader.header();
-  absl::StatusOr<Abort> abort =
-      header.type == MessageType::kAbort
-          ? decode_abort(ch.reader.body())
-          : absl::StatusOr<Abort>(absl::InvalidArgumentError(
-                absl::StrFormat("unexpected %s between exchanges",
-                                message_type_name(header.type))));
+  if (header.type == MessageType::kAbort) {
+    return fail(internal::abort_from(rank_, ch, "checking liveness"));
+  }
   ch.reader.reset();
-  return fail(abort.ok() ? internal::status_from_abort(rank_, ch, *abort)
-                         : internal::channel_error(
-                               rank_, ch, "checking liveness", abort.status()));
+  return fail(internal::channel_error(
+      rank_, ch, "checking liveness",
+      absl::InvalidArgumentError(absl::StrFormat(
+          "unexpected %s between exchanges", message_type_name(header.type)))));
 }
 
 absl::Status TcpBootstrap::fail(absl::Status status) {

@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/bootstrap.h"
 #include "collectives/config.h"
+#include "collectives/wire.h"
 #include "fabric/clock.h"
 
 namespace weft {
@@ -115,6 +116,10 @@ class TcpBootstrap final : public Bootstrap {
   // true once `channel`'s contribution is in `blob`.
   absl::StatusOr<bool> collect_contribution(internal::TcpChannel& channel,
                                             std::vector<uint8_t>* blob);
+  // OK when `gathered` answers this exchange: our round, a blob per rank,
+  // ours as we sent it.
+  absl::Status check_gathered(const Gathered& gathered,
+                              std::span<const uint8_t> mine) const;
   absl::Status check_coordinator_alive();
   // Latches `status` as the bootstrap's failure; rank 0 also sends it to
   // every other rank. Returns it.

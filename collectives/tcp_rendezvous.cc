@@ -326,9 +326,7 @@ absl::Status await_welcome(uint32_t self, TcpChannel& ch, TimeNs deadline_ns,
   if (!got.ok()) return channel_error(self, ch, "joining", got);
   const WireHeader header = ch.reader.header();
   if (header.type == MessageType::kAbort) {
-    absl::StatusOr<Abort> abort = decode_abort(ch.reader.body());
-    if (!abort.ok()) return channel_error(self, ch, "joining", abort.status());
-    return status_from_abort(self, ch, *abort);
+    return abort_from(self, ch, "joining");
   }
   absl::Status welcome = header.type == MessageType::kWelcome
                              ? decode_welcome(ch.reader.body())
@@ -395,11 +393,16 @@ absl::Status channel_error(uint32_t self, const TcpChannel& channel,
                                      cause.message()));
 }
 
-absl::Status status_from_abort(uint32_t self, const TcpChannel& coordinator,
-                               const Abort& abort) {
+absl::Status abort_from(uint32_t self, TcpChannel& coordinator,
+                        std::string_view doing) {
+  absl::StatusOr<Abort> abort = decode_abort(coordinator.reader.body());
+  coordinator.reader.reset();
+  if (!abort.ok()) {
+    return channel_error(self, coordinator, doing, abort.status());
+  }
   return place_error(
-      abort.code, self, abort.culprit,
-      absl::StrFormat("%s reports: %s", describe(coordinator), abort.reason));
+      abort->code, self, abort->culprit,
+      absl::StrFormat("%s reports: %s", describe(coordinator), abort->reason));
 }
 
 void send_abort(TcpChannel& channel, const absl::Status& status,

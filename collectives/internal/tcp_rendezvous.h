@@ -41,9 +41,11 @@ std::string describe(const TcpChannel& channel);
 absl::Status channel_error(uint32_t self, const TcpChannel& channel,
                            std::string_view doing, const absl::Status& cause);
 
-// The error a rank reports when rank 0's abort arrives on `coordinator`.
-absl::Status status_from_abort(uint32_t self, const TcpChannel& coordinator,
-                               const Abort& abort);
+// The error a rank reports when the message in `coordinator`'s reader is
+// rank 0's abort: its code and reason, with the culprit as the peer. Resets
+// the reader.
+absl::Status abort_from(uint32_t self, TcpChannel& coordinator,
+                        std::string_view doing);
 
 // Sends `status` as an abort on `channel` unless it is broken, waiting at
 // most kAbortSendTimeoutNs; failures are ignored (the peer may be gone).

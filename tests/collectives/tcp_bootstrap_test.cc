@@ -633,7 +633,7 @@ TEST(TcpBootstrap, RankFacingHostileAnswerToAnExchange) {
       {"wrong round", *encode_gathered(5, {{}, mine}),
        absl::StatusCode::kDataLoss, "is for exchange 5"},
       {"wrong count", *encode_gathered(0, {{}, mine, {}}),
-       absl::StatusCode::kDataLoss, "with 3 blobs"},
+       absl::StatusCode::kDataLoss, "holds 3 blobs for a group of 2"},
       {"not our blob", *encode_gathered(0, {{}, {4}}),
        absl::StatusCode::kDataLoss, "does not hold our own blob"},
       {"truncated gathered body", header(1, 4, 100),
@@ -673,8 +673,9 @@ int run_child_rank(uint32_t rank, uint32_t size, uint16_t port) {
       TcpBootstrap::connect(config_for(rank, size, port));
   if (!b.ok()) return 2;
   Blobs expected;
-  for (uint32_t r = 0; r < size; ++r)
+  for (uint32_t r = 0; r < size; ++r) {
     expected.push_back(pattern(r, 0, 100 + r));
+  }
   absl::StatusOr<Blobs> got = (*b)->all_gather(expected[rank], kLongNs);
   if (!got.ok()) return 3;
   return *got == expected ? 0 : 4;
