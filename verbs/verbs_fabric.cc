@@ -119,18 +119,19 @@ absl::Status VerbsFabric::check_peer(uint32_t peer,
 }
 
 absl::StatusOr<std::pair<uint16_t, GidEntry>> VerbsFabric::ready_port(
-    const OpenDevice& device) const {
+    const OpenDevice& device, uint32_t peer) const {
+  const ErrorPlace where = place(peer, device.place().device);
   absl::StatusOr<abi::ibv_port_attr> port = device.query_port(kPort);
   if (!port.ok()) return port.status();
-  if (absl::Status s = device.check_port_active(kPort, *port); !s.ok()) {
+  if (absl::Status s = OpenDevice::check_port_active(kPort, *port, where);
+      !s.ok()) {
     return s;
   }
   const std::vector<GidEntry> table = device.gid_table(kPort, *port);
   std::optional<GidEntry> gid = choose_gid(table);
   if (!gid.has_value()) {
     return fabric_error(
-        absl::StatusCode::kFailedPrecondition, device.place(),
-        ErrorCause::kFabric,
+        absl::StatusCode::kFailedPrecondition, where, ErrorCause::kFabric,
         absl::StrFormat("no usable GID on port %u (%u entries read): %s",
                         static_cast<unsigned>(kPort), table.size(),
                         no_usable_gid_remedy()));
@@ -169,7 +170,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> VerbsFabric::open(
     fresh = std::move(*opened);
   }
   const OpenDevice& opened = domain != nullptr ? domain->device() : *fresh;
-  auto port = ready_port(opened);
+  auto port = ready_port(opened, peer);
   if (!port.ok()) return port.status();
   if (domain == nullptr) {
     absl::StatusOr<DeviceDomain*> adopted = adopt(std::move(fresh));

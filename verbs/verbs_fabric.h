@@ -87,7 +87,7 @@ class VerbsFabric final : public Fabric {
   absl::Status check_peer(uint32_t peer, std::string_view device) const;
   // The port's LID and the GID to connect with, once the port is ACTIVE.
   absl::StatusOr<std::pair<uint16_t, GidEntry>> ready_port(
-      const internal::OpenDevice& device) const;
+      const internal::OpenDevice& device, uint32_t peer) const;
   // Allocates the protection domain of a newly opened device and registers
   // every slab with it.
   absl::StatusOr<internal::DeviceDomain*> adopt(

@@ -79,11 +79,12 @@ absl::StatusOr<abi::ibv_port_attr> OpenDevice::query_port(uint8_t port) const {
   return attr;
 }
 
-absl::Status OpenDevice::check_port_active(
-    uint8_t port, const abi::ibv_port_attr& attr) const {
+absl::Status OpenDevice::check_port_active(uint8_t port,
+                                           const abi::ibv_port_attr& attr,
+                                           const ErrorPlace& place) {
   if (attr.state == abi::IBV_PORT_ACTIVE) return absl::OkStatus();
   return fabric_error(
-      absl::StatusCode::kUnavailable, place_, ErrorCause::kFabric,
+      absl::StatusCode::kUnavailable, place, ErrorCause::kFabric,
       absl::StrFormat("port %u is %s (state %d), not PORT_ACTIVE, so nothing "
                       "can be allocated on it (Apple's ibv_alloc_pd fails on "
                       "a down port); %s",

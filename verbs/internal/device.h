@@ -69,10 +69,11 @@ class OpenDevice {
   const ErrorPlace& place() const { return place_; }
 
   absl::StatusOr<abi::ibv_port_attr> query_port(uint8_t port) const;
-  // OK when `port` is ACTIVE; otherwise Unavailable naming its state and the
-  // likely causes.
-  absl::Status check_port_active(uint8_t port,
-                                 const abi::ibv_port_attr& attr) const;
+  // OK when `port` is ACTIVE; otherwise Unavailable at `place` naming its
+  // state and the likely causes.
+  static absl::Status check_port_active(uint8_t port,
+                                        const abi::ibv_port_attr& attr,
+                                        const ErrorPlace& place);
   // The port's non-empty GID entries, in index order (at most
   // kMaxGidTableLength are read). Entries the library cannot read are
   // skipped, as ibv_devinfo does.
