@@ -119,12 +119,8 @@ absl::Status SimEndpoint::connect(const Destination& peer) {
   }
   remote_qp_ = peer.qp_num;
   state_ = QpState::kRts;
-  TraceEvent e;
-  e.time_ns = core_.now();
-  e.kind = TraceKind::kConnect;
-  e.rank = info_.rank;
-  e.peer = info_.peer;
-  e.cable = cable_;
+  TraceEvent e =
+      core_.trace_event(TraceKind::kConnect, info_.rank, info_.peer, cable_);
   core_.record(e);
   return absl::OkStatus();
 }
@@ -150,12 +146,8 @@ absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
   }
   ++recvs_outstanding_;
   ++core_.counters().posted_recvs;
-  TraceEvent e;
-  e.time_ns = core_.now();
-  e.kind = TraceKind::kPostRecv;
-  e.rank = info_.rank;
-  e.peer = info_.peer;
-  e.cable = cable_;
+  TraceEvent e =
+      core_.trace_event(TraceKind::kPostRecv, info_.rank, info_.peer, cable_);
   e.work = id;
   e.bytes = frame.bytes();
   core_.record(e);
@@ -190,12 +182,8 @@ absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
   }
   ++sends_outstanding_;
   ++core_.counters().posted_sends;
-  TraceEvent e;
-  e.time_ns = core_.now();
-  e.kind = TraceKind::kPostSend;
-  e.rank = info_.rank;
-  e.peer = info_.peer;
-  e.cable = cable_;
+  TraceEvent e =
+      core_.trace_event(TraceKind::kPostSend, info_.rank, info_.peer, cable_);
   e.work = id;
   e.sequence = immediate;
   e.bytes = length;

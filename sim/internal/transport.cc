@@ -48,12 +48,7 @@ void WorldCore::depart_next(uint32_t link_index) {
 void WorldCore::inject(const ScriptedFault& f, uint32_t cable) {
   ++counters_.faults[static_cast<size_t>(f.kind)];
   injected_.push_back(f);
-  TraceEvent e;
-  e.time_ns = now();
-  e.kind = TraceKind::kFault;
-  e.rank = f.rank;
-  e.peer = f.peer;
-  e.cable = cable;
+  TraceEvent e = trace_event(TraceKind::kFault, f.rank, f.peer, cable);
   e.frame = f.frame;
   e.status = f.status;
   e.fault = f.kind;
@@ -64,7 +59,7 @@ void WorldCore::inject(const ScriptedFault& f, uint32_t cable) {
 void WorldCore::apply_script(const ScriptedFault& f, Fate* fate) {
   switch (f.kind) {
     case FaultKind::kDrop:
-      fate->drop = true;
+      fate->drop_reason = DropReason::kLoss;
       break;
     case FaultKind::kDuplicate:
       fate->duplicate = true;
@@ -137,59 +132,47 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
   if (send == nullptr || send->ticket != ticket) return;  // flushed meanwhile
   Pair& pair = pairs_[ep->pair()];
   ++pair.frames;
+  InFlight m;
+  m.src_qp = ep->qp_num();
+  m.dst_qp = ep->remote_qp();
+  m.pair = ep->pair();
+  m.length = send->length;
+  m.immediate = send->immediate;
+  m.frame = pair.frames;
+  m.depart_ns = now();
+  // A dead link direction drops everything, before any fault is drawn.
+  Fate fate;
   if (now() >= pair.down_at_ns) {
-    // The send still succeeds: UC does not know the far end is unreachable.
-    InFlight m;
-    m.pair = ep->pair();
-    m.length = send->length;
-    m.immediate = send->immediate;
-    m.frame = pair.frames;
-    m.depart_ns = now();
-    ep->complete_front_send(WcStatus::kSuccess);
-    ++counters_.frames_sent;
-    drop(m, ep->rank(), ep->peer(), ep->cable(), DropReason::kLinkDown);
-    return;
+    fate.drop_reason = DropReason::kLinkDown;
+  } else {
+    fate = fate_of(*ep, pair);
   }
-  const Fate fate = fate_of(*ep, pair);
   if (fate.send_error != WcStatus::kSuccess) {
     ep->complete_front_send(fate.send_error);
     ep->enter_error();
     return;
   }
-  const uint32_t length = send->length;
-  const uint32_t immediate = send->immediate;
-  const std::span<const std::byte> bytes(send->frame.data(), length);
-  launch(*ep, pair, fate, length, immediate, bytes);
+  m.recv_error = fate.recv_error;
+  launch(*ep, fate, m,
+         std::span<const std::byte>(send->frame.data(), m.length));
+  // UC: the send succeeds even when the frame is lost or the link is down.
   ep->complete_front_send(WcStatus::kSuccess);
 }
 
-// Puts a departing frame on the wire: copies its bytes, traces the
-// departure, and schedules its arrival (twice when duplicated).
-void WorldCore::launch(const SimEndpoint& ep, Pair& pair, const Fate& fate,
-                       uint32_t length, uint32_t immediate,
+// Puts a departing frame on the wire: traces the departure, copies its
+// bytes, and schedules its arrival (twice when duplicated), unless it is
+// dropped on the way out.
+void WorldCore::launch(const SimEndpoint& ep, const Fate& fate, InFlight m,
                        std::span<const std::byte> bytes) {
   ++counters_.frames_sent;
-  TraceEvent e;
-  e.time_ns = now();
-  e.kind = TraceKind::kDepart;
-  e.rank = ep.rank();
-  e.peer = ep.peer();
-  e.cable = ep.cable();
-  e.sequence = immediate;
-  e.frame = pair.frames;
-  e.bytes = length;
+  TraceEvent e =
+      trace_event(TraceKind::kDepart, ep.rank(), ep.peer(), ep.cable());
+  e.sequence = m.immediate;
+  e.frame = m.frame;
+  e.bytes = m.length;
   record(e);
-  InFlight m;
-  m.src_qp = ep.qp_num();
-  m.dst_qp = ep.remote_qp();
-  m.pair = ep.pair();
-  m.length = length;
-  m.immediate = immediate;
-  m.frame = pair.frames;
-  m.depart_ns = now();
-  m.recv_error = fate.recv_error;
-  if (fate.drop) {
-    drop(m, ep.rank(), ep.peer(), ep.cable(), DropReason::kLoss);
+  if (fate.drop_reason != DropReason::kNone) {
+    drop(m, ep.rank(), ep.peer(), ep.cable(), fate.drop_reason);
     return;
   }
   m.payload = payloads_.acquire(bytes);
@@ -238,12 +221,7 @@ void WorldCore::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
       ++counters_.dropped_not_ready;
       break;
   }
-  TraceEvent e;
-  e.time_ns = now();
-  e.kind = TraceKind::kDrop;
-  e.rank = sender;
-  e.peer = receiver;
-  e.cable = cable;
+  TraceEvent e = trace_event(TraceKind::kDrop, sender, receiver, cable);
   e.sequence = m.immediate;
   e.frame = m.frame;
   e.bytes = m.length;
@@ -280,12 +258,8 @@ void WorldCore::arrive(uint32_t message) {
 void WorldCore::deliver(SimEndpoint& dst, const InFlight& m) {
   ++counters_.frames_delivered;
   const SimEndpoint::PostedRecv recv = dst.take_recv();
-  TraceEvent e;
-  e.time_ns = now();
-  e.kind = TraceKind::kDeliver;
-  e.rank = dst.rank();
-  e.peer = dst.peer();
-  e.cable = dst.cable();
+  TraceEvent e =
+      trace_event(TraceKind::kDeliver, dst.rank(), dst.peer(), dst.cable());
   e.work = recv.id;
   e.sequence = m.immediate;
   e.frame = m.frame;

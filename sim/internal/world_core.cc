@@ -150,11 +150,7 @@ void WorldCore::handle(const internal::Event& e) {
 
 void WorldCore::scripted(uint32_t index, bool end) {
   const ScriptedFault& f = options_.faults.script[index];
-  TraceEvent e;
-  e.time_ns = now();
-  e.kind = TraceKind::kFault;
-  e.rank = f.rank;
-  e.peer = f.peer;
+  TraceEvent e = trace_event(TraceKind::kFault, f.rank, f.peer, 0);
   e.fault = f.kind;
   e.start_ns = f.duration_ns;
   if (end) {
@@ -185,12 +181,8 @@ void WorldCore::note_completion(const SimEndpoint& ep, const Completion& c) {
   } else {
     ++counters_.completions_error;
   }
-  TraceEvent e;
-  e.time_ns = now();
-  e.kind = TraceKind::kCompletion;
-  e.rank = ep.rank();
-  e.peer = ep.peer();
-  e.cable = ep.cable();
+  TraceEvent e =
+      trace_event(TraceKind::kCompletion, ep.rank(), ep.peer(), ep.cable());
   e.work = c.id;
   e.sequence = c.immediate;
   e.bytes = c.byte_len;

@@ -61,6 +61,17 @@ class WorldCore {
   // its departure.
   void schedule_departure(const internal::SimEndpoint& ep, uint64_t ticket,
                           uint32_t length);
+  // An event at now() with its place filled in.
+  TraceEvent trace_event(TraceKind kind, uint32_t rank, uint32_t peer,
+                         uint32_t cable) const {
+    TraceEvent e;
+    e.time_ns = now();
+    e.kind = kind;
+    e.rank = rank;
+    e.peer = peer;
+    e.cable = cable;
+    return e;
+  }
   void record(const TraceEvent& event) { trace_.add(event); }
   // Traces and counts a completion queued on `ep`.
   void note_completion(const internal::SimEndpoint& ep, const Completion& c);
@@ -110,7 +121,7 @@ class WorldCore {
   };
   // What happens to one departing frame.
   struct Fate {
-    bool drop = false;
+    DropReason drop_reason = DropReason::kNone;
     bool duplicate = false;
     TimeNs delay_ns = 0;
     WcStatus send_error = WcStatus::kSuccess;
@@ -123,8 +134,7 @@ class WorldCore {
   void handle(const internal::Event& e);
   void depart_next(uint32_t link);
   void depart(uint32_t qp_num, uint64_t ticket);
-  void launch(const internal::SimEndpoint& ep, Pair& pair, const Fate& fate,
-              uint32_t length, uint32_t immediate,
+  void launch(const internal::SimEndpoint& ep, const Fate& fate, InFlight m,
               std::span<const std::byte> bytes);
   void arrive(uint32_t message);
   void deliver(internal::SimEndpoint& dst, const InFlight& m);
