@@ -81,7 +81,7 @@ class GroupFormation {
   absl::Status step(TimeNs deadline_ns);
   absl::Status accept_waiting();
   absl::Status check_joined(TcpChannel& channel);
-  // Reads from pending_[i]; true when it is done with (joined or dropped).
+  // Reads from `pending`; true when done with it (joined or dropped).
   absl::StatusOr<bool> serve(Pending& pending);
   absl::Status admit(Pending& pending, const Hello& hello);
   void turn_away(const Pending& pending, std::string_view why);
@@ -105,7 +105,6 @@ absl::StatusOr<std::vector<TcpChannel>> GroupFormation::run() {
   while (joined_count_ + 1 < config_.size) {
     if (absl::Status s = step(deadline_ns); !s.ok()) return s;
   }
-  std::vector<TcpChannel> channels;
   const std::vector<uint8_t> welcome = encode_welcome();
   for (uint32_t r = 1; r < config_.size; ++r) {
     TcpChannel& ch = *joined_[r];
@@ -114,7 +113,10 @@ absl::StatusOr<std::vector<TcpChannel>> GroupFormation::run() {
       ch.broken = true;
       return fail(channel_error(0, ch, "welcoming", s), nullptr);
     }
-    channels.push_back(std::move(ch));
+  }
+  std::vector<TcpChannel> channels;
+  for (uint32_t r = 1; r < config_.size; ++r) {
+    channels.push_back(*std::move(joined_[r]));
   }
   return channels;
 }
@@ -141,15 +143,16 @@ absl::Status GroupFormation::step(TimeNs deadline_ns) {
     if (fds[1 + pending_.size() + i].revents == 0) continue;
     if (absl::Status s = check_joined(*joined[i]); !s.ok()) return s;
   }
+  std::vector<bool> done(pending_.size(), false);
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (fds[i + 1].revents == 0) continue;
+    absl::StatusOr<bool> served = serve(pending_[i]);
+    if (!served.ok()) return served.status();
+    done[i] = *served;
+  }
   std::vector<Pending> still_pending;
   for (size_t i = 0; i < pending_.size(); ++i) {
-    bool done = false;
-    if (fds[i + 1].revents != 0) {
-      absl::StatusOr<bool> served = serve(pending_[i]);
-      if (!served.ok()) return served.status();
-      done = *served;
-    }
-    if (!done) still_pending.push_back(std::move(pending_[i]));
+    if (!done[i]) still_pending.push_back(std::move(pending_[i]));
   }
   pending_ = std::move(still_pending);
   if (fds[0].revents != 0) return accept_waiting();
