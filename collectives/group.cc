@@ -1,0 +1,188 @@
+#include "collectives/group.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "collectives/internal/algorithms.h"
+#include "collectives/internal/engine.h"
+#include "collectives/internal/op_call.h"
+#include "fabric/errors.h"
+
+namespace weft {
+
+using internal::OpCall;
+using internal::OpKind;
+
+namespace {
+
+// FNV-1a over the members' world ranks: the same on every member, and
+// different for groups over different ranks (frames of a sub-group are
+// never taken for the parent's).
+uint32_t group_id_of(const std::vector<uint32_t>& members) {
+  uint32_t h = 2166136261u;
+  for (uint32_t m : members) {
+    for (int i = 0; i < 4; ++i) h = (h ^ ((m >> (8 * i)) & 0xff)) * 16777619u;
+  }
+  return h;
+}
+
+}  // namespace
+
+Group::Group(std::shared_ptr<internal::Engine> engine,
+             std::shared_ptr<const Topology> topology,
+             std::vector<uint32_t> members, uint32_t rank, GroupOptions options)
+    : engine_(std::move(engine)),
+      topology_(std::move(topology)),
+      members_(std::move(members)),
+      rank_(rank),
+      options_(options),
+      group_id_(group_id_of(members_)),
+      sent_seq_(members_.size()),
+      recv_seq_(members_.size()) {
+  const uint32_t n = size();
+  mesh_cables_ = n == 1 ? 1 : Topology::kMaxCables;
+  ring_cables_ = mesh_cables_;
+  for (uint32_t a = 0; a < n; ++a) {
+    for (uint32_t b = a + 1; b < n; ++b) {
+      mesh_cables_ = std::min(mesh_cables_, cables(a, b));
+    }
+    if (n > 1) ring_cables_ = std::min(ring_cables_, cables(a, (a + 1) % n));
+  }
+}
+
+Group::~Group() = default;
+
+uint32_t Group::cables(uint32_t a, uint32_t b) const {
+  return static_cast<uint32_t>(
+      topology_->devices(members_[a], members_[b]).size());
+}
+
+absl::Status Group::all_sum(ConstBytes in, Bytes out, DType dtype,
+                            CallOptions c) {
+  return all_reduce(in, out, dtype, ReduceOp::kSum, c);
+}
+absl::Status Group::all_prod(ConstBytes in, Bytes out, DType dtype,
+                             CallOptions c) {
+  return all_reduce(in, out, dtype, ReduceOp::kProd, c);
+}
+absl::Status Group::all_max(ConstBytes in, Bytes out, DType dtype,
+                            CallOptions c) {
+  return all_reduce(in, out, dtype, ReduceOp::kMax, c);
+}
+absl::Status Group::all_min(ConstBytes in, Bytes out, DType dtype,
+                            CallOptions c) {
+  return all_reduce(in, out, dtype, ReduceOp::kMin, c);
+}
+absl::Status Group::all_reduce(ConstBytes in, Bytes out, DType dtype,
+                               ReduceOp op, CallOptions c) {
+  return all_reduce_async(in, out, dtype, op, c).wait();
+}
+absl::Status Group::all_gather(ConstBytes in, Bytes out, DType dtype,
+                               CallOptions c) {
+  return all_gather_async(in, out, dtype, c).wait();
+}
+absl::Status Group::sum_scatter(ConstBytes in, Bytes out, DType dtype,
+                                CallOptions c) {
+  return reduce_scatter(in, out, dtype, ReduceOp::kSum, c);
+}
+absl::Status Group::reduce_scatter(ConstBytes in, Bytes out, DType dtype,
+                                   ReduceOp op, CallOptions c) {
+  return reduce_scatter_async(in, out, dtype, op, c).wait();
+}
+absl::Status Group::broadcast(ConstBytes in, Bytes out, DType dtype,
+                              uint32_t root, CallOptions c) {
+  return broadcast_async(in, out, dtype, root, c).wait();
+}
+absl::Status Group::reduce(ConstBytes in, Bytes out, DType dtype, ReduceOp op,
+                           uint32_t root, CallOptions c) {
+  return reduce_async(in, out, dtype, op, root, c).wait();
+}
+absl::Status Group::all_to_all(ConstBytes in, Bytes out, DType dtype,
+                               CallOptions c) {
+  return all_to_all_async(in, out, dtype, c).wait();
+}
+absl::Status Group::send(ConstBytes in, DType dtype, uint32_t peer,
+                         CallOptions c) {
+  return send_async(in, dtype, peer, c).wait();
+}
+absl::Status Group::recv(Bytes out, DType dtype, uint32_t peer, CallOptions c) {
+  return recv_async(out, dtype, peer, c).wait();
+}
+absl::Status Group::barrier(CallOptions c) { return barrier_async(c).wait(); }
+
+Operation Group::all_reduce_async(ConstBytes in, Bytes out, DType dtype,
+                                  ReduceOp op, CallOptions c) {
+  return start({OpKind::kAllReduce, dtype, op, 0, false, in, out, c});
+}
+Operation Group::all_gather_async(ConstBytes in, Bytes out, DType dtype,
+                                  CallOptions c) {
+  return start(
+      {OpKind::kAllGather, dtype, ReduceOp::kSum, 0, false, in, out, c});
+}
+Operation Group::reduce_scatter_async(ConstBytes in, Bytes out, DType dtype,
+                                      ReduceOp op, CallOptions c) {
+  return start({OpKind::kReduceScatter, dtype, op, 0, false, in, out, c});
+}
+Operation Group::broadcast_async(ConstBytes in, Bytes out, DType dtype,
+                                 uint32_t root, CallOptions c) {
+  return start(
+      {OpKind::kBroadcast, dtype, ReduceOp::kSum, root, false, in, out, c});
+}
+Operation Group::reduce_async(ConstBytes in, Bytes out, DType dtype,
+                              ReduceOp op, uint32_t root, CallOptions c) {
+  return start({OpKind::kReduce, dtype, op, root, false, in, out, c});
+}
+Operation Group::all_to_all_async(ConstBytes in, Bytes out, DType dtype,
+                                  CallOptions c) {
+  return start(
+      {OpKind::kAllToAll, dtype, ReduceOp::kSum, 0, false, in, out, c});
+}
+Operation Group::send_async(ConstBytes in, DType dtype, uint32_t peer,
+                            CallOptions c) {
+  return start(
+      {OpKind::kSendRecv, dtype, ReduceOp::kSum, peer, true, in, {}, c});
+}
+Operation Group::recv_async(Bytes out, DType dtype, uint32_t peer,
+                            CallOptions c) {
+  return start(
+      {OpKind::kSendRecv, dtype, ReduceOp::kSum, peer, false, {}, out, c});
+}
+Operation Group::barrier_async(CallOptions c) {
+  return start(
+      {OpKind::kBarrier, DType::kUint8, ReduceOp::kSum, 0, false, {}, {}, c});
+}
+
+Progress Group::progress() { return engine_->progress(); }
+void Group::abort() { engine_->abort(); }
+absl::Status Group::health() const { return engine_->health(); }
+
+absl::StatusOr<std::unique_ptr<Group>> Group::split(
+    std::span<const uint32_t> ranks) const {
+  const ErrorPlace place{members_[rank_], kNoPeer, "", ErrorCause::kBadInput};
+  std::vector<bool> seen(size());
+  std::vector<uint32_t> members;
+  uint32_t mine = size();
+  for (uint32_t r : ranks) {
+    if (r >= size() || seen[r]) {
+      return make_error(
+          absl::StatusCode::kInvalidArgument, place,
+          absl::StrFormat("split: rank %u is %s; list each of "
+                          "ranks 0..%u at most once",
+                          r, r >= size() ? "out of range" : "listed twice",
+                          size() - 1));
+    }
+    seen[r] = true;
+    if (r == rank_) mine = static_cast<uint32_t>(members.size());
+    members.push_back(members_[r]);
+  }
+  if (mine == size()) {
+    return make_error(absl::StatusCode::kInvalidArgument, place,
+                      absl::StrFormat("split: rank %u is not in the list; only "
+                                      "members call split",
+                                      rank_));
+  }
+  return std::unique_ptr<Group>(
+      new Group(engine_, topology_, std::move(members), mine, options_));
+}
+
+}  // namespace weft

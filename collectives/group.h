@@ -1,0 +1,166 @@
+// Group: the collectives API (MLX JACCL's Group, plus all_prod, broadcast,
+// reduce, all_to_all and split). Every call exists blocking (returns when
+// done) and asynchronous (*_async returns an Operation to drive). Buffers
+// are bytes plus a DType; any size the dtype allows works, 0 bytes and more
+// than 4 GiB included. A call is in place when the input is where the
+// output would hold it (in == out; for all_gather, in is this rank's block
+// of out; for sum_scatter, out is this rank's block of in); other overlaps
+// are refused.
+//
+// Results are bitwise deterministic: every rank gets identical bytes and a
+// rerun gives identical bytes, for every op, dtype and algorithm.
+//
+// Errors (absl::Status with weft::error_place() payload):
+//  - InvalidArgument (cause kBadInput): bad arguments; nothing was sent and
+//    the group stays usable.
+//  - anything else (mismatched collectives, lost or corrupt frames, error
+//    completions, a silent peer past the deadline, abort()): the group is
+//    failed; peers are told, and every later call is refused with
+//    FailedPrecondition (cause kGroupFailed). Rebuild the group.
+//
+// Ranks must call the same collectives in the same order with the same
+// sizes, dtypes, roots and algorithm choices; a rank that does not gets
+// kMismatch errors instead of corrupt data, on every rank.
+//
+// Not thread-safe, except abort().
+#ifndef WEFT_COLLECTIVES_GROUP_H_
+#define WEFT_COLLECTIVES_GROUP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collectives/dtype.h"
+#include "collectives/group_options.h"
+#include "collectives/operation.h"
+#include "fabric/progress.h"
+#include "fabric/topology.h"
+
+namespace weft {
+
+namespace internal {
+class Engine;
+struct OpCall;
+}  // namespace internal
+
+using ConstBytes = std::span<const std::byte>;
+using Bytes = std::span<std::byte>;
+
+class Group {
+ public:
+  ~Group();
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  uint32_t rank() const { return rank_; }
+  uint32_t size() const { return static_cast<uint32_t>(members_.size()); }
+  // The fabric (world) rank of group rank `rank`.
+  uint32_t world_rank(uint32_t rank) const { return members_[rank]; }
+  const GroupOptions& options() const { return options_; }
+
+  // out[i] = op over ranks (in rank order for mesh) of in[i].
+  // in.size() == out.size().
+  absl::Status all_sum(ConstBytes in, Bytes out, DType dtype,
+                       CallOptions c = {});
+  absl::Status all_prod(ConstBytes in, Bytes out, DType dtype,
+                        CallOptions c = {});
+  absl::Status all_max(ConstBytes in, Bytes out, DType dtype,
+                       CallOptions c = {});
+  absl::Status all_min(ConstBytes in, Bytes out, DType dtype,
+                       CallOptions c = {});
+  absl::Status all_reduce(ConstBytes in, Bytes out, DType dtype, ReduceOp op,
+                          CallOptions c = {});
+  // out = the ranks' inputs, concatenated in rank order.
+  // out.size() == size() * in.size().
+  absl::Status all_gather(ConstBytes in, Bytes out, DType dtype,
+                          CallOptions c = {});
+  // out = block rank() of the element-wise sum of the inputs.
+  // in.size() == size() * out.size().
+  absl::Status sum_scatter(ConstBytes in, Bytes out, DType dtype,
+                           CallOptions c = {});
+  absl::Status reduce_scatter(ConstBytes in, Bytes out, DType dtype,
+                              ReduceOp op, CallOptions c = {});
+  // out = root's in, on every rank. `in` is read on root only.
+  absl::Status broadcast(ConstBytes in, Bytes out, DType dtype, uint32_t root,
+                         CallOptions c = {});
+  absl::Status broadcast(Bytes buffer, DType dtype, uint32_t root) {
+    return broadcast(buffer, buffer, dtype, root);
+  }
+  // On root, out = op over ranks of in. `out` is written on root only.
+  absl::Status reduce(ConstBytes in, Bytes out, DType dtype, ReduceOp op,
+                      uint32_t root, CallOptions c = {});
+  // Block j of out = block rank() of rank j's in; blocks are
+  // in.size() / size() bytes. in.size() == out.size().
+  absl::Status all_to_all(ConstBytes in, Bytes out, DType dtype,
+                          CallOptions c = {});
+  // Point to point; `peer` must be joined to this rank by a cable.
+  absl::Status send(ConstBytes in, DType dtype, uint32_t peer,
+                    CallOptions c = {});
+  absl::Status recv(Bytes out, DType dtype, uint32_t peer, CallOptions c = {});
+  // Returns once every rank has entered.
+  absl::Status barrier(CallOptions c = {});
+
+  // The same, started asynchronously. Bad input gives an Operation that is
+  // already done with InvalidArgument.
+  Operation all_reduce_async(ConstBytes in, Bytes out, DType dtype, ReduceOp op,
+                             CallOptions c = {});
+  Operation all_gather_async(ConstBytes in, Bytes out, DType dtype,
+                             CallOptions c = {});
+  Operation reduce_scatter_async(ConstBytes in, Bytes out, DType dtype,
+                                 ReduceOp op, CallOptions c = {});
+  Operation broadcast_async(ConstBytes in, Bytes out, DType dtype,
+                            uint32_t root, CallOptions c = {});
+  Operation reduce_async(ConstBytes in, Bytes out, DType dtype, ReduceOp op,
+                         uint32_t root, CallOptions c = {});
+  Operation all_to_all_async(ConstBytes in, Bytes out, DType dtype,
+                             CallOptions c = {});
+  Operation send_async(ConstBytes in, DType dtype, uint32_t peer,
+                       CallOptions c = {});
+  Operation recv_async(Bytes out, DType dtype, uint32_t peer,
+                       CallOptions c = {});
+  Operation barrier_async(CallOptions c = {});
+
+  // One non-blocking step of every queued operation (see Operation).
+  Progress progress();
+  // Thread-safe: pending and later operations end with Cancelled.
+  void abort();
+  // OK while the group works; else the error that failed it.
+  absl::Status health() const;
+
+  // A sub-group of `ranks` (this group's ranks; the new group's rank i is
+  // ranks[i]), sharing this group's cables and engine. Local: every member
+  // must call it with the same list, in the same order relative to other
+  // calls; ranks outside the list do not call it. Operations of parent and
+  // sub-groups run in the order they are started.
+  absl::StatusOr<std::unique_ptr<Group>> split(
+      std::span<const uint32_t> ranks) const;
+
+ private:
+  friend class GroupBuilder;
+  Group(std::shared_ptr<internal::Engine> engine,
+        std::shared_ptr<const Topology> topology, std::vector<uint32_t> members,
+        uint32_t rank, GroupOptions options);
+
+  Operation start(const internal::OpCall& call);
+  uint32_t cables(uint32_t a, uint32_t b) const;  // group ranks
+
+  std::shared_ptr<internal::Engine> engine_;
+  std::shared_ptr<const Topology> topology_;
+  std::vector<uint32_t> members_;  // world rank of each group rank
+  uint32_t rank_;
+  GroupOptions options_;
+  uint32_t group_id_;
+  uint32_t op_seq_ = 0;
+  std::vector<uint32_t> sent_seq_;  // per peer: send/recv sequence
+  std::vector<uint32_t> recv_seq_;
+  uint32_t mesh_cables_ = 0;  // 0: not fully connected
+  uint32_t ring_cables_ = 0;  // 0: no ring in rank order
+};
+
+}  // namespace weft
+
+#endif  // WEFT_COLLECTIVES_GROUP_H_

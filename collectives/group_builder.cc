@@ -1,0 +1,179 @@
+#include "collectives/group_builder.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "collectives/internal/address.h"
+#include "collectives/internal/engine.h"
+#include "collectives/internal/lane.h"
+#include "fabric/errors.h"
+
+namespace weft {
+namespace {
+
+// Most endpoints any rank of `topology` opens: every rank sizes its frames
+// for the busiest rank, so all agree on the frame size.
+uint64_t max_lanes_per_rank(const Topology& topology) {
+  uint64_t most = 0;
+  for (uint32_t i = 0; i < topology.ranks(); ++i) {
+    uint64_t lanes = 0;
+    for (uint32_t j = 0; j < topology.ranks(); ++j)
+      lanes += topology.devices(i, j).size();
+    most = std::max(most, lanes);
+  }
+  return most;
+}
+
+internal::LaneConfig lane_config(const GroupOptions& o) {
+  return {o.depth, o.max_frame_bytes};
+}
+
+}  // namespace
+
+GroupBuilder::GroupBuilder(Fabric& fabric,
+                           std::shared_ptr<const Topology> topology,
+                           GroupOptions options)
+    : fabric_(fabric),
+      topology_(std::move(topology)),
+      options_(options),
+      rank_(fabric.rank()) {}
+
+GroupBuilder::~GroupBuilder() = default;
+
+absl::StatusOr<std::unique_ptr<GroupBuilder>> GroupBuilder::open(
+    Fabric& fabric, const Topology& topology, const GroupOptions& options) {
+  absl::Status s = options.validate();
+  if (!s.ok()) return s;
+  if (fabric.rank() >= topology.ranks()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the fabric is rank %u but the topology has ranks 0..%u", fabric.rank(),
+        topology.ranks() - 1));
+  }
+  GroupOptions effective = options;
+  const uint64_t lanes = max_lanes_per_rank(topology);
+  while (lanes * lane_config(effective).region_bytes() >
+         options.max_slab_bytes) {
+    if (effective.max_frame_bytes == GroupOptions::kMinFrameBytes) {
+      return make_error(
+          absl::StatusCode::kResourceExhausted,
+          ErrorPlace{fabric.rank(), kNoPeer, "", ErrorCause::kResource},
+          absl::StrFormat("%u endpoints with depth %u do not fit in "
+                          "max_slab_bytes %u even with %u-byte frames; "
+                          "raise max_slab_bytes or lower depth",
+                          lanes, options.depth, options.max_slab_bytes,
+                          GroupOptions::kMinFrameBytes));
+    }
+    effective.max_frame_bytes /= 2;
+  }
+  std::unique_ptr<GroupBuilder> b(new GroupBuilder(
+      fabric, std::make_shared<const Topology>(topology), effective));
+  s = b->open_lanes();
+  if (!s.ok()) return s;
+  return b;
+}
+
+absl::Status GroupBuilder::open_lanes() {
+  const internal::LaneConfig config = lane_config(options_);
+  std::vector<std::pair<uint32_t, uint32_t>> wanted;  // (peer, cable)
+  for (uint32_t peer = 0; peer < size(); ++peer) {
+    const auto cables =
+        static_cast<uint32_t>(topology_->devices(rank_, peer).size());
+    for (uint32_t c = 0; c < cables; ++c) wanted.emplace_back(peer, c);
+  }
+  internal::RankAddress address{
+      rank_, size(), internal::options_fingerprint(options_), {}};
+  if (!wanted.empty()) {
+    absl::StatusOr<Slab*> slab =
+        fabric_.create_slab(wanted.size() * config.region_bytes());
+    if (!slab.ok()) return slab.status();
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const auto [peer, cable] = wanted[i];
+      absl::StatusOr<std::unique_ptr<Endpoint>> ep =
+          fabric_.open(topology_->devices(rank_, peer)[cable], peer);
+      if (!ep.ok()) return ep.status();
+      auto lane =
+          std::make_unique<internal::Lane>(*std::move(ep), peer, cable, config,
+                                           **slab, i * config.region_bytes());
+      absl::StatusOr<Destination> d = lane->destination();
+      if (!d.ok()) return d.status();
+      address.lanes.push_back({peer, cable, *d});
+      lanes_.push_back(std::move(lane));
+    }
+  }
+  address_ = internal::encode_address(address);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
+    std::span<const std::vector<uint8_t>> addresses) {
+  auto fail = [&](uint32_t peer, const std::string& what) {
+    return make_error(absl::StatusCode::kFailedPrecondition,
+                      ErrorPlace{rank_, peer, "", ErrorCause::kFabric}, what);
+  };
+  if (addresses.size() != size()) {
+    return fail(kNoPeer, absl::StrFormat("connect got %u addresses for a "
+                                         "group of %u ranks",
+                                         addresses.size(), size()));
+  }
+  const uint64_t fingerprint = internal::options_fingerprint(options_);
+  for (auto& lane : lanes_) {
+    const uint32_t peer = lane->peer();
+    absl::StatusOr<internal::RankAddress> a =
+        internal::decode_address(addresses[peer]);
+    if (!a.ok()) return fail(peer, std::string(a.status().message()));
+    if (a->rank != peer || a->size != size() ||
+        a->options_fingerprint != fingerprint) {
+      return fail(peer, absl::StrFormat(
+                            "the address from rank %u says rank %u of %u with "
+                            "options %016x; this rank expects rank %u of %u "
+                            "with options %016x (every rank must pass the "
+                            "same GroupOptions and topology)",
+                            peer, a->rank, a->size, a->options_fingerprint,
+                            peer, size(), fingerprint));
+    }
+    auto it =
+        std::find_if(a->lanes.begin(), a->lanes.end(), [&](const auto& l) {
+          return l.peer == rank_ && l.cable == lane->cable();
+        });
+    if (it == a->lanes.end()) {
+      return fail(peer, absl::StrFormat("rank %u published no endpoint for "
+                                        "cable %u to this rank; do both ranks "
+                                        "use the same topology?",
+                                        peer, lane->cable()));
+    }
+    absl::Status s = lane->connect(it->destination);
+    if (!s.ok()) return s;
+  }
+  std::vector<uint32_t> members(size());
+  for (uint32_t r = 0; r < size(); ++r) members[r] = r;
+  auto engine = std::make_shared<internal::Engine>(fabric_.clock(), rank_,
+                                                   std::move(lanes_));
+  return std::unique_ptr<Group>(new Group(std::move(engine), topology_,
+                                          std::move(members), rank_, options_));
+}
+
+absl::StatusOr<std::unique_ptr<Group>> create_group(
+    Fabric& fabric, Bootstrap& bootstrap, const Topology& topology,
+    const GroupOptions& options, TimeNs bootstrap_timeout_ns) {
+  if (bootstrap.rank() != fabric.rank() ||
+      bootstrap.size() != topology.ranks()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the bootstrap is rank %u of %u but the fabric is rank %u and the "
+        "topology has %u ranks",
+        bootstrap.rank(), bootstrap.size(), fabric.rank(), topology.ranks()));
+  }
+  absl::StatusOr<std::unique_ptr<GroupBuilder>> builder =
+      GroupBuilder::open(fabric, topology, options);
+  if (!builder.ok()) return builder.status();
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> all =
+      bootstrap.all_gather((*builder)->address(), bootstrap_timeout_ns);
+  if (!all.ok()) return all.status();
+  absl::StatusOr<std::unique_ptr<Group>> group = (*builder)->connect(*all);
+  if (!group.ok()) return group.status();
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> ready =
+      bootstrap.all_gather({}, bootstrap_timeout_ns);
+  if (!ready.ok()) return ready.status();
+  return group;
+}
+
+}  // namespace weft

@@ -1,0 +1,63 @@
+#include "collectives/group_options.h"
+
+#include <array>
+#include <bit>
+
+#include "absl/strings/str_format.h"
+
+namespace weft {
+namespace {
+
+constexpr std::array<std::string_view, kAlgorithmCount> kNames = {
+    "auto", "mesh_exchange", "mesh_scatter", "ring"};
+
+}  // namespace
+
+std::string_view algorithm_name(Algorithm algorithm) {
+  const auto i = static_cast<size_t>(algorithm);
+  return i < kNames.size() ? kNames[i] : "unknown";
+}
+
+bool parse_algorithm(std::string_view text, Algorithm* out) {
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == text) {
+      *out = static_cast<Algorithm>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status GroupOptions::validate() const {
+  if (timeout_ns <= 0 || timeout_ns > kMaxTimeoutNs) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GroupOptions.timeout_ns = %d is outside 1..%d ns",
+                        timeout_ns, kMaxTimeoutNs));
+  }
+  if (static_cast<size_t>(algorithm) >= kNames.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GroupOptions.algorithm = %d is not an Algorithm",
+                        static_cast<int>(algorithm)));
+  }
+  if (ring_directions != 1 && ring_directions != 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GroupOptions.ring_directions = %u; use 1 or 2", ring_directions));
+  }
+  if (!std::has_single_bit(max_frame_bytes) ||
+      max_frame_bytes < kMinFrameBytes || max_frame_bytes > kMaxFrameBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GroupOptions.max_frame_bytes = %u; use a power of two in %u..%u",
+        max_frame_bytes, kMinFrameBytes, kMaxFrameBytes));
+  }
+  if (depth < kMinDepth || depth > kMaxDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GroupOptions.depth = %u is outside %u..%u", depth,
+                        kMinDepth, kMaxDepth));
+  }
+  if (max_slab_bytes == 0) {
+    return absl::InvalidArgumentError("GroupOptions.max_slab_bytes is 0");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace weft

@@ -1,0 +1,70 @@
+// Options of a collectives Group and of single calls: which algorithm, how
+// long an operation may take, and the engine's frame and pipelining limits.
+// Every rank of a group must pass the same GroupOptions (except timeout_ns);
+// group formation checks this.
+#ifndef WEFT_COLLECTIVES_GROUP_OPTIONS_H_
+#define WEFT_COLLECTIVES_GROUP_OPTIONS_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "fabric/clock.h"
+
+namespace weft {
+
+enum class Algorithm : uint8_t {
+  kAuto = 0,          // mesh on a fully connected group (exchange when small,
+                      // scatter when large), ring otherwise
+  kMeshExchange = 1,  // every rank sends its whole input to every peer and
+                      // reduces in rank order (small messages)
+  kMeshScatter = 2,   // reduce-scatter then all-gather over the mesh, each
+                      // owner reducing in rank order (large messages)
+  kRing = 3,          // neighbours only: one or both directions, every cable
+};
+inline constexpr int kAlgorithmCount = 4;
+
+// "auto", "mesh_exchange", "mesh_scatter", "ring"; "unknown" otherwise.
+std::string_view algorithm_name(Algorithm algorithm);
+bool parse_algorithm(std::string_view text, Algorithm* out);
+
+struct GroupOptions {
+  static constexpr uint32_t kMinFrameBytes = 4 << 10;
+  static constexpr uint32_t kMaxFrameBytes = 512 << 10;
+  static constexpr uint32_t kMinDepth = 4;
+  static constexpr uint32_t kMaxDepth = 28;  // + credit and abort sends <= 32
+  static constexpr TimeNs kMaxTimeoutNs = 24 * 3600 * kNsPerS;
+
+  // Default deadline of one operation, from when it starts running.
+  TimeNs timeout_ns = 30 * kNsPerS;
+  // Algorithm for calls that do not choose one.
+  Algorithm algorithm = Algorithm::kAuto;
+  // kAuto on a mesh: messages up to this many bytes use kMeshExchange.
+  uint64_t mesh_exchange_max_bytes = 64 << 10;
+  // kRing: 1 (clockwise) or 2 (half the data each way). Groups of two
+  // ranks always use one.
+  uint32_t ring_directions = 2;
+  // Largest frame (header included); a power of two in
+  // [kMinFrameBytes, kMaxFrameBytes]. Each operation picks its frame size
+  // by message size within [kMinFrameBytes, max_frame_bytes].
+  uint32_t max_frame_bytes = kMaxFrameBytes;
+  // Receives kept posted per cable, and data frames in flight per cable.
+  uint32_t depth = 8;
+  // The group's one slab (all frames of all cables) may not exceed this;
+  // max_frame_bytes shrinks to fit before formation fails.
+  uint64_t max_slab_bytes = uint64_t{1} << 30;
+
+  // InvalidArgument naming the first field out of range.
+  absl::Status validate() const;
+};
+
+struct CallOptions {
+  // kAuto: the group's choice.
+  Algorithm algorithm = Algorithm::kAuto;
+  // 0: the group's timeout_ns.
+  TimeNs timeout_ns = 0;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_COLLECTIVES_GROUP_OPTIONS_H_

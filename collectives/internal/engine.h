@@ -1,0 +1,82 @@
+// Engine: the one progress engine of a group (and of the sub-groups split
+// from it, which share its lanes). It owns the lanes, queues operations and
+// runs them one at a time in submission order; each progress() step polls
+// every lane, advances the running operation, sends due credit reports and
+// enforces the operation's deadline on the fabric clock. The first error
+// fails the engine: the running and queued operations end with it, every
+// peer is sent an abort, and new work is refused until the group is rebuilt.
+#ifndef WEFT_COLLECTIVES_INTERNAL_ENGINE_H_
+#define WEFT_COLLECTIVES_INTERNAL_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "collectives/internal/lane.h"
+#include "collectives/internal/op_runner.h"
+#include "fabric/clock.h"
+#include "fabric/progress.h"
+
+namespace weft::internal {
+
+struct OpState {
+  std::unique_ptr<OpRunner> runner;
+  TimeNs timeout_ns = 0;
+  TimeNs deadline_ns = kNeverNs;
+  bool done = false;
+  absl::Status status;
+};
+
+class Engine {
+ public:
+  // Most operations queued at once; more is ResourceExhausted.
+  static constexpr size_t kMaxQueued = 4096;
+
+  Engine(const Clock& clock, uint32_t rank,
+         std::vector<std::unique_ptr<Lane>> lanes);
+
+  uint32_t rank() const { return rank_; }
+  const Clock& clock() const { return clock_; }
+  // The lane to world rank `peer` over `cable`; nullptr when there is none.
+  Lane* lane(uint32_t peer, uint32_t cable) const;
+
+  // Queues an operation behind those already queued. On a failed engine the
+  // result is finished with the refusal.
+  std::shared_ptr<OpState> submit(std::unique_ptr<OpRunner> runner,
+                                  TimeNs timeout_ns);
+  static std::shared_ptr<OpState> finished(absl::Status status);
+
+  // One non-blocking step. kDone when nothing is queued (or it failed).
+  Progress progress();
+  // Thread-safe: the next progress() fails everything with Cancelled.
+  void abort() { abort_requested_.store(true, std::memory_order_relaxed); }
+  // OK, or the error that failed the engine.
+  const absl::Status& health() const { return failure_; }
+
+ private:
+  absl::Status poll_lanes(bool* advanced);
+  absl::Status run_queue(bool* advanced);
+  absl::Status report_credits(bool* advanced);
+  absl::Status deadline_error(const OpState& op) const;
+  absl::Status refusal() const;
+  void fail(absl::Status status, uint32_t origin);
+
+  const Clock& clock_;
+  uint32_t rank_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::map<std::pair<uint32_t, uint32_t>, Lane*> by_peer_;  // lookups only
+  std::deque<std::shared_ptr<OpState>> queue_;              // front is running
+  bool running_ = false;
+  absl::Status failure_;
+  std::atomic<bool> abort_requested_{false};
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_COLLECTIVES_INTERNAL_ENGINE_H_

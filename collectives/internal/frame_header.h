@@ -1,0 +1,76 @@
+// FrameHeader: the 64 bytes at the start of every frame the collectives
+// engine sends. It says what the frame is (data, credit report, abort), which
+// operation and chunk it belongs to, and carries the flow-control counters,
+// so a receiver can refuse a frame that belongs to a different collective
+// (kMismatch) instead of reducing it into the wrong buffer.
+//
+// Wire layout, little-endian, fixed:
+//   0 magic u32 | 4 version u8 | 5 type u8 | 6 flags u8 | 7 kind u8
+//   8 dtype u8 | 9 reduce op u8 | 10 algorithm u8 | 11 cause u8
+//   12 group id u32 | 16 op sequence u32 | 20 root u32 | 24 total bytes u64
+//   32 item u32 | 36 frame u32 | 40 payload bytes u32 | 44 reposts u32
+//   48 chunk bytes u32 | 52 data consumed u32 | 56 origin u32 | 60 check u32
+#ifndef WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
+#define WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace weft::internal {
+
+inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
+inline constexpr uint8_t kProtocolVersion = 1;
+inline constexpr uint32_t kHeaderBytes = 64;
+
+enum class FrameType : uint8_t { kData = 1, kCredit = 2, kAbort = 3 };
+
+// Header flags.
+inline constexpr uint8_t kFlagReportNow = 1;  // report credits at once (ack)
+
+// What a data frame belongs to: identical on every rank running the same
+// operation, so any difference is a mismatch.
+struct OpIdentity {
+  uint8_t kind = 0;
+  uint8_t dtype = 0;
+  uint8_t reduce_op = 0;
+  uint8_t algorithm = 0;
+  uint32_t group_id = 0;
+  uint32_t op_seq = 0;
+  uint32_t root = 0;
+  uint64_t total_bytes = 0;
+  uint32_t chunk_bytes = 0;
+
+  friend bool operator==(const OpIdentity&, const OpIdentity&) = default;
+};
+
+struct FrameHeader {
+  FrameType type = FrameType::kData;
+  uint8_t flags = 0;
+  OpIdentity op;
+  uint32_t item = 0;   // ordinal of the item among the op's items on the lane
+  uint32_t frame = 0;  // index of this frame within the item
+  uint32_t payload_bytes = 0;
+  // Flow control: receives the sender has re-posted on this lane so far, and
+  // data frames it has consumed so far (both cumulative, modulo 2^32).
+  uint32_t reposts = 0;
+  uint32_t data_consumed = 0;
+  // kAbort: the error cause and the rank where the failure started.
+  uint8_t cause = 0;
+  uint32_t origin = 0;
+
+  void encode(std::span<std::byte, kHeaderBytes> out) const;
+  // Checks magic, version, checksum, type and that `frame_bytes` (the bytes
+  // that arrived) equals the header plus the payload it announces.
+  static absl::StatusOr<FrameHeader> decode(std::span<const std::byte> frame);
+};
+
+// "all_sum #7 (ring, float32, 4096 bytes, root 0)" for messages.
+std::string describe_op(const OpIdentity& op);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_

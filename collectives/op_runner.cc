@@ -1,0 +1,281 @@
+#include "collectives/internal/op_runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "collectives/reduce.h"
+
+namespace weft::internal {
+namespace {
+
+uint64_t item_bytes(const Item& item) {
+  return item.kind == ItemKind::kRecv ? item.dst.bytes : item.src.bytes;
+}
+
+}  // namespace
+
+OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
+                   OpBuffers buffers, uint32_t rank,
+                   const LaneFinder& find_lane)
+    : plan_(std::move(plan)),
+      identity_(identity),
+      dtype_(dtype),
+      op_(op),
+      buffers_(buffers),
+      rank_(rank),
+      state_(plan_.items.size()) {
+  std::map<const Lane*, size_t> index;  // lookups only
+  bool any_recv = false;
+  for (size_t i = 0; i < plan_.items.size(); ++i) {
+    const Item& item = plan_.items[i];
+    const uint64_t bytes = item_bytes(item);
+    state_[i].frames = static_cast<uint32_t>(std::max<uint64_t>(
+        1, (bytes + identity_.chunk_bytes - 1) / identity_.chunk_bytes));
+    if (item.kind == ItemKind::kLocal) {
+      locals_.push_back(static_cast<int32_t>(i));
+      continue;
+    }
+    Lane* lane = find_lane(item.peer, item.lane);
+    auto [it, added] = index.emplace(lane, lanes_.size());
+    if (added) lanes_.push_back(LaneWork{.lane = lane});
+    LaneWork& w = lanes_[it->second];
+    (item.kind == ItemKind::kSend ? w.sends : w.recvs)
+        .push_back(static_cast<int32_t>(i));
+    any_recv |= item.kind == ItemKind::kRecv;
+  }
+  pure_sender_ = !any_recv && !lanes_.empty();
+  for (LaneWork& w : lanes_) w.needs_ack = pure_sender_ && !w.sends.empty();
+}
+
+absl::Status OpRunner::start() {
+  if (plan_.scratch_bytes > 0) {
+    scratch_.reset(new (std::nothrow) std::byte[plan_.scratch_bytes]);
+    if (!scratch_) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "rank %u: %s needs %u bytes of scratch memory and the allocation "
+          "failed; free memory or use an out-of-place call",
+          rank_, describe_op(identity_), plan_.scratch_bytes));
+    }
+  }
+  return absl::OkStatus();
+}
+
+uint32_t OpRunner::frame_bytes(const Item& item, uint32_t frame) const {
+  const uint64_t start = uint64_t{frame} * identity_.chunk_bytes;
+  const uint64_t bytes = item_bytes(item);
+  return start >= bytes ? 0
+                        : static_cast<uint32_t>(std::min<uint64_t>(
+                              identity_.chunk_bytes, bytes - start));
+}
+
+bool OpRunner::ready(const Item& item, uint32_t frame) const {
+  if (item.after == kNoItem) return true;
+  const ItemState& dep = state_[static_cast<size_t>(item.after)];
+  if (item.wait == Wait::kWhole) return dep.done == dep.frames;
+  return dep.done > std::min(frame, dep.frames - 1);
+}
+
+std::byte* OpRunner::at(BufferId b, uint64_t offset) const {
+  switch (b) {
+    case BufferId::kIn:
+      // Plans never write through kIn; the cast only unifies the types.
+      return const_cast<std::byte*>(buffers_.in) + offset;
+    case BufferId::kOut:
+      return buffers_.out + offset;
+    case BufferId::kScratch:
+      return scratch_.get() + offset;
+  }
+  return nullptr;
+}
+
+absl::Status OpRunner::apply(const Item& item, uint32_t frame,
+                             const std::byte* src) {
+  const uint32_t bytes = frame_bytes(item, frame);
+  if (bytes == 0) return absl::OkStatus();
+  std::byte* dst =
+      at(item.dst.buffer,
+         item.dst.offset + uint64_t{frame} * identity_.chunk_bytes);
+  if (dst == src) return absl::OkStatus();
+  if (item.apply == Apply::kCopy) {
+    std::memcpy(dst, src, bytes);
+    return absl::OkStatus();
+  }
+  return reduce_into(dtype_, op_, dst, src, bytes / dtype_size(dtype_));
+}
+
+absl::Status OpRunner::mismatch(const LaneWork& w, const FrameHeader& got,
+                                uint32_t want_bytes) const {
+  const Lane& lane = *w.lane;
+  return make_error(
+      absl::StatusCode::kFailedPrecondition, lane.place(ErrorCause::kMismatch),
+      absl::StrFormat(
+          "mismatched collectives: the peer sent a frame of %s (item %u, "
+          "frame %u, %u bytes) but this rank runs %s and expects item %u, "
+          "frame %u, %u bytes; every rank must call the same collectives in "
+          "the same order with the same sizes, dtypes, roots and algorithms",
+          describe_op(got.op), got.item, got.frame, got.payload_bytes,
+          describe_op(identity_), w.check_pos, w.check_frame, want_bytes));
+}
+
+absl::Status OpRunner::check_arrivals(LaneWork& w) {
+  const Lane& lane = *w.lane;
+  while (w.check_pos < w.recvs.size() && w.checked < lane.inbox_size()) {
+    const FrameHeader& h = lane.inbox(w.checked).header;
+    const auto idx = static_cast<size_t>(w.recvs[w.check_pos]);
+    const uint32_t want = frame_bytes(plan_.items[idx], w.check_frame);
+    if (!(h.op == identity_) || h.item != w.check_pos ||
+        h.frame != w.check_frame || h.payload_bytes != want) {
+      return mismatch(w, h, want);
+    }
+    ++w.checked;
+    if (++w.check_frame == state_[idx].frames) {
+      w.check_frame = 0;
+      ++w.check_pos;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
+  Lane& lane = *w.lane;
+  while (w.recv_pos < w.recvs.size() && w.checked > 0) {
+    const auto idx = static_cast<size_t>(w.recvs[w.recv_pos]);
+    const Item& item = plan_.items[idx];
+    ItemState& st = state_[idx];
+    if (!ready(item, st.done)) break;
+    absl::Status s = apply(item, st.done, lane.payload(lane.inbox(0)).data());
+    if (s.ok()) s = lane.consume_front();
+    if (!s.ok()) return s;
+    --w.checked;
+    *advanced = true;
+    if (++st.done == st.frames) ++w.recv_pos;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
+  Lane& lane = *w.lane;
+  while (w.send_pos < w.sends.size()) {
+    const auto idx = static_cast<size_t>(w.sends[w.send_pos]);
+    const Item& item = plan_.items[idx];
+    ItemState& st = state_[idx];
+    if (!ready(item, st.done) || !lane.can_send_data()) break;
+    FrameHeader h;
+    h.op = identity_;
+    h.item = static_cast<uint32_t>(w.send_pos);
+    h.frame = st.done;
+    const bool last =
+        w.send_pos + 1 == w.sends.size() && st.done + 1 == st.frames;
+    if (w.needs_ack && last) h.flags |= kFlagReportNow;
+    const std::byte* src =
+        at(item.src.buffer,
+           item.src.offset + uint64_t{st.done} * identity_.chunk_bytes);
+    absl::Status s = lane.send_data(h, src, frame_bytes(item, st.done));
+    if (!s.ok()) return s;
+    *advanced = true;
+    if (++st.done == st.frames) ++w.send_pos;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::run_locals(bool* advanced) {
+  for (int32_t i : locals_) {
+    const Item& item = plan_.items[static_cast<size_t>(i)];
+    ItemState& st = state_[static_cast<size_t>(i)];
+    while (st.done < st.frames && ready(item, st.done)) {
+      const std::byte* src =
+          at(item.src.buffer,
+             item.src.offset + uint64_t{st.done} * identity_.chunk_bytes);
+      absl::Status s = apply(item, st.done, src);
+      if (!s.ok()) return s;
+      ++st.done;
+      *advanced = true;
+    }
+  }
+  std::erase_if(locals_, [&](int32_t i) {
+    const ItemState& st = state_[static_cast<size_t>(i)];
+    return st.done == st.frames;
+  });
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::advance(bool* advanced) {
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (LaneWork& w : lanes_) {
+      absl::Status s = check_arrivals(w);
+      if (s.ok()) s = receive(w, &moved);
+      if (s.ok()) s = send(w, &moved);
+      if (!s.ok()) return s;
+    }
+    absl::Status s = run_locals(&moved);
+    if (!s.ok()) return s;
+    *advanced |= moved;
+  }
+  return absl::OkStatus();
+}
+
+bool OpRunner::lane_done(const LaneWork& w) const {
+  return w.send_pos == w.sends.size() && w.recv_pos == w.recvs.size() &&
+         w.lane->data_sends_in_flight() == 0 && !w.lane->report_owed() &&
+         (!w.needs_ack || w.lane->all_data_acked());
+}
+
+bool OpRunner::done() const {
+  return locals_.empty() &&
+         std::all_of(lanes_.begin(), lanes_.end(),
+                     [&](const LaneWork& w) { return lane_done(w); });
+}
+
+bool OpRunner::waiting_on(const Lane* lane) const {
+  for (const LaneWork& w : lanes_) {
+    if (w.lane != lane) continue;
+    if (w.needs_ack && w.send_pos == w.sends.size()) return true;
+    if (w.send_pos < w.sends.size()) {
+      const auto idx = static_cast<size_t>(w.sends[w.send_pos]);
+      return ready(plan_.items[idx], state_[idx].done) &&
+             !lane->can_send_data();
+    }
+  }
+  return false;
+}
+
+std::string OpRunner::outstanding(const Lane** blame) const {
+  std::vector<std::string> parts;
+  const Lane* silent = nullptr;
+  const Lane* stuck = nullptr;
+  for (const LaneWork& w : lanes_) {
+    if (lane_done(w)) continue;
+    const Lane& lane = *w.lane;
+    if (w.recv_pos < w.recvs.size()) {
+      const auto idx = static_cast<size_t>(w.recvs[w.recv_pos]);
+      parts.push_back(absl::StrFormat(
+          "receive item %u frame %u of %u from peer %u (%u checked frame(s) "
+          "waiting)",
+          w.recv_pos, state_[idx].done, state_[idx].frames, lane.peer(),
+          w.checked));
+      if (w.checked == 0 && silent == nullptr) silent = &lane;
+    }
+    if (w.send_pos < w.sends.size()) {
+      const auto idx = static_cast<size_t>(w.sends[w.send_pos]);
+      parts.push_back(absl::StrFormat("send item %u frame %u of %u to peer %u",
+                                      w.send_pos, state_[idx].done,
+                                      state_[idx].frames, lane.peer()));
+      if (stuck == nullptr && !lane.can_send_data()) stuck = &lane;
+    } else if (w.needs_ack && !lane.all_data_acked() && stuck == nullptr) {
+      stuck = &lane;
+    }
+    parts.push_back(lane.describe());
+  }
+  if (!locals_.empty()) {
+    parts.push_back(
+        absl::StrFormat("%u local copy/reduce item(s)", locals_.size()));
+  }
+  *blame = silent != nullptr ? silent : stuck;
+  return absl::StrJoin(parts, "; ");
+}
+
+}  // namespace weft::internal
