@@ -33,8 +33,10 @@ struct P2pRun {
 absl::StatusOr<P2pRun> run_once(const WorldFlags& flags,
                                 const P2pConfig& config, bool write_trace) {
   WorldOptions options = flags.options;
-  options.keep_trace_events = write_trace && !flags.trace_path.empty();
-  absl::StatusOr<std::unique_ptr<World>> world = World::create(options);
+  const bool keep = write_trace && !flags.trace_path.empty();
+  options.keep_trace_events = keep;
+  absl::StatusOr<std::unique_ptr<World>> world =
+      World::create(std::move(options));
   if (!world.ok()) return world.status();
   absl::StatusOr<std::unique_ptr<P2pTraffic>> traffic =
       P2pTraffic::create(**world, config);
@@ -46,7 +48,7 @@ absl::StatusOr<P2pRun> run_once(const WorldFlags& flags,
   run.stats = (*traffic)->stats();
   run.hash = (*world)->trace().hash();
   run.hash_hex = (*world)->trace().hash_hex();
-  if (options.keep_trace_events) {
+  if (keep) {
     if (absl::Status s =
             (*world)->trace().write_perfetto_json(flags.trace_path);
         !s.ok()) {

@@ -14,9 +14,10 @@
 namespace weft::sim::internal {
 
 enum class EventKind : uint8_t {
-  kDepart,    // index: link whose first queued send leaves
-  kArrive,    // index: in-flight message
-  kScripted,  // index: fault plan entry; arg: 0 start, 1 end (stalls)
+  kDepart,      // index: link whose first queued send leaves
+  kArrive,      // index: in-flight message (a delayed frame)
+  kArriveLink,  // index: link whose first queued frame arrives
+  kScripted,    // index: fault plan entry; arg: 0 start, 1 end (stalls)
 };
 
 struct Event {

@@ -191,8 +191,33 @@ void WorldCore::launch(const SimEndpoint& ep, const Fate& fate, InFlight m,
     in_flight_[index] = m;
   }
   const TimeNs arrival = now() + options_.link.latency_ns + fate.delay_ns;
-  events_.push(arrival, EventKind::kArrive, index);
-  if (fate.duplicate) events_.push(arrival, EventKind::kArrive, index);
+  for (uint32_t copy = 0; copy < m.refs; ++copy) {
+    if (fate.delay_ns > 0) {
+      events_.push(arrival, EventKind::kArrive, index);
+    } else {
+      schedule_arrival(ep.link(), arrival, index);
+    }
+  }
+}
+
+void WorldCore::schedule_arrival(uint32_t link_index, TimeNs at_ns,
+                                 uint32_t message) {
+  Link& link = links_[link_index];
+  if (link.arrivals.empty()) {
+    events_.push(at_ns, EventKind::kArriveLink, link_index);
+  }
+  link.arrivals.push_back(Arrival{at_ns, message});
+}
+
+void WorldCore::arrive_next(uint32_t link_index) {
+  Link& link = links_[link_index];
+  const Arrival a = link.arrivals.front();
+  link.arrivals.pop_front();
+  if (!link.arrivals.empty()) {
+    events_.push(link.arrivals.front().arrive_ns, EventKind::kArriveLink,
+                 link_index);
+  }
+  arrive(a.message);
 }
 
 void WorldCore::release(uint32_t message) {

@@ -96,7 +96,7 @@ uint32_t WorldCore::link_index(uint32_t rank, uint32_t peer, uint32_t cable) {
       cable;
   auto [it, inserted] =
       link_by_key_.try_emplace(key, static_cast<uint32_t>(links_.size()));
-  if (inserted) links_.push_back(Link{0, prng_.fork(key), {}});
+  if (inserted) links_.push_back(Link{0, prng_.fork(key), {}, {}});
   return it->second;
 }
 
@@ -141,6 +141,9 @@ void WorldCore::handle(const internal::Event& e) {
       break;
     case EventKind::kArrive:
       arrive(e.index);
+      break;
+    case EventKind::kArriveLink:
+      arrive_next(e.index);
       break;
     case EventKind::kScripted:
       scripted(e.index, e.arg != 0);

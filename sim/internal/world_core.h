@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -94,10 +96,18 @@ class WorldCore {
   };
   // One direction of one cable. Its departures leave in order, so only the
   // first is in the event queue at any time (a small heap is a fast heap).
+  // A frame due to arrive over a link.
+  struct Arrival {
+    TimeNs arrive_ns = 0;
+    uint32_t message = 0;
+  };
   struct Link {
     TimeNs busy_until_ns = 0;
     Prng prng;
     internal::RingQueue<Departure> departures;
+    // Undelayed frames arrive in the order they left; delayed ones go to the
+    // event queue on their own.
+    internal::RingQueue<Arrival> arrivals;
   };
   struct Pair {
     uint32_t rank = 0;
@@ -136,7 +146,9 @@ class WorldCore {
   void depart(uint32_t qp_num, uint64_t ticket);
   void launch(const internal::SimEndpoint& ep, const Fate& fate, InFlight m,
               std::span<const std::byte> bytes);
+  void arrive_next(uint32_t link);
   void arrive(uint32_t message);
+  void schedule_arrival(uint32_t link, TimeNs at_ns, uint32_t message);
   void deliver(internal::SimEndpoint& dst, const InFlight& m);
   void release(uint32_t message);
   void drop(const InFlight& m, uint32_t sender, uint32_t receiver,
