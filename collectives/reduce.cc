@@ -136,6 +136,10 @@ static_assert(sizeof(Complex64) == 2 * sizeof(float));
 
 bool has_nan(Complex64 z) { return z.re != z.re || z.im != z.im; }
 
+Complex64 select(bool take_b, Complex64 a, Complex64 b) {
+  return {take_b ? b.re : a.re, take_b ? b.im : a.im};
+}
+
 struct ComplexSum {
   static Complex64 apply(Complex64 a, Complex64 b) {
     return {a.re + b.re, a.im + b.im};
@@ -149,13 +153,13 @@ struct ComplexProd {
 struct ComplexMax {
   static Complex64 apply(Complex64 a, Complex64 b) {
     const bool b_greater = b.re > a.re || (b.re == a.re && b.im > a.im);
-    return !has_nan(a) && (has_nan(b) || b_greater) ? b : a;
+    return select(!has_nan(a) && (has_nan(b) || b_greater), a, b);
   }
 };
 struct ComplexMin {
   static Complex64 apply(Complex64 a, Complex64 b) {
     const bool b_less = b.re < a.re || (b.re == a.re && b.im < a.im);
-    return !has_nan(a) && (has_nan(b) || b_less) ? b : a;
+    return select(!has_nan(a) && (has_nan(b) || b_less), a, b);
   }
 };
 
@@ -179,17 +183,9 @@ struct Converted {
 
 template <typename T, typename Sum, typename Prod, typename Max, typename Min>
 Kernel pick(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return &reduce_elements<T, Sum>;
-    case ReduceOp::kProd:
-      return &reduce_elements<T, Prod>;
-    case ReduceOp::kMax:
-      return &reduce_elements<T, Max>;
-    case ReduceOp::kMin:
-      return &reduce_elements<T, Min>;
-  }
-  return nullptr;
+  return internal::kernel_for_op<Kernel>(
+      op, &reduce_elements<T, Sum>, &reduce_elements<T, Prod>,
+      &reduce_elements<T, Max>, &reduce_elements<T, Min>);
 }
 
 template <typename T>

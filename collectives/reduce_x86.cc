@@ -159,17 +159,9 @@ WEFT_AVX2 size_t reduce_lanes(unsigned char* acc, const unsigned char* in,
 
 template <typename Lanes>
 SimdReduceKernel pick(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return &reduce_lanes<Lanes, SumLanes>;
-    case ReduceOp::kProd:
-      return &reduce_lanes<Lanes, ProdLanes>;
-    case ReduceOp::kMax:
-      return &reduce_lanes<Lanes, MaxLanes>;
-    case ReduceOp::kMin:
-      return &reduce_lanes<Lanes, MinLanes>;
-  }
-  return nullptr;
+  return kernel_for_op<SimdReduceKernel>(
+      op, &reduce_lanes<Lanes, SumLanes>, &reduce_lanes<Lanes, ProdLanes>,
+      &reduce_lanes<Lanes, MaxLanes>, &reduce_lanes<Lanes, MinLanes>);
 }
 
 }  // namespace

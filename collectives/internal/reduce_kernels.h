@@ -28,6 +28,23 @@ ReduceKernel portable_reduce_kernel(DType dtype, ReduceOp op);
 // A SIMD kernel for this dtype and op if this CPU runs one; nullptr otherwise.
 SimdReduceKernel simd_reduce_kernel(DType dtype, ReduceOp op);
 
+// The kernel of the four for `op`; nullptr for an op outside the enum.
+template <typename Kernel>
+Kernel kernel_for_op(ReduceOp op, Kernel sum, Kernel prod, Kernel max,
+                     Kernel min) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return sum;
+    case ReduceOp::kProd:
+      return prod;
+    case ReduceOp::kMax:
+      return max;
+    case ReduceOp::kMin:
+      return min;
+  }
+  return nullptr;
+}
+
 // The kernels walk their inputs in blocks and prefetch the block this far
 // ahead: at 64 MiB the hardware prefetchers alone left the kernels a quarter
 // to a half short of memory bandwidth (x86, measured with weft_kernels_bench).
