@@ -1,8 +1,12 @@
 #include "collectives/config.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
@@ -32,11 +36,19 @@ std::string message(const absl::Status& s) { return std::string(s.message()); }
 
 class ConfigFromEnvironment : public ::testing::Test {
  protected:
-  // Writes `json` to a file in the test's temporary directory.
+  // Writes `json` to a file of this process and test in the temporary
+  // directory (tests may run in parallel processes).
   std::string write_json(const std::string& name, const std::string& json) {
-    const std::string path = ::testing::TempDir() + "/weft_config_" + name;
+    const std::string path = absl::StrFormat(
+        "%s/weft_config_%d_%s_%s", ::testing::TempDir(), getpid(),
+        ::testing::UnitTest::GetInstance()->current_test_info()->name(), name);
     std::ofstream(path) << json;
+    written_.push_back(path);
     return path;
+  }
+
+  void TearDown() override {
+    for (const std::string& path : written_) std::remove(path.c_str());
   }
 
   absl::StatusOr<Config> read() {
@@ -54,6 +66,7 @@ class ConfigFromEnvironment : public ::testing::Test {
   }
 
   std::map<std::string, std::string> env_;
+  std::vector<std::string> written_;
 };
 
 TEST_F(ConfigFromEnvironment, ReadsJacclVariables) {
