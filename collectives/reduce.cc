@@ -38,30 +38,54 @@ void store(unsigned char* p, T v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-// acc[i] = Op::apply(acc[i], in[i]). Each element depends only on its own two
-// inputs, so acc == in is fine.
+// acc[i] = Op::apply(acc[i], in[i]) where acc and in do not overlap: restrict
+// spares the vectorised loop its run-time overlap checks.
 template <typename T, typename Op>
-void reduce_run(unsigned char* acc, const unsigned char* in, size_t count) {
+void reduce_run_apart(unsigned char* __restrict acc,
+                      const unsigned char* __restrict in, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const size_t at = i * sizeof(T);
     store<T>(acc + at, Op::apply(load<T>(acc + at), load<T>(in + at)));
   }
 }
 
-// reduce_run in blocks, each prefetching a later one.
+// acc[i] = Op::apply(acc[i], acc[i]), for acc == in.
 template <typename T, typename Op>
-void reduce_elements(unsigned char* acc, const unsigned char* in,
-                     size_t count) {
+void reduce_run_same(unsigned char* acc, const unsigned char*, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const size_t at = i * sizeof(T);
+    const T x = load<T>(acc + at);
+    store<T>(acc + at, Op::apply(x, x));
+  }
+}
+
+// A run over blocks, each prefetching a later one; a single run for inputs
+// too small to prefetch (each run costs an alignment prologue and a tail).
+template <typename T,
+          void (*kRun)(unsigned char*, const unsigned char*, size_t)>
+void reduce_blocks(unsigned char* acc, const unsigned char* in, size_t count) {
   constexpr size_t kBlock = internal::kPrefetchBlockBytes / sizeof(T);
   const size_t total_bytes = count * sizeof(T);
+  if (total_bytes < internal::kPrefetchMinBytes) return kRun(acc, in, count);
   size_t done = 0;
   for (; count - done >= kBlock; done += kBlock) {
     const size_t at = done * sizeof(T);
     internal::prefetch_ahead(acc, in, at, total_bytes);
-    reduce_run<T, Op>(acc + at, in + at, kBlock);
+    kRun(acc + at, in + at, kBlock);
   }
   const size_t at = done * sizeof(T);
-  reduce_run<T, Op>(acc + at, in + at, count - done);
+  kRun(acc + at, in + at, count - done);
+}
+
+// The API allows acc == in but no other overlap.
+template <typename T, typename Op>
+void reduce_elements(unsigned char* acc, const unsigned char* in,
+                     size_t count) {
+  if (acc == in) {
+    reduce_blocks<T, &reduce_run_same<T, Op>>(acc, in, count);
+  } else {
+    reduce_blocks<T, &reduce_run_apart<T, Op>>(acc, in, count);
+  }
 }
 
 // ---- Integers: wrap modulo 2^n, computed in unsigned arithmetic wide enough

@@ -103,11 +103,9 @@ struct BFloat16Lanes {
     const __m256i rounded = _mm256_add_epi32(
         _mm256_add_epi32(bits, _mm256_set1_epi32(kHalfUlpMinusOne)), odd);
     const __m256i nan = _mm256_or_si256(bits, _mm256_set1_epi32(kF32QuietBit));
-    const __m256i magnitude =
-        _mm256_and_si256(bits, _mm256_set1_epi32(kF32AbsMask));
-    const __m256i is_nan =
-        _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(kF32InfBits));
-    return _mm256_blendv_epi8(rounded, nan, is_nan);
+    const __m256 is_nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    return _mm256_castps_si256(_mm256_blendv_ps(
+        _mm256_castsi256_ps(rounded), _mm256_castsi256_ps(nan), is_nan));
   }
 };
 
@@ -139,7 +137,8 @@ struct MinLanes {
 };
 
 // Reduces the whole steps of `count`, a block at a time, each block
-// prefetching a later one; returns the elements reduced.
+// prefetching a later one (one block if too small to prefetch); returns the
+// elements reduced.
 template <typename Lanes, typename Op>
 WEFT_AVX2 size_t reduce_lanes(unsigned char* acc, const unsigned char* in,
                               size_t count) {
@@ -147,9 +146,11 @@ WEFT_AVX2 size_t reduce_lanes(unsigned char* acc, const unsigned char* in,
   static_assert(kPrefetchBlockBytes % kStepBytes == 0);
   const size_t whole = count - count % Lanes::kStep;
   const size_t whole_bytes = whole * kHalfBytes;
-  for (size_t block = 0; block < whole_bytes; block += kPrefetchBlockBytes) {
+  const size_t block_bytes =
+      whole_bytes < kPrefetchMinBytes ? whole_bytes : kPrefetchBlockBytes;
+  for (size_t block = 0; block < whole_bytes; block += block_bytes) {
     prefetch_ahead(acc, in, block, whole_bytes);
-    const size_t end = std::min(block + kPrefetchBlockBytes, whole_bytes);
+    const size_t end = std::min(block + block_bytes, whole_bytes);
     for (size_t at = block; at < end; at += kStepBytes) {
       Lanes::template reduce<Op>(acc + at, in + at);
     }
