@@ -231,14 +231,11 @@ bool OpRunner::done() const {
 }
 
 bool OpRunner::waiting_on(const Lane* lane) const {
+  // Only acknowledgements: a sender short of credits needs no prompting,
+  // since the peer reports once depth / 2 receives are re-posted, and
+  // prompting it would spend the credit kept back for reports.
   for (const LaneWork& w : lanes_) {
-    if (w.lane != lane) continue;
-    if (w.needs_ack && w.send_pos == w.sends.size()) return true;
-    if (w.send_pos < w.sends.size()) {
-      const auto idx = static_cast<size_t>(w.sends[w.send_pos]);
-      return ready(plan_.items[idx], state_[idx].done) &&
-             !lane->can_send_data();
-    }
+    if (w.lane == lane) return w.needs_ack && w.send_pos == w.sends.size();
   }
   return false;
 }

@@ -12,8 +12,10 @@
 //    carries. Data needs two credits, so the last one is kept for a credit
 //    report: a report is sent once `depth / 2` re-posts are unreported, when
 //    the peer asked for one (kFlagReportNow: acknowledge my last frame), or
-//    when this rank waits on the peer; never with nothing new to report,
-//    so reports cannot ping-pong.
+//    when this rank waits for the peer's acknowledgement; never with
+//    nothing new to report. A sender short of credits never prompts: its
+//    peer has then at least depth - 1 unreported re-posts, over the
+//    threshold, and a prompt would spend the credit kept for reports.
 //  - Acknowledgement: every frame also carries how many data frames this
 //    side has consumed, so a sender knows when its frames were checked.
 //  - Abort: a best-effort frame telling the peer this group failed, with
@@ -97,8 +99,8 @@ class Lane {
   bool report_owed() const {
     return report_requested_ && reposts_ != reported_;
   }
-  // Sends a credit report if one is due; `waiting` says this rank waits on
-  // the peer (credits or acknowledgements).
+  // Sends a credit report if one is due; `waiting` says this rank waits for
+  // the peer's acknowledgement.
   absl::Status maybe_report(bool waiting, bool* advanced);
   // Best effort; errors are ignored (the group has failed already).
   void send_abort(ErrorCause cause, uint32_t origin, std::string_view message);

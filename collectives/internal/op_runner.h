@@ -43,8 +43,8 @@ class OpRunner {
   // Does everything possible now; *advanced when anything moved.
   absl::Status advance(bool* advanced);
   bool done() const;
-  // True when this operation waits on `lane` for credits or
-  // acknowledgements (the lane should report promptly).
+  // True when this operation waits on `lane` for acknowledgements (the
+  // peer should be told of every re-posted receive promptly).
   bool waiting_on(const Lane* lane) const;
   // What is still outstanding; *blame is the lane it waits on most
   // directly (nullptr when none).
