@@ -388,17 +388,21 @@ struct ibv_send_wr {
       uint32_t remote_srqn;
     } xrc;
   } qp_type;
+  // Memory-window binding and TSO parameters (named types: standard C++
+  // allows no unnamed struct inside an anonymous union).
+  struct bind_mw_fields {
+    ibv_mw* mw;
+    uint32_t rkey;
+    ibv_mw_bind_info bind_info;
+  };
+  struct tso_fields {
+    void* hdr;
+    uint16_t hdr_sz;
+    uint16_t mss;
+  };
   union {
-    struct {
-      ibv_mw* mw;
-      uint32_t rkey;
-      ibv_mw_bind_info bind_info;
-    } bind_mw;
-    struct {
-      void* hdr;
-      uint16_t hdr_sz;
-      uint16_t mss;
-    } tso;
+    bind_mw_fields bind_mw;
+    tso_fields tso;
   };
 };
 

@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "verbs/abi.h"
+#include "verbs/loader.h"
 
 namespace {
 
@@ -301,12 +302,13 @@ TEST(VerbsLayoutTest, OperationTableSlotsAreTheHeaders) {
             sizeof(::ibv_context_ops) / sizeof(void*));
 }
 
-// The real library's names, read through dlopen so the test needs no RDMA
-// device and does not link against libibverbs.
+// The system library's names (rdma-core's on Linux, Apple's on macOS), read
+// through dlopen so the test needs no RDMA device and links no library.
 TEST(VerbsLayoutTest, StatusNamesEqualTheLibrarysStatusStrings) {
-  void* library = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+  const std::string name(weft::verbs::system_library_name());
+  void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
-    GTEST_SKIP() << "libibverbs.so.1 is not installed: " << dlerror();
+    GTEST_SKIP() << name << " is not installed: " << dlerror();
   }
   // Declared with an int parameter (same ABI) so codes outside the enum can
   // be passed without an out-of-range enum conversion.

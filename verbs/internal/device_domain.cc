@@ -6,14 +6,6 @@
 #include "verbs/internal/verbs_error.h"
 
 namespace weft::verbs::internal {
-namespace {
-// What weft's regions allow: the NIC writes received data locally; the
-// remote flags match MLX's registration (weft itself only SENDs).
-constexpr int kAccess = abi::IBV_ACCESS_LOCAL_WRITE |
-                        abi::IBV_ACCESS_REMOTE_WRITE |
-                        abi::IBV_ACCESS_REMOTE_READ;
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<DeviceDomain>> DeviceDomain::create(
     std::unique_ptr<OpenDevice> device) {
   errno = 0;
@@ -37,8 +29,8 @@ DeviceDomain::~DeviceDomain() {
 
 absl::Status DeviceDomain::register_slab(const Slab& slab) {
   errno = 0;
-  abi::ibv_mr* mr = api().reg_mr(pd_, slab.data(),
-                                 static_cast<size_t>(slab.bytes()), kAccess);
+  abi::ibv_mr* mr = api().reg_mr(
+      pd_, slab.data(), static_cast<size_t>(slab.bytes()), kAccessFlags);
   if (mr == nullptr) {
     return verbs_error(
         place(),

@@ -19,6 +19,13 @@
 
 namespace weft::verbs::internal {
 
+// The access flags of weft's memory regions and queue pairs: the NIC writes
+// received data locally; the remote flags match MLX's registration (weft
+// itself only SENDs).
+inline constexpr int kAccessFlags = abi::IBV_ACCESS_LOCAL_WRITE |
+                                    abi::IBV_ACCESS_REMOTE_WRITE |
+                                    abi::IBV_ACCESS_REMOTE_READ;
+
 class DeviceDomain {
  public:
   // Allocates the protection domain on `device`, whose port the caller has

@@ -14,9 +14,6 @@
 namespace weft::verbs::internal {
 namespace {
 
-constexpr int kAccess = abi::IBV_ACCESS_LOCAL_WRITE |
-                        abi::IBV_ACCESS_REMOTE_WRITE |
-                        abi::IBV_ACCESS_REMOTE_READ;
 constexpr int kInitMask = abi::IBV_QP_STATE | abi::IBV_QP_PKEY_INDEX |
                           abi::IBV_QP_PORT | abi::IBV_QP_ACCESS_FLAGS;
 constexpr int kRtrMask = abi::IBV_QP_STATE | abi::IBV_QP_AV |
@@ -66,7 +63,7 @@ absl::StatusOr<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::create(
   attr.qp_state = abi::IBV_QPS_INIT;
   attr.pkey_index = 0;
   attr.port_num = kPort;
-  attr.qp_access_flags = kAccess;
+  attr.qp_access_flags = kAccessFlags;
   if (const int err = endpoint->modify(attr, kInitMask); err != 0) {
     return endpoint->modify_error("INIT", err);
   }

@@ -21,6 +21,13 @@ namespace weft::verbs::provider {
 
 using GidBytes = std::array<uint8_t, 16>;
 
+// What every simulated device reports and accepts.
+inline constexpr uint8_t kPort = 1;  // one port per device
+inline constexpr ibv_mtu kMaxMtu = IBV_MTU_4096;
+inline constexpr ibv_mtu kActiveMtu = IBV_MTU_1024;
+inline constexpr int kMaxSge = 1;  // scatter entries per work request
+inline constexpr int kMaxCqe = 4096;
+
 // One RDMA device of one rank: a cable end.
 struct SimDevice {
   ibv_device device;  // handed out in device lists

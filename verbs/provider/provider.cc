@@ -12,19 +12,17 @@
 namespace weft::verbs::provider {
 namespace {
 
-constexpr uint8_t kPort = 1;
-// Port attributes the provider reports (RoCE-like: GID-addressed, LID 0).
-constexpr ibv_mtu kMaxMtu = IBV_MTU_4096;
-constexpr ibv_mtu kActiveMtu = IBV_MTU_1024;
+// The largest message a port reports.
 constexpr uint32_t kMaxMessageBytes = 1u << 31;
 // Limits ibv_query_device reports when Apple's are not applied.
 constexpr int kMaxQps = 1024;
 constexpr int kMaxMrs = 4096;
 constexpr int kMaxCqs = 1024;
-constexpr int kMaxCqe = 4096;
 constexpr int kMaxPds = 1024;
 constexpr uint64_t kGuidPrefix = uint64_t{0x02005e} << 40;
 constexpr int kGuidRankShift = 16;
+// Where the second link-local GID of a port differs from the first.
+constexpr size_t kSecondInterfaceByte = 9;
 
 GidBytes ipv4_gid(uint32_t rank, uint32_t index) {
   GidBytes g{};
@@ -55,7 +53,11 @@ std::vector<GidBytes> gid_table(const Config& config, uint32_t rank,
     case GidMode::kEmpty:
       break;
     case GidMode::kLinkLocal:
+      // As Apple's ports before the interface has an IPv4 address: two
+      // link-local entries (MLX #3467).
       table[0] = link_local_gid(rank, index);
+      table[1] = link_local_gid(rank, index);
+      table[1][kSecondInterfaceByte] = 1;
       break;
     case GidMode::kIpv4At: {
       const uint32_t at = config.ipv4_gid_index;
@@ -261,7 +263,7 @@ int Provider::query_device(ibv_context* context, ibv_device_attr* attr) {
   attr->node_guid = device_guid(context->device);
   attr->max_qp = apple ? static_cast<int>(kAppleQpsPerDevice) : kMaxQps;
   attr->max_qp_wr = static_cast<int>(depth_limit(kMaxQueueDepth));
-  attr->max_sge = 1;
+  attr->max_sge = kMaxSge;
   attr->max_cq = kMaxCqs;
   attr->max_cqe = kMaxCqe;
   attr->max_mr = apple ? static_cast<int>(kAppleMrsPerDevice) : kMaxMrs;

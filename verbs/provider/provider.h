@@ -94,6 +94,9 @@ class Provider {
   int post_one_send(SimQp& qp, const ibv_send_wr& wr);
   int post_one_recv(SimQp& qp, const ibv_recv_wr& wr);
   int post_result(int err) const;
+  template <typename Wr>
+  int post_chain(ibv_qp* qp, Wr* wr, Wr** bad_wr,
+                 int (Provider::*post_one)(SimQp&, const Wr&));
   uint32_t depth_limit(uint32_t capacity) const;
   // Moves `qp`'s finished work into `cq` (or the other CQ's stash).
   int drain(SimQp& qp, SimCq& cq, ibv_wc* out, int room);

@@ -17,8 +17,6 @@
 namespace weft::verbs::provider {
 namespace {
 
-constexpr int kOneSge = 1;
-
 int error_of(const absl::Status& status) {
   return status.code() == absl::StatusCode::kResourceExhausted ? ENOMEM
                                                                : EINVAL;
@@ -82,7 +80,7 @@ int Provider::shadow_frame(const SimQp& qp, const ibv_sge& sge,
 
 int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
   if (qp.qp.state != IBV_QPS_RTS || wr.opcode != IBV_WR_SEND_WITH_IMM ||
-      wr.num_sge != kOneSge || (wr.send_flags & IBV_SEND_INLINE) != 0) {
+      wr.num_sge != kMaxSge || (wr.send_flags & IBV_SEND_INLINE) != 0) {
     return EINVAL;
   }
   if (qp.sends >= depth_limit(qp.cap.max_send_wr)) return ENOMEM;
@@ -108,7 +106,7 @@ int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
 }
 
 int Provider::post_one_recv(SimQp& qp, const ibv_recv_wr& wr) {
-  if (qp.qp.state == IBV_QPS_RESET || wr.num_sge != kOneSge) return EINVAL;
+  if (qp.qp.state == IBV_QPS_RESET || wr.num_sge != kMaxSge) return EINVAL;
   if (qp.recvs >= depth_limit(qp.cap.max_recv_wr)) return ENOMEM;
   PostedWr posted;
   if (const int err = shadow_frame(qp, wr.sg_list[0], &posted.shadow)) {
@@ -126,10 +124,14 @@ int Provider::post_one_recv(SimQp& qp, const ibv_recv_wr& wr) {
   return 0;
 }
 
-int Provider::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+// Posts each request of the chain at `wr` with `post_one`; on failure,
+// *bad_wr is the request that failed.
+template <typename Wr>
+int Provider::post_chain(ibv_qp* qp, Wr* wr, Wr** bad_wr,
+                         int (Provider::*post_one)(SimQp&, const Wr&)) {
   SimQp* q = find_qp(qp);
-  for (ibv_send_wr* w = wr; w != nullptr; w = w->next) {
-    const int err = q == nullptr ? EINVAL : post_one_send(*q, *w);
+  for (Wr* w = wr; w != nullptr; w = w->next) {
+    const int err = q == nullptr ? EINVAL : (this->*post_one)(*q, *w);
     if (err != 0) {
       if (bad_wr != nullptr) *bad_wr = w;
       return post_result(err);
@@ -138,16 +140,12 @@ int Provider::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   return 0;
 }
 
+int Provider::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  return post_chain(qp, wr, bad_wr, &Provider::post_one_send);
+}
+
 int Provider::post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-  SimQp* q = find_qp(qp);
-  for (ibv_recv_wr* w = wr; w != nullptr; w = w->next) {
-    const int err = q == nullptr ? EINVAL : post_one_recv(*q, *w);
-    if (err != 0) {
-      if (bad_wr != nullptr) *bad_wr = w;
-      return post_result(err);
-    }
-  }
-  return 0;
+  return post_chain(qp, wr, bad_wr, &Provider::post_one_recv);
 }
 
 // Fills *wc from the simulator's completion; false when verbs reports

@@ -5,11 +5,6 @@
 #include "verbs/provider/provider.h"
 
 namespace weft::verbs::provider {
-namespace {
-// Limits create_cq accepts.
-constexpr int kMaxCqe = 4096;
-}  // namespace
-
 SimPd* Provider::find_pd(const ibv_pd* pd) const {
   auto it = pds_.find(pd);
   return it == pds_.end() ? nullptr : it->second.get();

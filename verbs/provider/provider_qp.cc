@@ -10,9 +10,6 @@
 namespace weft::verbs::provider {
 namespace {
 
-constexpr uint8_t kPort = 1;
-constexpr ibv_mtu kActiveMtu = IBV_MTU_1024;
-constexpr uint32_t kMaxSge = 1;
 constexpr int kSupportedAccess =
     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
     IBV_ACCESS_REMOTE_ATOMIC;
@@ -31,7 +28,8 @@ bool is_ipv4_mapped(const GidBytes& gid) {
 bool caps_ok(const ibv_qp_cap& cap) {
   return cap.max_send_wr >= 1 && cap.max_send_wr <= kMaxQueueDepth &&
          cap.max_recv_wr >= 1 && cap.max_recv_wr <= kMaxQueueDepth &&
-         cap.max_send_sge == kMaxSge && cap.max_recv_sge == kMaxSge &&
+         cap.max_send_sge == static_cast<uint32_t>(kMaxSge) &&
+         cap.max_recv_sge == static_cast<uint32_t>(kMaxSge) &&
          cap.max_inline_data == 0;
 }
 
