@@ -42,11 +42,13 @@ Group::Group(std::shared_ptr<internal::Engine> engine,
   const uint32_t n = size();
   mesh_cables_ = n == 1 ? 1 : Topology::kMaxCables;
   ring_cables_ = mesh_cables_;
-  for (uint32_t a = 0; a < n; ++a) {
-    for (uint32_t b = a + 1; b < n; ++b) {
+  for (uint32_t a = 0; a < n && mesh_cables_ > 0; ++a) {
+    for (uint32_t b = a + 1; b < n && mesh_cables_ > 0; ++b) {
       mesh_cables_ = std::min(mesh_cables_, cables(a, b));
     }
-    if (n > 1) ring_cables_ = std::min(ring_cables_, cables(a, (a + 1) % n));
+  }
+  for (uint32_t a = 0; a < n && n > 1; ++a) {
+    ring_cables_ = std::min(ring_cables_, cables(a, (a + 1) % n));
   }
 }
 

@@ -9,7 +9,7 @@
 #include "fabric/errors.h"
 
 namespace weft {
-namespace {
+namespace {}  // namespace
 
 // Most endpoints any rank of `topology` opens: every rank sizes its frames
 // for the busiest rank, so all agree on the frame size.
@@ -23,6 +23,8 @@ uint64_t max_lanes_per_rank(const Topology& topology) {
   }
   return most;
 }
+
+namespace {
 
 internal::LaneConfig lane_config(const GroupOptions& o) {
   return {o.depth, o.max_frame_bytes};
@@ -42,16 +44,22 @@ GroupBuilder::~GroupBuilder() = default;
 
 absl::StatusOr<std::unique_ptr<GroupBuilder>> GroupBuilder::open(
     Fabric& fabric, const Topology& topology, const GroupOptions& options) {
+  return open_shared(fabric, std::make_shared<const Topology>(topology),
+                     options, max_lanes_per_rank(topology));
+}
+
+absl::StatusOr<std::unique_ptr<GroupBuilder>> GroupBuilder::open_shared(
+    Fabric& fabric, std::shared_ptr<const Topology> topology,
+    const GroupOptions& options, uint64_t max_lanes) {
   absl::Status s = options.validate();
   if (!s.ok()) return s;
-  if (fabric.rank() >= topology.ranks()) {
+  if (fabric.rank() >= topology->ranks()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the fabric is rank %u but the topology has ranks 0..%u", fabric.rank(),
-        topology.ranks() - 1));
+        topology->ranks() - 1));
   }
   GroupOptions effective = options;
-  const uint64_t lanes = max_lanes_per_rank(topology);
-  while (lanes * lane_config(effective).region_bytes() >
+  while (max_lanes * lane_config(effective).region_bytes() >
          options.max_slab_bytes) {
     if (effective.max_frame_bytes == GroupOptions::kMinFrameBytes) {
       return make_error(
@@ -60,13 +68,13 @@ absl::StatusOr<std::unique_ptr<GroupBuilder>> GroupBuilder::open(
           absl::StrFormat("%u endpoints with depth %u do not fit in "
                           "max_slab_bytes %u even with %u-byte frames; "
                           "raise max_slab_bytes or lower depth",
-                          lanes, options.depth, options.max_slab_bytes,
+                          max_lanes, options.depth, options.max_slab_bytes,
                           GroupOptions::kMinFrameBytes));
     }
     effective.max_frame_bytes /= 2;
   }
-  std::unique_ptr<GroupBuilder> b(new GroupBuilder(
-      fabric, std::make_shared<const Topology>(topology), effective));
+  std::unique_ptr<GroupBuilder> b(
+      new GroupBuilder(fabric, std::move(topology), effective));
   s = b->open_lanes();
   if (!s.ok()) return s;
   return b;

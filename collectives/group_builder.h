@@ -32,6 +32,10 @@ namespace internal {
 class Lane;
 }  // namespace internal
 
+absl::StatusOr<std::vector<std::unique_ptr<Group>>> form_groups_in_process(
+    std::span<Fabric* const> fabrics, const Topology& topology,
+    const GroupOptions& options);
+
 class GroupBuilder {
  public:
   // Phase 1 for rank fabric.rank() of `topology`. InvalidArgument for bad
@@ -55,8 +59,16 @@ class GroupBuilder {
       std::span<const std::vector<uint8_t>> addresses);
 
  private:
+  friend absl::StatusOr<std::vector<std::unique_ptr<Group>>>
+  form_groups_in_process(std::span<Fabric* const>, const Topology&,
+                         const GroupOptions&);
   GroupBuilder(Fabric& fabric, std::shared_ptr<const Topology> topology,
                GroupOptions options);
+  // open() for ranks sharing one topology (no copy per rank);
+  // `max_lanes` is the most endpoints any of its ranks opens.
+  static absl::StatusOr<std::unique_ptr<GroupBuilder>> open_shared(
+      Fabric& fabric, std::shared_ptr<const Topology> topology,
+      const GroupOptions& options, uint64_t max_lanes);
   absl::Status open_lanes();
 
   Fabric& fabric_;
@@ -66,6 +78,10 @@ class GroupBuilder {
   std::vector<std::unique_ptr<internal::Lane>> lanes_;
   std::vector<uint8_t> address_;
 };
+
+// Most endpoints any rank of `topology` opens (every rank sizes its frames
+// for the busiest one, so all agree).
+uint64_t max_lanes_per_rank(const Topology& topology);
 
 // Both phases through `bootstrap` (whose rank and size must match the
 // fabric and topology), then a second exchange so that no rank sends before

@@ -23,6 +23,8 @@ absl::StatusOr<std::vector<std::unique_ptr<Group>>> form_groups_in_process(
         absl::StrFormat("%u fabrics for a topology of %u ranks", fabrics.size(),
                         topology.ranks()));
   }
+  auto shared = std::make_shared<const Topology>(topology);
+  const uint64_t max_lanes = max_lanes_per_rank(topology);
   std::vector<std::unique_ptr<GroupBuilder>> builders;
   std::vector<std::vector<uint8_t>> addresses;
   for (uint32_t r = 0; r < fabrics.size(); ++r) {
@@ -32,7 +34,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Group>>> form_groups_in_process(
                           fabrics[r]->rank()));
     }
     absl::StatusOr<std::unique_ptr<GroupBuilder>> b =
-        GroupBuilder::open(*fabrics[r], topology, options);
+        GroupBuilder::open_shared(*fabrics[r], shared, options, max_lanes);
     if (!b.ok()) return b.status();
     addresses.push_back((*b)->address());
     builders.push_back(*std::move(b));

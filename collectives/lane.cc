@@ -248,7 +248,10 @@ absl::Status Lane::abort_error(const FrameHeader& h,
   abort_origin_ = h.origin;
   const std::string message(reinterpret_cast<const char*>(text.data()),
                             text.size());
-  const auto cause = static_cast<ErrorCause>(h.cause);
+  // A cause this version does not know is reported as unknown.
+  const auto cause = h.cause <= static_cast<uint8_t>(ErrorCause::kGroupFailed)
+                         ? static_cast<ErrorCause>(h.cause)
+                         : ErrorCause::kUnknown;
   return make_error(
       absl::StatusCode::kAborted, place(cause),
       absl::StrFormat("peer %u aborted the group after a failure that began "

@@ -58,7 +58,9 @@ std::vector<std::vector<ByteVec>> run(Algorithm algorithm, sim::LinkModel link,
   for (PreparedCase& pc : cases) {
     outputs.emplace_back();
     for (uint32_t rank = 0; rank < kRanks; ++rank) {
-      if (check_reference) EXPECT_EQ(pc.check(rank), "");
+      if (check_reference) {
+        EXPECT_EQ(pc.check(rank), "");
+      }
       Bytes out = pc.output(rank);
       outputs.back().emplace_back(out.begin(), out.end());
     }
