@@ -141,11 +141,16 @@ namespace abi = weft::verbs::abi;
   X(ibv_qp, cond) X(ibv_qp, events_completed)
 
 // Fields the mirror names differently: (type, ours, header's).
+// Types the mirror names differently: (ours, header's).
+#define WEFT_LAYOUT_RENAMED_TYPES(X) X(ibv_device_ops_compat, _ibv_device_ops)
+
 #define WEFT_LAYOUT_RENAMED_FIELDS(X)                         \
   X(ibv_context_ops, before_poll_cq, _compat_query_device)    \
   X(ibv_context_ops, before_post_send, req_notify_cq)         \
   X(ibv_context_ops, after_post_recv, _compat_create_ah)      \
-  X(ibv_device, ops, _ops)
+  X(ibv_device, ops, _ops)                                   \
+  X(ibv_device, ops.dummy1, _ops._dummy1)                    \
+  X(ibv_device, ops.dummy2, _ops._dummy2)
 
 #define WEFT_LAYOUT_CONSTANTS(X)                                            \
   X(IBV_NODE_UNKNOWN) X(IBV_NODE_CA) X(IBV_TRANSPORT_UNKNOWN)               \
@@ -211,6 +216,11 @@ WEFT_LAYOUT_TYPES(WEFT_ASSERT_TYPE)
       "sizeof " #T "." #F);
 WEFT_LAYOUT_FIELDS(WEFT_ASSERT_FIELD)
 
+#define WEFT_ASSERT_RENAMED_TYPE(OURS, THEIRS)                           \
+  static_assert(sizeof(abi::OURS) == sizeof(::THEIRS), "sizeof " #OURS); \
+  static_assert(alignof(abi::OURS) == alignof(::THEIRS), "alignof " #OURS);
+WEFT_LAYOUT_RENAMED_TYPES(WEFT_ASSERT_RENAMED_TYPE)
+
 #define WEFT_ASSERT_RENAMED(T, OURS, THEIRS)                     \
   static_assert(offsetof(abi::T, OURS) == offsetof(::T, THEIRS), \
                 "offsetof " #T "." #OURS);
@@ -253,6 +263,11 @@ std::vector<Row> layout_rows() {
   rows.push_back({"alignof(" #T ")", static_cast<long long>(alignof(abi::T)), \
                   static_cast<long long>(alignof(::T))});
   WEFT_LAYOUT_TYPES(WEFT_ROW_TYPE)
+#define WEFT_ROW_RENAMED_TYPE(OURS, THEIRS)                  \
+  rows.push_back({"sizeof(" #OURS " = " #THEIRS ")",         \
+                  static_cast<long long>(sizeof(abi::OURS)), \
+                  static_cast<long long>(sizeof(::THEIRS))});
+  WEFT_LAYOUT_RENAMED_TYPES(WEFT_ROW_RENAMED_TYPE)
 #define WEFT_ROW_FIELD(T, F)                                   \
   rows.push_back({"offsetof(" #T ", " #F ")",                  \
                   static_cast<long long>(offsetof(abi::T, F)), \

@@ -139,7 +139,8 @@ void Provider::build_devices() {
 }
 
 int Provider::reset() {
-  if (!contexts_.empty()) return EBUSY;
+  // Device lists not yet freed still point at this world's devices.
+  if (!contexts_.empty() || !lists_.empty()) return EBUSY;
   lists_.clear();
   shadows_.clear();
   devices_.clear();

@@ -39,7 +39,8 @@ extern "C" {
 #endif
 
 /* Drops the world; the next call rebuilds it from the environment. 0, or
- * EBUSY while any context is open. */
+ * EBUSY while any context is open or any device list is not yet freed
+ * (a VerbsFabric holds its list until it is destroyed). */
 int weft_sim_verbs_reset(void);
 
 /* The rank whose devices the next ibv_get_device_list() returns. 0, or
