@@ -32,11 +32,21 @@ inline constexpr uint32_t kF16InfBits = 0x7c00u;
 inline constexpr uint32_t kF16QuietBit = 0x0200u;
 inline constexpr uint32_t kF16MinNormalBits = 0x0400u;
 inline constexpr int kF16MantissaBits = 10;
+inline constexpr uint32_t kF16MantissaMask = (1u << kF16MantissaBits) - 1;
 inline constexpr int kF16ExponentBias = 15;
 
 // Bits dropped from a float32 mantissa to make a float16 or bfloat16 one.
 inline constexpr int kF16Shift = kF32MantissaBits - kF16MantissaBits;  // 13
 inline constexpr int kBF16Shift = 16;
+
+// `if_true` where `condition`, else `if_false`, with no branch: a bit mask
+// rather than ?:, so gcc cannot sink the float arithmetic of one side into a
+// branch (which then keeps it from vectorising the loop).
+inline uint32_t select_bits(bool condition, uint32_t if_true,
+                            uint32_t if_false) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(condition);
+  return (if_true & mask) | (if_false & ~mask);
+}
 
 // float16 -> float32 (exact). Normal numbers move their exponent from bias 15
 // to bias 127; infinities and NaNs move once more to the all-ones exponent;
@@ -64,9 +74,9 @@ inline float float16_to_float(uint16_t half) {
   // The quiet bit may be set already: or it in, never add it.
   const uint32_t normal = (shifted + kRebias + is_special * kSpecialExtra) |
                           (is_nan * kF32QuietBit);
-  const uint32_t bits = magnitude < static_cast<int32_t>(kF16MinNormalBits)
-                            ? std::bit_cast<uint32_t>(subnormal)
-                            : normal;
+  const uint32_t bits =
+      select_bits(magnitude < static_cast<int32_t>(kF16MinNormalBits),
+                  std::bit_cast<uint32_t>(subnormal), normal);
   return std::bit_cast<float>(bits | sign);
 }
 
@@ -101,12 +111,14 @@ inline uint16_t float_to_float16(float value) {
   const uint32_t odd = (magnitude >> kF16Shift) & 1u;
   const uint32_t normal =
       (magnitude - kRebias + kHalfUlpMinusOne + odd) >> kF16Shift;
-  const uint32_t nan =
-      kF16InfBits | kF16QuietBit | ((magnitude >> kF16Shift) & 0x3ffu);
-  const uint32_t special = magnitude > kF32InfBits ? nan : kF16InfBits;
-
-  uint32_t result = magnitude < kMinNormalBits ? subnormal : normal;
-  result = magnitude >= kOverflowBits ? special : result;
+  const uint32_t nan = kF16InfBits | kF16QuietBit |
+                       ((magnitude >> kF16Shift) & kF16MantissaMask);
+  const uint32_t special =
+      select_bits(magnitude > kF32InfBits, nan, kF16InfBits);
+  const uint32_t finite =
+      select_bits(magnitude < kMinNormalBits, subnormal, normal);
+  const uint32_t result =
+      select_bits(magnitude >= kOverflowBits, special, finite);
   return static_cast<uint16_t>(result | sign);
 }
 
@@ -124,7 +136,7 @@ inline uint16_t float_to_bfloat16(float value) {
   const uint32_t rounded = (bits + kHalfUlpMinusOne + odd) >> kBF16Shift;
   const uint32_t nan = (bits | kF32QuietBit) >> kBF16Shift;
   const bool is_nan = (bits & kF32AbsMask) > kF32InfBits;
-  return static_cast<uint16_t>(is_nan ? nan : rounded);
+  return static_cast<uint16_t>(select_bits(is_nan, nan, rounded));
 }
 
 }  // namespace weft::internal
