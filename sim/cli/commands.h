@@ -17,6 +17,11 @@ struct Command {
 
 // p2p_command.cc: point-to-point streams over every cabled pair.
 int run_p2p(int argc, char** argv);
+// study_command.cc: the default study (every collective, mesh and ring,
+// faults on, one table).
+int run_study(int argc, char** argv);
+// run_command.cc: one collective, any op, size, dtype, algorithm and world.
+int run_collective(int argc, char** argv);
 
 }  // namespace weft::sim::cli
 

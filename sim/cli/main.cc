@@ -18,6 +18,14 @@ namespace {
 // The dispatch table. The first entry is what `weft-sim` with no command
 // (or with only flags) runs.
 constexpr Command kCommands[] = {
+    {"study",
+     "every collective, mesh and ring, 4 KiB to 64 MiB, low-rate faults: one "
+     "table, a trace, exit 0 if every outcome was allowed",
+     run_study},
+    {"run",
+     "one collective (--op, --bytes, --dtype, --algorithm, ...) on any world, "
+     "checked against a reference",
+     run_collective},
     {"p2p",
      "point-to-point frame streams over every cabled pair, sequence-checked",
      run_p2p},

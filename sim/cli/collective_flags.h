@@ -1,0 +1,33 @@
+// The flags that pick one collective run for `weft-sim run` (and for the
+// default study, which hands over to `run` when any of them is given):
+// --op, --bytes, --dtype, --redop, --root, --algorithm, --in_place,
+// --iterations, --timeout_ms. Values are validated here so bad input exits
+// 2 with one line naming the flag.
+#ifndef WEFT_SIM_CLI_COLLECTIVE_FLAGS_H_
+#define WEFT_SIM_CLI_COLLECTIVE_FLAGS_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "fabric/clock.h"
+#include "sim/cli/harness/collective_spec.h"
+
+namespace weft::sim::cli {
+
+struct CollectiveFlags {
+  harness::CollectiveSpec spec;
+  uint32_t iterations = 1;
+  TimeNs timeout_ns = 0;  // 0: the group's default
+};
+
+// Reads and validates the flags (after absl::ParseCommandLine).
+absl::StatusOr<CollectiveFlags> collective_flags();
+
+// True when `args` (normalised, "--name[=value]") set any of the flags.
+bool sets_collective_flag(std::span<const std::string> args);
+
+}  // namespace weft::sim::cli
+
+#endif  // WEFT_SIM_CLI_COLLECTIVE_FLAGS_H_
