@@ -1,6 +1,7 @@
 // The weft-sim binary: bad input exits 2 with one line saying what and
 // where; a run ends with its trace hash, reproducibly.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -30,8 +31,16 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+// Per test and process: CTest runs tests in parallel, and each is its own
+// process, so shared scratch names would race.
+std::string scratch_path(const std::string& name) {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  return ::testing::TempDir() + "/weft_sim_" + std::to_string(getpid()) + "_" +
+         (test != nullptr ? test->name() : "none") + "_" + name;
+}
+
 Result run_tool(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "/weft_sim_stderr.txt";
+  const std::string err_path = scratch_path("stderr.txt");
   const std::string cmd =
       std::string(WEFT_SIM_PATH) + " " + args + " 2>" + err_path;
   Result r;
@@ -48,7 +57,7 @@ Result run_tool(const std::string& args) {
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = scratch_path(name);
   std::ofstream(path) << text;
   return path;
 }
