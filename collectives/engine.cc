@@ -112,7 +112,7 @@ Progress Engine::progress() {
     fail(make_error(absl::StatusCode::kCancelled,
                     ErrorPlace{rank_, kNoPeer, "", ErrorCause::kCancelled},
                     "abort() was called; pending operations were cancelled"),
-         rank_);
+         rank_, /*every_op=*/true);
     return Progress::done();
   }
   bool advanced = false;
@@ -127,7 +127,7 @@ Progress Engine::progress() {
     for (const auto& lane : lanes_) {
       if (lane->abort_origin().has_value()) origin = *lane->abort_origin();
     }
-    fail(std::move(s), origin);
+    fail(std::move(s), origin, /*every_op=*/false);
     return Progress::done();
   }
   if (queue_.empty()) return Progress::done();
@@ -135,7 +135,7 @@ Progress Engine::progress() {
   return Progress::waiting(running_ ? queue_.front()->deadline_ns : kNeverNs);
 }
 
-void Engine::fail(absl::Status status, uint32_t origin) {
+void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   failure_ = status;
   const std::optional<ErrorPlace> place = error_place(status);
   const ErrorCause cause = place ? place->cause : ErrorCause::kUnknown;
@@ -145,7 +145,7 @@ void Engine::fail(absl::Status status, uint32_t origin) {
   bool first = true;
   for (const auto& op : queue_) {
     op->done = true;
-    op->status = first && running_ ? status : refusal();
+    op->status = every_op || (first && running_) ? status : refusal();
     op->runner.reset();
     first = false;
   }

@@ -13,6 +13,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -51,7 +52,9 @@ class InProcessExchange {
   uint32_t size_;
   std::mutex mu_;
   std::condition_variable changed_;
-  std::vector<Round> rounds_;  // round r: every rank's r-th all_gather
+  // Round r: every rank's r-th all_gather. A deque, so a waiting rank's
+  // reference survives another rank appending rounds.
+  std::deque<Round> rounds_;
   std::vector<bool> closed_;
 };
 

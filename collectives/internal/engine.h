@@ -65,7 +65,9 @@ class Engine {
   absl::Status report_credits(bool* advanced);
   absl::Status deadline_error(const OpState& op) const;
   absl::Status refusal() const;
-  void fail(absl::Status status, uint32_t origin);
+  // Ends the running operation with `status`, and the queued ones with it
+  // too (`every_op`) or with the refusal; tells every peer.
+  void fail(absl::Status status, uint32_t origin, bool every_op);
 
   const Clock& clock_;
   uint32_t rank_;
