@@ -77,19 +77,23 @@ void SimCluster::cancel_unfinished(
   }
 }
 
-absl::Status SimCluster::check(const CollectiveSpec& spec) const {
-  absl::StatusOr<CollectiveShape> shape = shape_of(spec, ranks());
+absl::Status check_collective(const CollectiveSpec& spec,
+                              const Topology& topology,
+                              const GroupOptions& options) {
+  absl::StatusOr<CollectiveShape> shape = shape_of(spec, topology.ranks());
   if (!shape.ok()) return shape.status();
   if (spec.in_place && spec.kind == CollectiveKind::kSendRecv) {
     return absl::InvalidArgumentError(
         "send/recv has no in-place form (each rank sends and receives "
         "different data)");
   }
-  const Topology& topology = world_->options().topology;
   return check_cables(
-      spec,
-      resolve_algorithm(spec, *shape, topology.is_full_mesh(), group_options_),
+      spec, resolve_algorithm(spec, *shape, topology.is_full_mesh(), options),
       topology);
+}
+
+absl::Status SimCluster::check(const CollectiveSpec& spec) const {
+  return check_collective(spec, world_->options().topology, group_options_);
 }
 
 absl::StatusOr<CaseRun> SimCluster::run(const CollectiveSpec& spec,

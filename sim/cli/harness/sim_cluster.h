@@ -57,6 +57,14 @@ struct CaseRun {
   Outcome outcome;
 };
 
+// InvalidArgument when `spec` cannot run on a group of `topology` with
+// `options`: a bad shape (shape_of), an algorithm needing cables the
+// topology lacks, send/recv without a cable from each rank to the next, in
+// place send/recv.
+absl::Status check_collective(const CollectiveSpec& spec,
+                              const Topology& topology,
+                              const GroupOptions& options);
+
 class SimCluster {
  public:
   // The world's errors (bad topology, link, faults) and group formation's.
@@ -70,9 +78,7 @@ class SimCluster {
   World& world() { return *world_; }
   const GroupOptions& group_options() const { return group_options_; }
 
-  // InvalidArgument when `spec` cannot run here: a bad shape (shape_of),
-  // an algorithm needing cables the topology lacks, send/recv without a
-  // cable from each rank to the next, in place send/recv.
+  // check_collective() on this cluster's topology and options.
   absl::Status check(const CollectiveSpec& spec) const;
 
   // Runs `spec` on every rank. check()'s errors; otherwise the run, whatever

@@ -1,0 +1,82 @@
+// Runs a built tool (weft-sim, weft-bench) as a child process and collects
+// its exit code, stdout and stderr; scratch files are named per process and
+// test, since CTest runs tests in parallel.
+#ifndef WEFT_TESTS_TOOLS_TOOL_RUNNER_H_
+#define WEFT_TESTS_TOOLS_TOOL_RUNNER_H_
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace weft::testing {
+
+struct ToolResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::string scratch_path(const std::string& name) {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  return ::testing::TempDir() + "/weft_tools_" + std::to_string(getpid()) +
+         "_" + (test != nullptr ? test->name() : "none") + "_" + name;
+}
+
+inline std::string write_scratch(const std::string& name,
+                                 const std::string& text) {
+  const std::string path = scratch_path(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// `env` (e.g. "JACCL_RANK=0 ") is put before the tool on the shell line.
+inline ToolResult run_tool(const std::string& tool, const std::string& args,
+                           const std::string& env = "") {
+  const std::string err_path = scratch_path("stderr.txt");
+  const std::string cmd = "cd " + ::testing::TempDir() + " && " + env + tool +
+                          " " + args + " 2>" + err_path;
+  ToolResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    r.out.append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_text(err_path);
+  return r;
+}
+
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  for (std::string line; std::getline(s, line);) out.push_back(line);
+  return out;
+}
+
+inline std::vector<std::string> fields_of(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream s(line);
+  for (std::string f; s >> f;) out.push_back(f);
+  return out;
+}
+
+}  // namespace weft::testing
+
+#endif  // WEFT_TESTS_TOOLS_TOOL_RUNNER_H_

@@ -1,0 +1,286 @@
+// weft-bench, run as the built binary: nccl-tests' table (columns, rows,
+// footer), its short options, --json (busbw = algbw x the op's bus factor,
+// computed here), --plot (an SVG with one polyline per series), --model
+// (the ring's cost, computed here from the tb5 figures), and bad input.
+#include <cmath>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tool_runner.h"
+
+namespace weft::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr int kRanks = 8;  // weft-bench's default on the simulator
+constexpr char kAllOps[] =
+    "--op=all_reduce,all_gather,reduce_scatter,broadcast,reduce,all_to_all,"
+    "sendrecv";
+
+ToolResult bench(const std::string& args, const std::string& env = "") {
+  return run_tool(WEFT_BENCH_PATH, args, env);
+}
+
+// Result rows: lines not starting with '#'.
+std::vector<std::vector<std::string>> result_rows(const std::string& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& line : lines_of(out)) {
+    if (!line.empty() && line[0] != '#') rows.push_back(fields_of(line));
+  }
+  return rows;
+}
+
+// nccl-tests' bus bandwidth factors, written out independently of weft.
+double bus_factor(const std::string& op) {
+  const double n = kRanks;
+  if (op == "all_reduce") return 2 * (n - 1) / n;
+  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all")
+    return (n - 1) / n;
+  return 1;  // broadcast, reduce, sendrecv
+}
+
+TEST(WeftBench, TableHasNcclTestsColumnsRowsAndFooter) {
+  const ToolResult r = bench("-b 4K -e 64K -f 4 -w 0 -n 2");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<std::string> lines = lines_of(r.out);
+  bool header = false;
+  for (const std::string& line : lines) {
+    if (fields_of(line) ==
+        std::vector<std::string>{"#", "size", "count", "type", "redop", "root",
+                                 "time", "algbw", "busbw", "#wrong", "time",
+                                 "algbw", "busbw", "#wrong"}) {
+      header = true;
+    }
+  }
+  EXPECT_TRUE(header) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("out-of-place"));
+  EXPECT_THAT(r.out, HasSubstr("in-place"));
+  const auto rows = result_rows(r.out);
+  ASSERT_EQ(rows.size(), 3u) << r.out;  // 4K, 16K, 64K
+  const char* sizes[] = {"4096", "16384", "65536"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), 13u);
+    EXPECT_EQ(rows[i][0], sizes[i]);
+    EXPECT_EQ(rows[i][1], std::to_string(std::stoul(sizes[i]) / 4));
+    EXPECT_EQ(rows[i][2], "float");
+    EXPECT_EQ(rows[i][3], "sum");
+    EXPECT_EQ(rows[i][4], "-1");
+    EXPECT_EQ(rows[i][8], "0");   // #wrong out of place
+    EXPECT_EQ(rows[i][12], "0");  // #wrong in place
+  }
+  EXPECT_THAT(r.out, HasSubstr("# Out of bounds values : 0 OK"));
+  EXPECT_THAT(r.out, HasSubstr("# #wrong total         : 0"));
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(# Avg bus bandwidth    : [0-9.]+)")));
+}
+
+TEST(WeftBench, ShortOptionsMeanTheLongFlags) {
+  const ToolResult s = bench("-b 8K -e16K -f 2 -w 0 -n 1 -c 1 -d half -o max");
+  const ToolResult l = bench(
+      "--minbytes=8K --maxbytes=16K --stepfactor=2 --warmup_iters=0 "
+      "--iters=1 --check=1 --datatype=float16 --redop=max");
+  ASSERT_EQ(s.code, 0) << s.err;
+  EXPECT_EQ(s.out, l.out);
+  const auto rows = result_rows(s.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][2], "half");
+  EXPECT_EQ(rows[0][3], "max");
+}
+
+TEST(WeftBench, JsonBusBandwidthIsAlgorithmBandwidthTimesTheFactor) {
+  const std::string path = scratch_path("results.json");
+  const ToolResult r = bench(std::string(kAllOps) +
+                             " -b 64K -e 1M -f 4 -w 0 -n 1 --json=" + path);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(path), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["ranks"], kRanks);
+  EXPECT_EQ(doc["time"], "virtual");
+  ASSERT_EQ(doc["blocks"].size(), 7u);
+  for (const auto& block : doc["blocks"]) {
+    const std::string op = block["op"];
+    ASSERT_EQ(block["results"].size(), 3u) << op;
+    EXPECT_EQ(block["wrong_total"], 0) << op;
+    for (const auto& row : block["results"]) {
+      for (const char* place : {"out_of_place", "in_place"}) {
+        const auto& m = row[place];
+        if (op == "sendrecv" && std::string(place) == "in_place") {
+          EXPECT_TRUE(m.is_null());  // no in-place send/recv
+          continue;
+        }
+        ASSERT_TRUE(m.is_object()) << op << " " << place;
+        const double size = row["size"];
+        const double time_us = m["time_us"];
+        const double algbw = m["algbw_gbs"];
+        EXPECT_NEAR(algbw, size / 1e9 / (time_us / 1e6), 1e-9 * algbw) << op;
+        EXPECT_NEAR(m["busbw_gbs"].get<double>(), algbw * bus_factor(op),
+                    1e-9 * algbw)
+            << op;
+        EXPECT_EQ(m["nwrong"], 0) << op;
+      }
+    }
+  }
+}
+
+// The SVG's element names in document order, after checking that every
+// element opened is closed in order (a small XML well-formedness check).
+std::vector<std::string> svg_elements(const std::string& svg, bool* balanced) {
+  std::vector<std::string> names, open;
+  *balanced = true;
+  static const std::regex kTag(R"(<(/?)([a-zA-Z?][^\s/>]*)[^>]*?(/?)>)");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), kTag);
+       it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[2];
+    if (name[0] == '?') continue;  // the XML declaration
+    if ((*it)[1] == "/") {
+      if (open.empty() || open.back() != name) *balanced = false;
+      if (!open.empty()) open.pop_back();
+      continue;
+    }
+    names.push_back(name);
+    if ((*it)[3] != "/") open.push_back(name);
+  }
+  *balanced = *balanced && open.empty();
+  return names;
+}
+
+TEST(WeftBench, PlotIsAnSvgWithOnePolylinePerOpAndAlgorithm) {
+  const std::string path = scratch_path("plot.svg");
+  const ToolResult r = bench(
+      "--op=all_reduce,all_gather --algorithm=mesh,ring -b 4K -e 1M "
+      "-f 4 -w 0 -n 1 -c 0 --plot=" +
+      path);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::string svg = read_text(path);
+  bool balanced = false;
+  const std::vector<std::string> names = svg_elements(svg, &balanced);
+  EXPECT_TRUE(balanced);
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.front(), "svg");
+  EXPECT_EQ(std::count(names.begin(), names.end(), "polyline"), 4);
+  for (const char* legend : {"all_reduce mesh", "all_reduce ring",
+                             "all_gather mesh", "all_gather ring"}) {
+    EXPECT_THAT(svg, HasSubstr(std::string(">") + legend + "<")) << legend;
+  }
+  EXPECT_THAT(svg, HasSubstr("bus bandwidth (GB/s)"));
+  EXPECT_THAT(svg, HasSubstr(">1M<"));  // a log2 tick label
+}
+
+// The Thakur-Rabenseifner-Gropp ring cost on tb5 (latency 3793 ns,
+// per-message overhead 437 ns, 80 Gbit/s), with weft's two ring directions.
+double ring_model_us(const std::string& op, double bytes) {
+  const double p = kRanks, alpha = 3793 + 437, beta = 1e9 / 1e10;
+  const double paths = 2;
+  const double steps = op == "all_reduce" ? 2 : 1;
+  return steps * ((p - 1) * alpha + bytes * (p - 1) / p * beta / paths) / 1e3;
+}
+
+TEST(WeftBench, ModelPrintsTheRingCostAndTheRatio) {
+  const std::string path = scratch_path("model.json");
+  const ToolResult r = bench(
+      "--op=all_reduce,all_gather,reduce_scatter --algorithm=ring --model "
+      "-b 1M -e 4M -f 4 -w 0 -n 1 --json=" +
+      path);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("model"));
+  EXPECT_THAT(r.out, HasSubstr("ratio"));
+  for (const auto& row : result_rows(r.out)) EXPECT_EQ(row.size(), 17u);
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(path), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  for (const auto& block : doc["blocks"]) {
+    for (const auto& row : block["results"]) {
+      const auto& m = row["out_of_place"];
+      const double want = ring_model_us(block["op"], row["size"]);
+      EXPECT_NEAR(m["model_us"].get<double>(), want, 1e-6 * want);
+      EXPECT_NEAR(m["ratio"].get<double>(), m["time_us"].get<double>() / want,
+                  1e-6);
+    }
+  }
+}
+
+TEST(WeftBench, UncheckedRunsSayNA) {
+  const ToolResult r = bench("-b 4K -e 4K -w 0 -n 1 -c 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = result_rows(r.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][8], "N/A");
+  EXPECT_EQ(rows[0][12], "N/A");
+}
+
+void expect_bad_input(const std::string& args, const std::string& what,
+                      const std::string& env = "") {
+  const ToolResult r = bench(args, env);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+  EXPECT_THAT(r.err, StartsWith("weft-bench: ")) << args;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(what)) << args;
+}
+
+TEST(WeftBench, BadInputExits2WithOneLine) {
+  expect_bad_input("-g 2", "-g");
+  expect_bad_input("-b", "needs a value");
+  expect_bad_input("-b 1M -e 4K", "larger than --maxbytes");
+  expect_bad_input("-b 1X", "--minbytes=1X");
+  expect_bad_input("--op=explode", "explode");
+  expect_bad_input("--algorithm=fast", "fast");
+  expect_bad_input("-d float128", "float128");
+  expect_bad_input("-o avg", "avg");
+  expect_bad_input("-n 0", "--iters=0");
+  expect_bad_input("--fabric=tcp", "--fabric=tcp");
+  expect_bad_input("--no-such-flag=1", "unknown flag --no_such_flag");
+  expect_bad_input("--trace=x.json", "--trace");
+  expect_bad_input("--op=broadcast -r 8", "root 8");
+  expect_bad_input("--algorithm=mesh --topology=ring", "every pair");
+  expect_bad_input("stray", "unexpected argument");
+}
+
+// Without JACCL's environment the verbs fabric has no group to join.
+TEST(WeftBenchVerbs, NoJacclEnvironmentIsBadInput) {
+  expect_bad_input("--fabric=verbs -b 4K -e 4K", "JACCL_",
+                   "env -u JACCL_RANK -u MLX_RANK "
+                   "-u OMPI_COMM_WORLD_RANK -u SLURM_PROCID ");
+}
+
+TEST(WeftBenchVerbs, MissingRdmaLibraryFailsCleanly) {
+  const std::string devices = write_scratch("one_rank.json", "[[null]]");
+  const ToolResult r =
+      bench("--fabric=verbs -b 4K -e 4K",
+            "JACCL_RANK=0 JACCL_IBV_DEVICES=" + devices +
+                " WEFT_VERBS_LIBRARY=/nonexistent/libibverbs.so.1 ");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, StartsWith("weft-bench: "));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/libibverbs.so.1"));
+  EXPECT_EQ(r.out, "");
+}
+
+#ifdef WEFT_SIM_VERBS_PATH
+// One rank over the simulated verbs provider: the group forms from JACCL's
+// environment and the table reports wall time.
+TEST(WeftBenchVerbs, OneRankOverTheSimulatedProvider) {
+  const std::string devices = write_scratch("one_rank.json", "[[null]]");
+  const ToolResult r = bench(
+      "--fabric=verbs -b 4K -e 16K -f 4 -w 1 -n 2",
+      "JACCL_RANK=0 JACCL_IBV_DEVICES=" + devices +
+          " WEFT_SIM_VERBS_RANKS=2 WEFT_VERBS_LIBRARY=" WEFT_SIM_VERBS_PATH
+          " ");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wall time"));
+  const auto rows = result_rows(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][8], "0");
+  EXPECT_EQ(rows[0][12], "0");
+}
+#endif
+
+}  // namespace
+}  // namespace weft::testing

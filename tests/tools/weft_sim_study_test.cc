@@ -1,0 +1,211 @@
+// weft-sim's study and run command, run as the built binary: the study's
+// table has a row for every op on both topologies, every outcome is an
+// allowed one, the trace is written and the hash repeats; `run` runs any
+// one collective; bad input exits 2 with one line.
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tool_runner.h"
+
+namespace weft::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The study's quick forms: every row up to 1 MiB (every op), 64 KiB.
+constexpr char kQuickStudy[] = "--max_bytes=1M";
+constexpr char kQuickerStudy[] = "--max_bytes=64K";
+
+ToolResult sim(const std::string& args) {
+  return run_tool(WEFT_SIM_PATH, args);
+}
+
+struct StudyRow {
+  std::string topology, op, bytes, dtype, algorithm, outcome;
+  std::vector<std::string> numbers;  // time, algbw, busbw, frames, faults,
+                                     // detected
+};
+
+// The rows of a study or run table: lines starting with a topology name.
+std::vector<StudyRow> table_rows(const std::string& out) {
+  constexpr size_t kFixedFields = 11;
+  std::vector<StudyRow> rows;
+  for (const std::string& line : lines_of(out)) {
+    const std::vector<std::string> f = fields_of(line);
+    if (f.size() <= kFixedFields || (f[0] != "mesh" && f[0] != "ring"))
+      continue;
+    StudyRow row{f[0], f[1], f[2], f[3], f[4], "", {}};
+    row.numbers.assign(f.begin() + 5, f.begin() + kFixedFields);
+    for (size_t i = kFixedFields; i < f.size(); ++i) {
+      row.outcome += (i == kFixedFields ? "" : " ") + f[i];
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+bool allowed_outcome(const std::string& outcome) {
+  static const std::regex kTyped(R"(typed error \(.+: rank \d+, peer \d+\))");
+  return outcome == "correct" || std::regex_match(outcome, kTyped);
+}
+
+std::string last_line(const std::string& out) {
+  const std::vector<std::string> lines = lines_of(out);
+  return lines.empty() ? "" : lines.back();
+}
+
+std::string hash_of(const std::string& out) {
+  static const std::regex kHash(R"(trace hash: ([0-9a-f]{16}))");
+  std::smatch m;
+  const std::string last = last_line(out);
+  return std::regex_match(last, m, kHash) ? m[1].str() : "";
+}
+
+TEST(WeftSimStudy, EveryOpOnBothTopologiesWithAllowedOutcomes) {
+  const std::string trace = scratch_path("trace.json");
+  const ToolResult r = sim(std::string(kQuickStudy) + " --trace=" + trace);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<StudyRow> rows = table_rows(r.out);
+  std::map<std::string, std::set<std::string>> ops;  // topology -> ops
+  for (const StudyRow& row : rows) {
+    ops[row.topology].insert(row.op);
+    EXPECT_TRUE(allowed_outcome(row.outcome)) << row.op << ": " << row.outcome;
+    EXPECT_EQ(row.numbers.size(), 6u);
+  }
+  const std::set<std::string> want = {"all_sum",   "all_prod",   "all_max",
+                                      "all_min",   "all_gather", "sum_scatter",
+                                      "broadcast", "reduce/sum", "all_to_all",
+                                      "send/recv", "barrier"};
+  EXPECT_EQ(ops["mesh"], want);
+  EXPECT_EQ(ops["ring"], want);
+  EXPECT_THAT(r.out, HasSubstr("0 hang, 0 CORRUPT, 0 untyped error"));
+  EXPECT_NE(hash_of(r.out), "") << last_line(r.out);
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(fields_of(lines[1]),
+            (std::vector<std::string>{
+                "topology", "op", "bytes", "dtype", "algorithm", "time", "(us)",
+                "algbw", "busbw", "frames", "faults", "detected", "outcome"}));
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(trace), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_GT(doc["traceEvents"].size(), 0u);
+}
+
+TEST(WeftSimStudy, SameSeedSameHashOtherSeedOtherHash) {
+  const ToolResult a = sim(std::string(kQuickerStudy) + " --trace=");
+  const ToolResult b = sim(std::string(kQuickerStudy) + " --trace=");
+  const ToolResult c = sim(std::string(kQuickerStudy) + " --trace= --seed=7");
+  ASSERT_EQ(a.code, 0);
+  ASSERT_EQ(c.code, 0);
+  EXPECT_EQ(hash_of(a.out), hash_of(b.out));
+  EXPECT_NE(hash_of(a.out), hash_of(c.out));
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(WeftSimStudy, GivenTopologyOnlyAndFaultFlagsReplaceTheDefaults) {
+  const ToolResult r =
+      sim(std::string(kQuickerStudy) + " --trace= --topology=ring --loss=0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("faults none"));
+  for (const StudyRow& row : table_rows(r.out)) {
+    EXPECT_EQ(row.topology, "ring");
+    EXPECT_EQ(row.outcome, "correct") << row.op;  // no faults
+    EXPECT_EQ(row.numbers[4], "0");               // none injected
+  }
+}
+
+TEST(WeftSimRun, AnyOpSizeDtypeAlgorithmAndTopology) {
+  const ToolResult r =
+      sim("run --op=all_gather --bytes=60K --dtype=bfloat16 --algorithm=ring "
+          "--topology=ring --ranks=5");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<StudyRow> rows = table_rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows[0].op, "all_gather");
+  EXPECT_EQ(rows[0].dtype, "bfloat16");
+  EXPECT_EQ(rows[0].algorithm, "ring");
+  // 60 KiB rounded down to whole bfloat16 elements on each of 5 ranks.
+  EXPECT_EQ(rows[0].bytes, std::to_string(60 * 1024 / 2 / 5 * 5 * 2));
+  EXPECT_EQ(rows[0].outcome, "correct");
+  EXPECT_EQ(hash_of(r.out).size(), 16u);
+}
+
+TEST(WeftSimRun, EveryDtypeAndReductionIsCorrectOnTheRing) {
+  for (const char* dtype : {"bool", "int8", "uint16", "int32", "uint64",
+                            "float16", "bfloat16", "float64", "complex64"}) {
+    for (const char* op : {"all_sum", "all_prod", "all_max", "all_min"}) {
+      const ToolResult r =
+          sim(std::string("run --topology=ring --ranks=6 --bytes=3000 --op=") +
+              op + " --dtype=" + dtype);
+      ASSERT_EQ(r.code, 0) << op << " " << dtype << r.out << r.err;
+      ASSERT_EQ(table_rows(r.out).size(), 1u);
+      EXPECT_EQ(table_rows(r.out)[0].outcome, "correct") << op << " " << dtype;
+    }
+  }
+}
+
+TEST(WeftSimRun, FlagsOnTheStudyRunOneCollective) {
+  const ToolResult r = sim("--op=broadcast --root=3 --bytes=4K --in_place");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<StudyRow> rows = table_rows(r.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].op, "broadcast");
+  EXPECT_EQ(rows[0].outcome, "correct");
+}
+
+TEST(WeftSimRun, ALostFrameIsATypedErrorNamingRankAndPeer) {
+  const std::string plan =
+      write_scratch("plan.txt", "drop from=1 to=2 frame=1\n");
+  const ToolResult r =
+      sim("run --op=all_sum --bytes=1M --topology=ring --faults=" + plan);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;  // allowed
+  const std::vector<StudyRow> rows = table_rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_THAT(rows[0].outcome, StartsWith("typed error ("));
+  EXPECT_TRUE(allowed_outcome(rows[0].outcome)) << rows[0].outcome;
+  EXPECT_EQ(rows[0].numbers[4], "1");         // one fault injected
+  EXPECT_EQ(rows[0].numbers[1], "-");         // no bandwidth for a failed run
+  EXPECT_THAT(r.out, HasSubstr("rank 2: "));  // the rank that saw the gap
+}
+
+TEST(WeftSimRun, P2pStillWorks) {
+  const ToolResult r = sim("p2p --ranks=3 --frames=20");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("weft-sim p2p: 3 ranks"));
+  EXPECT_EQ(hash_of(r.out).size(), 16u);
+}
+
+void expect_bad_input(const std::string& args, const std::string& what) {
+  const ToolResult r = sim(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+  EXPECT_THAT(r.err, StartsWith("weft-sim: ")) << args;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(what)) << args;
+}
+
+TEST(WeftSimRun, BadInputExits2WithOneLine) {
+  expect_bad_input("run --op=explode", "--op=explode");
+  expect_bad_input("run --dtype=float128", "--dtype=float128");
+  expect_bad_input("run --bytes=1Q", "--bytes=1Q");
+  expect_bad_input("run --algorithm=fast", "--algorithm=fast");
+  expect_bad_input("run --redop=avg", "--redop=avg");
+  expect_bad_input("run --algorithm=mesh --topology=ring",
+                   "every pair of ranks");
+  expect_bad_input("run --op=broadcast --root=8", "root 8");
+  expect_bad_input("run --op=send_recv --in_place", "in-place");
+  expect_bad_input("run --iterations=0", "--iterations=0");
+  expect_bad_input("--frames=10", "--frames=10");
+  expect_bad_input("run --frames=10", "not a flag of weft-sim run");
+  expect_bad_input("--max_bytes=lots", "--max_bytes=lots");
+}
+
+}  // namespace
+}  // namespace weft::testing
