@@ -1,0 +1,228 @@
+// Fuzzes the TCP bootstrap's wire format (collectives/wire.h). Any bytes
+// must give a message or exactly the typed error wire.h documents (the
+// expected code is computed here from the layout alone), and every body a
+// decoder accepts must encode back to the same bytes. Abort is the one
+// lossy message (unknown codes become Unknown, unprintable reason bytes
+// '?'): there encode(decode(x)) must decode to the same value.
+//
+// Each input is tried as a whole message and, from byte kWireHeaderBytes
+// on, as the body of every message type, so the body decoders are reached
+// without the fuzzer first having to forge a matching header.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "collectives/wire.h"
+#include "fabric/topology.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace weft {
+namespace {
+
+using Bytes = std::span<const uint8_t>;
+
+constexpr size_t kRoundBytes = 8;
+constexpr size_t kAbortFixedBytes = 8;  // code u32, culprit u32
+constexpr MessageType kAllTypes[] = {
+    MessageType::kHello, MessageType::kWelcome, MessageType::kContribute,
+    MessageType::kGathered, MessageType::kAbort};
+
+uint64_t big_endian(Bytes b, size_t at, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v = (v << 8) | b[at + i];
+  return v;
+}
+
+bool same(Bytes a, Bytes b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+// The body limits wire.h states, per type (0 for unknown types).
+uint64_t documented_limit(uint16_t type) {
+  switch (type) {
+    case 1:
+      return 8;  // hello: rank, size
+    case 2:
+      return 0;  // welcome
+    case 3:
+      return kRoundBytes + Bootstrap::kMaxBlobBytes;
+    case 4:
+      return kMaxGatheredBodyBytes;
+    case 5:
+      return kAbortFixedBytes + kMaxAbortTextBytes;
+  }
+  return 0;
+}
+
+// decode_header's documented outcome, in its documented order.
+absl::StatusCode expected_header_code(Bytes b) {
+  if (b.size() < kWireHeaderBytes) return absl::StatusCode::kOutOfRange;
+  if (big_endian(b, 0, 4) != 0x57454654) {
+    return absl::StatusCode::kInvalidArgument;
+  }
+  if (big_endian(b, 4, 2) != 1) return absl::StatusCode::kFailedPrecondition;
+  const uint16_t type = uint16_t(big_endian(b, 6, 2));
+  if (type < 1 || type > 5) return absl::StatusCode::kInvalidArgument;
+  if (big_endian(b, 8, 4) > documented_limit(type)) {
+    return absl::StatusCode::kResourceExhausted;
+  }
+  return absl::StatusCode::kOk;
+}
+
+void check_header(Bytes b) {
+  absl::StatusOr<WireHeader> h = decode_header(b);
+  WEFT_FUZZ_CHECK(h.status().code() == expected_header_code(b));
+  WEFT_FUZZ_CHECK(has_wire_magic(b) ==
+                  (b.size() >= 4 && big_endian(b, 0, 4) == kWireMagic));
+  if (!h.ok()) {
+    WEFT_FUZZ_CHECK(!h.status().message().empty());
+    return;
+  }
+  WEFT_FUZZ_CHECK(uint16_t(h->type) == big_endian(b, 6, 2));
+  WEFT_FUZZ_CHECK(h->body_bytes == big_endian(b, 8, 4));
+  WEFT_FUZZ_CHECK(max_body_bytes(h->type) ==
+                  documented_limit(uint16_t(h->type)));
+  WEFT_FUZZ_CHECK(message_type_name(h->type) != "unknown");
+}
+
+// Every body decoder rejects with InvalidArgument about the bootstrap.
+void check_rejection(const absl::Status& s) {
+  fuzz::check_error(s, absl::StatusCode::kInvalidArgument, "bootstrap");
+}
+
+// An encoded whole message: a valid header announcing `body`'s length,
+// then exactly `body`'s bytes when `exact`.
+void check_encoded(const std::vector<uint8_t>& wire, MessageType type,
+                   Bytes body, bool exact) {
+  absl::StatusOr<WireMessage> back = decode_message(wire);
+  WEFT_FUZZ_CHECK(back.ok());
+  WEFT_FUZZ_CHECK(back->header.type == type);
+  WEFT_FUZZ_CHECK(back->body.size() == body.size());
+  if (exact) WEFT_FUZZ_CHECK(same(back->body, body));
+}
+
+std::optional<std::vector<uint8_t>> reencode_abort(Bytes body) {
+  absl::StatusOr<Abort> a = decode_abort(body);
+  const bool fits = body.size() >= kAbortFixedBytes &&
+                    body.size() <= kAbortFixedBytes + kMaxAbortTextBytes;
+  WEFT_FUZZ_CHECK(a.ok() == fits);
+  if (!a.ok()) {
+    check_rejection(a.status());
+    return std::nullopt;
+  }
+  const uint64_t code = big_endian(body, 0, 4);
+  const bool known =
+      code >= 1 && code <= uint32_t(absl::StatusCode::kUnauthenticated);
+  WEFT_FUZZ_CHECK(uint32_t(a->code) ==
+                  (known ? code : uint32_t(absl::StatusCode::kUnknown)));
+  WEFT_FUZZ_CHECK(a->culprit == big_endian(body, 4, 4));
+  WEFT_FUZZ_CHECK(a->reason.size() == body.size() - kAbortFixedBytes);
+  for (size_t i = 0; i < a->reason.size(); ++i) {
+    const uint8_t c = body[kAbortFixedBytes + i];
+    WEFT_FUZZ_CHECK(a->reason[i] == (c >= 0x20 && c < 0x7f ? char(c) : '?'));
+  }
+  std::vector<uint8_t> wire = encode_abort(*a);
+  check_encoded(wire, MessageType::kAbort, body, /*exact=*/false);
+  absl::StatusOr<Abort> again = decode_abort(Bytes(wire).subspan(12));
+  WEFT_FUZZ_CHECK(again.ok() && again->code == a->code &&
+                  again->culprit == a->culprit && again->reason == a->reason);
+  return wire;
+}
+
+std::optional<std::vector<uint8_t>> reencode_gathered(Bytes body) {
+  absl::StatusOr<Gathered> g = decode_gathered(body);
+  if (!g.ok()) {
+    check_rejection(g.status());
+    return std::nullopt;
+  }
+  WEFT_FUZZ_CHECK(!g->blobs.empty() && g->blobs.size() <= Topology::kMaxRanks);
+  WEFT_FUZZ_CHECK(g->round == big_endian(body, 0, 8));
+  absl::StatusOr<std::vector<uint8_t>> wire =
+      encode_gathered(g->round, g->blobs);
+  WEFT_FUZZ_CHECK(wire.ok());
+  check_encoded(*wire, MessageType::kGathered, body, /*exact=*/true);
+  return *wire;
+}
+
+// Decodes `body` as a `type` message; when accepted, checks the value
+// against the bytes and returns the whole message encoded from it.
+std::optional<std::vector<uint8_t>> reencode(MessageType type, Bytes body) {
+  switch (type) {
+    case MessageType::kHello: {
+      absl::StatusOr<Hello> h = decode_hello(body);
+      WEFT_FUZZ_CHECK(h.ok() == (body.size() == 8));
+      if (!h.ok()) {
+        check_rejection(h.status());
+        return std::nullopt;
+      }
+      WEFT_FUZZ_CHECK(h->rank == big_endian(body, 0, 4));
+      WEFT_FUZZ_CHECK(h->size == big_endian(body, 4, 4));
+      std::vector<uint8_t> wire = encode_hello(*h);
+      check_encoded(wire, type, body, /*exact=*/true);
+      return wire;
+    }
+    case MessageType::kWelcome: {
+      absl::Status s = decode_welcome(body);
+      WEFT_FUZZ_CHECK(s.ok() == body.empty());
+      if (!s.ok()) {
+        check_rejection(s);
+        return std::nullopt;
+      }
+      return encode_welcome();
+    }
+    case MessageType::kContribute: {
+      absl::StatusOr<Contribution> c = decode_contribution(body);
+      WEFT_FUZZ_CHECK(c.ok() == (body.size() >= kRoundBytes &&
+                                 body.size() <= documented_limit(3)));
+      if (!c.ok()) {
+        check_rejection(c.status());
+        return std::nullopt;
+      }
+      WEFT_FUZZ_CHECK(c->round == big_endian(body, 0, 8));
+      std::vector<uint8_t> wire = encode_contribution(c->round, c->blob);
+      check_encoded(wire, type, body, /*exact=*/true);
+      return wire;
+    }
+    case MessageType::kGathered:
+      return reencode_gathered(body);
+    case MessageType::kAbort:
+      return reencode_abort(body);
+  }
+  fuzz::fail("unknown message type", __FILE__, __LINE__);
+}
+
+void check_message(Bytes b) {
+  absl::StatusOr<WireMessage> m = decode_message(b);
+  absl::StatusCode expected = expected_header_code(b);
+  if (expected == absl::StatusCode::kOk) {
+    const uint64_t announced = big_endian(b, 8, 4);
+    const uint64_t have = b.size() - kWireHeaderBytes;
+    if (have < announced) expected = absl::StatusCode::kOutOfRange;
+    if (have > announced) expected = absl::StatusCode::kInvalidArgument;
+  }
+  WEFT_FUZZ_CHECK(m.status().code() == expected);
+  if (!m.ok()) return;
+  WEFT_FUZZ_CHECK(same(m->body, b.subspan(kWireHeaderBytes)));
+  std::optional<std::vector<uint8_t>> wire = reencode(m->header.type, m->body);
+  // Exact for every type but abort, whose code and text are normalised.
+  if (wire.has_value() && m->header.type != MessageType::kAbort) {
+    WEFT_FUZZ_CHECK(same(*wire, b));
+  }
+}
+
+}  // namespace
+}  // namespace weft
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const weft::Bytes bytes(data, size);
+  weft::check_header(bytes);
+  weft::check_message(bytes);
+  const weft::Bytes body = size >= weft::kWireHeaderBytes
+                               ? bytes.subspan(weft::kWireHeaderBytes)
+                               : bytes;
+  for (weft::MessageType type : weft::kAllTypes) weft::reencode(type, body);
+  return 0;
+}
