@@ -27,7 +27,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -37,9 +36,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "bench/bench_support.h"
 #include "benchmark/benchmark.h"
 #include "collectives/group.h"
 #include "collectives/inprocess_bootstrap.h"
+#include "fabric/clock.h"
 #include "sim/cli/harness/call_program.h"
 #include "sim/cli/harness/collective_spec.h"
 #include "sim/cli/harness/rank_call.h"
@@ -49,6 +50,11 @@
 namespace weft {
 namespace {
 
+using bench::fail_row;
+using bench::kKiB;
+using bench::kMiB;
+using bench::PageBuffer;
+using bench::size_label;
 using sim::harness::AlgorithmRequest;
 using sim::harness::CallProgram;
 using sim::harness::CollectiveKind;
@@ -58,13 +64,10 @@ using sim::harness::RankCall;
 using sim::harness::Reference;
 
 constexpr uint32_t kRanks = 4;
-constexpr uint64_t kKiB = uint64_t{1} << 10;
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kMinBytes = 64 * kKiB;
 constexpr uint64_t kMaxBytes = 64 * kMiB;
 constexpr uint64_t kSizeFactor = 4;
 constexpr uint64_t kMemcpyBytes = 64 * kMiB;
-constexpr size_t kPageBytes = 4096;
 constexpr uint64_t kDataSeed = 1;
 // Copies timed when vs_memcpy is wanted but the baseline row was filtered
 // out of this run.
@@ -96,7 +99,7 @@ class Stopwatch {
     timespec t{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) +
-           static_cast<double>(t.tv_nsec) * 1e-9;
+           static_cast<double>(t.tv_nsec) / static_cast<double>(kNsPerS);
   }
   std::chrono::steady_clock::time_point wall_;
   double cpu_;
@@ -112,36 +115,12 @@ Rate rate_of(double bytes, const Stopwatch& watch) {
   return Rate{bytes / watch.wall_s(), bytes / watch.cpu_s()};
 }
 
-bool g_failed = false;  // any row skipped with an error: main() returns 1
-
-void fail(benchmark::State& state, const absl::Status& status) {
-  g_failed = true;
-  state.SkipWithError(std::string(status.message()).c_str());
-}
-
-std::string size_label(uint64_t bytes) {
-  return bytes >= kMiB ? absl::StrFormat("%uMiB", bytes / kMiB)
-                       : absl::StrFormat("%uKiB", bytes / kKiB);
-}
-
 // ---------------------------------------------------------------------------
 // The memcpy baseline: 64 MiB between two page-aligned, pre-faulted buffers.
 
 struct CopyBuffers {
-  CopyBuffers()
-      : src(static_cast<std::byte*>(
-            std::aligned_alloc(kPageBytes, kMemcpyBytes))),
-        dst(static_cast<std::byte*>(
-            std::aligned_alloc(kPageBytes, kMemcpyBytes))) {
-    std::memset(src, 1, kMemcpyBytes);
-    std::memset(dst, 0, kMemcpyBytes);
-  }
-  ~CopyBuffers() {
-    std::free(src);
-    std::free(dst);
-  }
-  std::byte* src;
-  std::byte* dst;
+  PageBuffer src{kMemcpyBytes, 1};
+  PageBuffer dst{kMemcpyBytes, 0};
 };
 
 CopyBuffers& copy_buffers() {
@@ -168,7 +147,7 @@ Rate memcpy_rate() {
     CopyBuffers& b = copy_buffers();
     const Stopwatch watch;
     for (int i = 0; i < kFallbackCopies; ++i) {
-      std::memcpy(b.dst, b.src, kMemcpyBytes);
+      std::memcpy(b.dst.data(), b.src.data(), kMemcpyBytes);
       benchmark::ClobberMemory();
     }
     rates.push_back(
@@ -186,7 +165,7 @@ void bm_memcpy(benchmark::State& state) {
   CopyBuffers& b = copy_buffers();
   const Stopwatch watch;
   for (auto _ : state) {
-    std::memcpy(b.dst, b.src, kMemcpyBytes);
+    std::memcpy(b.dst.data(), b.src.data(), kMemcpyBytes);
     benchmark::ClobberMemory();
   }
   const double bytes = static_cast<double>(state.iterations()) * kMemcpyBytes;
@@ -238,8 +217,10 @@ absl::StatusOr<std::unique_ptr<CollectiveCase>> CollectiveCase::create(
 }
 
 absl::Status CollectiveCase::form() {
+  absl::StatusOr<Topology> mesh = Topology::mesh(kRanks);
+  if (!mesh.ok()) return mesh.status();
   sim::WorldOptions options;
-  options.topology = *Topology::mesh(kRanks);
+  options.topology = *mesh;
   options.link = sim::LinkModel::ideal();
   options.keep_trace_events = false;
   const Topology topology = options.topology;
@@ -273,7 +254,10 @@ absl::Status CollectiveCase::run() {
   }
   const sim::RunResult result = world_->run(raw);
   if (!result.completed()) {
-    return absl::InternalError("the run did not complete: " + result.report);
+    return absl::InternalError(
+        absl::StrFormat("the simulated run ended (%s) before every rank "
+                        "finished its collective: %s",
+                        sim::outcome_name(result.outcome), result.report));
   }
   for (const auto& p : programs) {
     if (absl::Status s = p->first_error(); !s.ok()) return s;
@@ -312,12 +296,12 @@ absl::StatusOr<CollectiveCase*> case_for(const CollectiveSpec& spec) {
 
 void bm_collective(benchmark::State& state, CollectiveSpec spec) {
   absl::StatusOr<CollectiveCase*> c = case_for(spec);
-  if (!c.ok()) return fail(state, c.status());
+  if (!c.ok()) return fail_row(state, c.status());
   const double bytes_per_run = static_cast<double>(kRanks) *
                                static_cast<double>((*c)->shape().size_bytes);
   const Stopwatch watch;
   for (auto _ : state) {
-    if (absl::Status s = (*c)->run(); !s.ok()) return fail(state, s);
+    if (absl::Status s = (*c)->run(); !s.ok()) return fail_row(state, s);
   }
   const double bytes = bytes_per_run * static_cast<double>(state.iterations());
   const Rate rate = rate_of(bytes, watch);
@@ -352,9 +336,5 @@ void register_all() {
 
 int main(int argc, char** argv) {
   weft::register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return weft::g_failed ? 1 : 0;
+  return weft::bench::run_benchmarks(argc, argv);
 }

@@ -24,10 +24,10 @@
 //    with baseline/memcpy/64MiB in the same binary.
 //
 //   weft_fabric_bench --benchmark_repetitions=3
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench/bench_support.h"
 #include "benchmark/benchmark.h"
 #include "collectives/group_options.h"
 #include "collectives/internal/frame_header.h"
@@ -47,9 +48,12 @@
 namespace weft {
 namespace {
 
-constexpr uint64_t kKiB = uint64_t{1} << 10;
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-constexpr size_t kPageBytes = 4096;
+using bench::fail_row;
+using bench::kKiB;
+using bench::kMiB;
+using bench::PageBuffer;
+using bench::size_label;
+
 // Checks per benchmark iteration, so the loop's own cost is negligible.
 constexpr uint32_t kChecksPerIteration = 1024;
 // sequence/gaps: one number out of this many never arrives.
@@ -58,20 +62,8 @@ constexpr uint32_t kGapEvery = 16;
 // Endpoint::kMaxSends may be outstanding).
 constexpr uint32_t kSendsPerIteration = 16;
 constexpr uint64_t kUserBytes = 64 * kMiB;
-constexpr uint32_t kFrameSizes[] = {4 * 1024, 16 * 1024, 64 * 1024, 256 * 1024,
-                                    512 * 1024};
-
-bool g_failed = false;  // any row skipped with an error: main() returns 1
-
-void fail(benchmark::State& state, const std::string& why) {
-  g_failed = true;
-  state.SkipWithError(why.c_str());
-}
-
-std::string size_label(uint64_t bytes) {
-  return bytes >= kMiB ? std::to_string(bytes / kMiB) + "MiB"
-                       : std::to_string(bytes / kKiB) + "KiB";
-}
+constexpr uint64_t kFrameSizes[] = {4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB,
+                                    512 * kKiB};
 
 // ---------------------------------------------------------------------------
 // ReceiveChecker::check.
@@ -96,9 +88,9 @@ void bm_sequence(benchmark::State& state, Arrivals pattern) {
   for (uint32_t i = 0; i < kChecksPerIteration; ++i) {
     numbers[i] = arrival(pattern, i);
   }
-  // Each batch continues where the last one ended, so every check sees the
-  // same situation whatever the iteration.
-  const uint32_t span = arrival(pattern, kChecksPerIteration - 1) + 1;
+  // Each batch continues past the last one's highest number, so every
+  // check sees the same situation whatever the iteration.
+  const uint32_t span = *std::max_element(numbers.begin(), numbers.end()) + 1;
   ReceiveChecker checker;
   uint32_t base = 0;
   uint64_t not_ok = 0;
@@ -129,8 +121,8 @@ Completion receive_completion(uint32_t sequence) {
   return c;
 }
 
-// Accepts every post; polls return what `pending_` holds. Subclasses decide
-// what that is.
+// Connects to nothing and accepts every post; subclasses decide what poll()
+// returns.
 class MemoryEndpoint : public Endpoint {
  public:
   MemoryEndpoint() { info_.device = "memory"; }
@@ -208,7 +200,7 @@ void bm_checked_poll(benchmark::State& state) {
   for (auto _ : state) {
     size_t good = 0;
     if (absl::Status s = pair.poll(batch, &good); !s.ok()) {
-      return fail(state, std::string(s.message()));
+      return fail_row(state, s);
     }
     benchmark::DoNotOptimize(batch);
     completions += good;
@@ -225,19 +217,19 @@ void bm_checked_post_and_poll(benchmark::State& state) {
   for (auto _ : state) {
     for (uint32_t i = 0; i < kSendsPerIteration; ++i) {
       if (absl::Status s = pair.post_send(id, Frame(), 0); !s.ok()) {
-        return fail(state, std::string(s.message()));
+        return fail_row(state, s);
       }
     }
     size_t good = 0;
     if (absl::Status s = pair.poll(batch, &good); !s.ok()) {
-      return fail(state, std::string(s.message()));
+      return fail_row(state, s);
     }
     benchmark::DoNotOptimize(batch);
     completions += good;
   }
   if (completions !=
       static_cast<uint64_t>(state.iterations()) * kSendsPerIteration) {
-    return fail(state, "a loopback send did not come back");
+    return fail_row(state, "a loopback send did not come back");
   }
   state.SetItemsProcessed(static_cast<int64_t>(completions));
 }
@@ -245,19 +237,9 @@ void bm_checked_post_and_poll(benchmark::State& state) {
 // ---------------------------------------------------------------------------
 // Staging copies.
 
-struct UserBuffer {
-  UserBuffer()
-      : data(static_cast<std::byte*>(
-            std::aligned_alloc(kPageBytes, kUserBytes))) {
-    std::memset(data, 1, kUserBytes);  // fault every page in
-  }
-  ~UserBuffer() { std::free(data); }
-  std::byte* data;
-};
-
 struct UserBuffers {
-  UserBuffer in;
-  UserBuffer out;
+  PageBuffer in{kUserBytes, 1};
+  PageBuffer out{kUserBytes, 0};
 };
 
 UserBuffers& user_buffers() {
@@ -268,7 +250,7 @@ UserBuffers& user_buffers() {
 void bm_memcpy(benchmark::State& state) {
   UserBuffers& b = user_buffers();
   for (auto _ : state) {
-    std::memcpy(b.out.data, b.in.data, kUserBytes);
+    std::memcpy(b.out.data(), b.in.data(), kUserBytes);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
@@ -282,12 +264,12 @@ void bm_staging(benchmark::State& state, Direction direction,
   const uint32_t depth = GroupOptions().depth;
   absl::StatusOr<std::unique_ptr<Slab>> slab =
       Slab::create(uint64_t{depth} * frame_bytes);
-  if (!slab.ok()) return fail(state, std::string(slab.status().message()));
+  if (!slab.ok()) return fail_row(state, slab.status());
   std::vector<std::byte*> payloads;
   for (uint32_t i = 0; i < depth; ++i) {
     absl::StatusOr<Frame> f =
         (*slab)->frame(uint64_t{i} * frame_bytes, frame_bytes);
-    if (!f.ok()) return fail(state, std::string(f.status().message()));
+    if (!f.ok()) return fail_row(state, f.status());
     payloads.push_back(f->data() + internal::kHeaderBytes);
   }
   const uint64_t chunk = frame_bytes - internal::kHeaderBytes;
@@ -297,9 +279,9 @@ void bm_staging(benchmark::State& state, Direction direction,
     for (uint64_t at = 0; at < kUserBytes; at += chunk) {
       const size_t n = static_cast<size_t>(std::min(chunk, kUserBytes - at));
       if (direction == Direction::kIn) {
-        std::memcpy(payloads[slot], b.in.data + at, n);
+        std::memcpy(payloads[slot], b.in.data() + at, n);
       } else {
-        std::memcpy(b.out.data + at, payloads[slot], n);
+        std::memcpy(b.out.data() + at, payloads[slot], n);
       }
       slot = slot + 1 == depth ? 0 : slot + 1;
     }
@@ -321,7 +303,8 @@ void register_all() {
                                bm_checked_post_and_poll);
   benchmark::RegisterBenchmark(
       ("baseline/memcpy/" + size_label(kUserBytes)).c_str(), bm_memcpy);
-  for (uint32_t frame_bytes : kFrameSizes) {
+  for (uint64_t bytes : kFrameSizes) {
+    const auto frame_bytes = static_cast<uint32_t>(bytes);
     const std::string size = size_label(frame_bytes);
     benchmark::RegisterBenchmark(("staging/in/" + size).c_str(), bm_staging,
                                  Direction::kIn, frame_bytes);
@@ -335,9 +318,5 @@ void register_all() {
 
 int main(int argc, char** argv) {
   weft::register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return weft::g_failed ? 1 : 0;
+  return weft::bench::run_benchmarks(argc, argv);
 }
