@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "bench/svg_plot.h"
 #include "bench/weft_bench_args.h"
 #include "bench/weft_bench_json.h"
@@ -23,6 +21,7 @@
 #include "bench/weft_bench_text_file.h"
 #include "bench/weft_bench_verbs.h"
 #include "fabric/absl_compat.h"
+#include "sim/cli/cli_common.h"
 #include "sim/cli/world_flags.h"
 
 namespace weft::bench {
@@ -57,6 +56,13 @@ void configure_usage() {
            absl::StrContains(file, "sim/cli/world_flags");
   };
   config.contains_helpshort_flags = config.contains_help_flags;
+  config.normalize_filename = [](absl::string_view file) {
+    for (absl::string_view dir : {"bench/", "sim/cli/"}) {
+      const size_t at = file.rfind(dir);
+      if (at != absl::string_view::npos) return std::string(file.substr(at));
+    }
+    return std::string(file);
+  };
   absl::SetFlagsUsageConfig(config);
 }
 
@@ -64,18 +70,7 @@ void configure_usage() {
 absl::Status parse_command_line(int argc, char** argv) {
   absl::StatusOr<std::vector<std::string>> args = translate_args(argc, argv);
   if (!args.ok()) return args.status();
-  std::vector<char*> raw;
-  for (std::string& a : *args) raw.push_back(a.data());
-  raw.push_back(nullptr);
-  std::vector<char*> rest =
-      absl::ParseCommandLine(static_cast<int>(args->size()), raw.data());
-  if (rest.size() > 1) {
-    std::vector<std::string> extra(rest.begin() + 1, rest.end());
-    return absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument(s) ", absl::StrJoin(extra, " "),
-                     " (options are -x value or --name=value)"));
-  }
-  return absl::OkStatus();
+  return sim::cli::parse_flags(*args);
 }
 
 absl::StatusOr<std::unique_ptr<BenchRunner>> make_runner(

@@ -7,12 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace weft::testing {
@@ -75,6 +77,18 @@ inline std::vector<std::string> fields_of(const std::string& line) {
   std::stringstream s(line);
   for (std::string f; s >> f;) out.push_back(f);
   return out;
+}
+
+// Bad input: exit code 2 and one line on stderr, "<program>: ...what...".
+inline void expect_bad_input(const std::string& tool,
+                             const std::string& program,
+                             const std::string& args, const std::string& what,
+                             const std::string& env = "") {
+  const ToolResult r = run_tool(tool, args, env);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+  EXPECT_THAT(r.err, ::testing::StartsWith(program + ": ")) << args;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr(what)) << args;
 }
 
 }  // namespace weft::testing

@@ -218,11 +218,7 @@ TEST(WeftBench, UncheckedRunsSayNA) {
 
 void expect_bad_input(const std::string& args, const std::string& what,
                       const std::string& env = "") {
-  const ToolResult r = bench(args, env);
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
-  EXPECT_THAT(r.err, StartsWith("weft-bench: ")) << args;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(what)) << args;
+  testing::expect_bad_input(WEFT_BENCH_PATH, "weft-bench", args, what, env);
 }
 
 TEST(WeftBench, BadInputExits2WithOneLine) {

@@ -184,11 +184,7 @@ TEST(WeftSimRun, P2pStillWorks) {
 }
 
 void expect_bad_input(const std::string& args, const std::string& what) {
-  const ToolResult r = sim(args);
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
-  EXPECT_THAT(r.err, StartsWith("weft-sim: ")) << args;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(what)) << args;
+  testing::expect_bad_input(WEFT_SIM_PATH, "weft-sim", args, what);
 }
 
 TEST(WeftSimRun, BadInputExits2WithOneLine) {
