@@ -3,12 +3,6 @@
 #include "absl/strings/str_format.h"
 
 namespace weft::sim {
-namespace {
-
-constexpr uint64_t kFnvPrime = 0x100000001b3ull;
-
-}  // namespace
-
 std::string_view trace_kind_name(TraceKind kind) {
   switch (kind) {
     case TraceKind::kPostSend:
@@ -58,26 +52,6 @@ std::string TraceEvent::to_string() const {
       time_ns, trace_kind_name(kind), rank, peer, cable, work.to_string(),
       sequence, frame, bytes, wc_status_symbol(status), fault_kind_name(fault),
       drop_reason_name(drop), start_ns);
-}
-
-void Trace::add(const TraceEvent& e) {
-  // Word-wise FNV-1a: each field widened to 64 bits, in this fixed order.
-  const uint64_t words[] = {
-      static_cast<uint64_t>(e.time_ns),
-      (uint64_t{static_cast<uint8_t>(e.kind)} << 56) |
-          (uint64_t{static_cast<uint8_t>(e.fault)} << 48) |
-          (uint64_t{static_cast<uint8_t>(e.drop)} << 40) |
-          (uint64_t{static_cast<uint8_t>(e.work.kind)} << 32) |
-          static_cast<uint32_t>(e.status),
-      (uint64_t{e.rank} << 32) | e.peer,
-      (uint64_t{e.cable} << 32) | e.bytes,
-      (uint64_t{e.work.peer} << 32) | e.work.slot,
-      (uint64_t{e.sequence} << 32),
-      e.frame,
-      static_cast<uint64_t>(e.start_ns)};
-  for (uint64_t w : words) hash_ = (hash_ ^ w) * kFnvPrime;
-  ++size_;
-  if (keep_events_) events_.push_back(e);
 }
 
 std::string Trace::hash_hex() const { return absl::StrFormat("%016x", hash_); }

@@ -71,7 +71,13 @@ class Trace {
   explicit Trace(bool keep_events = true) : keep_events_(keep_events) {}
 
   // Folds `event` into the hash and, when keeping events, stores it.
-  void add(const TraceEvent& event);
+  // Inline: the simulator records several events per frame, and with
+  // keep_events off this is the whole cost of tracing.
+  void add(const TraceEvent& event) {
+    fold(event);
+    ++size_;
+    if (keep_events_) events_.push_back(event);
+  }
 
   // FNV-1a over each event's fields, taken as little-endian 64-bit words in
   // a fixed order (never raw struct bytes). Stable across platforms.
@@ -91,6 +97,26 @@ class Trace {
   absl::Status write_perfetto_json(const std::string& path) const;
 
  private:
+  static constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+
+  // Word-wise FNV-1a: each field widened to 64 bits, in this fixed order.
+  void fold(const TraceEvent& e) {
+    const uint64_t words[] = {
+        static_cast<uint64_t>(e.time_ns),
+        (uint64_t{static_cast<uint8_t>(e.kind)} << 56) |
+            (uint64_t{static_cast<uint8_t>(e.fault)} << 48) |
+            (uint64_t{static_cast<uint8_t>(e.drop)} << 40) |
+            (uint64_t{static_cast<uint8_t>(e.work.kind)} << 32) |
+            static_cast<uint32_t>(e.status),
+        (uint64_t{e.rank} << 32) | e.peer,
+        (uint64_t{e.cable} << 32) | e.bytes,
+        (uint64_t{e.work.peer} << 32) | e.work.slot,
+        (uint64_t{e.sequence} << 32),
+        e.frame,
+        static_cast<uint64_t>(e.start_ns)};
+    for (uint64_t w : words) hash_ = (hash_ ^ w) * kFnvPrime;
+  }
+
   bool keep_events_;
   uint64_t hash_ = 0xcbf29ce484222325ull;  // FNV-1a offset basis
   uint64_t size_ = 0;

@@ -4,24 +4,38 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sim/internal/wake_queue.h"
 #include "sim/internal/world_core.h"
 
 namespace weft::sim {
 namespace {
 
 // One call of World::run(): steps the programs and moves virtual time.
+//
+// Only ranks with something to do are stepped: a rank that returned
+// kWaiting is stepped again when a completion is queued on one of its
+// endpoints, when its wake-up comes, or when its stall ends (Progress's
+// contract: kWaiting means nothing to do until then). Ready ranks are
+// stepped in rank order, round after round, until an instant is quiet.
 class Runner {
  public:
   Runner(WorldCore& core, std::span<RankProgram* const> programs)
       : core_(core),
         programs_(core.ranks(), nullptr),
         done_(core.ranks(), false),
-        wake_ns_(core.ranks(), kNeverNs) {
+        wakes_(core.ranks()) {
     std::copy_n(programs.begin(),
                 std::min<size_t>(programs.size(), core.ranks()),
                 programs_.begin());
-    for (uint32_t r = 0; r < programs_.size(); ++r)
-      done_[r] = programs_[r] == nullptr;
+    core_.ready().take(&batch_);  // forget marks from before this run
+    for (uint32_t r = 0; r < programs_.size(); ++r) {
+      if (programs_[r] == nullptr || core_.crashed(r)) {
+        done_[r] = true;
+      } else {
+        ++remaining_;
+        core_.ready().mark(r);
+      }
+    }
   }
 
   RunResult run() {
@@ -29,9 +43,7 @@ class Runner {
         deadline_after(core_.now(), core_.options().time_limit_ns);
     while (true) {
       if (!run_instant()) return finish(RunResult::Outcome::kLivelock);
-      if (std::find(done_.begin(), done_.end(), false) == done_.end()) {
-        return finish(RunResult::Outcome::kCompleted);
-      }
+      if (remaining_ == 0) return finish(RunResult::Outcome::kCompleted);
       const TimeNs next = next_time_ns();
       if (next == kNeverNs) return finish(RunResult::Outcome::kHang);
       if (next > deadline) {
@@ -39,60 +51,66 @@ class Runner {
         return finish(RunResult::Outcome::kTimeLimit);
       }
       core_.advance_to(next);
+      while (wakes_.next_ns() <= next) core_.ready().mark(wakes_.pop());
     }
   }
 
  private:
-  // Processes events and steps ranks until nothing more happens at this
-  // instant. false: the round limit was hit (livelock).
+  // Processes events and steps ready ranks until nothing more happens at
+  // this instant. false: the round limit was hit (livelock).
   bool run_instant() {
-    bool again = false;
     for (uint64_t round = 0;; ++round) {
       const uint64_t processed = core_.process_due();
-      mark_crashed();
-      if (round > 0 && processed == 0 && !again) return true;
+      if (round > 0 && processed == 0 && core_.ready().empty()) return true;
       if (round >= core_.options().max_rounds_per_instant) return false;
-      again = step_all();
+      step_ready();
     }
   }
 
-  void mark_crashed() {
-    for (uint32_t r = 0; r < done_.size(); ++r) {
-      if (core_.crashed(r)) done_[r] = true;
-    }
-  }
-
-  // Steps every runnable rank once, in rank order. True when any reported
-  // progress or wants to run again at this same instant.
-  bool step_all() {
-    bool again = false;
-    for (uint32_t r = 0; r < programs_.size(); ++r) {
-      if (done_[r] || core_.stalled(r)) continue;
+  // Steps each ready rank once, in rank order. A stalled rank is left out:
+  // its stall's end makes it ready again.
+  void step_ready() {
+    core_.ready().take(&batch_);
+    for (uint32_t r : batch_) {
+      if (done_[r]) continue;
+      if (core_.crashed(r)) {
+        finish_rank(r);
+        continue;
+      }
+      if (core_.stalled(r)) continue;
       const Progress p = programs_[r]->step();
-      wake_ns_[r] = kNeverNs;
       switch (p.state) {
         case Progress::State::kDone:
-          done_[r] = true;
+          finish_rank(r);
           break;
         case Progress::State::kAdvanced:
-          again = true;
+          core_.ready().mark(r);
           break;
         case Progress::State::kWaiting:
-          wake_ns_[r] = p.wake_at_ns;
-          if (p.wake_at_ns <= core_.now()) again = true;
+          if (p.wake_at_ns <= core_.now()) {
+            core_.ready().mark(r);
+          } else {
+            wakes_.set(r, p.wake_at_ns);
+          }
           break;
       }
     }
-    return again;
   }
 
-  TimeNs next_time_ns() const {
-    TimeNs next = core_.has_events() ? core_.next_event_ns() : kNeverNs;
-    for (uint32_t r = 0; r < programs_.size(); ++r) {
-      // A stalled rank's wake-up waits for the stall's end, itself an event.
-      if (!done_[r] && !core_.stalled(r)) next = std::min(next, wake_ns_[r]);
+  void finish_rank(uint32_t r) {
+    done_[r] = true;
+    --remaining_;
+    wakes_.clear(r);
+  }
+
+  // The next event or wake-up. A stalled rank's wake-up is dropped: the
+  // stall's end, itself an event, makes the rank ready again.
+  TimeNs next_time_ns() {
+    while (wakes_.next_ns() != kNeverNs && core_.stalled(wakes_.next_rank())) {
+      wakes_.pop();
     }
-    return next;
+    const TimeNs next = core_.has_events() ? core_.next_event_ns() : kNeverNs;
+    return std::min(next, wakes_.next_ns());
   }
 
   RunResult finish(RunResult::Outcome outcome) {
@@ -144,7 +162,9 @@ class Runner {
   WorldCore& core_;
   std::vector<RankProgram*> programs_;
   std::vector<bool> done_;
-  std::vector<TimeNs> wake_ns_;
+  uint32_t remaining_ = 0;  // ranks not done
+  internal::WakeQueue wakes_;
+  std::vector<uint32_t> batch_;  // the ranks of the current round
 };
 
 }  // namespace

@@ -1,7 +1,13 @@
-// EventQueue: the simulator's future, a binary min-heap of small plain
-// events ordered by (virtual time, sequence). The sequence number, given at
-// scheduling, breaks ties in scheduling order, so the order never depends on
-// the heap's internals.
+// EventQueue: the simulator's future, ordered by (virtual time, sequence).
+// The sequence number, given at scheduling, breaks ties in scheduling order,
+// so the order never depends on the queue's internals.
+//
+// Two parts: a binary min-heap for the future, and a FIFO for events due at
+// the instant being processed (frames on a zero-latency link, departures of
+// empty frames). Everything pushed at that instant carries a later sequence
+// than what the heap holds for it, so the FIFO is already in order and
+// pop() takes the smaller head of the two. On the ideal link every event
+// goes through the FIFO, at O(1).
 #ifndef WEFT_SIM_INTERNAL_EVENT_QUEUE_H_
 #define WEFT_SIM_INTERNAL_EVENT_QUEUE_H_
 
@@ -10,6 +16,7 @@
 #include <vector>
 
 #include "fabric/clock.h"
+#include "sim/internal/ring_queue.h"
 
 namespace weft::sim::internal {
 
@@ -17,32 +24,44 @@ enum class EventKind : uint8_t {
   kDepart,      // index: link whose first queued send leaves
   kArrive,      // index: in-flight message (a delayed frame)
   kArriveLink,  // index: link whose first queued frame arrives
-  kScripted,    // index: fault plan entry; arg: 0 start, 1 end (stalls)
+  kFaultStart,  // index: fault plan entry (a timed fault)
+  kFaultEnd,    // index: fault plan entry (a stall's end)
 };
 
 struct Event {
   TimeNs time_ns = 0;
   uint64_t sequence = 0;
-  uint64_t arg = 0;
   uint32_t index = 0;
   EventKind kind = EventKind::kDepart;
 };
 
 class EventQueue {
  public:
-  void push(TimeNs time_ns, EventKind kind, uint32_t index, uint64_t arg = 0) {
-    heap_.push_back(Event{time_ns, next_sequence_++, arg, index, kind});
+  // REQUIRES: time_ns is not before the last popped event's time.
+  void push(TimeNs time_ns, EventKind kind, uint32_t index) {
+    const Event e{time_ns, next_sequence_++, index, kind};
+    if (time_ns == instant_ns_) {
+      now_.push_back(e);
+      return;
+    }
+    heap_.push_back(e);
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
+  bool empty() const { return heap_.empty() && now_.empty(); }
+  size_t size() const { return heap_.size() + now_.size(); }
   // REQUIRES: !empty().
-  TimeNs next_time_ns() const { return heap_.front().time_ns; }
+  TimeNs next_time_ns() const { return next().time_ns; }
   // REQUIRES: !empty().
   Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    Event e = heap_.back();
-    heap_.pop_back();
+    if (take_heap()) {
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      const Event e = heap_.back();
+      heap_.pop_back();
+      instant_ns_ = e.time_ns;
+      return e;
+    }
+    const Event e = now_.front();
+    now_.pop_front();
     return e;
   }
 
@@ -54,7 +73,18 @@ class EventQueue {
                                     : a.sequence > b.sequence;
     }
   };
+  // True when the next event is the heap's.
+  bool take_heap() const {
+    return now_.empty() ||
+           (!heap_.empty() && Later{}(now_.front(), heap_.front()));
+  }
+  const Event& next() const {
+    return take_heap() ? heap_.front() : now_.front();
+  }
+
   std::vector<Event> heap_;
+  RingQueue<Event> now_;   // all due at instant_ns_, in sequence order
+  TimeNs instant_ns_ = 0;  // time of the last event taken from the heap
   uint64_t next_sequence_ = 0;
 };
 

@@ -1,13 +1,16 @@
 // PayloadPool: byte buffers for frames in flight, reused so a steady stream
-// of messages allocates nothing once the pool has warmed up. A buffer is
-// reference counted because a duplicated frame arrives twice.
+// of messages allocates nothing (and clears no memory) once the pool has
+// warmed up. A buffer is reference counted because a duplicated frame
+// arrives twice.
 #ifndef WEFT_SIM_INTERNAL_PAYLOAD_POOL_H_
 #define WEFT_SIM_INTERNAL_PAYLOAD_POOL_H_
 
+#include <bit>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -26,8 +29,14 @@ class PayloadPool {
       free_.pop_back();
     }
     Buffer& b = buffers_[id];
-    b.bytes.resize(bytes.size());
-    if (!bytes.empty()) std::memcpy(b.bytes.data(), bytes.data(), bytes.size());
+    if (b.capacity < bytes.size()) {
+      // Uninitialised storage: every byte is written just below, and a
+      // buffer only grows, so reuse never clears memory.
+      b.capacity = std::bit_ceil(bytes.size());
+      b.data.reset(new std::byte[b.capacity]);
+    }
+    if (!bytes.empty()) std::memcpy(b.data.get(), bytes.data(), bytes.size());
+    b.size = bytes.size();
     b.refs = 1;
     return id;
   }
@@ -37,12 +46,14 @@ class PayloadPool {
     if (--buffers_[id].refs == 0) free_.push_back(id);
   }
   std::span<const std::byte> bytes(uint32_t id) const {
-    return buffers_[id].bytes;
+    return {buffers_[id].data.get(), buffers_[id].size};
   }
 
  private:
   struct Buffer {
-    std::vector<std::byte> bytes;
+    std::unique_ptr<std::byte[]> data;
+    size_t capacity = 0;
+    size_t size = 0;
     uint32_t refs = 0;
   };
   std::vector<Buffer> buffers_;

@@ -27,7 +27,9 @@ void WorldCore::schedule_departure(const SimEndpoint& ep, uint64_t ticket,
                                    uint32_t length) {
   Link& link = links_[ep.link()];
   const TimeNs start = std::max(now(), link.busy_until_ns);
-  const TimeNs leave = start + options_.link.serialisation_ns(length);
+  // Saturates: a hand-built model may serialise for kNeverNs.
+  const TimeNs leave =
+      deadline_after(start, options_.link.serialisation_ns(length));
   link.busy_until_ns = leave;
   if (link.departures.empty())
     events_.push(leave, EventKind::kDepart, ep.link());

@@ -38,7 +38,8 @@ absl::StatusOr<std::unique_ptr<WorldCore>> WorldCore::create(
 WorldCore::WorldCore(WorldOptions options)
     : options_(std::move(options)),
       prng_(options_.seed),
-      trace_(options_.keep_trace_events) {
+      trace_(options_.keep_trace_events),
+      ready_(options_.topology.ranks()) {
   const uint32_t n = ranks();
   crashed_.assign(n, false);
   stalls_.resize(n);
@@ -52,12 +53,12 @@ void WorldCore::schedule_script() {
   for (uint32_t i = 0; i < script.size(); ++i) {
     const ScriptedFault& f = script[i];
     if (!f.is_timed_fault()) continue;
-    events_.push(f.at_ns, EventKind::kScripted, i, 0);
+    events_.push(f.at_ns, EventKind::kFaultStart, i);
     if (f.kind == FaultKind::kStall) {
       stalls_[f.rank].emplace_back(f.at_ns,
                                    deadline_after(f.at_ns, f.duration_ns));
-      events_.push(deadline_after(f.at_ns, f.duration_ns), EventKind::kScripted,
-                   i, 1);
+      events_.push(deadline_after(f.at_ns, f.duration_ns), EventKind::kFaultEnd,
+                   i);
     }
   }
 }
@@ -145,8 +146,11 @@ void WorldCore::handle(const internal::Event& e) {
     case EventKind::kArriveLink:
       arrive_next(e.index);
       break;
-    case EventKind::kScripted:
-      scripted(e.index, e.arg != 0);
+    case EventKind::kFaultStart:
+      scripted(e.index, false);
+      break;
+    case EventKind::kFaultEnd:
+      scripted(e.index, true);
       break;
   }
 }
@@ -160,12 +164,16 @@ void WorldCore::scripted(uint32_t index, bool end) {
     // A stall's end: traced (with start_ns = -1) so the trace shows it.
     e.start_ns = -1;
     record(e);
+    ready_.mark(f.rank);
     return;
   }
   ++counters_.faults[static_cast<size_t>(f.kind)];
   injected_.push_back(f);
   record(e);
-  if (f.kind == FaultKind::kCrash) crashed_[f.rank] = true;
+  if (f.kind == FaultKind::kCrash) {
+    crashed_[f.rank] = true;
+    ready_.mark(f.rank);  // so the scheduler sees it finished
+  }
   if (f.kind == FaultKind::kQpError) {
     for (SimEndpoint* ep : endpoints_) {
       if (ep != nullptr && ep->rank() == f.rank && ep->peer() == f.peer &&
@@ -177,6 +185,7 @@ void WorldCore::scripted(uint32_t index, bool end) {
 }
 
 void WorldCore::note_completion(const SimEndpoint& ep, const Completion& c) {
+  ready_.mark(ep.rank());
   if (c.status == WcStatus::kSuccess) {
     ++counters_.completions_ok;
   } else if (c.status == WcStatus::kWrFlushErr) {

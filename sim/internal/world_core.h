@@ -17,6 +17,7 @@
 #include "sim/counters.h"
 #include "sim/internal/event_queue.h"
 #include "sim/internal/payload_pool.h"
+#include "sim/internal/ready_set.h"
 #include "sim/internal/ring_queue.h"
 #include "sim/internal/sim_endpoint.h"
 #include "sim/internal/sim_fabric.h"
@@ -79,6 +80,9 @@ class WorldCore {
   void note_completion(const internal::SimEndpoint& ep, const Completion& c);
 
   // Scheduler interface.
+  // Ranks to step: marked when a completion is queued for them, when they
+  // crash, and when their stall ends (the scheduler marks the rest).
+  internal::ReadySet& ready() { return ready_; }
   bool has_events() const { return !events_.empty(); }
   TimeNs next_event_ns() const { return events_.next_time_ns(); }
   // Handles every event due at or before now(); returns how many.
@@ -170,6 +174,7 @@ class WorldCore {
   std::vector<bool> crashed_;
   std::vector<std::vector<std::pair<TimeNs, TimeNs>>> stalls_;  // per rank
   internal::EventQueue events_;
+  internal::ReadySet ready_;
   std::vector<internal::SimEndpoint*> endpoints_;  // by qp_num - kFirstQpNum
   std::vector<Link> links_;
   absl::flat_hash_map<uint64_t, uint32_t> link_by_key_;  // lookups only

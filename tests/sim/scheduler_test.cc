@@ -170,6 +170,61 @@ TEST(Scheduler, ACrashedRankStopsAndFramesToItVanish) {
   EXPECT_EQ(p.world->counters().dropped_peer_crashed, 1u);
 }
 
+TEST(Scheduler, AWaitingRankIsNotSteppedWhileOthersAdvance) {
+  auto world = world_of(2);
+  int busy_steps = 0;
+  int idle_steps = 0;
+  FnProgram busy([&] {
+    return ++busy_steps < 5 ? Progress::advanced() : Progress::done();
+  });
+  FnProgram idle([&] {
+    ++idle_steps;
+    return busy_steps < 5 ? Progress::waiting(1000) : Progress::done();
+  });
+  RankProgram* programs[] = {&busy, &idle};
+  const RunResult result = world->run(programs);
+  EXPECT_TRUE(result.completed()) << result.report;
+  EXPECT_EQ(busy_steps, 5);
+  // Once at the start, once at its wake-up: nothing arrived in between.
+  EXPECT_EQ(idle_steps, 2);
+  EXPECT_EQ(result.end_ns, 1000);
+}
+
+TEST(Scheduler, ACompletionStepsItsRankAtThatInstantOnly) {
+  auto p = make_pair(testing::two_rank_options());
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), p.frame_b(0, 4096)).ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 0), p.frame_a(0, 4096), 4096, 7).ok());
+  std::vector<TimeNs> a_steps, b_steps;
+  FnProgram a([&] {
+    a_steps.push_back(p.world->clock().now_ns());
+    return poll_all(*p.a).empty() ? Progress::waiting() : Progress::done();
+  });
+  FnProgram b([&] {
+    b_steps.push_back(p.world->clock().now_ns());
+    return poll_all(*p.b).empty() ? Progress::waiting() : Progress::done();
+  });
+  RankProgram* programs[] = {&a, &b};
+  const RunResult result = p.world->run(programs);
+  EXPECT_TRUE(result.completed()) << result.report;
+  // tb5: the send leaves after 437 + 410 ns, the frame lands 3793 ns later;
+  // each rank is stepped at the start and when its own completion comes.
+  EXPECT_THAT(a_steps, ::testing::ElementsAre(0, 847));
+  EXPECT_THAT(b_steps, ::testing::ElementsAre(0, 4640));
+}
+
+TEST(Scheduler, AWakeUpInsideAStallComesAtTheStallsEnd) {
+  auto world = world_of(1, "stall rank=0 at_ns=500 for_ns=4500");
+  std::vector<TimeNs> steps;
+  FnProgram p([&] {
+    steps.push_back(world->clock().now_ns());
+    return steps.size() < 2 ? Progress::waiting(1000) : Progress::done();
+  });
+  RankProgram* programs[] = {&p};
+  const RunResult result = world->run(programs);
+  EXPECT_TRUE(result.completed()) << result.report;
+  EXPECT_THAT(steps, ::testing::ElementsAre(0, 5000));
+}
+
 TEST(Scheduler, BadOptionsAreRejected) {
   WorldOptions options;
   options.topology = *Topology::mesh(2);
