@@ -8,7 +8,10 @@ namespace weft::internal {
 
 Engine::Engine(const Clock& clock, uint32_t rank,
                std::vector<std::unique_ptr<Lane>> lanes)
-    : clock_(clock), rank_(rank), lanes_(std::move(lanes)) {
+    : clock_(clock),
+      rank_(rank),
+      lanes_(std::move(lanes)),
+      poll_batch_(Endpoint::kMaxPollBatch) {
   for (const auto& lane : lanes_) {
     by_peer_[{lane->peer(), lane->cable()}] = lane.get();
   }
@@ -55,7 +58,7 @@ std::shared_ptr<OpState> Engine::submit(std::unique_ptr<OpRunner> runner,
 
 absl::Status Engine::poll_lanes(bool* advanced) {
   for (const auto& lane : lanes_) {
-    absl::Status s = lane->poll(advanced);
+    absl::Status s = lane->poll(poll_batch_, advanced);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

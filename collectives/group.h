@@ -45,6 +45,7 @@ namespace weft {
 namespace internal {
 class Engine;
 struct OpCall;
+struct OpIdentity;
 }  // namespace internal
 
 using ConstBytes = std::span<const std::byte>;
@@ -145,6 +146,18 @@ class Group {
         std::shared_ptr<const Topology> topology, std::vector<uint32_t> members,
         uint32_t rank, GroupOptions options);
 
+  // Which algorithm and how many cables (and ring directions) a call uses;
+  // InvalidArgument when the topology cannot carry it.
+  struct RouteChoice {
+    Algorithm algorithm = Algorithm::kMeshExchange;
+    uint32_t lanes = 1;
+    uint32_t directions = 1;
+  };
+  absl::StatusOr<RouteChoice> route(const internal::OpCall& call,
+                                    uint64_t bytes) const;
+  // What every frame of the call says about it (advances the sequence).
+  internal::OpIdentity identity(const internal::OpCall& call, uint64_t bytes,
+                                Algorithm algorithm);
   Operation start(const internal::OpCall& call);
   uint32_t cables(uint32_t a, uint32_t b) const;  // group ranks
 

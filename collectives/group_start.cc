@@ -1,5 +1,6 @@
-// Group::start: from a validated call to a queued operation (algorithm
-// choice, striping over cables, plan, frame size, frame identity).
+// Group::start: from a validated call to a queued operation: the route
+// (algorithm and striping over cables), the frame identity every peer
+// checks, the plan, and the runner the engine executes.
 #include "absl/strings/str_format.h"
 #include "collectives/group.h"
 #include "collectives/internal/algorithms.h"
@@ -13,11 +14,6 @@ using internal::OpKind;
 
 namespace {
 
-struct Route {
-  Algorithm algorithm = Algorithm::kAuto;
-  internal::Striping striping;
-};
-
 absl::Status refuse(uint32_t world_rank, const std::string& message) {
   return make_error(
       absl::StatusCode::kInvalidArgument,
@@ -27,88 +23,95 @@ absl::Status refuse(uint32_t world_rank, const std::string& message) {
 
 }  // namespace
 
-Operation Group::start(const internal::OpCall& call) {
-  const uint32_t me = members_[rank_];
-  absl::StatusOr<internal::PlanInput> input =
-      internal::check_call(call, rank_, size(), me);
-  if (!input.ok()) {
-    return Operation(internal::Engine::finished(input.status()), engine_);
-  }
+absl::StatusOr<Group::RouteChoice> Group::route(const internal::OpCall& call,
+                                                uint64_t bytes) const {
   const std::string what = internal::op_kind_name(call.kind, call.op);
-  Route route;
-  route.striping.lanes = mesh_cables_;
+  RouteChoice r;
+  r.lanes = mesh_cables_;
   if (call.kind == OpKind::kSendRecv) {
-    route.striping.lanes = cables(rank_, call.root);
-    if (route.striping.lanes == 0) {
-      return Operation(
-          internal::Engine::finished(refuse(
-              me, absl::StrFormat("%s: ranks %u and %u are not joined by a "
-                                  "cable, and send/recv is not relayed; use "
-                                  "a mesh topology or send to a neighbour",
-                                  what, rank_, call.root))),
-          engine_);
+    r.lanes = cables(rank_, call.root);
+    if (r.lanes == 0) {
+      return refuse(members_[rank_],
+                    absl::StrFormat("%s: ranks %u and %u are not joined by a "
+                                    "cable, and send/recv is not relayed; "
+                                    "use a mesh topology or send to a "
+                                    "neighbour",
+                                    what, rank_, call.root));
     }
-  } else if (size() > 1) {
-    Algorithm want = call.options.algorithm != Algorithm::kAuto
-                         ? call.options.algorithm
-                         : options_.algorithm;
-    if (want == Algorithm::kAuto) {
-      want = mesh_cables_ > 0
-                 ? (input->bytes <= options_.mesh_exchange_max_bytes
-                        ? Algorithm::kMeshExchange
-                        : Algorithm::kMeshScatter)
-                 : Algorithm::kRing;
-    }
-    const bool ring = want == Algorithm::kRing;
-    if ((ring ? ring_cables_ : mesh_cables_) == 0) {
-      return Operation(
-          internal::Engine::finished(refuse(
-              me,
-              absl::StrFormat("%s: algorithm %s needs %s, which this "
-                              "group's topology lacks",
-                              what, algorithm_name(want),
-                              ring ? "a cable between each pair of "
-                                     "consecutive ranks"
-                                   : "a cable between every pair of ranks"))),
-          engine_);
-    }
-    route.algorithm = want;
-    route.striping.lanes = ring ? ring_cables_ : mesh_cables_;
-    route.striping.directions =
-        ring && size() > 2 ? options_.ring_directions : 1;
-  } else {
-    route.algorithm = Algorithm::kMeshExchange;
+    r.algorithm = Algorithm::kAuto;  // direct, over every cable
+    return r;
   }
+  if (size() == 1) return r;
+  Algorithm want = call.options.algorithm != Algorithm::kAuto
+                       ? call.options.algorithm
+                       : options_.algorithm;
+  if (want == Algorithm::kAuto) {
+    want = mesh_cables_ == 0 ? Algorithm::kRing
+           : bytes <= options_.mesh_exchange_max_bytes
+               ? Algorithm::kMeshExchange
+               : Algorithm::kMeshScatter;
+  }
+  const bool ring = want == Algorithm::kRing;
+  if ((ring ? ring_cables_ : mesh_cables_) == 0) {
+    return refuse(
+        members_[rank_],
+        absl::StrFormat("%s: algorithm %s needs %s, which this "
+                        "group's topology lacks",
+                        what, algorithm_name(want),
+                        ring ? "a cable between each pair of "
+                               "consecutive ranks"
+                             : "a cable between every pair of ranks"));
+  }
+  r.algorithm = want;
+  r.lanes = ring ? ring_cables_ : mesh_cables_;
+  r.directions = ring && size() > 2 ? options_.ring_directions : 1;
+  return r;
+}
 
+internal::OpIdentity Group::identity(const internal::OpCall& call,
+                                     uint64_t bytes, Algorithm algorithm) {
   internal::OpIdentity id;
   id.kind = static_cast<uint8_t>(call.kind);
   id.dtype = static_cast<uint8_t>(call.dtype);
   id.reduce_op =
       internal::op_kind_reduces(call.kind) ? static_cast<uint8_t>(call.op) : 0;
-  id.algorithm = static_cast<uint8_t>(route.algorithm);
+  id.algorithm = static_cast<uint8_t>(algorithm);
   id.group_id = group_id_;
-  id.total_bytes = input->bytes;
+  id.total_bytes = bytes;
   if (call.kind == OpKind::kSendRecv) {
+    // Each direction of each pair counts its own calls.
     id.op_seq = call.sending ? sent_seq_[call.root]++ : recv_seq_[call.root]++;
     id.root = call.sending ? rank_ : call.root;
   } else {
     id.op_seq = op_seq_++;
-    id.root = (call.kind == OpKind::kBroadcast || call.kind == OpKind::kReduce)
-                  ? call.root
-                  : 0;
+    const bool rooted =
+        call.kind == OpKind::kBroadcast || call.kind == OpKind::kReduce;
+    id.root = rooted ? call.root : 0;
   }
-  id.chunk_bytes = internal::chunk_payload_bytes(
-      internal::nominal_item_bytes(*input, route.algorithm, route.striping),
-      options_.max_frame_bytes);
+  return id;
+}
 
-  internal::Plan plan =
-      internal::build_plan(*input, route.algorithm, route.striping);
+Operation Group::start(const internal::OpCall& call) {
+  absl::StatusOr<internal::PlanInput> input =
+      internal::check_call(call, rank_, size(), members_[rank_]);
+  if (!input.ok()) {
+    return Operation(internal::Engine::finished(input.status()), engine_);
+  }
+  absl::StatusOr<RouteChoice> r = route(call, input->bytes);
+  if (!r.ok())
+    return Operation(internal::Engine::finished(r.status()), engine_);
+  const internal::Striping striping{r->lanes, r->directions};
+
+  internal::OpIdentity id = identity(call, input->bytes, r->algorithm);
+  id.chunk_bytes = internal::chunk_payload_bytes(
+      internal::nominal_item_bytes(*input, r->algorithm, striping),
+      options_.max_frame_bytes);
   internal::Engine* engine = engine_.get();
   const std::vector<uint32_t>& members = members_;
   auto runner = std::make_unique<internal::OpRunner>(
-      std::move(plan), id, call.dtype, call.op,
-      internal::OpBuffers{call.in.data(), call.out.data()}, me,
-      [&](uint32_t peer, uint32_t cable) {
+      internal::build_plan(*input, r->algorithm, striping), id, call.dtype,
+      call.op, internal::OpBuffers{call.in.data(), call.out.data()},
+      members_[rank_], [&](uint32_t peer, uint32_t cable) {
         return engine->lane(members[peer], cable);
       });
   const TimeNs timeout_ns = call.options.timeout_ns > 0

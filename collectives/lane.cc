@@ -68,8 +68,7 @@ absl::Status Lane::connect(const Destination& peer) {
   return absl::OkStatus();
 }
 
-absl::Status Lane::poll(bool* advanced) {
-  std::array<Completion, Endpoint::kMaxPollBatch> batch;
+absl::Status Lane::poll(std::span<Completion> batch, bool* advanced) {
   absl::StatusOr<size_t> n = endpoint_->poll(batch);
   if (!n.ok()) {
     return make_error(n.status().code(), place(ErrorCause::kFabric),

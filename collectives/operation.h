@@ -26,7 +26,7 @@ class Operation {
  public:
   // Consecutive kWaiting steps without the clock moving before wait() gives
   // up: blocking needs a clock that runs by itself.
-  static constexpr uint64_t kMaxStalledSpins = uint64_t{1} << 20;
+  static constexpr uint64_t kMaxStalledSpins = uint64_t{1} << 16;
 
   // An empty handle: done, with FailedPrecondition.
   Operation() = default;

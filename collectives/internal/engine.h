@@ -72,6 +72,7 @@ class Engine {
   const Clock& clock_;
   uint32_t rank_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<Completion> poll_batch_;  // scratch for Lane::poll
   std::map<std::pair<uint32_t, uint32_t>, Lane*> by_peer_;  // lookups only
   std::deque<std::shared_ptr<OpState>> queue_;              // front is running
   bool running_ = false;

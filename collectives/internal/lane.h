@@ -72,10 +72,11 @@ class Lane {
   // Connects and posts every receive.
   absl::Status connect(const Destination& peer);
 
-  // Handles every completion the endpoint has. *advanced is set when any
-  // arrived. Errors: a bad completion, sequence, header or credit count, or
-  // an abort from the peer (cause as the peer sent it).
-  absl::Status poll(bool* advanced);
+  // Handles up to batch.size() completions of the endpoint (`batch` is
+  // scratch space, reused across lanes). *advanced is set when any arrived.
+  // Errors: a bad completion, sequence, header or credit count, or an abort
+  // from the peer (cause as the peer sent it).
+  absl::Status poll(std::span<Completion> batch, bool* advanced);
   // Set once the peer's abort arrived: the rank where that failure began.
   std::optional<uint32_t> abort_origin() const { return abort_origin_; }
 

@@ -74,7 +74,8 @@ class LaneTest : public ::testing::Test {
   }
   absl::Status poll() {
     bool advanced = false;
-    return lane_->poll(&advanced);
+    std::array<Completion, Endpoint::kMaxPollBatch> batch;
+    return lane_->poll(batch, &advanced);
   }
   FrameHeader sent_header(size_t i) const {
     return *FrameHeader::decode(sent_[i].frame.span().first(sent_[i].length));
