@@ -69,12 +69,14 @@ absl::Status parse_item(std::string_view spec, absl::string_view item,
   }
   if (key == "bandwidth_gbps") {
     double gbps = 0;
-    if (!absl::SimpleAtod(value, &gbps) || !std::isfinite(gbps) || gbps < 0 ||
-        gbps > LinkModel::kMaxBandwidthGbps) {
-      return bad_spec(spec,
-                      absl::StrFormat("bandwidth_gbps=%s is not a "
-                                      "number in 0..%g (0 = infinite)",
-                                      value, LinkModel::kMaxBandwidthGbps));
+    if (!absl::SimpleAtod(value, &gbps) || !std::isfinite(gbps) ||
+        (gbps != 0 && (gbps < LinkModel::kMinBandwidthGbps ||
+                       gbps > LinkModel::kMaxBandwidthGbps))) {
+      return bad_spec(spec, absl::StrFormat(
+                                "bandwidth_gbps=%s is not 0 (infinite) or a "
+                                "number in %g..%g",
+                                value, LinkModel::kMinBandwidthGbps,
+                                LinkModel::kMaxBandwidthGbps));
     }
     model->bandwidth_bytes_per_s = gbps * 1e9 / kBitsPerByte;
     return absl::OkStatus();
@@ -113,6 +115,10 @@ TimeNs LinkModel::serialisation_ns(uint64_t bytes) const {
   // build for, so this is the same everywhere.
   const double wire_ns = std::ceil(static_cast<double>(bytes) * kNsPerSecond /
                                    bandwidth_bytes_per_s);
+  // Saturate rather than overflow for a model built by hand (parse() keeps
+  // bandwidth above kMinBandwidthGbps).
+  const double limit = static_cast<double>(kNeverNs - per_message_ns);
+  if (!(wire_ns < limit)) return kNeverNs;
   return per_message_ns + static_cast<TimeNs>(wire_ns);
 }
 

@@ -33,6 +33,9 @@ struct LinkModel {
   static constexpr TimeNs kMaxLatencyNs = kNsPerS;
   static constexpr TimeNs kMaxOverheadNs = kNsPerS;
   static constexpr double kMaxBandwidthGbps = 100'000;
+  // Slowest link (besides 0 = infinite): 1 Mbit/s keeps any frame's
+  // serialisation time far inside TimeNs.
+  static constexpr double kMinBandwidthGbps = 0.001;
 
   TimeNs latency_ns = 0;
   // 0 means infinite: serialisation takes no time beyond per_message_ns.

@@ -71,6 +71,7 @@ TEST(LinkModel, BadSpecsSayWhatIsWrong) {
       {"latency_ns=abc", "latency_ns=abc"},
       {"bandwidth_gbps=x", "bandwidth_gbps=x"},
       {"bandwidth_gbps=-3", "bandwidth_gbps=-3"},
+      {"bandwidth_gbps=1e-30", "bandwidth_gbps=1e-30"},  // found by fuzzing
       {"speed=3", "unknown key \"speed\""},
       {"latency_ns=1,,overhead_ns=2", "empty item"},
       {"latency_ns=1,tb5", "neither a preset"},
@@ -81,6 +82,12 @@ TEST(LinkModel, BadSpecsSayWhatIsWrong) {
     EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(m.status().message()), HasSubstr(expected)) << spec;
   }
+}
+
+TEST(LinkModel, SerialisationSaturatesInsteadOfOverflowing) {
+  const LinkModel crawl{.latency_ns = 0, .bandwidth_bytes_per_s = 1e-20,
+                        .per_message_ns = 5};
+  EXPECT_EQ(crawl.serialisation_ns(uint64_t{1} << 30), kNeverNs);
 }
 
 // 1000 ns latency, 1 byte per ns, 100 ns per message.
