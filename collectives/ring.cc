@@ -40,10 +40,12 @@ class RingView {
   uint32_t pos_;
 };
 
-// Chunk q (a position offset) of the ring's reduce-scatter: `src(q)` is this
-// rank's contribution (read by the first send), `acc(q)` where it
-// accumulates (initialised before `init(q)` completes). After n-1 steps,
-// chunk rank_at(shift) ... is complete here. Returns the final receive.
+// The ring's reduce-scatter. Chunks are named by position offset q (chunk q
+// belongs to the rank q places ahead). At step s this rank sends chunk
+// shift - s and reduces the arriving chunk shift - s - 1 into `acc`; `src(q)`
+// is this rank's own contribution (read by the first send), `acc(q)` where
+// chunk q accumulates, once item `init(q)` has put this rank's part there.
+// The last receive (step n-2) completes chunk shift + 1; it is returned.
 template <typename SrcFn, typename AccFn, typename InitFn>
 int32_t reduce_scatter_steps(PlanBuilder& pb, const RingView& ring,
                              uint32_t lane, int64_t shift, SrcFn src, AccFn acc,
