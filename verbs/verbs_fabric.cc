@@ -25,12 +25,16 @@ absl::StatusOr<std::unique_ptr<VerbsFabric>> VerbsFabric::open(
   auto devices = internal::DeviceList::get(**library, place);
   if (!devices.ok()) return devices.status();
   return std::unique_ptr<VerbsFabric>(
-      new VerbsFabric(rank, **library, std::move(*devices)));
+      new VerbsFabric(rank, **library, options.clock, std::move(*devices)));
 }
 
 VerbsFabric::VerbsFabric(uint32_t rank, const VerbsLibrary& library,
+                         const Clock* clock,
                          std::unique_ptr<internal::DeviceList> devices)
-    : rank_(rank), library_(library), devices_(std::move(devices)) {}
+    : rank_(rank),
+      library_(library),
+      clock_(clock != nullptr ? clock : &wall_clock_),
+      devices_(std::move(devices)) {}
 
 VerbsFabric::~VerbsFabric() {
   while (!domains_.empty()) {

@@ -32,12 +32,21 @@ class DeviceList;
 class OpenDevice;
 }  // namespace internal
 
+// What VerbsFabric::open loads and which clock the fabric reports (outside
+// the class so its member initializers can serve open()'s default argument).
+struct VerbsFabricOptions {
+  // The library to load; empty: $WEFT_VERBS_LIBRARY, else the system's.
+  std::string library;
+  // The clock the fabric reports (the collectives' deadlines read it);
+  // nullptr: the wall clock. Tests over the simulated provider pass one
+  // that reads the provider's virtual time, so deadlines are
+  // deterministic. REQUIRES: outlives the fabric.
+  const Clock* clock = nullptr;
+};
+
 class VerbsFabric final : public Fabric {
  public:
-  struct Options {
-    // The library to load; empty: $WEFT_VERBS_LIBRARY, else the system's.
-    std::string library;
-  };
+  using Options = VerbsFabricOptions;
 
   // Most slabs one fabric registers. Each is one memory region on every
   // device, and Apple allows about 100 regions per device.
@@ -58,7 +67,7 @@ class VerbsFabric final : public Fabric {
 
   std::string_view kind() const override { return "verbs"; }
   uint32_t rank() const override { return rank_; }
-  const Clock& clock() const override { return clock_; }
+  const Clock& clock() const override { return *clock_; }
 
   // Maps a slab and registers it with every device opened so far (devices
   // opened later register it when they open). At most kMaxSlabs.
@@ -80,7 +89,7 @@ class VerbsFabric final : public Fabric {
   size_t memory_regions(std::string_view device) const;
 
  private:
-  VerbsFabric(uint32_t rank, const VerbsLibrary& library,
+  VerbsFabric(uint32_t rank, const VerbsLibrary& library, const Clock* clock,
               std::unique_ptr<internal::DeviceList> devices);
   ErrorPlace place(uint32_t peer, std::string_view device) const;
   internal::DeviceDomain* find_domain(std::string_view device) const;
@@ -95,7 +104,8 @@ class VerbsFabric final : public Fabric {
 
   const uint32_t rank_;
   const VerbsLibrary& library_;
-  WallClock clock_;
+  WallClock wall_clock_;
+  const Clock* clock_;  // wall_clock_ unless Options::clock
   std::unique_ptr<internal::DeviceList> devices_;
   std::vector<std::unique_ptr<Slab>> slabs_;
   // In creation order; destroyed in reverse.

@@ -1,7 +1,7 @@
 // Test helpers around weft's simulated verbs provider (libweft_sim_verbs.so):
 // configuring its world through WEFT_SIM_VERBS_* variables, choosing the
-// rank a VerbsFabric opens as, inspecting live objects, and a pair of
-// connected VerbsFabric ranks with a slab each.
+// rank a VerbsFabric opens as, inspecting live objects, the world's virtual
+// time and trace hash, and a clock that reads that virtual time.
 #ifndef WEFT_TESTS_VERBS_SIM_PROVIDER_H_
 #define WEFT_TESTS_VERBS_SIM_PROVIDER_H_
 
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/clock.h"
 #include "fabric/completion.h"
 #include "fabric/endpoint.h"
 #include "gtest/gtest.h"
@@ -49,6 +50,9 @@ class SimProvider {
         "weft_sim_verbs_live");
     sgid_ = symbol<int (*)(uint32_t)>("weft_sim_verbs_qp_sgid_index");
     last_error_ = symbol<const char* (*)()>("weft_sim_verbs_last_error");
+    now_ns_ = symbol<int64_t (*)()>("weft_sim_verbs_now_ns");
+    trace_hash_ = symbol<uint64_t (*)()>("weft_sim_verbs_trace_hash");
+    crashed_ = symbol<int (*)(uint32_t)>("weft_sim_verbs_crashed");
   }
   ~SimProvider() {
     if (handle_ != nullptr) dlclose(handle_);
@@ -68,6 +72,9 @@ class SimProvider {
   }
   int sgid_index(uint32_t qp_num) { return sgid_(qp_num); }
   std::string last_error() { return last_error_(); }
+  TimeNs now_ns() const { return now_ns_(); }
+  uint64_t trace_hash() const { return trace_hash_(); }
+  bool crashed(uint32_t rank) const { return crashed_(rank) == 1; }
 
   // VerbsFabric options that load this provider.
   static VerbsFabric::Options options() {
@@ -97,6 +104,21 @@ class SimProvider {
   int (*live_)(const char*, uint32_t, const char*) = nullptr;
   int (*sgid_)(uint32_t) = nullptr;
   const char* (*last_error_)() = nullptr;
+  int64_t (*now_ns_)() = nullptr;
+  uint64_t (*trace_hash_)() = nullptr;
+  int (*crashed_)(uint32_t) = nullptr;
+};
+
+// The provider world's virtual time, for VerbsFabric::Options::clock: the
+// collectives' deadlines then fire at the same point of every rerun.
+// Valid for one world (weft_sim_verbs_reset starts time again at 0).
+class ProviderClock final : public Clock {
+ public:
+  explicit ProviderClock(const SimProvider& provider) : provider_(provider) {}
+  TimeNs now_ns() const override { return provider_.now_ns(); }
+
+ private:
+  const SimProvider& provider_;
 };
 
 // Polls every endpoint in turn until `done()` or `max_rounds` rounds (the

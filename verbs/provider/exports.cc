@@ -147,6 +147,21 @@ int weft_sim_verbs_qp_sgid_index(uint32_t qp_num) {
   return locked(&lock).qp_sgid_index(qp_num);
 }
 
+int64_t weft_sim_verbs_now_ns(void) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).now_ns();
+}
+
+int weft_sim_verbs_crashed(uint32_t rank) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).crashed(rank);
+}
+
+uint64_t weft_sim_verbs_trace_hash(void) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).trace_hash();
+}
+
 const char* weft_sim_verbs_last_error(void) {
   std::unique_lock<std::mutex> lock;
   return locked(&lock).last_error();

@@ -341,4 +341,17 @@ int Provider::qp_sgid_index(uint32_t qp_num) const {
   return it == qps_by_num_.end() ? -1 : it->second->sgid_index;
 }
 
+int64_t Provider::now_ns() {
+  return ensure_world() ? world_->clock().now_ns() : -1;
+}
+
+int Provider::crashed(uint32_t rank) {
+  if (!ensure_world() || rank >= world_->ranks()) return -1;
+  return world_->crashed(rank) ? 1 : 0;
+}
+
+uint64_t Provider::trace_hash() {
+  return ensure_world() ? world_->trace().hash() : 0;
+}
+
 }  // namespace weft::verbs::provider

@@ -36,6 +36,10 @@ class Provider {
   int set_rank(uint32_t rank);
   int live(std::string_view kind, uint32_t rank, const char* device);
   int qp_sgid_index(uint32_t qp_num) const;
+  // -1 (0 for the hash) when the world cannot be built.
+  int64_t now_ns();
+  int crashed(uint32_t rank);
+  uint64_t trace_hash();
   const char* last_error() const { return last_error_.c_str(); }
 
   // Devices and contexts (provider.cc). Calls returning a pointer set errno

@@ -56,6 +56,21 @@ int weft_sim_verbs_live(const char* kind, uint32_t rank, const char* device);
 /* The GID index queue pair `qp_num` was moved to RTR with, -1 if none. */
 int weft_sim_verbs_qp_sgid_index(uint32_t qp_num);
 
+/* The world's virtual time in nanoseconds (each poll_cq advances it by
+ * WEFT_SIM_VERBS_POLL_STEP_NS); -1 for a world that cannot be built. A
+ * clock for tests that want deadlines in virtual time. */
+int64_t weft_sim_verbs_now_ns(void);
+
+/* 1 when rank `rank` has crashed (a fault plan's crash), 0 when it has
+ * not, -1 for a world that cannot be built or has no such rank. A driver
+ * stops stepping a crashed rank, as the simulator's scheduler does. */
+int weft_sim_verbs_crashed(uint32_t rank);
+
+/* The simulator's trace hash of everything the world did so far (posts,
+ * deliveries, drops, completions, faults): equal for equal sequences of
+ * verbs calls; 0 for a world that cannot be built. */
+uint64_t weft_sim_verbs_trace_hash(void);
+
 /* Why the world could not be built from the environment ("" if it could);
  * valid until the next call into the provider. */
 const char* weft_sim_verbs_last_error(void);
