@@ -17,15 +17,21 @@
 namespace weft::sim::cli {
 namespace {
 
-// Most ranks whose errors are listed one by one.
+// Most ranks whose errors are listed one by one, and most characters of
+// each (deadline errors list every outstanding frame).
 constexpr uint32_t kMaxListedRanks = 16;
+constexpr size_t kMaxErrorChars = 300;
 
 void print_rank_errors(const harness::CaseRun& run) {
   uint32_t listed = 0;
   for (uint32_t r = 0; r < run.ranks.size() && listed < kMaxListedRanks; ++r) {
     const absl::Status& e = run.ranks[r].first_error;
     if (e.ok()) continue;
-    std::printf("  rank %u: %s\n", r, e.ToString().c_str());
+    std::string text(e.message());
+    if (text.size() > kMaxErrorChars)
+      text = text.substr(0, kMaxErrorChars) + "...";
+    std::printf("  rank %u: %s: %s\n", r,
+                absl::StatusCodeToString(e.code()).c_str(), text.c_str());
     ++listed;
   }
 }
