@@ -118,8 +118,10 @@ TEST(WeftSimTool, BadFaultPlanExits2NamingTheLine) {
   expect_bad_input("--faults=/nonexistent/plan.txt", "cannot be opened");
 }
 
-TEST(WeftSimTool, DefaultRunEndsWithATraceHashAndRepeatsIt) {
-  const Result first = run_tool("");
+// With no arguments weft-sim runs the collectives study (tests/tools);
+// `p2p` alone runs the point-to-point stream with its defaults.
+TEST(WeftSimTool, P2pDefaultsEndWithATraceHashAndRepeat) {
+  const Result first = run_tool("p2p");
   ASSERT_EQ(first.code, 0) << first.out << first.err;
   EXPECT_THAT(first.out, HasSubstr("weft-sim p2p: 8 ranks, mesh, link tb5"));
   EXPECT_THAT(first.out, HasSubstr("outcome            completed"));
