@@ -323,11 +323,11 @@ std::unique_ptr<Cluster> make_cluster(Topology topology, sim::LinkModel link,
 
 using Starter = std::function<Operation(Group&)>;
 
-// Runs `count` operations, one after another.
+// Runs `count` operations, one after another, noting when the last ended.
 class OpLoop final : public RankProgram {
  public:
-  OpLoop(Group& group, Starter start, uint32_t count)
-      : group_(group), start_(std::move(start)), count_(count) {}
+  OpLoop(Group& group, const Clock& clock, Starter start, uint32_t count)
+      : group_(group), clock_(clock), start_(std::move(start)), count_(count) {}
 
   Progress step() override {
     ++steps_;
@@ -341,6 +341,7 @@ class OpLoop final : public RankProgram {
       const Progress p = op_.progress();
       if (!op_.done()) return p;
       running_ = false;
+      done_ns_ = clock_.now_ns();
       if (!op_.status().ok()) {
         failure_ = op_.status();
         started_ = count_;
@@ -353,9 +354,11 @@ class OpLoop final : public RankProgram {
   }
   const absl::Status& failure() const { return failure_; }
   uint64_t steps() const { return steps_; }
+  TimeNs done_ns() const { return done_ns_; }
 
  private:
   Group& group_;
+  const Clock& clock_;
   Starter start_;
   uint32_t count_;
   uint32_t started_ = 0;
@@ -363,29 +366,40 @@ class OpLoop final : public RankProgram {
   Operation op_;
   absl::Status failure_;
   uint64_t steps_ = 0;
+  TimeNs done_ns_ = 0;
 };
 
-// Runs starts[r] `count` times on each rank r; virtual ns taken, or -1
-// (and the benchmark skipped) on any failure.
-TimeNs run_loops(benchmark::State& state, Cluster& c,
-                 const std::vector<Starter>& starts, uint32_t count,
-                 uint64_t* steps = nullptr) {
+struct LoopResult {
+  bool ok = false;
+  TimeNs virtual_ns = 0;        // the run, start to end
+  uint64_t steps = 0;           // rank program steps, every rank
+  std::vector<TimeNs> done_ns;  // per rank: its last operation's end
+};
+
+// Runs starts[r] `count` times on each rank r. Not ok (and the benchmark
+// skipped) on any failure.
+LoopResult run_loops(benchmark::State& state, Cluster& c,
+                     const std::vector<Starter>& starts, uint32_t count) {
   std::vector<std::unique_ptr<RankProgram>> programs;
   for (uint32_t r = 0; r < c.groups.size(); ++r) {
-    programs.push_back(
-        std::make_unique<OpLoop>(*c.groups[r], starts[r], count));
+    programs.push_back(std::make_unique<OpLoop>(*c.groups[r], c.world->clock(),
+                                                starts[r], count));
   }
+  LoopResult out;
   const TimeNs start_ns = c.world->clock().now_ns();
-  if (!run_all(state, *c.world, programs)) return -1;
+  if (!run_all(state, *c.world, programs)) return out;
   for (const auto& p : programs) {
-    if (steps != nullptr) *steps += static_cast<const OpLoop&>(*p).steps();
-    const absl::Status& s = static_cast<const OpLoop&>(*p).failure();
-    if (!s.ok()) {
-      state.SkipWithError(std::string(s.message()).c_str());
-      return -1;
+    const auto& loop = static_cast<const OpLoop&>(*p);
+    if (!loop.failure().ok()) {
+      state.SkipWithError(std::string(loop.failure().message()).c_str());
+      return out;
     }
+    out.steps += loop.steps();
+    out.done_ns.push_back(loop.done_ns() - start_ns);
   }
-  return c.world->clock().now_ns() - start_ns;
+  out.ok = true;
+  out.virtual_ns = c.world->clock().now_ns() - start_ns;
+  return out;
 }
 
 // Per-rank float32 input and output buffers for all_sum.
@@ -427,9 +441,10 @@ void BM_AllReduceLoop(benchmark::State& state) {
   uint64_t steps = 0;
   const auto wall_start = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    const TimeNs t = run_loops(state, *c, starts, kOpsPerRun, &steps);
-    if (t < 0) return;
-    virtual_ns += t;
+    const LoopResult run = run_loops(state, *c, starts, kOpsPerRun);
+    if (!run.ok) return;
+    virtual_ns += run.virtual_ns;
+    steps += run.steps;
   }
   const double wall_s = seconds_since(wall_start);
   const uint64_t events =
@@ -477,8 +492,10 @@ void BM_RingAllSum(benchmark::State& state) {
   TimeNs virtual_ns = 0;
   uint64_t steps = 0;
   for (auto _ : state) {
-    virtual_ns = run_loops(state, *c, starts, 1, &steps);
-    if (virtual_ns < 0) return;
+    const LoopResult run = run_loops(state, *c, starts, 1);
+    if (!run.ok) return;
+    virtual_ns = run.virtual_ns;
+    steps = run.steps;
   }
   for (uint32_t r = 0; r < ranks; ++r) {
     if (out[r].front() != ranks || out[r].back() != ranks)
@@ -813,6 +830,7 @@ void BM_FidelityGroupRing(benchmark::State& state) {
                   static_cast<uint64_t>(state.range(2)));
   GroupOptions options;
   options.ring_directions = 1;
+  options.depth = static_cast<uint32_t>(state.range(3));
   TimeNs sim_ns = 0;
   for (auto _ : state) {
     std::unique_ptr<Cluster> cluster =
@@ -820,8 +838,9 @@ void BM_FidelityGroupRing(benchmark::State& state) {
     if (cluster == nullptr) return state.SkipWithError("formation failed");
     std::vector<Starter> starts;
     for (uint32_t r = 0; r < c.p; ++r) starts.push_back(c.start(r));
-    sim_ns = run_loops(state, *cluster, starts, 1);
-    if (sim_ns < 0) return;
+    const LoopResult run = run_loops(state, *cluster, starts, 1);
+    if (!run.ok) return;
+    sim_ns = run.virtual_ns;
     if (!c.correct()) return state.SkipWithError("wrong result");
   }
   const double model_ns = ring_model_ns(c.op, c.p, c.n);
@@ -829,9 +848,52 @@ void BM_FidelityGroupRing(benchmark::State& state) {
   state.counters["no_slower"] = sim_ns <= kPipelinedLimit * model_ns;
   state.SetLabel(ring_op_name(c.op));
 }
+// Every op, rank count and size with the default depth (receives posted
+// and frames in flight per cable); and the small size again with the
+// deepest pipeline, which shows whether credits or the simulator set the
+// pace when the ring is slower than its model.
+void group_ring_args(benchmark::internal::Benchmark* b) {
+  const GroupOptions defaults;
+  for (int64_t op : {0, 1, 2}) {
+    for (int64_t p : {2, 4, 8, 16}) {
+      for (int64_t n : {64 * kKiB, 1 * kMiB, 16 * kMiB})
+        b->Args({op, p, n, defaults.depth});
+      b->Args({op, p, 64 * kKiB, GroupOptions::kMaxDepth});
+    }
+  }
+}
 BENCHMARK(BM_FidelityGroupRing)
-    ->ArgNames({"op", "ranks", "bytes"})
-    ->ArgsProduct({{0, 1, 2}, {2, 4, 8, 16}, {64 * kKiB, 1 * kMiB, 16 * kMiB}})
+    ->ArgNames({"op", "ranks", "bytes", "depth"})
+    ->Apply(group_ring_args)
+    ->Iterations(1);
+
+// BM_FidelityGroupP2p: rank 0 sends n bytes to rank 1 with Group::send;
+// the time is when rank 1's recv ends (the sender also waits for the
+// acknowledgement, a latency later).
+void BM_FidelityGroupP2p(benchmark::State& state) {
+  const auto bytes = static_cast<uint64_t>(state.range(0));
+  std::vector<std::byte> in(bytes, std::byte{7}), out(bytes);
+  TimeNs sim_ns = 0;
+  for (auto _ : state) {
+    std::unique_ptr<Cluster> cluster =
+        make_cluster(*Topology::ring(2), alpha_beta_link(), GroupOptions{});
+    if (cluster == nullptr) return state.SkipWithError("formation failed");
+    const std::vector<Starter> starts = {
+        [&](Group& g) { return g.send_async(in, DType::kUint8, 1); },
+        [&](Group& g) { return g.recv_async(out, DType::kUint8, 0); }};
+    const LoopResult run = run_loops(state, *cluster, starts, 1);
+    if (!run.ok) return;
+    if (in != out) return state.SkipWithError("wrong bytes");
+    sim_ns = run.done_ns[1];
+  }
+  report_ratio(state, sim_ns,
+               kAlphaNs + static_cast<double>(bytes) * beta_ns_per_byte());
+}
+BENCHMARK(BM_FidelityGroupP2p)
+    ->ArgName("bytes")
+    ->Arg(4 * kKiB)
+    ->Arg(1 * kMiB)
+    ->Arg(64 * kMiB)
     ->Iterations(1);
 
 }  // namespace

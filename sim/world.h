@@ -3,9 +3,9 @@
 // whose endpoints follow the UC contract of fabric/endpoint.h exactly, over
 // links with latency, bandwidth and per-message overhead, with faults
 // injected from a FaultPlan. Rank programs run as non-blocking steps; the
-// scheduler steps every runnable rank and, when all are waiting, jumps
-// virtual time to the next event. Same options and seed, same trace hash,
-// on every platform.
+// scheduler steps every rank that has something to do and, when all are
+// waiting, jumps virtual time to the next event. Same options and seed,
+// same trace hash, on every platform.
 //
 //   WorldOptions options{.topology = *Topology::mesh(4), .link =
 //   LinkModel::tb5()}; auto world = World::create(options);
@@ -62,8 +62,11 @@ struct WorldOptions {
 class RankProgram {
  public:
   virtual ~RankProgram() = default;
-  // Does whatever can be done now. kWaiting's wake_at_ns asks to be stepped
-  // again at that virtual time even if nothing arrives.
+  // Does whatever can be done now. After kAdvanced the rank is stepped
+  // again at the same instant. After kWaiting it is stepped again only when
+  // a completion is queued on one of its rank's endpoints, at wake_at_ns,
+  // or when a stall of the rank ends: a program must not wait on anything
+  // else (another rank's memory, say) without a wake-up.
   virtual Progress step() = 0;
   // What this rank is still waiting for, for hang reports.
   virtual std::string outstanding() const = 0;

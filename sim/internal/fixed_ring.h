@@ -41,9 +41,11 @@ class FixedRing {
   }
 
  private:
-  std::array<T, N> items_{};
+  // The indices first: an empty check touches the line the owner's other
+  // fields are on, not one past the items.
   size_t head_ = 0;
   size_t size_ = 0;
+  std::array<T, N> items_{};
 };
 
 }  // namespace weft::sim::internal

@@ -1,7 +1,6 @@
-// PayloadPool: byte buffers for frames in flight, reused so a steady stream
-// of messages allocates nothing (and clears no memory) once the pool has
-// warmed up. A buffer is reference counted because a duplicated frame
-// arrives twice.
+// PayloadPool: byte buffers for frames in flight whose sender may already
+// reuse its own frame (see FrameLoan), reused so a steady stream of messages
+// allocates nothing (and clears no memory) once the pool has warmed up.
 #ifndef WEFT_SIM_INTERNAL_PAYLOAD_POOL_H_
 #define WEFT_SIM_INTERNAL_PAYLOAD_POOL_H_
 
@@ -18,7 +17,7 @@ namespace weft::sim::internal {
 
 class PayloadPool {
  public:
-  // A buffer holding a copy of `bytes`, with one reference.
+  // A buffer holding a copy of `bytes`, until release().
   uint32_t acquire(std::span<const std::byte> bytes) {
     uint32_t id;
     if (free_.empty()) {
@@ -37,13 +36,13 @@ class PayloadPool {
     }
     if (!bytes.empty()) std::memcpy(b.data.get(), bytes.data(), bytes.size());
     b.size = bytes.size();
-    b.refs = 1;
+    b.in_use = true;
     return id;
   }
-  void add_ref(uint32_t id) { ++buffers_[id].refs; }
   void release(uint32_t id) {
-    assert(buffers_[id].refs > 0);
-    if (--buffers_[id].refs == 0) free_.push_back(id);
+    assert(buffers_[id].in_use);
+    buffers_[id].in_use = false;
+    free_.push_back(id);
   }
   std::span<const std::byte> bytes(uint32_t id) const {
     return {buffers_[id].data.get(), buffers_[id].size};
@@ -54,7 +53,7 @@ class PayloadPool {
     std::unique_ptr<std::byte[]> data;
     size_t capacity = 0;
     size_t size = 0;
-    uint32_t refs = 0;
+    bool in_use = false;
   };
   std::vector<Buffer> buffers_;
   std::vector<uint32_t> free_;

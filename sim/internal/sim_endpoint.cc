@@ -73,6 +73,10 @@ SimEndpoint::SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer,
 }
 
 SimEndpoint::~SimEndpoint() {
+  // Unpolled send completions: the caller may reuse those frames now.
+  for (size_t i = 0; i < completions_.size(); ++i) {
+    if (completions_[i].loan.valid()) core_.end_loan(completions_[i].loan);
+  }
   core_.unregister_endpoint(self_.qp_num);
   fabric_.release_qp(info_.device);
 }
@@ -205,6 +209,8 @@ absl::StatusOr<size_t> SimEndpoint::poll(std::span<Completion> out) {
     out[n++] = q.completion;
     if (q.is_send) {
       --sends_outstanding_;
+      // Polled: from now on the caller may reuse the frame.
+      if (q.loan.valid()) core_.end_loan(q.loan);
     } else {
       --recvs_outstanding_;
     }
@@ -213,14 +219,15 @@ absl::StatusOr<size_t> SimEndpoint::poll(std::span<Completion> out) {
   return n;
 }
 
-void SimEndpoint::push_completion(const Completion& c, bool is_send) {
-  completions_.push_back(Queued{c, is_send});
+void SimEndpoint::push_completion(const Completion& c, bool is_send,
+                                  FrameLoan loan) {
+  completions_.push_back(Queued{c, is_send, loan});
   core_.note_completion(*this, c);
 }
 
-void SimEndpoint::complete_front_send(WcStatus status) {
+void SimEndpoint::complete_front_send(WcStatus status, FrameLoan loan) {
   const PostedSend& s = sends_.front();
-  push_completion(make_completion(s.id, status, s.length), true);
+  push_completion(make_completion(s.id, status, s.length), true, loan);
   sends_.pop_front();
 }
 

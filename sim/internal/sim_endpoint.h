@@ -26,6 +26,17 @@ namespace internal {
 enum class QpState : uint8_t { kReset, kInit, kRts, kError };
 const char* qp_state_name(QpState state);
 
+// A departed frame whose bytes are still read from the sender's own frame:
+// the sender may not touch that frame until it has polled the send's
+// completion, so the simulator copies the bytes only then (or when the
+// endpoint closes), and not at all when the frame was delivered first.
+struct FrameLoan {
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  uint32_t message = kNone;  // WorldCore's in-flight index
+  uint64_t id = 0;           // that message's world-unique number
+  bool valid() const { return message != kNone; }
+};
+
 class SimEndpoint final : public Endpoint {
  public:
   struct PostedSend {
@@ -67,8 +78,9 @@ class SimEndpoint final : public Endpoint {
   const PostedSend* front_send() {
     return sends_.empty() ? nullptr : &sends_.front();
   }
-  // Completes the oldest send with `status` (success: it departed).
-  void complete_front_send(WcStatus status);
+  // Completes the oldest send with `status` (success: it departed, its
+  // frame on `loan` until the completion is polled).
+  void complete_front_send(WcStatus status, FrameLoan loan = {});
   bool has_recv() const { return !recvs_.empty(); }
   // Takes the oldest posted receive. REQUIRES: has_recv().
   PostedRecv take_recv();
@@ -84,9 +96,10 @@ class SimEndpoint final : public Endpoint {
   struct Queued {
     Completion completion;
     bool is_send = false;
+    FrameLoan loan;  // sends: ends when the completion is polled
   };
   absl::Status check_frame(const Frame& frame, std::string_view what) const;
-  void push_completion(const Completion& c, bool is_send);
+  void push_completion(const Completion& c, bool is_send, FrameLoan loan = {});
   absl::Status error(absl::StatusCode code, std::string_view message) const;
 
   WorldCore& core_;
@@ -101,9 +114,11 @@ class SimEndpoint final : public Endpoint {
   uint64_t next_ticket_ = 0;
   uint32_t sends_outstanding_ = 0;  // posted, completion not yet polled
   uint32_t recvs_outstanding_ = 0;
+  // Polled at every step of the rank's program, mostly empty: first, so
+  // its indices share a cache line with the fields above.
+  FixedRing<Queued, kMaxSends + kMaxRecvs> completions_;
   FixedRing<PostedSend, kMaxSends> sends_;
   FixedRing<PostedRecv, kMaxRecvs> recvs_;
-  FixedRing<Queued, kMaxSends + kMaxRecvs> completions_;
 };
 
 }  // namespace internal

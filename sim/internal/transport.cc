@@ -135,9 +135,9 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
   Pair& pair = pairs_[ep->pair()];
   ++pair.frames;
   InFlight m;
-  m.src_qp = ep->qp_num();
   m.dst_qp = ep->remote_qp();
   m.pair = ep->pair();
+  m.cable = ep->cable();
   m.length = send->length;
   m.immediate = send->immediate;
   m.frame = pair.frames;
@@ -155,17 +155,17 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
     return;
   }
   m.recv_error = fate.recv_error;
-  launch(*ep, fate, m,
-         std::span<const std::byte>(send->frame.data(), m.length));
+  m.source = send->frame;
+  const internal::FrameLoan loan = launch(*ep, fate, m);
   // UC: the send succeeds even when the frame is lost or the link is down.
-  ep->complete_front_send(WcStatus::kSuccess);
+  ep->complete_front_send(WcStatus::kSuccess, loan);
 }
 
-// Puts a departing frame on the wire: traces the departure, copies its
-// bytes, and schedules its arrival (twice when duplicated), unless it is
-// dropped on the way out.
-void WorldCore::launch(const SimEndpoint& ep, const Fate& fate, InFlight m,
-                       std::span<const std::byte> bytes) {
+// Puts a departing frame on the wire: traces the departure and schedules
+// its arrival (twice when duplicated), unless it is dropped on the way out.
+// Its bytes stay in the sender's frame, on loan (see FrameLoan).
+internal::FrameLoan WorldCore::launch(const SimEndpoint& ep, const Fate& fate,
+                                      InFlight m) {
   ++counters_.frames_sent;
   TraceEvent e =
       trace_event(TraceKind::kDepart, ep.rank(), ep.peer(), ep.cable());
@@ -175,14 +175,10 @@ void WorldCore::launch(const SimEndpoint& ep, const Fate& fate, InFlight m,
   record(e);
   if (fate.drop_reason != DropReason::kNone) {
     drop(m, ep.rank(), ep.peer(), ep.cable(), fate.drop_reason);
-    return;
+    return {};
   }
-  m.payload = payloads_.acquire(bytes);
-  m.refs = 1;
-  if (fate.duplicate) {
-    m.refs = 2;
-    payloads_.add_ref(m.payload);
-  }
+  m.refs = fate.duplicate ? 2 : 1;
+  m.id = next_message_id_++;
   uint32_t index;
   if (free_in_flight_.empty()) {
     index = static_cast<uint32_t>(in_flight_.size());
@@ -200,6 +196,18 @@ void WorldCore::launch(const SimEndpoint& ep, const Fate& fate, InFlight m,
       schedule_arrival(ep.link(), arrival, index);
     }
   }
+  return internal::FrameLoan{index, m.id};
+}
+
+void WorldCore::end_loan(const internal::FrameLoan& loan) {
+  InFlight& m = in_flight_[loan.message];
+  if (m.id != loan.id || m.refs == 0 || m.payload != kNoPayload) return;
+  m.payload = payloads_.acquire(m.source.span().first(m.length));
+}
+
+std::span<const std::byte> WorldCore::bytes_of(const InFlight& m) const {
+  return m.payload != kNoPayload ? payloads_.bytes(m.payload)
+                                 : m.source.span().first(m.length);
 }
 
 void WorldCore::schedule_arrival(uint32_t link_index, TimeNs at_ns,
@@ -224,8 +232,9 @@ void WorldCore::arrive_next(uint32_t link_index) {
 
 void WorldCore::release(uint32_t message) {
   InFlight& m = in_flight_[message];
-  payloads_.release(m.payload);
-  if (--m.refs == 0) free_in_flight_.push_back(message);
+  if (--m.refs > 0) return;
+  if (m.payload != kNoPayload) payloads_.release(m.payload);
+  free_in_flight_.push_back(message);
 }
 
 void WorldCore::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
@@ -261,9 +270,6 @@ void WorldCore::arrive(uint32_t message) {
   const InFlight m = in_flight_[message];
   const Pair& pair = pairs_[m.pair];
   SimEndpoint* dst = endpoint(m.dst_qp);
-  const SimEndpoint* src = endpoint(m.src_qp);
-  const uint32_t cable =
-      src != nullptr ? src->cable() : (dst != nullptr ? dst->cable() : 0);
   DropReason reason = DropReason::kNone;
   if (now() >= pair.down_at_ns) {
     reason = DropReason::kLinkDown;
@@ -275,7 +281,7 @@ void WorldCore::arrive(uint32_t message) {
     reason = DropReason::kNoReceive;
   }
   if (reason != DropReason::kNone) {
-    drop(m, pair.rank, pair.peer, cable, reason);
+    drop(m, pair.rank, pair.peer, m.cable, reason);
   } else {
     deliver(*dst, m);
   }
@@ -303,7 +309,7 @@ void WorldCore::deliver(SimEndpoint& dst, const InFlight& m) {
     return;
   }
   if (m.length > 0) {
-    std::memcpy(recv.frame.data(), payloads_.bytes(m.payload).data(), m.length);
+    std::memcpy(recv.frame.data(), bytes_of(m).data(), m.length);
   }
   dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate);
 }

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
+#include "fabric/slab.h"
 #include "sim/counters.h"
 #include "sim/internal/event_queue.h"
 #include "sim/internal/payload_pool.h"
@@ -32,6 +33,8 @@ class WorldCore {
   // Queue pair numbers start here, as on real hardware (small ones are
   // reserved).
   static constexpr uint32_t kFirstQpNum = 0x100;
+  // InFlight::payload when the bytes are still on loan.
+  static constexpr uint32_t kNoPayload = ~uint32_t{0};
   // Longest a rate-injected reorder holds a frame back.
   static constexpr TimeNs kMaxReorderDelayNs = 20 * kNsPerUs;
 
@@ -76,6 +79,9 @@ class WorldCore {
     return e;
   }
   void record(const TraceEvent& event) { trace_.add(event); }
+  // The sender may reuse the frame on `loan` from now on: if its message
+  // is still in flight, its bytes are copied out of the frame first.
+  void end_loan(const internal::FrameLoan& loan);
   // Traces and counts a completion queued on `ep`.
   void note_completion(const internal::SimEndpoint& ep, const Completion& c);
 
@@ -122,13 +128,17 @@ class WorldCore {
     size_t script_cursor = 0;
   };
   struct InFlight {
-    uint32_t src_qp = 0;
     uint32_t dst_qp = 0;
     uint32_t pair = 0;
+    uint32_t cable = 0;  // both ends of a queue pair share it
     uint32_t length = 0;
     uint32_t immediate = 0;
-    uint32_t payload = 0;
-    uint32_t refs = 0;
+    // Where the bytes are: the sender's frame while on loan, then (if the
+    // loan ends first) a payload pool buffer.
+    Frame source;
+    uint32_t payload = kNoPayload;
+    uint32_t refs = 0;  // arrivals still to come (2 when duplicated)
+    uint64_t id = 0;    // world-unique, so a stale loan is recognised
     uint64_t frame = 0;
     TimeNs depart_ns = 0;
     WcStatus recv_error = WcStatus::kSuccess;
@@ -148,8 +158,9 @@ class WorldCore {
   void handle(const internal::Event& e);
   void depart_next(uint32_t link);
   void depart(uint32_t qp_num, uint64_t ticket);
-  void launch(const internal::SimEndpoint& ep, const Fate& fate, InFlight m,
-              std::span<const std::byte> bytes);
+  internal::FrameLoan launch(const internal::SimEndpoint& ep, const Fate& fate,
+                             InFlight m);
+  std::span<const std::byte> bytes_of(const InFlight& m) const;
   void arrive_next(uint32_t link);
   void arrive(uint32_t message);
   void schedule_arrival(uint32_t link, TimeNs at_ns, uint32_t message);
@@ -182,6 +193,7 @@ class WorldCore {
   absl::flat_hash_map<uint64_t, uint32_t> pair_by_key_;  // lookups only
   std::vector<InFlight> in_flight_;
   std::vector<uint32_t> free_in_flight_;
+  uint64_t next_message_id_ = 1;
   internal::PayloadPool payloads_;
   std::vector<ScriptedFault> injected_;
 };

@@ -51,7 +51,7 @@ TEST(UcEndpoint, SendCompletesOnDepartureAndArrivesAfterLatency) {
   EXPECT_EQ(got[0].immediate, 0xabcdu);
 }
 
-TEST(UcEndpoint, BytesAreCopiedAtDeparture) {
+TEST(UcEndpoint, TheSenderMayReuseItsFrameOncePolled) {
   auto p = make_pair(two_rank_options());
   const Frame out = p.frame_a(0, 64);
   const Frame in = p.frame_b(0, 64);
@@ -65,6 +65,58 @@ TEST(UcEndpoint, BytesAreCopiedAtDeparture) {
   ASSERT_EQ(poll_all(*p.b).size(), 1u);
   for (uint32_t i = 0; i < 64; ++i)
     ASSERT_EQ(in.data()[i], std::byte{0x11}) << i;
+}
+
+// The bytes of a departed frame are read from the sender's frame until the
+// sender polls the completion or closes the endpoint; these pin down that
+// whichever comes first, the receiver gets what was posted.
+TEST(UcEndpoint, AFrameArrivingBeforeThePollCarriesThePostedBytes) {
+  auto p = make_pair(two_rank_options(LinkModel::ideal()));
+  const Frame out = p.frame_a(0, 64);
+  const Frame in = p.frame_b(0, 64);
+  std::memset(out.data(), 0x33, 64);
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), in).ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 0), out, 64, 0).ok());
+  p.world->run_until_idle();  // departs and lands at time 0, unpolled
+  ASSERT_EQ(poll_all(*p.b).size(), 1u);
+  ASSERT_EQ(poll_all(*p.a).size(), 1u);
+  std::memset(out.data(), 0x44, 64);
+  for (uint32_t i = 0; i < 64; ++i)
+    ASSERT_EQ(in.data()[i], std::byte{0x33}) << i;
+}
+
+TEST(UcEndpoint, BothCopiesOfADuplicateKeepThePostedBytes) {
+  WorldOptions options = two_rank_options();
+  options.faults = *FaultPlan::parse("duplicate from=0 to=1 frame=1");
+  auto p = make_pair(options);
+  const Frame out = p.frame_a(0, 64);
+  std::memset(out.data(), 0x55, 64);
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), p.frame_b(0, 64)).ok());
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 1), p.frame_b(64, 64)).ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 0), out, 64, 0).ok());
+  p.world->advance_to(p.world->options().link.serialisation_ns(64));
+  ASSERT_EQ(poll_all(*p.a).size(), 1u);
+  std::memset(out.data(), 0x66, 64);  // both copies are still in flight
+  p.world->run_until_idle();
+  ASSERT_EQ(poll_all(*p.b).size(), 2u);
+  for (uint32_t i = 0; i < 128; ++i)
+    ASSERT_EQ(p.frame_b(0, 128).data()[i], std::byte{0x55}) << i;
+}
+
+TEST(UcEndpoint, ClosingTheSenderKeepsTheBytesOfItsFramesInFlight) {
+  auto p = make_pair(two_rank_options());
+  const Frame out = p.frame_a(0, 64);
+  const Frame in = p.frame_b(0, 64);
+  std::memset(out.data(), 0x77, 64);
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), in).ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 0), out, 64, 0).ok());
+  p.world->advance_to(p.world->options().link.serialisation_ns(64));
+  p.a.reset();  // the completion was never polled
+  std::memset(out.data(), 0x88, 64);
+  p.world->run_until_idle();
+  ASSERT_EQ(poll_all(*p.b).size(), 1u);
+  for (uint32_t i = 0; i < 64; ++i)
+    ASSERT_EQ(in.data()[i], std::byte{0x77}) << i;
 }
 
 TEST(UcEndpoint, ArrivalWithoutReceiveIsDroppedSilently) {
