@@ -148,7 +148,7 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   bool first = true;
   for (const auto& op : queue_) {
     op->done = true;
-    op->status = every_op || (first && running_) ? status : refusal();
+    op->status = every_op || first ? status : refusal();
     op->runner.reset();
     first = false;
   }
