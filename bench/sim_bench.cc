@@ -621,7 +621,7 @@ class StepRingProgram final : public RankProgram {
   static constexpr uint32_t kWindow = 4;  // receives posted ahead
 
   StepRingProgram(RawRing& ring, uint32_t rank, RingOp op, uint64_t block)
-      : ring_(ring), rank_(rank), op_(op), block_(block), p_(ring.ranks()) {
+      : ring_(ring), rank_(rank), block_(block), p_(ring.ranks()) {
     const uint32_t pass = p_ - 1;
     steps_ = op == RingOp::kAllReduce ? 2 * pass : pass;
     reduce_steps_ = op == RingOp::kAllGather ? 0 : pass;
@@ -712,7 +712,6 @@ class StepRingProgram final : public RankProgram {
 
   RawRing& ring_;
   uint32_t rank_;
-  RingOp op_;
   uint64_t block_;
   uint32_t p_;
   uint32_t steps_ = 0;

@@ -47,16 +47,8 @@ absl::StatusOr<Slab*> SimFabric::create_slab(uint64_t bytes) {
 }
 
 bool SimFabric::owns(const Frame& frame) const {
-  const Slab* slab = frame.slab();
-  if (slab == nullptr) return false;
-  // Every post checks its frame; a rank has one slab or a few, and a scan
-  // of a few pointers is cheaper than hashing.
-  const bool ours =
-      slabs_.size() <= kScannedSlabs
-          ? std::any_of(slabs_.begin(), slabs_.end(),
-                        [&](const auto& s) { return s.get() == slab; })
-          : slab_set_.contains(slab);
-  return ours && slab->contains(frame);
+  return frame.slab() != nullptr && slab_set_.contains(frame.slab()) &&
+         frame.slab()->contains(frame);
 }
 
 uint32_t SimFabric::device_index(const std::string& device) const {

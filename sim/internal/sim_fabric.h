@@ -37,9 +37,6 @@ class SimFabric final : public Fabric {
   uint32_t device_index(const std::string& device) const;
 
  private:
-  // Up to this many slabs, owns() scans them instead of hashing.
-  static constexpr size_t kScannedSlabs = 8;
-
   absl::Status check_open(std::string_view device, uint32_t peer,
                           uint32_t* cable) const;
 
