@@ -194,7 +194,9 @@ bool poll_both(Endpoint& tx, Endpoint& rx, CompletionBatch& batch, Fn on) {
 // BM_SimStream: each rank sends `frames` frames to its right neighbour with
 // up to kWindow sends outstanding, and receives as many from its left one
 // with kDepth receives kept posted (always enough: frames arrive one
-// serialisation apart and are re-posted at once).
+// serialisation apart and are re-posted at once). BM_SimSparse: the same
+// stream from rank 0 to rank 1 only, in a world of 1024 ranks where the
+// others wait for a wake-up long after it ends: the cost of idle ranks.
 
 class StreamProgram final : public RankProgram {
  public:
@@ -202,10 +204,13 @@ class StreamProgram final : public RankProgram {
   static constexpr uint32_t kDepth = 32;
   static constexpr uint32_t kFrameBytes = 64;
 
-  StreamProgram(RawRing& ring, uint32_t rank, uint64_t frames)
+  // Sends `send_frames` and receives `recv_frames`.
+  StreamProgram(RawRing& ring, uint32_t rank, uint64_t send_frames,
+                uint64_t recv_frames)
       : ring_(ring),
         rank_(rank),
-        frames_(frames),
+        send_frames_(send_frames),
+        recv_frames_(recv_frames),
         tx_(ring.tx(rank)),
         rx_(ring.rx(rank)),
         send_frame_(ring.frame(rank, 0, kFrameBytes)) {}
@@ -226,7 +231,7 @@ class StreamProgram final : public RankProgram {
       started_ = true;
       for (uint32_t slot = 0; slot < kDepth; ++slot) post_recv(slot);
     }
-    while (sent_ < frames_ && in_flight_ < kWindow) {
+    while (sent_ < send_frames_ && in_flight_ < kWindow) {
       if (!tx_.post_send(WorkId{WorkKind::kSend, ring_.right(rank_), 0},
                          send_frame_, kFrameBytes, static_cast<uint32_t>(sent_))
                .ok()) {
@@ -236,18 +241,18 @@ class StreamProgram final : public RankProgram {
       ++in_flight_;
       advanced = true;
     }
-    if (received_ == frames_ && sent_ == frames_ && in_flight_ == 0)
+    if (received_ == recv_frames_ && sent_ == send_frames_ && in_flight_ == 0)
       return Progress::done();
     return advanced ? Progress::advanced() : Progress::waiting();
   }
   std::string outstanding() const override {
     return absl::StrFormat("rank %u: %u of %u received", rank_, received_,
-                           frames_);
+                           recv_frames_);
   }
 
  private:
   void post_recv(uint32_t slot) {
-    if (recvs_posted_ == frames_) return;
+    if (recvs_posted_ == recv_frames_) return;
     const Frame f = ring_.frame(rank_, kFrameBytes * (1 + slot), kFrameBytes);
     if (rx_.post_recv(WorkId{WorkKind::kRecv, ring_.left(rank_), slot}, f)
             .ok()) {
@@ -257,7 +262,8 @@ class StreamProgram final : public RankProgram {
 
   RawRing& ring_;
   uint32_t rank_;
-  uint64_t frames_;
+  uint64_t send_frames_;
+  uint64_t recv_frames_;
   Endpoint& tx_;
   Endpoint& rx_;
   Frame send_frame_;
@@ -281,8 +287,8 @@ void BM_SimStream(benchmark::State& state) {
   for (auto _ : state) {
     std::vector<std::unique_ptr<RankProgram>> programs;
     for (uint32_t r = 0; r < kRanks; ++r) {
-      programs.push_back(
-          std::make_unique<StreamProgram>(*ring, r, kFramesPerRun));
+      programs.push_back(std::make_unique<StreamProgram>(
+          *ring, r, kFramesPerRun, kFramesPerRun));
     }
     if (!run_all(state, ring->world(), programs)) return;
   }
@@ -297,6 +303,49 @@ BENCHMARK(BM_SimStream)
     ->Arg(0)
     ->Arg(1)
     ->Unit(benchmark::kMillisecond);
+
+// Waits, with nothing to do, until `wake_ns`.
+class IdleProgram final : public RankProgram {
+ public:
+  IdleProgram(const Clock& clock, TimeNs wake_ns)
+      : clock_(clock), wake_ns_(wake_ns) {}
+  Progress step() override {
+    return clock_.now_ns() >= wake_ns_ ? Progress::done()
+                                       : Progress::waiting(wake_ns_);
+  }
+  std::string outstanding() const override { return "idle"; }
+
+ private:
+  const Clock& clock_;
+  TimeNs wake_ns_;
+};
+
+void BM_SimSparse(benchmark::State& state) {
+  constexpr uint32_t kRanks = 1024;
+  constexpr uint64_t kFramesPerRun = 2000;
+  constexpr TimeNs kIdleNs = 10 * kNsPerMs;  // the stream takes about 1 ms
+  std::unique_ptr<RawRing> ring =
+      RawRing::create(kRanks, sim::LinkModel::tb5(), 4 * kKiB);
+  if (ring == nullptr) return state.SkipWithError("world setup failed");
+  World& world = ring->world();
+  const uint64_t before = fabric_events(world.counters());
+  const auto wall_start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    std::vector<std::unique_ptr<RankProgram>> programs;
+    programs.push_back(
+        std::make_unique<StreamProgram>(*ring, 0, kFramesPerRun, 0));
+    programs.push_back(
+        std::make_unique<StreamProgram>(*ring, 1, 0, kFramesPerRun));
+    const TimeNs wake_ns = world.clock().now_ns() + kIdleNs;
+    for (uint32_t r = 2; r < kRanks; ++r) {
+      programs.push_back(std::make_unique<IdleProgram>(world.clock(), wake_ns));
+    }
+    if (!run_all(state, world, programs)) return;
+  }
+  report_event_rates(state, fabric_events(world.counters()) - before,
+                     seconds_since(wall_start));
+}
+BENCHMARK(BM_SimSparse)->Unit(benchmark::kMillisecond);
 
 // ---------------------------------------------------------------------------
 // Groups over a simulated world.
