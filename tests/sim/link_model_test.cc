@@ -85,8 +85,8 @@ TEST(LinkModel, BadSpecsSayWhatIsWrong) {
 }
 
 TEST(LinkModel, SerialisationSaturatesInsteadOfOverflowing) {
-  const LinkModel crawl{.latency_ns = 0, .bandwidth_bytes_per_s = 1e-20,
-                        .per_message_ns = 5};
+  const LinkModel crawl{
+      .latency_ns = 0, .bandwidth_bytes_per_s = 1e-20, .per_message_ns = 5};
   EXPECT_EQ(crawl.serialisation_ns(uint64_t{1} << 30), kNeverNs);
 }
 
