@@ -106,6 +106,7 @@ uint64_t options_fingerprint(const GroupOptions& o) {
   mix(o.max_frame_bytes);
   mix(o.depth);
   mix(o.max_slab_bytes);
+  mix(o.recovery.enabled ? 1 : 0);  // the two sides must speak alike
   return h;
 }
 

@@ -57,6 +57,27 @@ absl::Status GroupOptions::validate() const {
   if (max_slab_bytes == 0) {
     return absl::InvalidArgumentError("GroupOptions.max_slab_bytes is 0");
   }
+  return recovery.validate();
+}
+
+absl::Status RecoveryOptions::validate() const {
+  if (initial_rto_ns < kMinRtoNs || initial_rto_ns > max_rto_ns) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GroupOptions.recovery.initial_rto_ns = %d is outside %d..max_rto_ns "
+        "(%d)",
+        initial_rto_ns, kMinRtoNs, max_rto_ns));
+  }
+  if (max_rto_ns > GroupOptions::kMaxTimeoutNs) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GroupOptions.recovery.max_rto_ns = %d exceeds %d ns",
+                        max_rto_ns, GroupOptions::kMaxTimeoutNs));
+  }
+  if (max_retries == 0 || max_retries > kMaxRetries) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GroupOptions.recovery.max_retries = %u is outside "
+                        "1..%u",
+                        max_retries, kMaxRetries));
+  }
   return absl::OkStatus();
 }
 

@@ -28,6 +28,35 @@ inline constexpr int kAlgorithmCount = 4;
 std::string_view algorithm_name(Algorithm algorithm);
 bool parse_algorithm(std::string_view text, Algorithm* out);
 
+// Recovery from lost, duplicated and reordered frames (DESIGN.md,
+// "Sequence checking and reliability", level 3). Every data frame carries a
+// per-cable sequence number; the receiver places frames by it (reordering
+// inside the window is harmless), discards duplicates and acknowledges
+// cumulatively; the sender keeps each frame until it is acknowledged and
+// sends it again when no acknowledgement came within the retransmission
+// timeout, which doubles on each silent attempt up to max_rto_ns.
+//
+// A peer is declared unreachable (Unavailable) after max_retries
+// retransmissions in a row without any acknowledgement, or at the
+// operation's deadline, whichever comes first. Off, any lost or duplicated
+// frame ends the operation with a typed sequence error (level 1).
+struct RecoveryOptions {
+  static constexpr TimeNs kMinRtoNs = 1000;  // 1 us
+  static constexpr uint32_t kMaxRetries = 1000;
+
+  bool enabled = true;
+  // First retransmission timeout after a frame is sent.
+  TimeNs initial_rto_ns = 200 * kNsPerUs;
+  // The back-off stops doubling here.
+  TimeNs max_rto_ns = 500 * kNsPerMs;
+  // Retransmissions in a row without progress before the peer is declared
+  // unreachable; the default outlasts the default deadline.
+  uint32_t max_retries = 100;
+
+  // InvalidArgument naming the first field out of range.
+  absl::Status validate() const;
+};
+
 struct GroupOptions {
   static constexpr uint32_t kMinFrameBytes = 4 << 10;
   static constexpr uint32_t kMaxFrameBytes = 512 << 10;
@@ -53,6 +82,8 @@ struct GroupOptions {
   // The group's one slab (all frames of all cables) may not exceed this;
   // max_frame_bytes shrinks to fit before formation fails.
   uint64_t max_slab_bytes = uint64_t{1} << 30;
+  // Retransmission of lost frames; on by default.
+  RecoveryOptions recovery;
 
   // InvalidArgument naming the first field out of range.
   absl::Status validate() const;
