@@ -36,6 +36,9 @@ ABSL_FLAG(std::string, iterations, "1",
 ABSL_FLAG(std::string, timeout_ms, "0",
           "run: deadline of each operation in virtual milliseconds (0: the "
           "group's default, 30 s)");
+ABSL_FLAG(std::string, recovery, "on",
+          "run, sweep, shrink: retransmission of lost, duplicated and "
+          "reordered frames (GroupOptions::recovery): on or off");
 
 namespace weft::sim::cli {
 namespace {
@@ -74,8 +77,20 @@ absl::Status parse_names(harness::CollectiveSpec* spec) {
 
 }  // namespace
 
+absl::StatusOr<bool> recovery_flag() {
+  const std::string recovery = absl::GetFlag(FLAGS_recovery);
+  if (recovery != "on" && recovery != "off") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--recovery=", recovery, " is neither on nor off"));
+  }
+  return recovery == "on";
+}
+
 absl::StatusOr<CollectiveFlags> collective_flags() {
   CollectiveFlags out;
+  absl::StatusOr<bool> recovery = recovery_flag();
+  if (!recovery.ok()) return recovery.status();
+  out.group.recovery.enabled = *recovery;
   if (absl::Status s = parse_names(&out.spec); !s.ok()) return s;
   absl::StatusOr<uint64_t> bytes =
       parse_byte_size("bytes", absl::GetFlag(FLAGS_bytes));

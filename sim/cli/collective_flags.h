@@ -1,8 +1,9 @@
 // The flags that pick one collective run for `weft-sim run` (and for the
 // default study, which hands over to `run` when any of them is given):
 // --op, --bytes, --dtype, --redop, --root, --algorithm, --in_place,
-// --iterations, --timeout_ms. Values are validated here so bad input exits
-// 2 with one line naming the flag.
+// --iterations, --timeout_ms; and --recovery, which sweep and shrink read
+// too. Values are validated here so bad input exits 2 with one line naming
+// the flag.
 #ifndef WEFT_SIM_CLI_COLLECTIVE_FLAGS_H_
 #define WEFT_SIM_CLI_COLLECTIVE_FLAGS_H_
 
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "collectives/group_options.h"
 #include "fabric/clock.h"
 #include "sim/cli/harness/collective_spec.h"
 
@@ -20,7 +22,11 @@ struct CollectiveFlags {
   harness::CollectiveSpec spec;
   uint32_t iterations = 1;
   TimeNs timeout_ns = 0;  // 0: the group's default
+  GroupOptions group;     // recovery.enabled from --recovery
 };
+
+// --recovery: true for "on" (the default), false for "off".
+absl::StatusOr<bool> recovery_flag();
 
 // Reads and validates the flags (after absl::ParseCommandLine).
 absl::StatusOr<CollectiveFlags> collective_flags();

@@ -22,6 +22,11 @@ int run_p2p(int argc, char** argv);
 int run_study(int argc, char** argv);
 // run_command.cc: one collective, any op, size, dtype, algorithm and world.
 int run_collective(int argc, char** argv);
+// sweep_command.cc: swarm testing over many seeds against the oracles.
+int run_sweep(int argc, char** argv);
+// shrink_command.cc: a failing sweep seed's faults reduced to a minimal
+// scripted plan.
+int run_shrink(int argc, char** argv);
 
 }  // namespace weft::sim::cli
 

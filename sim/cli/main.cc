@@ -29,6 +29,14 @@ constexpr Command kCommands[] = {
     {"p2p",
      "point-to-point frame streams over every cabled pair, sequence-checked",
      run_p2p},
+    {"sweep",
+     "swarm testing: --seeds N seeds, each its own world, collectives and "
+     "faults, checked against the oracles; a table, replay lines, traces",
+     run_sweep},
+    {"shrink",
+     "a failing sweep seed's injected faults reduced to a minimal replayable "
+     "fault plan (--seed S)",
+     run_shrink},
 };
 
 std::string command_list() {

@@ -10,7 +10,7 @@ absl::StatusOr<StudyRow> run_row(const RowRequest& request) {
   world.keep_trace_events = !request.trace_path.empty();
   const uint64_t seed = world.seed;
   absl::StatusOr<std::unique_ptr<harness::SimCluster>> cluster =
-      harness::SimCluster::create(std::move(world), GroupOptions{});
+      harness::SimCluster::create(std::move(world), request.group);
   if (!cluster.ok()) return cluster.status();
   harness::RunOptions options;
   options.iterations = request.iterations;

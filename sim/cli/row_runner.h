@@ -19,6 +19,7 @@ struct RowRequest {
   WorldOptions world;  // keep_trace_events is set from trace_path
   std::string topology_name;
   harness::CollectiveSpec spec;
+  GroupOptions group;
   uint32_t iterations = 1;
   TimeNs timeout_ns = 0;   // 0: the group's default
   std::string trace_path;  // empty: no trace file

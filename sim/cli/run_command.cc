@@ -94,6 +94,7 @@ int run_collective(int argc, char** argv) {
   request.world = flags->options;
   request.topology_name = flags->topology_name;
   request.spec = collective->spec;
+  request.group = collective->group;
   request.iterations = collective->iterations;
   request.timeout_ns = collective->timeout_ns;
   request.trace_path = flags->trace_path;

@@ -1,0 +1,61 @@
+// The flags of `weft-sim sweep` and `weft-sim shrink`: which seeds
+// (--seeds, --first-seed, --shard i/N, or shrink's --seed), --recovery,
+// --check-determinism, --faults (a plan replacing each seed's drawn
+// faults: how a shrunk plan is replayed) and --out. Each command accepts
+// only the flags it names, whichever file defines them; bad input exits 2
+// with one line naming the flag.
+#ifndef WEFT_SIM_CLI_SWEEP_FLAGS_H_
+#define WEFT_SIM_CLI_SWEEP_FLAGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/faults.h"
+
+namespace weft::sim::cli {
+
+inline constexpr uint64_t kMaxSweepSeeds = 100'000'000;
+inline constexpr uint64_t kMaxShards = 1'000'000;
+inline constexpr char kDefaultSweepOut[] = "sweep-out";
+
+struct SweepFlags {
+  uint64_t seeds = 0;
+  uint64_t first_seed = 1;
+  uint64_t shard_index = 0;  // runs seed index i with i % shard_count ==
+  uint64_t shard_count = 1;  // shard_index
+  bool check_determinism = false;
+  bool recovery = true;
+  std::optional<FaultPlan> faults;
+  std::string faults_path;  // as given
+  std::string out_dir;
+};
+
+struct ShrinkFlags {
+  uint64_t seed = 0;
+  bool recovery = true;
+  std::string out_path;  // default shrink-<seed>.plan
+};
+
+// Normalises and parses argv (cli_common.h), then refuses any flag not in
+// `allowed` (names with underscores). Returns the arguments as given,
+// normalised, for reproduce lines.
+absl::StatusOr<std::vector<std::string>> parse_command_flags(
+    int argc, char** argv, std::span<const std::string_view> allowed,
+    std::string_view command);
+
+// The flags sweep accepts, and their values.
+std::span<const std::string_view> sweep_flag_names();
+absl::StatusOr<SweepFlags> sweep_flags();
+
+// `args` as parse_command_flags() returned them (--seed is required).
+std::span<const std::string_view> shrink_flag_names();
+absl::StatusOr<ShrinkFlags> shrink_flags(std::span<const std::string> args);
+
+}  // namespace weft::sim::cli
+
+#endif  // WEFT_SIM_CLI_SWEEP_FLAGS_H_

@@ -1,0 +1,205 @@
+// weft-sim sweep, run as the built binary: the outcome table counts every
+// seed once, fault-free seeds all end correct (exit 0), the same flags print
+// the same table and combined trace hash, shards split the seeds exactly,
+// --check-determinism finds every run repeatable, a failing seed is
+// reported with its replay line and a trace file, and bad flags exit 2 with
+// one line.
+#include <sys/stat.h>
+
+#include <cctype>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tool_runner.h"
+
+namespace weft::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kSeeds = 20;
+const char* const kOutcomes[] = {"correct", "typed error", "hang", "CORRUPT",
+                                 "untyped error"};
+
+ToolResult sim(const std::string& args) {
+  return run_tool(WEFT_SIM_PATH, args);
+}
+
+// A sweep whose failing seeds' traces go to this test's own scratch dir.
+ToolResult sweep(const std::string& args) {
+  return sim("sweep " + args + " --out=" + scratch_path("out"));
+}
+
+// The table's rows: "<outcome> <seeds> <percent>%" and "total <seeds>".
+std::map<std::string, long> table_counts(const std::string& out) {
+  std::map<std::string, long> counts;
+  for (const std::string& line : lines_of(out)) {
+    const std::vector<std::string> f = fields_of(line);
+    if (f.size() < 2) continue;
+    // The name is every field before the first number.
+    std::string name;
+    size_t i = 0;
+    for (; i < f.size() && !std::isdigit(static_cast<unsigned char>(f[i][0]));
+         ++i) {
+      name += (name.empty() ? "" : " ") + f[i];
+    }
+    const bool row =
+        i + 1 == f.size() ||
+        (i + 2 == f.size() && (f[i + 1].back() == '%' || f[i + 1] == "seeds"));
+    if (i < f.size() && row) counts[name] = std::stol(f[i]);
+  }
+  return counts;
+}
+
+long outcome_sum(const std::map<std::string, long>& counts) {
+  long sum = 0;
+  for (const char* o : kOutcomes) {
+    const auto it = counts.find(o);
+    if (it != counts.end()) sum += it->second;
+  }
+  return sum;
+}
+
+// The 16 hex digits of "trace hash: <hash>"; "" if none.
+std::string hash_of(const std::string& out) {
+  const std::string prefix = "trace hash: ";
+  for (const std::string& line : lines_of(out)) {
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  }
+  return "";
+}
+
+// Everything but the wall time (the only line allowed to differ).
+std::string without_wall_time(const std::string& out) {
+  std::string kept;
+  for (const std::string& line : lines_of(out)) {
+    if (line.rfind("wall time:", 0) != 0) kept += line + "\n";
+  }
+  return kept;
+}
+
+TEST(WeftSimSweep, FaultFreeSeedsAllEndCorrectAndExitZero) {
+  const std::string empty_plan = write_scratch("empty.plan", "");
+  const ToolResult r = sim("sweep --seeds=20 --faults=" + empty_plan);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::map<std::string, long> counts = table_counts(r.out);
+  for (const char* o : kOutcomes) EXPECT_EQ(counts.count(o), 1u) << o;
+  EXPECT_EQ(outcome_sum(counts), kSeeds) << r.out;
+  EXPECT_EQ(counts.at("correct"), kSeeds) << r.out;
+  EXPECT_EQ(counts.at("total"), kSeeds);
+  EXPECT_THAT(r.out, HasSubstr("failed an oracle: 0 seeds"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("FAIL seed")));
+  EXPECT_THAT(r.err, HasSubstr("sweep: 20/20 seeds"));  // progress lines
+}
+
+TEST(WeftSimSweep, DrawnFaultsNeverHangCorruptOrGoUntyped) {
+  const ToolResult r = sweep("--seeds=20");
+  ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
+  const std::map<std::string, long> counts = table_counts(r.out);
+  EXPECT_EQ(outcome_sum(counts), kSeeds) << r.out;
+  EXPECT_EQ(counts.at("hang"), 0) << r.out;
+  EXPECT_EQ(counts.at("CORRUPT"), 0) << r.out;
+  EXPECT_EQ(counts.at("untyped error"), 0) << r.out;
+  // Exit 1 exactly when some seed failed an oracle, each one listed.
+  const long failed = counts.at("failed an oracle:");
+  EXPECT_EQ(r.code, failed == 0 ? 0 : 1);
+  long listed = 0;
+  for (const std::string& line : lines_of(r.out))
+    listed += line.rfind("FAIL seed ", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(listed, failed);
+}
+
+TEST(WeftSimSweep, SameFlagsSameTableAndHash) {
+  const ToolResult a = sweep("--seeds=20 --first-seed=100");
+  const ToolResult b = sweep("--seeds=20 --first-seed=100");
+  const ToolResult other = sweep("--seeds=20 --first-seed=200");
+  EXPECT_EQ(a.code, b.code);
+  ASSERT_EQ(hash_of(a.out).size(), 16u) << a.out;
+  EXPECT_EQ(hash_of(a.out), hash_of(b.out));
+  EXPECT_EQ(without_wall_time(a.out), without_wall_time(b.out));
+  EXPECT_NE(hash_of(a.out), hash_of(other.out));
+}
+
+TEST(WeftSimSweep, ShardsSplitTheSeedsExactly) {
+  const ToolResult all = sweep("--seeds=20 --first-seed=7");
+  const ToolResult even = sweep("--seeds=20 --first-seed=7 --shard=0/2");
+  const ToolResult odd = sweep("--seeds=20 --first-seed=7 --shard=1/2");
+  const std::map<std::string, long> a = table_counts(all.out);
+  const std::map<std::string, long> e = table_counts(even.out);
+  const std::map<std::string, long> o = table_counts(odd.out);
+  EXPECT_EQ(e.at("total"), kSeeds / 2);
+  EXPECT_EQ(o.at("total"), kSeeds / 2);
+  for (const char* name : kOutcomes) {
+    EXPECT_EQ(e.at(name) + o.at(name), a.at(name)) << name;
+  }
+  EXPECT_EQ(e.at("ranks disagree") + o.at("ranks disagree"),
+            a.at("ranks disagree"));
+  // A failing seed is listed by exactly one shard.
+  for (const std::string& line : lines_of(all.out)) {
+    if (line.rfind("FAIL seed ", 0) != 0) continue;
+    const std::string seed = line.substr(0, line.find(':'));
+    EXPECT_NE(even.out.find(seed + ":") != std::string::npos,
+              odd.out.find(seed + ":") != std::string::npos)
+        << seed;
+  }
+}
+
+TEST(WeftSimSweep, CheckDeterminismFindsEveryRunRepeatable) {
+  const ToolResult r = sweep("--seeds=10 --check-determinism");
+  const std::map<std::string, long> counts = table_counts(r.out);
+  ASSERT_EQ(counts.count("nondeterministic"), 1u) << r.out;
+  EXPECT_EQ(counts.at("nondeterministic"), 0);
+  EXPECT_EQ(counts.at("total"), 10);
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("not deterministic")));
+}
+
+// Seed 57 with recovery off and the one drop that `weft-sim shrink` finds
+// for it: the receiver ends with a typed error while the ranks that had
+// all their data end OK, which the agreement oracle refuses.
+TEST(WeftSimSweep, FailingSeedHasReplayLineAndTrace) {
+  const std::string plan =
+      write_scratch("drop.plan", "drop from=4 to=3 frame=1\n");
+  const std::string out_dir = scratch_path("out");
+  const ToolResult r =
+      sim("sweep --seeds=1 --first-seed=57 --recovery=off "
+          "--faults=" +
+          plan + " --out=" + out_dir);
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("FAIL seed 57: ranks disagree"));
+  EXPECT_THAT(r.out,
+              HasSubstr("replay: weft-sim sweep --seeds=1 --first-seed=57 "
+                        "--recovery=off --faults=" +
+                        plan));
+  const std::string trace = out_dir + "/seed-57.json";
+  EXPECT_THAT(r.out, HasSubstr("trace: " + trace));
+  struct stat info {};
+  EXPECT_EQ(stat(trace.c_str(), &info), 0) << trace;
+  EXPECT_GT(info.st_size, 0);
+}
+
+TEST(WeftSimSweep, BadFlagsExitTwoWithOneLine) {
+  const std::string sim_path = WEFT_SIM_PATH;
+  expect_bad_input(sim_path, "weft-sim", "sweep", "--seeds is required");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=0", "--seeds=0");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=x", "--seeds=x");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --shard=2/2",
+                   "--shard=2/2");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --shard=1",
+                   "--shard=1");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --recovery=maybe",
+                   "--recovery=maybe");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --first-seed=-1",
+                   "--first_seed=-1");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --op=all_sum",
+                   "not a flag of weft-sim sweep");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --bogus=1",
+                   "unknown flag --bogus");
+  expect_bad_input(sim_path, "weft-sim",
+                   "sweep --seeds=5 --faults=/nonexistent/plan", "--faults");
+}
+
+}  // namespace
+}  // namespace weft::testing
