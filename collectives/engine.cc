@@ -1,10 +1,18 @@
 #include "collectives/internal/engine.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
 
 namespace weft::internal {
+namespace {
+
+constexpr TimeNs kProbesPerDeadline = 16;
+constexpr TimeNs kMaxProbeAfterNs = 10 * kNsPerMs;
+
+}  // namespace
 
 Engine::Engine(const Clock& clock, uint32_t rank,
                std::vector<std::unique_ptr<Lane>> lanes)
@@ -85,12 +93,50 @@ absl::Status Engine::run_queue(bool* advanced) {
   return absl::OkStatus();
 }
 
-absl::Status Engine::report_credits(bool* advanced) {
-  const OpRunner* runner = running_ ? queue_.front()->runner.get() : nullptr;
+TimeNs Engine::probe_after_ns() const {
+  if (!running_) return 0;
+  // A sixteenth of the deadline leaves time for probes to hop along a
+  // chain of waiting ranks before anyone's deadline.
+  return std::clamp<TimeNs>(queue_.front()->timeout_ns / kProbesPerDeadline,
+                            RecoveryOptions::kMinRtoNs, kMaxProbeAfterNs);
+}
+
+uint32_t Engine::suspect(uint32_t* heard_from) const {
+  *heard_from = kNoPeer;
+  if (!running_) return kNoPeer;
+  const TimeNs probe_ns = probe_after_ns();
+  const OpRunner& runner = *queue_.front()->runner;
+  const Lane* quietest = nullptr;
+  const Lane* reporter = nullptr;
   for (const auto& lane : lanes_) {
-    const bool waiting = runner != nullptr && runner->waiting_on(lane.get());
-    absl::Status s = lane->maybe_report(waiting, advanced);
+    if (!runner.waiting_on(lane.get())) continue;
+    if (lane->silent(probe_ns)) {
+      if (quietest == nullptr ||
+          lane->last_heard_ns() < quietest->last_heard_ns()) {
+        quietest = lane.get();
+      }
+    } else if (reporter == nullptr && lane->peer_suspect() != kNoPeer &&
+               lane->peer_suspect() != rank_) {
+      reporter = lane.get();
+    }
+  }
+  if (quietest != nullptr) return quietest->peer();
+  if (reporter == nullptr) return kNoPeer;
+  *heard_from = reporter->peer();
+  return reporter->peer_suspect();
+}
+
+absl::Status Engine::service_lanes(bool* advanced, TimeNs* wake_ns) {
+  const OpRunner* runner = running_ ? queue_.front()->runner.get() : nullptr;
+  uint32_t heard_from = kNoPeer;
+  const uint32_t silent = suspect(&heard_from);
+  const TimeNs probe_ns = probe_after_ns();
+  for (const auto& lane : lanes_) {
+    const Lane::Watch watch{runner != nullptr && runner->waiting_on(lane.get()),
+                            probe_ns};
+    absl::Status s = lane->service(watch, silent, advanced);
     if (!s.ok()) return s;
+    *wake_ns = std::min(*wake_ns, lane->next_timer_ns(watch));
   }
   return absl::OkStatus();
 }
@@ -99,13 +145,32 @@ absl::Status Engine::deadline_error(const OpState& op) const {
   const Lane* blame = nullptr;
   const std::string outstanding = op.runner->outstanding(&blame);
   ErrorPlace place{rank_, kNoPeer, "", ErrorCause::kDeadline};
-  if (blame != nullptr) place = blame->place(ErrorCause::kDeadline);
+  uint32_t heard_from = kNoPeer;
+  const uint32_t silent = suspect(&heard_from);
+  std::string why = "the peer may have crashed, lost frames or been cut off";
+  if (silent != kNoPeer) {
+    const Lane* direct = nullptr;
+    for (const auto& lane : lanes_) {
+      if (lane->peer() == silent) direct = lane.get();
+    }
+    place = direct != nullptr
+                ? direct->place(ErrorCause::kDeadline)
+                : ErrorPlace{rank_, silent, "", ErrorCause::kDeadline};
+    why = heard_from == kNoPeer
+              ? absl::StrFormat("peer %u has been silent for %d ns", silent,
+                                clock_.now_ns() - direct->last_heard_ns())
+              : absl::StrFormat(
+                    "peer %u, which this rank waits on, reports "
+                    "peer %u silent",
+                    heard_from, silent);
+  } else if (blame != nullptr) {
+    place = blame->place(ErrorCause::kDeadline);
+  }
   return make_error(
       absl::StatusCode::kDeadlineExceeded, place,
-      absl::StrFormat("%s did not finish within its %d ns deadline; the "
-                      "peer may have crashed, lost frames or been cut off. "
+      absl::StrFormat("%s did not finish within its %d ns deadline; %s. "
                       "Outstanding: %s",
-                      describe_op(op.runner->identity()), op.timeout_ns,
+                      describe_op(op.runner->identity()), op.timeout_ns, why,
                       outstanding));
 }
 
@@ -119,9 +184,14 @@ Progress Engine::progress() {
     return Progress::done();
   }
   bool advanced = false;
+  TimeNs wake_ns = kNeverNs;
   absl::Status s = poll_lanes(&advanced);
   if (s.ok()) s = run_queue(&advanced);
-  if (s.ok()) s = report_credits(&advanced);
+  if (s.ok()) s = service_lanes(&advanced, &wake_ns);
+  // Sending an owed acknowledgement can be what finishes the operation.
+  if (s.ok() && running_ && queue_.front()->runner->done()) {
+    s = run_queue(&advanced);
+  }
   if (s.ok() && running_ && clock_.now_ns() >= queue_.front()->deadline_ns) {
     s = deadline_error(*queue_.front());
   }
@@ -135,15 +205,17 @@ Progress Engine::progress() {
   }
   if (queue_.empty()) return Progress::done();
   if (advanced) return Progress::advanced();
-  return Progress::waiting(running_ ? queue_.front()->deadline_ns : kNeverNs);
+  if (running_) wake_ns = std::min(wake_ns, queue_.front()->deadline_ns);
+  return Progress::waiting(wake_ns);
 }
 
 void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   failure_ = status;
   const std::optional<ErrorPlace> place = error_place(status);
   const ErrorCause cause = place ? place->cause : ErrorCause::kUnknown;
+  const uint32_t blamed = place ? place->peer : kNoPeer;
   for (const auto& lane : lanes_) {
-    lane->send_abort(cause, origin, to_std(status.message()));
+    lane->send_abort(cause, origin, blamed, to_std(status.message()));
   }
   bool first = true;
   for (const auto& op : queue_) {

@@ -62,13 +62,25 @@ void FrameHeader::encode(std::span<std::byte, kHeaderBytes> out) const {
   put32(p, 16, op.op_seq);
   put32(p, 20, op.root);
   put64(p, 24, op.total_bytes);
-  put32(p, 32, item);
-  put32(p, 36, frame);
+  switch (type) {
+    case FrameType::kData:
+      put32(p, 32, item);
+      put32(p, 36, frame);
+      break;
+    case FrameType::kAck:
+      put32(p, 32, suspect);
+      put32(p, 36, kNoPeer);
+      break;
+    case FrameType::kAbort:
+      put32(p, 32, origin);
+      put32(p, 36, blamed);
+      break;
+  }
   put32(p, 40, payload_bytes);
-  put32(p, 44, reposts);
+  put32(p, 44, received);
   put32(p, 48, op.chunk_bytes);
-  put32(p, 52, data_consumed);
-  put32(p, 56, origin);
+  put32(p, 52, consumed);
+  put32(p, 56, seq);
   put32(p, kCheckOffset, checksum(p));
 }
 
@@ -109,13 +121,24 @@ absl::StatusOr<FrameHeader> FrameHeader::decode(
   h.op.op_seq = get32(p, 16);
   h.op.root = get32(p, 20);
   h.op.total_bytes = get64(p, 24);
-  h.item = get32(p, 32);
-  h.frame = get32(p, 36);
+  switch (h.type) {
+    case FrameType::kData:
+      h.item = get32(p, 32);
+      h.frame = get32(p, 36);
+      break;
+    case FrameType::kAck:
+      h.suspect = get32(p, 32);
+      break;
+    case FrameType::kAbort:
+      h.origin = get32(p, 32);
+      h.blamed = get32(p, 36);
+      break;
+  }
   h.payload_bytes = get32(p, 40);
-  h.reposts = get32(p, 44);
+  h.received = get32(p, 44);
   h.op.chunk_bytes = get32(p, 48);
-  h.data_consumed = get32(p, 52);
-  h.origin = get32(p, 56);
+  h.consumed = get32(p, 52);
+  h.seq = get32(p, 56);
   if (uint64_t{kHeaderBytes} + h.payload_bytes != frame.size()) {
     return absl::DataLossError(absl::StrFormat(
         "a frame of %u bytes arrived whose header announces %u payload "

@@ -27,7 +27,7 @@ uint64_t max_lanes_per_rank(const Topology& topology) {
 namespace {
 
 internal::LaneConfig lane_config(const GroupOptions& o) {
-  return {o.depth, o.max_frame_bytes};
+  return {o.depth, o.max_frame_bytes, o.recovery};
 }
 
 }  // namespace
@@ -99,9 +99,9 @@ absl::Status GroupBuilder::open_lanes() {
       absl::StatusOr<std::unique_ptr<Endpoint>> ep =
           fabric_.open(topology_->devices(rank_, peer)[cable], peer);
       if (!ep.ok()) return ep.status();
-      auto lane =
-          std::make_unique<internal::Lane>(*std::move(ep), peer, cable, config,
-                                           **slab, i * config.region_bytes());
+      auto lane = std::make_unique<internal::Lane>(
+          *std::move(ep), peer, cable, config, **slab,
+          i * config.region_bytes(), fabric_.clock());
       absl::StatusOr<Destination> d = lane->destination();
       if (!d.ok()) return d.status();
       address.lanes.push_back({peer, cable, *d});

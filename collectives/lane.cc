@@ -1,7 +1,6 @@
 #include "collectives/internal/lane.h"
 
 #include <algorithm>
-#include <array>
 #include <cassert>
 #include <cstring>
 
@@ -12,9 +11,16 @@
 namespace weft::internal {
 namespace {
 
-constexpr uint32_t kDataCredits = 2;  // one for the frame, one kept back
 constexpr uint64_t kRegionAlign = 64;
 constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
+// Unanswered probes space out up to this factor.
+constexpr uint32_t kMaxProbeBackoff = 4;
+
+// a is after b, modulo 2^32.
+bool after(uint32_t a, uint32_t b) {
+  const uint32_t d = a - b;
+  return d != 0 && d < 0x80000000u;
+}
 
 }  // namespace
 
@@ -25,11 +31,23 @@ uint64_t LaneConfig::region_bytes() const {
 }
 
 Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
-           LaneConfig config, const Slab& slab, uint64_t offset)
+           LaneConfig config, const Slab& slab, uint64_t offset,
+           const Clock& clock)
     : endpoint_(std::move(endpoint)),
       peer_(peer),
       cable_(cable),
-      config_(config) {
+      config_(config),
+      clock_(clock),
+      arrivals_(config.depth),
+      send_headers_(config.depth),
+      slot_posts_(config.depth, 0),
+      slot_unacked_(config.depth, false),
+      seq_slot_(config.depth, kNoSlot),
+      seq_sent_ns_(config.depth, 0),
+      seq_resent_(config.depth, false),
+      rto_ns_(config.recovery.initial_rto_ns),
+      held_(config.depth, kNoSlot),
+      last_heard_ns_(clock.now_ns()) {
   uint64_t at = offset;
   auto carve = [&](uint32_t bytes) {
     absl::StatusOr<Frame> f = slab.frame(at, bytes);
@@ -65,6 +83,7 @@ absl::Status Lane::connect(const Destination& peer) {
                              recv_frames_[slot]);
     if (!s.ok()) return s;
   }
+  last_heard_ns_ = clock_.now_ns();
   return absl::OkStatus();
 }
 
@@ -86,11 +105,15 @@ absl::Status Lane::poll(std::span<Completion> batch, bool* advanced) {
 absl::Status Lane::handle(const Completion& c) {
   if (!c.ok()) return completion_error(c, place(ErrorCause::kCompletionError));
   if (c.id.kind == WorkKind::kRecv) return handle_recv(c);
-  if (c.id.slot < config_.depth) {
-    free_data_slots_.push_back(c.id.slot);
-    --data_in_flight_;
-  } else if (c.id.slot == config_.depth) {
-    credit_busy_ = false;
+  const uint32_t slot = c.id.slot;
+  if (slot < config_.depth) {
+    --slot_posts_[slot];
+    --sends_in_flight_;
+    if (slot_posts_[slot] == 0 && !slot_unacked_[slot]) {
+      free_data_slots_.push_back(slot);
+    }
+  } else if (slot == config_.depth) {
+    ack_busy_ = false;
   } else {
     abort_busy_ = false;
   }
@@ -104,8 +127,12 @@ absl::Status Lane::handle_recv(const Completion& c) {
                       "immediate data); the peer is not speaking weft's "
                       "protocol");
   }
-  const SequenceCheck seq = receive_checker_.check(c.immediate);
-  if (!seq.ok()) return sequence_error(seq, place(ErrorCause::kSequence));
+  // With recovery the data sequence number in the header places frames;
+  // without it, the pair's numbering must have no gap and no duplicate.
+  if (!recovery()) {
+    const SequenceCheck seq = receive_checker_.check(c.immediate);
+    if (!seq.ok()) return sequence_error(seq, place(ErrorCause::kSequence));
+  }
   const uint32_t slot = c.id.slot;
   if (slot >= config_.depth || c.byte_len > recv_frames_[slot].bytes()) {
     return protocol_error(absl::StrFormat(
@@ -119,35 +146,113 @@ absl::Status Lane::handle_recv(const Completion& c) {
     return make_error(h.status().code(), place(ErrorCause::kSequence),
                       to_std(h.status().message()));
   }
+  last_heard_ns_ = clock_.now_ns();
+  probe_backoff_ = 1;
+  if (h->flags & kFlagProbe) ack_now_ = true;
+  if (h->type == FrameType::kAbort) {
+    return abort_error(
+        *h, recv_frames_[slot].span().subspan(kHeaderBytes, h->payload_bytes));
+  }
   absl::Status s = absorb_counters(*h);
   if (!s.ok()) return s;
-  switch (h->type) {
-    case FrameType::kData:
-      inbox_.push_back({slot, *h});
-      return absl::OkStatus();
-    case FrameType::kCredit:
-      return repost(slot);
-    case FrameType::kAbort:
-      return abort_error(*h, recv_frames_[slot].span().subspan(
-                                 kHeaderBytes, h->payload_bytes));
+  if (h->type == FrameType::kData) return place_data(slot, *h);
+  peer_suspect_ = h->suspect;
+  return repost(slot);
+}
+
+absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
+  if (h.flags & kFlagAckNow) ack_now_ = true;
+  const uint32_t window = config_.window();
+  const uint32_t offset = h.seq - consumed_;  // from the oldest in the inbox
+  const bool in_window = offset < window;
+  const bool fresh = in_window && offset >= received_ - consumed_ &&
+                     held_[h.seq % config_.depth] == kNoSlot;
+  if (!recovery() && h.seq != received_) {
+    return protocol_error(absl::StrFormat(
+        "data frame number %u arrived where %u was next", h.seq, received_));
+  }
+  if (!fresh) {
+    if (!in_window && after(h.seq, consumed_)) {
+      return protocol_error(absl::StrFormat(
+          "data frame number %u arrived beyond the window (%u frames from "
+          "%u)",
+          h.seq, window, consumed_));
+    }
+    // A copy of a frame already held or passed: the peer resent it, so it
+    // missed our acknowledgement.
+    ++stats_.duplicates;
+    ack_now_ = true;
+    return repost(slot);
+  }
+  if (h.seq != received_) ++stats_.placed_early;
+  arrivals_[slot] = Arrival{slot, h};
+  held_[h.seq % config_.depth] = slot;
+  while (received_ - consumed_ < window &&
+         held_[received_ % config_.depth] != kNoSlot) {
+    ++received_;
   }
   return absl::OkStatus();
 }
 
 absl::Status Lane::absorb_counters(const FrameHeader& h) {
-  // Reports only grow, and never past what this side has sent.
-  const uint32_t new_reposts = h.reposts - peer_reposts_;
-  const uint32_t new_consumed = h.data_consumed - peer_consumed_;
-  if (new_reposts > sent_total_ - peer_reposts_ ||
-      new_consumed > data_sent_ - peer_consumed_) {
+  // Counters never pass what this side sent; an older report (reordered
+  // or duplicated) says nothing new.
+  const uint32_t unacked = next_seq_ - peer_received_;
+  const uint32_t unconsumed = next_seq_ - peer_consumed_;
+  const bool new_received = after(h.received, peer_received_);
+  const bool new_consumed = after(h.consumed, peer_consumed_);
+  if ((new_received && h.received - peer_received_ > unacked) ||
+      (new_consumed && h.consumed - peer_consumed_ > unconsumed)) {
     return protocol_error(absl::StrFormat(
-        "the peer reports %u re-posted receives and %u consumed frames, but "
-        "this side sent only %u frames (%u data)",
-        h.reposts, h.data_consumed, sent_total_, data_sent_));
+        "the peer reports %u frames received and %u consumed, but this side "
+        "sent only %u data frames",
+        h.received, h.consumed, next_seq_));
   }
-  peer_reposts_ = h.reposts;
-  peer_consumed_ = h.data_consumed;
+  if (!new_received && !new_consumed && h.type == FrameType::kAck &&
+      (h.received != peer_received_ || h.consumed != peer_consumed_)) {
+    ++stats_.stale_counters;
+  }
+  if (new_received) note_received(h.received);
+  if (new_consumed) peer_consumed_ = h.consumed;
+  if (after(peer_consumed_, peer_received_)) note_received(peer_consumed_);
   return absl::OkStatus();
+}
+
+void Lane::note_received(uint32_t new_received) {
+  if (recovery()) {
+    const uint32_t oldest = peer_received_ % config_.depth;
+    if (!seq_resent_[oldest]) {
+      sample_round_trip(clock_.now_ns() - seq_sent_ns_[oldest]);
+    }
+    for (uint32_t s = peer_received_; s != new_received; ++s) {
+      const uint32_t slot = seq_slot_[s % config_.depth];
+      seq_slot_[s % config_.depth] = kNoSlot;
+      slot_unacked_[slot] = false;
+      if (slot_posts_[slot] == 0) free_data_slots_.push_back(slot);
+    }
+    retries_ = 0;
+  }
+  peer_received_ = new_received;
+}
+
+void Lane::sample_round_trip(TimeNs sample_ns) {
+  // Jacobson/Karels: srtt += (m - srtt) / 8, rttvar += (|m - srtt| -
+  // rttvar) / 4, rto = srtt + 4 rttvar, within [initial_rto, max_rto].
+  if (srtt_ns_ == 0) {
+    srtt_ns_ = std::max<TimeNs>(sample_ns, 1);
+    rttvar_ns_ = sample_ns / 2;
+  } else {
+    const TimeNs err = sample_ns - srtt_ns_;
+    srtt_ns_ += err / 8;
+    rttvar_ns_ += ((err < 0 ? -err : err) - rttvar_ns_) / 4;
+  }
+  rto_ns_ =
+      std::clamp(srtt_ns_ + 4 * rttvar_ns_, config_.recovery.initial_rto_ns,
+                 config_.recovery.max_rto_ns);
+}
+
+const Lane::Arrival& Lane::inbox(size_t i) const {
+  return arrivals_[held_[(consumed_ + i) % config_.depth]];
 }
 
 std::span<const std::byte> Lane::payload(const Arrival& a) const {
@@ -156,40 +261,47 @@ std::span<const std::byte> Lane::payload(const Arrival& a) const {
 }
 
 absl::Status Lane::consume_front() {
-  assert(!inbox_.empty());
-  const uint32_t slot = inbox_.front().slot;
+  assert(inbox_size() > 0);
+  const uint32_t slot = held_[consumed_ % config_.depth];
+  held_[consumed_ % config_.depth] = kNoSlot;
   // The sender waits for this frame to be acknowledged once consumed.
-  if (inbox_.front().header.flags & kFlagReportNow) report_requested_ = true;
-  inbox_.pop_front();
+  if (arrivals_[slot].header.flags & kFlagReportNow) report_requested_ = true;
   ++consumed_;
+  // A frame held ahead of a gap may now be next in line.
+  while (received_ - consumed_ < config_.window() &&
+         held_[received_ % config_.depth] != kNoSlot) {
+    ++received_;
+  }
   return repost(slot);
 }
 
 absl::Status Lane::repost(uint32_t slot) {
-  absl::Status s = endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
-                                        recv_frames_[slot]);
-  if (s.ok()) ++reposts_;
-  return s;
+  return endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
+                              recv_frames_[slot]);
 }
 
 bool Lane::can_send_data() const {
-  return !free_data_slots_.empty() && credits() >= kDataCredits;
+  return !free_data_slots_.empty() &&
+         next_seq_ - peer_consumed_ < config_.window();
 }
 
-absl::Status Lane::post(uint32_t slot, const Frame& frame, FrameHeader header,
+absl::Status Lane::post(uint32_t slot, FrameHeader header,
                         uint32_t payload_bytes) {
+  const Frame& frame = send_frames_[slot];
   header.payload_bytes = payload_bytes;
-  header.reposts = reposts_;
-  header.data_consumed = consumed_;
+  header.received = received_;
+  header.consumed = consumed_;
   header.encode(frame.span().first<kHeaderBytes>());
   absl::Status s =
       endpoint_->post_send(WorkId{WorkKind::kSend, peer_, slot}, frame,
                            kHeaderBytes + payload_bytes, send_sequence_.peek());
   if (!s.ok()) return s;
   send_sequence_.take();
-  ++sent_total_;
-  reported_ = reposts_;
+  // Every frame carries the counters: whatever was owed is reported now.
+  received_reported_ = received_;
+  consumed_reported_ = consumed_;
   report_requested_ = false;
+  ack_now_ = false;
   return absl::OkStatus();
 }
 
@@ -201,32 +313,122 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   assert(kHeaderBytes + bytes <= frame.bytes());
   if (bytes > 0) std::memcpy(frame.data() + kHeaderBytes, payload, bytes);
   header.type = FrameType::kData;
-  absl::Status s = post(slot, frame, header, bytes);
+  header.seq = next_seq_;
+  header.payload_bytes = bytes;
+  absl::Status s = post(slot, header, bytes);
   if (!s.ok()) return s;
   free_data_slots_.pop_back();
-  ++data_in_flight_;
-  ++data_sent_;
+  ++slot_posts_[slot];
+  ++sends_in_flight_;
+  ++stats_.data_sent;
+  if (recovery()) {
+    const uint32_t at = next_seq_ % config_.depth;
+    send_headers_[slot] = header;
+    slot_unacked_[slot] = true;
+    seq_slot_[at] = slot;
+    seq_sent_ns_[at] = clock_.now_ns();
+    seq_resent_[at] = false;
+  }
+  ++next_seq_;
   return absl::OkStatus();
 }
 
-absl::Status Lane::maybe_report(bool waiting, bool* advanced) {
-  const uint32_t unreported = reposts_ - reported_;
-  if (unreported == 0 || credit_busy_ || credits() == 0)
-    return absl::OkStatus();
-  if (unreported < config_.report_threshold() && !report_requested_ &&
-      !waiting) {
-    return absl::OkStatus();
-  }
+bool Lane::report_owed() const {
+  return ack_now_ || (report_requested_ && consumed_ != consumed_reported_);
+}
+
+absl::Status Lane::send_ack(uint8_t flags, uint32_t suspect) {
   FrameHeader header;
-  header.type = FrameType::kCredit;
-  absl::Status s = post(config_.depth, send_frames_[config_.depth], header, 0);
+  header.type = FrameType::kAck;
+  header.flags = flags;
+  header.suspect = suspect;
+  absl::Status s = post(config_.depth, header, 0);
   if (!s.ok()) return s;
-  credit_busy_ = true;
+  ack_busy_ = true;
+  ++stats_.acks_sent;
+  if (flags & kFlagProbe) {
+    ++stats_.probes_sent;
+    last_probe_ns_ = clock_.now_ns();
+    probe_backoff_ = std::min(2 * probe_backoff_, kMaxProbeBackoff);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lane::retransmit() {
+  if (retries_ == config_.recovery.max_retries) {
+    return make_error(
+        absl::StatusCode::kUnavailable, place(ErrorCause::kPeerUnavailable),
+        absl::StrFormat(
+            "peer %u acknowledged nothing after %u retransmissions (last "
+            "timeout %d ns): it crashed, the cable is down or it stopped "
+            "progressing; %u data frame(s) unacknowledged",
+            peer_, retries_, rto_ns_, next_seq_ - peer_received_));
+  }
+  const TimeNs now = clock_.now_ns();
+  for (uint32_t s = peer_received_; s != next_seq_; ++s) {
+    const uint32_t at = s % config_.depth;
+    const uint32_t slot = seq_slot_[at];
+    seq_sent_ns_[at] = now;
+    seq_resent_[at] = true;
+    if (slot_posts_[slot] > 0) continue;  // still queued: it goes out anyway
+    absl::Status st =
+        post(slot, send_headers_[slot], send_headers_[slot].payload_bytes);
+    if (!st.ok()) return st;
+    ++slot_posts_[slot];
+    ++sends_in_flight_;
+    ++stats_.retransmitted;
+  }
+  ++retries_;
+  rto_ns_ = std::min(2 * rto_ns_, config_.recovery.max_rto_ns);
+  return absl::OkStatus();
+}
+
+TimeNs Lane::retransmit_due_ns() const {
+  if (!recovery() || peer_received_ == next_seq_) return kNeverNs;
+  return seq_sent_ns_[peer_received_ % config_.depth] + rto_ns_;
+}
+
+TimeNs Lane::probe_due_ns(TimeNs probe_after_ns) const {
+  if (probe_after_ns <= 0) return kNeverNs;
+  const TimeNs heard = last_heard_ns_ + probe_after_ns;
+  const TimeNs spaced = last_probe_ns_ + probe_backoff_ * probe_after_ns;
+  return std::max(heard, spaced);
+}
+
+bool Lane::silent(TimeNs probe_after_ns) const {
+  return probe_after_ns > 0 &&
+         clock_.now_ns() - last_heard_ns_ >= 2 * probe_after_ns;
+}
+
+TimeNs Lane::next_timer_ns(const Watch& watch) const {
+  const TimeNs retransmit = retransmit_due_ns();
+  if (!watch.waiting) return retransmit;
+  return std::min(retransmit, probe_due_ns(watch.probe_after_ns));
+}
+
+absl::Status Lane::service(const Watch& watch, uint32_t suspect,
+                           bool* advanced) {
+  const TimeNs now = clock_.now_ns();
+  if (now >= retransmit_due_ns()) {
+    absl::Status s = retransmit();
+    if (!s.ok()) return s;
+    *advanced = true;
+  }
+  if (ack_busy_) return absl::OkStatus();
+  const uint32_t threshold = config_.report_threshold();
+  const bool receipts_due =
+      recovery() && received_ - received_reported_ >= threshold;
+  const bool due = report_owed() || receipts_due ||
+                   consumed_ - consumed_reported_ >= threshold;
+  const bool probe = watch.waiting && now >= probe_due_ns(watch.probe_after_ns);
+  if (!due && !probe) return absl::OkStatus();
+  absl::Status s = send_ack(probe ? kFlagProbe : 0, suspect);
+  if (!s.ok()) return s;
   *advanced = true;
   return absl::OkStatus();
 }
 
-void Lane::send_abort(ErrorCause cause, uint32_t origin,
+void Lane::send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
                       std::string_view message) {
   if (abort_busy_) return;
   const uint32_t slot = config_.depth + 1;
@@ -239,20 +441,29 @@ void Lane::send_abort(ErrorCause cause, uint32_t origin,
   header.type = FrameType::kAbort;
   header.cause = static_cast<uint8_t>(cause);
   header.origin = origin;
-  if (post(slot, frame, header, bytes).ok()) abort_busy_ = true;
+  header.blamed = blamed;
+  if (post(slot, header, bytes).ok()) abort_busy_ = true;
 }
 
 absl::Status Lane::abort_error(const FrameHeader& h,
                                std::span<const std::byte> text) {
   abort_origin_ = h.origin;
+  abort_blamed_ = h.blamed;
   const std::string message(reinterpret_cast<const char*>(text.data()),
                             text.size());
   // A cause this version does not know is reported as unknown.
   const auto cause = h.cause <= static_cast<uint8_t>(ErrorCause::kGroupFailed)
                          ? static_cast<ErrorCause>(h.cause)
                          : ErrorCause::kUnknown;
+  ErrorPlace where = place(cause);
+  // Blame the peer the failure blamed (a crashed rank, say), not the
+  // messenger.
+  if (h.blamed != kNoPeer && h.blamed != where.rank) {
+    where.peer = h.blamed;
+    if (h.blamed != peer_) where.device.clear();
+  }
   return make_error(
-      absl::StatusCode::kAborted, place(cause),
+      absl::StatusCode::kAborted, where,
       absl::StrFormat("peer %u aborted the group after a failure that began "
                       "on rank %u (%s): %s",
                       peer_, h.origin, error_cause_name(cause), message));
@@ -260,15 +471,17 @@ absl::Status Lane::abort_error(const FrameHeader& h,
 
 absl::Status Lane::protocol_error(std::string_view what) const {
   return make_error(absl::StatusCode::kDataLoss, place(ErrorCause::kSequence),
-                    absl::StrFormat("flow-control violation: %s", what));
+                    absl::StrFormat("protocol violation: %s", what));
 }
 
 std::string Lane::describe() const {
   return absl::StrFormat(
-      "peer %u cable %u (%s): %u/%u credits, %u frame(s) in the inbox, %u "
-      "data send(s) in flight, %u of %u data frames acknowledged",
-      peer_, cable_, device(), credits(), config_.depth, inbox_.size(),
-      data_in_flight_, peer_consumed_, data_sent_);
+      "peer %u cable %u (%s): %u of %u data frame(s) received and %u "
+      "consumed by the peer, %u in the inbox, %u send(s) in flight, %u "
+      "retransmission round(s) without progress, last heard %d ns ago",
+      peer_, cable_, device(), peer_received_, next_seq_, peer_consumed_,
+      inbox_size(), sends_in_flight_, retries_,
+      clock_.now_ns() - last_heard_ns_);
 }
 
 }  // namespace weft::internal

@@ -170,6 +170,8 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
     const bool last =
         w.send_pos + 1 == w.sends.size() && st.done + 1 == st.frames;
     if (w.needs_ack && last) h.flags |= kFlagReportNow;
+    // With recovery the operation ends only once its frames arrived.
+    if (lane.recovery() && last) h.flags |= kFlagAckNow;
     const std::byte* src =
         at(item.src.buffer,
            item.src.offset + uint64_t{st.done} * identity_.chunk_bytes);
@@ -219,9 +221,11 @@ absl::Status OpRunner::advance(bool* advanced) {
 }
 
 bool OpRunner::lane_done(const LaneWork& w) const {
+  const Lane& lane = *w.lane;
   return w.send_pos == w.sends.size() && w.recv_pos == w.recvs.size() &&
-         w.lane->data_sends_in_flight() == 0 && !w.lane->report_owed() &&
-         (!w.needs_ack || w.lane->all_data_acked());
+         lane.data_sends_in_flight() == 0 && !lane.report_owed() &&
+         (!lane.recovery() || lane.all_data_received()) &&
+         (!w.needs_ack || lane.all_data_consumed());
 }
 
 bool OpRunner::done() const {
@@ -231,11 +235,8 @@ bool OpRunner::done() const {
 }
 
 bool OpRunner::waiting_on(const Lane* lane) const {
-  // Only acknowledgements: a sender short of credits needs no prompting,
-  // since the peer reports once depth / 2 receives are re-posted, and
-  // prompting it would spend the credit kept back for reports.
   for (const LaneWork& w : lanes_) {
-    if (w.lane == lane) return w.needs_ack && w.send_pos == w.sends.size();
+    if (w.lane == lane) return !lane_done(w);
   }
   return false;
 }
@@ -262,7 +263,9 @@ std::string OpRunner::outstanding(const Lane** blame) const {
                                       w.send_pos, state_[idx].done,
                                       state_[idx].frames, lane.peer()));
       if (stuck == nullptr && !lane.can_send_data()) stuck = &lane;
-    } else if (w.needs_ack && !lane.all_data_acked() && stuck == nullptr) {
+    } else if (stuck == nullptr &&
+               ((w.needs_ack && !lane.all_data_consumed()) ||
+                (lane.recovery() && !lane.all_data_received()))) {
       stuck = &lane;
     }
     parts.push_back(lane.describe());

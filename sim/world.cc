@@ -39,13 +39,30 @@ class Runner {
   }
 
   RunResult run() {
-    const TimeNs deadline =
-        deadline_after(core_.now(), core_.options().time_limit_ns);
+    return run_for(core_.options().time_limit_ns, /*settle=*/false);
+  }
+
+  // Every program counts as done: serves them until nothing is in flight.
+  TimeNs settle(TimeNs limit_ns) {
+    for (uint32_t r = 0; r < programs_.size(); ++r) {
+      if (!done_[r]) finish_rank(r);
+    }
+    return run_for(limit_ns, /*settle=*/true).end_ns;
+  }
+
+ private:
+  RunResult run_for(TimeNs limit_ns, bool settle) {
+    const TimeNs deadline = deadline_after(core_.now(), limit_ns);
     while (true) {
       if (!run_instant()) return finish(RunResult::Outcome::kLivelock);
-      if (remaining_ == 0) return finish(RunResult::Outcome::kCompleted);
+      if (remaining_ == 0 && !settle) {
+        return finish(RunResult::Outcome::kCompleted);
+      }
       const TimeNs next = next_time_ns();
-      if (next == kNeverNs) return finish(RunResult::Outcome::kHang);
+      if (next == kNeverNs) {
+        return finish(settle ? RunResult::Outcome::kCompleted
+                             : RunResult::Outcome::kHang);
+      }
       if (next > deadline) {
         core_.advance_to(std::max(core_.now(), deadline));
         return finish(RunResult::Outcome::kTimeLimit);
@@ -55,7 +72,6 @@ class Runner {
     }
   }
 
- private:
   // Processes events and steps ready ranks until nothing more happens at
   // this instant. false: the round limit was hit (livelock).
   bool run_instant() {
@@ -67,21 +83,22 @@ class Runner {
     }
   }
 
-  // Steps each ready rank once, in rank order. A stalled rank is left out:
-  // its stall's end makes it ready again.
+  // Steps each ready rank once, in rank order (a finished rank is served
+  // instead). A stalled rank is left out: its stall's end makes it ready
+  // again.
   void step_ready() {
     core_.ready().take(&batch_);
     for (uint32_t r : batch_) {
-      if (done_[r]) continue;
+      if (programs_[r] == nullptr || core_.stalled(r)) continue;
       if (core_.crashed(r)) {
-        finish_rank(r);
+        if (!done_[r]) finish_rank(r);
         continue;
       }
-      if (core_.stalled(r)) continue;
-      const Progress p = programs_[r]->step();
+      const Progress p =
+          done_[r] ? programs_[r]->serve() : programs_[r]->step();
       switch (p.state) {
         case Progress::State::kDone:
-          finish_rank(r);
+          if (!done_[r]) finish_rank(r);
           break;
         case Progress::State::kAdvanced:
           core_.ready().mark(r);
@@ -206,6 +223,10 @@ std::vector<ScriptedFault> World::injected_faults() const {
 
 RunResult World::run(std::span<RankProgram* const> programs) {
   return Runner(*core_, programs).run();
+}
+
+TimeNs World::settle(std::span<RankProgram* const> programs, TimeNs limit_ns) {
+  return Runner(*core_, programs).settle(limit_ns);
 }
 
 void World::advance_to(TimeNs t_ns) {

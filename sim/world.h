@@ -68,6 +68,13 @@ class RankProgram {
   // or when a stall of the rank ends: a program must not wait on anything
   // else (another rank's memory, say) without a wake-up.
   virtual Progress step() = 0;
+  // Called instead of step() once step() returned kDone, whenever the
+  // rank's endpoints get a completion (or its wake-up comes) while other
+  // ranks still run: a finished rank can keep answering its peers, as a
+  // real application does by calling into its transport again (a peer
+  // resending a frame whose acknowledgement was lost needs an answer). The
+  // run's outcome no longer waits for it. Default: nothing to do.
+  virtual Progress serve() { return Progress::done(); }
   // What this rank is still waiting for, for hang reports.
   virtual std::string outstanding() const = 0;
 };
@@ -112,6 +119,12 @@ class World {
   // done or the run ends otherwise. May be called again; virtual time and
   // the fabric state carry over.
   RunResult run(std::span<RankProgram* const> programs);
+  // After run(): lets what is still in flight land (frames on the wire,
+  // aborts of the ranks that failed last) and serves every program on it
+  // (RankProgram::serve), until no event is left or `limit_ns` of virtual
+  // time passed. Tools call it before judging whether every rank learnt of
+  // a failure. Returns the virtual time it ended at.
+  TimeNs settle(std::span<RankProgram* const> programs, TimeNs limit_ns);
   // With no programs: handles every event up to and including `t_ns` and
   // leaves the clock at `t_ns` (if later than now). For tests and drivers
   // that post work by hand.

@@ -1,8 +1,11 @@
 // Engine: the one progress engine of a group (and of the sub-groups split
 // from it, which share its lanes). It owns the lanes, queues operations and
 // runs them one at a time in submission order; each progress() step polls
-// every lane, advances the running operation, sends due credit reports and
-// enforces the operation's deadline on the fabric clock. The first error
+// every lane, advances the running operation, services the lanes' timers
+// (acknowledgements, retransmissions, probes) and enforces the operation's
+// deadline on the fabric clock. A deadline error names the peer this rank
+// believes silent: one it waits on and has not heard from for longest, or
+// failing that the one its waited-on peers report as silent. The first error
 // fails the engine: the running and queued operations end with it, every
 // peer is sent an abort, and new work is refused until the group is rebuilt.
 #ifndef WEFT_COLLECTIVES_INTERNAL_ENGINE_H_
@@ -62,7 +65,15 @@ class Engine {
  private:
   absl::Status poll_lanes(bool* advanced);
   absl::Status run_queue(bool* advanced);
-  absl::Status report_credits(bool* advanced);
+  // Services every lane; *wake_ns is the earliest lane timer.
+  absl::Status service_lanes(bool* advanced, TimeNs* wake_ns);
+  // The peer the running operation waits on that looks dead (see above);
+  // kNoPeer when none does. *heard_from is the peer that reported it
+  // (kNoPeer when this rank saw the silence itself).
+  uint32_t suspect(uint32_t* heard_from) const;
+  // How long the running operation lets a waited-on peer stay silent
+  // before probing it (0: no operation runs).
+  TimeNs probe_after_ns() const;
   absl::Status deadline_error(const OpState& op) const;
   absl::Status refusal() const;
   // Ends the running operation with `status`, and the queued ones with it

@@ -1,15 +1,18 @@
 // FrameHeader: the 64 bytes at the start of every frame the collectives
-// engine sends. It says what the frame is (data, credit report, abort), which
-// operation and chunk it belongs to, and carries the flow-control counters,
-// so a receiver can refuse a frame that belongs to a different collective
-// (kMismatch) instead of reducing it into the wrong buffer.
+// engine sends. It says what the frame is (data, acknowledgement, abort),
+// which operation and chunk it belongs to, and carries the reliability and
+// flow-control counters, so a receiver can refuse a frame that belongs to a
+// different collective (kMismatch) instead of reducing it into the wrong
+// buffer, place frames by sequence number and return credits.
 //
 // Wire layout, little-endian, fixed:
 //   0 magic u32 | 4 version u8 | 5 type u8 | 6 flags u8 | 7 kind u8
 //   8 dtype u8 | 9 reduce op u8 | 10 algorithm u8 | 11 cause u8
 //   12 group id u32 | 16 op sequence u32 | 20 root u32 | 24 total bytes u64
-//   32 item u32 | 36 frame u32 | 40 payload bytes u32 | 44 reposts u32
-//   48 chunk bytes u32 | 52 data consumed u32 | 56 origin u32 | 60 check u32
+//   32 item u32 | 36 frame u32 | 40 payload bytes u32 | 44 received u32
+//   48 chunk bytes u32 | 52 consumed u32 | 56 sequence u32 | 60 check u32
+// Frames other than data have no item: bytes 32 and 36 carry the origin and
+// the blamed peer (abort) or the suspect (acknowledgement).
 #ifndef WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
 #define WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
 
@@ -19,17 +22,26 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "fabric/errors.h"
 
 namespace weft::internal {
 
 inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
-inline constexpr uint8_t kProtocolVersion = 1;
+inline constexpr uint8_t kProtocolVersion = 2;
 inline constexpr uint32_t kHeaderBytes = 64;
 
-enum class FrameType : uint8_t { kData = 1, kCredit = 2, kAbort = 3 };
+// kAck: the counters alone (acknowledgement, credit report, probe reply).
+enum class FrameType : uint8_t { kData = 1, kAck = 2, kAbort = 3 };
 
 // Header flags.
-inline constexpr uint8_t kFlagReportNow = 1;  // report credits at once (ack)
+// Data: report `consumed` as soon as this frame is consumed (the sender of
+// an operation that receives nothing waits for its frames to be checked).
+inline constexpr uint8_t kFlagReportNow = 1;
+// Data: acknowledge receipt at once (the sender's last frame on the lane
+// for this operation).
+inline constexpr uint8_t kFlagAckNow = 2;
+// Any frame: the sender heard nothing for a while; answer with kAck.
+inline constexpr uint8_t kFlagProbe = 4;
 
 // What a data frame belongs to: identical on every rank running the same
 // operation, so any difference is a mismatch.
@@ -54,13 +66,20 @@ struct FrameHeader {
   uint32_t item = 0;   // ordinal of the item among the op's items on the lane
   uint32_t frame = 0;  // index of this frame within the item
   uint32_t payload_bytes = 0;
-  // Flow control: receives the sender has re-posted on this lane so far, and
-  // data frames it has consumed so far (both cumulative, modulo 2^32).
-  uint32_t reposts = 0;
-  uint32_t data_consumed = 0;
-  // kAbort: the error cause and the rank where the failure started.
+  // kData: the frame's data sequence number on the lane (modulo 2^32).
+  uint32_t seq = 0;
+  // Reliability and flow control, cumulative modulo 2^32: data frames the
+  // sender of this header has received in order (every number below it
+  // arrived) and data frames it has consumed.
+  uint32_t received = 0;
+  uint32_t consumed = 0;
+  // kAbort: the error cause, the rank where the failure started and the
+  // peer that failure blamed (kNoPeer: none).
   uint8_t cause = 0;
-  uint32_t origin = 0;
+  uint32_t origin = kNoPeer;
+  uint32_t blamed = kNoPeer;
+  // kAck: the rank the sender believes silent (kNoPeer: none).
+  uint32_t suspect = kNoPeer;
 
   void encode(std::span<std::byte, kHeaderBytes> out) const;
   // Checks magic, version, checksum, type and that `frame_bytes` (the bytes

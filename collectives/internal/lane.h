@@ -1,30 +1,44 @@
 // Lane: the engine's channel to one peer over one cable. It owns the
-// endpoint, the pair's sequence numbers, the receive and send frames carved
-// from the group's slab, and flow control:
+// endpoint, the receive and send frames carved from the group's slab, and the
+// lane's half of the protocol (DESIGN.md, "Sequence checking and
+// reliability"):
 //
-//  - Receives: `depth` frames stay posted. Every completion is checked for
-//    status, then sequence number, then header, before a byte is used.
-//    Data frames wait in the inbox until the running operation consumes
-//    them; only then is the receive posted again.
-//  - Credits: a sender may only send into a receive the peer has posted
-//    (UC drops anything else). Each side starts with `depth` credits and
-//    learns of re-posted receives from the `reposts` count every frame
-//    carries. Data needs two credits, so the last one is kept for a credit
-//    report: a report is sent once `depth / 2` re-posts are unreported, when
-//    the peer asked for one (kFlagReportNow: acknowledge my last frame), or
-//    when this rank waits for the peer's acknowledgement; never with
-//    nothing new to report. A sender short of credits never prompts: its
-//    peer has then at least depth - 1 unreported re-posts, over the
-//    threshold, and a prompt would spend the credit kept for reports.
-//  - Acknowledgement: every frame also carries how many data frames this
-//    side has consumed, so a sender knows when its frames were checked.
+//  - Checks: every completion is checked for status, then header, before a
+//    byte is used. With recovery off the immediate's sequence number must be
+//    the next one too (a gap or a duplicate is a typed error).
+//  - Placement: every data frame carries a data sequence number. Arrivals
+//    are held in their receive frames and handed to the running operation in
+//    sequence order (the inbox), so reordering inside the window is
+//    harmless; a number already held or already passed is a duplicate and is
+//    discarded.
+//  - Credits: a sender may send data number s only while s < consumed +
+//    window, where consumed is the peer's latest report and window = depth -
+//    kControlReserve: the peer holds at most `window` data frames, so
+//    `kControlReserve` receives stay free for acknowledgements and aborts.
+//    No frame is sent into a receive the peer has not posted.
+//  - Acknowledgements: every frame carries how many data frames this side
+//    received in order and consumed. An acknowledgement frame (kAck) goes
+//    out when window / 2 arrivals or consumptions are unreported, when a
+//    frame asks for one (kFlagAckNow, kFlagReportNow, kFlagProbe), or when a
+//    duplicate shows the peer missed the last one.
+//  - Retransmission (recovery on): a data frame stays in its send frame
+//    until acknowledged. When the oldest unacknowledged frame waited longer
+//    than the retransmission timeout (an estimate of the round trip, at
+//    least initial_rto_ns), every unacknowledged frame is sent again and the
+//    timeout doubles, up to max_rto_ns; after max_retries silent rounds the
+//    peer is Unavailable.
+//  - Liveness: while the running operation waits on this lane and nothing
+//    was heard from the peer for the probe interval, a probe (kFlagProbe)
+//    asks the peer to answer. Answers carry the rank the peer itself
+//    believes silent, so a chain of waiting ranks can name the one that
+//    died.
 //  - Abort: a best-effort frame telling the peer this group failed, with
-//    the cause, the rank where it started, and the message.
+//    the cause, the rank where it started, the peer it blamed and the
+//    message.
 #ifndef WEFT_COLLECTIVES_INTERNAL_LANE_H_
 #define WEFT_COLLECTIVES_INTERNAL_LANE_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -33,7 +47,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "collectives/group_options.h"
 #include "collectives/internal/frame_header.h"
+#include "fabric/clock.h"
 #include "fabric/endpoint.h"
 #include "fabric/errors.h"
 #include "fabric/sequence.h"
@@ -41,16 +57,33 @@
 
 namespace weft::internal {
 
+// Receives kept free of data for acknowledgements and aborts.
+inline constexpr uint32_t kControlReserve = 2;
+
 struct LaneConfig {
   uint32_t depth = 8;
   uint32_t max_frame_bytes = 512 << 10;
+  RecoveryOptions recovery;
 
-  uint32_t report_threshold() const { return depth / 2; }
+  // Data frames the peer may hold at once.
+  uint32_t window() const { return depth - kControlReserve; }
+  uint32_t report_threshold() const { return window() / 2; }
   // Bytes of slab one lane needs.
   uint64_t region_bytes() const;
 };
 
 inline constexpr uint32_t kMaxAbortText = 448;
+
+// What a lane did, for tests and benchmarks.
+struct LaneStats {
+  uint64_t data_sent = 0;       // first transmissions
+  uint64_t retransmitted = 0;   // frames sent again
+  uint64_t acks_sent = 0;       // kAck frames
+  uint64_t probes_sent = 0;     // kAck frames with kFlagProbe
+  uint64_t duplicates = 0;      // data frames discarded as duplicates
+  uint64_t placed_early = 0;    // data frames held ahead of a gap
+  uint64_t stale_counters = 0;  // kAck frames older than what was known
+};
 
 class Lane {
  public:
@@ -59,14 +92,19 @@ class Lane {
     FrameHeader header;
   };
 
-  // REQUIRES: [offset, offset + config.region_bytes()) lies in `slab`.
+  // REQUIRES: [offset, offset + config.region_bytes()) lies in `slab`;
+  // `clock` outlives the lane.
   Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
-       LaneConfig config, const Slab& slab, uint64_t offset);
+       LaneConfig config, const Slab& slab, uint64_t offset,
+       const Clock& clock);
 
   uint32_t peer() const { return peer_; }
   uint32_t cable() const { return cable_; }
   const std::string& device() const { return endpoint_->info().device; }
   ErrorPlace place(ErrorCause cause) const;
+  const LaneStats& stats() const { return stats_; }
+  // Lost frames are sent again (GroupOptions::recovery.enabled).
+  bool recovery() const { return config_.recovery.enabled; }
 
   absl::StatusOr<Destination> destination() const;
   // Connects and posts every receive.
@@ -74,51 +112,75 @@ class Lane {
 
   // Handles up to batch.size() completions of the endpoint (`batch` is
   // scratch space, reused across lanes). *advanced is set when any arrived.
-  // Errors: a bad completion, sequence, header or credit count, or an abort
+  // Errors: a bad completion, sequence, header or counter, or an abort
   // from the peer (cause as the peer sent it).
   absl::Status poll(std::span<Completion> batch, bool* advanced);
-  // Set once the peer's abort arrived: the rank where that failure began.
+  // Set once the peer's abort arrived: the rank where that failure began
+  // and the peer it blamed (kNoPeer: none).
   std::optional<uint32_t> abort_origin() const { return abort_origin_; }
+  uint32_t abort_blamed() const { return abort_blamed_; }
 
-  // Data frames that arrived and were not consumed yet, oldest first.
-  size_t inbox_size() const { return inbox_.size(); }
-  const Arrival& inbox(size_t i) const { return inbox_[i]; }
+  // Data frames that arrived in order and were not consumed yet, oldest
+  // first.
+  size_t inbox_size() const { return received_ - consumed_; }
+  const Arrival& inbox(size_t i) const;
   std::span<const std::byte> payload(const Arrival& a) const;
   // Consumes the oldest arrival and posts its receive again.
   absl::Status consume_front();
 
-  // A free send frame and two credits.
+  // A free send frame and a credit.
   bool can_send_data() const;
-  // Sends `header` (type, counters and payload length filled in here) and
-  // `bytes` of payload. REQUIRES: can_send_data().
+  // Sends `header` (type, counters, sequence and payload length filled in
+  // here) and `bytes` of payload. REQUIRES: can_send_data().
   absl::Status send_data(FrameHeader header, const std::byte* payload,
                          uint32_t bytes);
-  uint32_t data_sends_in_flight() const { return data_in_flight_; }
-  bool all_data_acked() const { return peer_consumed_ == data_sent_; }
+  uint32_t data_sends_in_flight() const { return sends_in_flight_; }
+  // Every data frame sent was received (recovery) / consumed by the peer.
+  bool all_data_received() const { return peer_received_ == next_seq_; }
+  bool all_data_consumed() const { return peer_consumed_ == next_seq_; }
 
-  // True while an acknowledgement the peer asked for is not sent yet.
-  bool report_owed() const {
-    return report_requested_ && reposts_ != reported_;
-  }
-  // Sends a credit report if one is due; `waiting` says this rank waits for
-  // the peer's acknowledgement.
-  absl::Status maybe_report(bool waiting, bool* advanced);
+  // True while an acknowledgement this side owes the peer is not sent.
+  bool report_owed() const;
+  // What the running operation needs of this lane's liveness: whether it
+  // waits on the peer, and how long a silence is worth a probe (0: never).
+  struct Watch {
+    bool waiting = false;
+    TimeNs probe_after_ns = 0;
+  };
+  // Timers and owed frames: sends a due acknowledgement, retransmits on
+  // timeout, probes a silent peer the operation waits on (at most every
+  // 4 x probe_after_ns). `suspect` goes into acknowledgements. Unavailable
+  // when the retries are exhausted.
+  absl::Status service(const Watch& watch, uint32_t suspect, bool* advanced);
+  // The next instant service() has something to do (kNeverNs: none).
+  TimeNs next_timer_ns(const Watch& watch) const;
+  // When the peer was last heard from; silent: nothing for two probe
+  // intervals (a probe went unanswered); whom the peer believes silent.
+  TimeNs last_heard_ns() const { return last_heard_ns_; }
+  bool silent(TimeNs probe_after_ns) const;
+  uint32_t peer_suspect() const { return peer_suspect_; }
   // Best effort; errors are ignored (the group has failed already).
-  void send_abort(ErrorCause cause, uint32_t origin, std::string_view message);
+  void send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
+                  std::string_view message);
 
-  // "peer 3 cable 0 (dev): 5/8 credits, 2 in inbox, ..." for reports.
+  // "peer 3 cable 0 (dev): 5 data frame(s) in flight, ..." for reports.
   std::string describe() const;
 
  private:
-  uint32_t credits() const {
-    return config_.depth + peer_reposts_ - sent_total_;
-  }
+  static constexpr uint32_t kNoSlot = 0xffffffff;
+
   absl::Status handle(const Completion& c);
   absl::Status handle_recv(const Completion& c);
+  absl::Status place_data(uint32_t slot, const FrameHeader& h);
   absl::Status absorb_counters(const FrameHeader& h);
   absl::Status repost(uint32_t slot);
-  absl::Status post(uint32_t slot, const Frame& frame, FrameHeader header,
-                    uint32_t payload_bytes);
+  absl::Status post(uint32_t slot, FrameHeader header, uint32_t payload_bytes);
+  absl::Status send_ack(uint8_t flags, uint32_t suspect);
+  absl::Status retransmit();
+  void note_received(uint32_t new_received);
+  void sample_round_trip(TimeNs sample_ns);
+  TimeNs retransmit_due_ns() const;
+  TimeNs probe_due_ns(TimeNs probe_after_ns) const;
   absl::Status abort_error(const FrameHeader& h,
                            std::span<const std::byte> text);
   absl::Status protocol_error(std::string_view what) const;
@@ -127,25 +189,54 @@ class Lane {
   uint32_t peer_;
   uint32_t cable_;
   LaneConfig config_;
+  const Clock& clock_;
   std::vector<Frame> recv_frames_;
-  std::vector<Frame> send_frames_;  // data slots, then credit, then abort
+  std::vector<Arrival> arrivals_;   // per receive slot: the checked header
+  std::vector<Frame> send_frames_;  // data slots, then ack, then abort
+  std::vector<FrameHeader> send_headers_;  // per data slot, for resending
+  // Per data send slot: sends posted and not completed, and whether it
+  // holds a frame not yet acknowledged (recovery).
+  std::vector<uint32_t> slot_posts_;
+  std::vector<bool> slot_unacked_;
   std::vector<uint32_t> free_data_slots_;
-  bool credit_busy_ = false;
+  bool ack_busy_ = false;
   bool abort_busy_ = false;
-  std::deque<Arrival> inbox_;
   SendSequence send_sequence_;
   ReceiveChecker receive_checker_;
+  LaneStats stats_;
 
-  uint32_t sent_total_ = 0;  // frames posted, every type
-  uint32_t data_sent_ = 0;   // data frames posted
-  uint32_t data_in_flight_ = 0;
-  uint32_t peer_reposts_ = 0;  // the peer's latest report
+  // Sending side. Data numbers [peer_received_, next_seq_) are unacknowledged;
+  // seq_slot_[s % depth] is the send slot holding number s.
+  uint32_t next_seq_ = 0;
+  uint32_t sends_in_flight_ = 0;
+  uint32_t peer_received_ = 0;
   uint32_t peer_consumed_ = 0;
-  uint32_t reposts_ = 0;   // receives this side re-posted
-  uint32_t reported_ = 0;  // reposts_ as last sent to the peer
-  uint32_t consumed_ = 0;  // data frames this side consumed
-  bool report_requested_ = false;
+  uint32_t peer_suspect_ = kNoPeer;
+  std::vector<uint32_t> seq_slot_;
+  std::vector<TimeNs> seq_sent_ns_;  // last transmission of number s
+  std::vector<bool> seq_resent_;     // Karn: no round trip from a resent one
+  TimeNs rto_ns_ = 0;
+  TimeNs srtt_ns_ = 0;  // smoothed round trip (0: no sample yet)
+  TimeNs rttvar_ns_ = 0;
+  uint32_t retries_ = 0;
+
+  // Receiving side. Numbers [consumed_, received_) are the inbox; a number
+  // in [received_, consumed_ + window) may be held early. held_[s % depth]
+  // is the receive slot holding number s, or kNoSlot.
+  uint32_t received_ = 0;
+  uint32_t consumed_ = 0;
+  std::vector<uint32_t> held_;
+  uint32_t received_reported_ = 0;
+  uint32_t consumed_reported_ = 0;
+  bool ack_now_ = false;           // a flag or a duplicate asked for an ack
+  bool report_requested_ = false;  // consumed a kFlagReportNow frame
+
+  // Liveness.
+  TimeNs last_heard_ns_ = 0;
+  TimeNs last_probe_ns_ = 0;
+  uint32_t probe_backoff_ = 1;  // 1, 2, 4: unanswered probes space out
   std::optional<uint32_t> abort_origin_;
+  uint32_t abort_blamed_ = kNoPeer;
 };
 
 }  // namespace weft::internal

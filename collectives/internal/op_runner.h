@@ -43,8 +43,8 @@ class OpRunner {
   // Does everything possible now; *advanced when anything moved.
   absl::Status advance(bool* advanced);
   bool done() const;
-  // True when this operation waits on `lane` for acknowledgements (the
-  // peer should be told of every re-posted receive promptly).
+  // True while this operation still needs something on `lane` (frames to
+  // send or receive, acknowledgements): a silent peer there is probed.
   bool waiting_on(const Lane* lane) const;
   // What is still outstanding; *blame is the lane it waits on most
   // directly (nullptr when none).

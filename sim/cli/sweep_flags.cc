@@ -12,6 +12,9 @@
 ABSL_FLAG(std::string, seeds, "",
           "sweep: how many seeds to run, from --first-seed on (1..100000000)");
 ABSL_FLAG(std::string, first_seed, "1", "sweep: the first seed (0..2^64-1)");
+ABSL_FLAG(bool, require_correct, false,
+          "sweep: every run must end correct; a typed error fails too (for "
+          "studies of faults recovery must survive, with --faults)");
 ABSL_FLAG(std::string, shard, "0/1",
           "sweep: i/N runs only the seeds whose index (seed - first seed) is "
           "i modulo N, for job arrays (0 <= i < N <= 1000000)");
@@ -30,7 +33,7 @@ namespace {
 
 constexpr std::string_view kSweepNames[] = {
     "seeds",    "first_seed", "shard", "check_determinism",
-    "recovery", "faults",     "out"};
+    "recovery", "faults",     "out",   "require_correct"};
 constexpr std::string_view kShrinkNames[] = {"seed", "recovery", "out"};
 
 // The flag `arg` ("--name[=value]", normalised) sets, or "" if none.
@@ -117,6 +120,7 @@ absl::StatusOr<SweepFlags> sweep_flags() {
   if (absl::Status s = parse_shard(absl::GetFlag(FLAGS_shard), &out); !s.ok())
     return s;
   out.check_determinism = absl::GetFlag(FLAGS_check_determinism);
+  out.require_correct = absl::GetFlag(FLAGS_require_correct);
   absl::StatusOr<bool> recovery = recovery_flag();
   if (!recovery.ok()) return recovery.status();
   out.recovery = *recovery;

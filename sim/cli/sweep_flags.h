@@ -1,9 +1,9 @@
 // The flags of `weft-sim sweep` and `weft-sim shrink`: which seeds
 // (--seeds, --first-seed, --shard i/N, or shrink's --seed), --recovery,
-// --check-determinism, --faults (a plan replacing each seed's drawn
-// faults: how a shrunk plan is replayed) and --out. Each command accepts
-// only the flags it names, whichever file defines them; bad input exits 2
-// with one line naming the flag.
+// --check-determinism, --require-correct, --faults (a plan replacing each
+// seed's drawn faults: how a shrunk plan is replayed) and --out. Each command
+// accepts only the flags it names, whichever file defines them; bad input exits
+// 2 with one line naming the flag.
 #ifndef WEFT_SIM_CLI_SWEEP_FLAGS_H_
 #define WEFT_SIM_CLI_SWEEP_FLAGS_H_
 
@@ -30,6 +30,7 @@ struct SweepFlags {
   uint64_t shard_count = 1;  // shard_index
   bool check_determinism = false;
   bool recovery = true;
+  bool require_correct = false;  // a typed error fails the seed too
   std::optional<FaultPlan> faults;
   std::string faults_path;  // as given
   std::string out_dir;

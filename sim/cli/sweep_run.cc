@@ -7,15 +7,23 @@
 namespace weft::sim::cli {
 namespace {
 
-// True when some surviving rank ended OK and another with an error.
+// True when some surviving rank ended with an error while another ended
+// OK and was never told: its group still looked healthy at the end of the
+// run. (A rank whose part finished before the failure ends OK with the
+// right bytes; the peers' abort then reaches it and fails its group.)
 bool disagree(const harness::CaseRun& run, const World& world) {
-  bool any_ok = false;
+  bool any_unaware = false;
   bool any_error = false;
   for (uint32_t r = 0; r < run.ranks.size(); ++r) {
     if (world.crashed(r)) continue;
-    (run.ranks[r].first_error.ok() ? any_ok : any_error) = true;
+    const harness::RankOutcome& rank = run.ranks[r];
+    if (!rank.first_error.ok()) {
+      any_error = true;
+    } else if (!rank.told_of_failure) {
+      any_unaware = true;
+    }
   }
-  return any_ok && any_error;
+  return any_unaware && any_error;
 }
 
 // Runs the case's collectives in order; the first that does not end

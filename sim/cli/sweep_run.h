@@ -37,11 +37,6 @@ struct SweepRun {
   uint64_t trace_hash = 0;
   uint64_t faults_injected = 0;
   std::vector<ScriptedFault> injected;  // with want_injected
-
-  // Every oracle held: an allowed verdict, and the ranks agree.
-  bool passed() const {
-    return harness::verdict_allowed(verdict) && !ranks_disagree;
-  }
 };
 
 // Runs `c` with `options`. Errors only for what is no outcome of the run:

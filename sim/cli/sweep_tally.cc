@@ -33,12 +33,13 @@ std::string counts(const SweepTally& t) {
 
 }  // namespace
 
-void SweepTally::add(const SweepRun& run, bool in_target, bool deterministic) {
+void SweepTally::add(const SweepRun& run, bool in_target, bool deterministic,
+                     bool failed_oracle) {
   ++seeds;
   ++by_verdict[static_cast<size_t>(run.verdict)];
   disagree += run.ranks_disagree ? 1 : 0;
   nondeterministic += deterministic ? 0 : 1;
-  failed += run.passed() && deterministic ? 0 : 1;
+  failed += failed_oracle ? 1 : 0;
   if (in_target) {
     ++target_seeds;
     target_correct += run.verdict == harness::Verdict::kCorrect ? 1 : 0;
@@ -64,8 +65,8 @@ std::string sweep_table(const SweepTally& t, bool check_determinism) {
   absl::StrAppendFormat(&out, "%-18s %10u\n", "total", t.seeds);
   absl::StrAppendFormat(
       &out,
-      "loss <= 1%%, no crash, dead link or qp_error: %u seeds, %u correct "
-      "(%.3f%%)\n",
+      "loss <= 1%%, no crash, dead link, qp_error or error completion: %u "
+      "seeds, %u correct (%.3f%%)\n",
       t.target_seeds, t.target_correct,
       percent(t.target_correct, t.target_seeds));
   absl::StrAppendFormat(&out, "failed an oracle: %u seeds\n", t.failed);

@@ -28,8 +28,10 @@ struct SweepTally {
   uint64_t target_correct = 0;
   uint64_t folded_hash = kFoldHashStart;
 
-  // Counts one seed. `in_target`: loss <= kTargetMaxLoss, no fatal fault.
-  void add(const SweepRun& run, bool in_target, bool deterministic);
+  // Counts one seed. `in_target`: loss <= kTargetMaxLoss, no fatal fault;
+  // `failed_oracle`: the seed failed one of the sweep's oracles.
+  void add(const SweepRun& run, bool in_target, bool deterministic,
+           bool failed_oracle);
 };
 
 // The summary table, the target line and the failure count (no wall time,

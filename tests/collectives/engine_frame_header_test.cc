@@ -30,10 +30,10 @@ FrameHeader sample() {
   h.item = 9;
   h.frame = 123456;
   h.payload_bytes = 10;
-  h.reposts = 0x80000001;
-  h.data_consumed = 42;
+  h.seq = 0xfffffff0;
+  h.received = 0x80000001;
+  h.consumed = 42;
   h.cause = 4;
-  h.origin = 3;
   return h;
 }
 
@@ -53,10 +53,36 @@ TEST(FrameHeader, RoundTripsEveryField) {
   EXPECT_EQ(back->item, h.item);
   EXPECT_EQ(back->frame, h.frame);
   EXPECT_EQ(back->payload_bytes, h.payload_bytes);
-  EXPECT_EQ(back->reposts, h.reposts);
-  EXPECT_EQ(back->data_consumed, h.data_consumed);
+  EXPECT_EQ(back->seq, h.seq);
+  EXPECT_EQ(back->received, h.received);
+  EXPECT_EQ(back->consumed, h.consumed);
   EXPECT_EQ(back->cause, h.cause);
-  EXPECT_EQ(back->origin, h.origin);
+}
+
+TEST(FrameHeader, ControlFramesCarryTheirRanksWhereDataHasItems) {
+  FrameHeader ack;
+  ack.type = FrameType::kAck;
+  ack.flags = kFlagProbe;
+  ack.suspect = 6;
+  ack.received = 17;
+  absl::StatusOr<FrameHeader> back = FrameHeader::decode(encoded(ack));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->suspect, 6u);
+  EXPECT_EQ(back->flags, kFlagProbe);
+  EXPECT_EQ(back->received, 17u);
+
+  FrameHeader abort;
+  abort.type = FrameType::kAbort;
+  abort.origin = 2;
+  abort.blamed = 5;
+  back = FrameHeader::decode(encoded(abort));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->origin, 2u);
+  EXPECT_EQ(back->blamed, 5u);
+  // The bytes where a data frame has its item and frame numbers.
+  const std::vector<std::byte> f = encoded(abort);
+  EXPECT_EQ(f[32], std::byte{2});
+  EXPECT_EQ(f[36], std::byte{5});
 }
 
 TEST(FrameHeader, LayoutIsLittleEndianAndFixed) {

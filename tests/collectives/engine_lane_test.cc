@@ -1,7 +1,10 @@
-// Lane against a gMock endpoint: every completion is checked (status,
-// sequence, header) before its bytes are used; credits gate data sends;
-// reports go out at the threshold and when an acknowledgement is asked for;
-// aborts and flow-control violations become typed errors.
+// Lane against a gMock endpoint and a manual clock: every completion is
+// checked (status, sequence, header) before its bytes are used; data is
+// placed by sequence number, duplicates are discarded and acknowledged; the
+// window gates data sends; acknowledgements go out at the threshold and
+// when asked for; unacknowledged frames are resent with back-off until the
+// retries run out; a silent peer is probed; aborts and counter violations
+// become typed errors.
 #include <array>
 #include <cstring>
 #include <memory>
@@ -23,12 +26,21 @@ using ::testing::Return;
 using ::testing::ReturnRef;
 using weft::testing::MockEndpoint;
 
-constexpr uint32_t kDepth = 4;
+constexpr uint32_t kDepth = 6;  // a window of 4 data frames
+constexpr TimeNs kRtoNs = 100 * kNsPerUs;
 
 class LaneTest : public ::testing::Test {
  protected:
+  LaneConfig config() const {
+    LaneConfig c{kDepth, 4096};
+    c.recovery.enabled = recovery_;
+    c.recovery.initial_rto_ns = kRtoNs;
+    c.recovery.max_rto_ns = 4 * kRtoNs;
+    c.recovery.max_retries = 3;
+    return c;
+  }
   void SetUp() override {
-    slab_ = *Slab::create(LaneConfig{kDepth, 4096}.region_bytes());
+    slab_ = *Slab::create(config().region_bytes());
     auto ep = std::make_unique<NiceMock<MockEndpoint>>();
     ep_ = ep.get();
     ON_CALL(*ep_, info()).WillByDefault(ReturnRef(info_));
@@ -51,14 +63,15 @@ class LaneTest : public ::testing::Test {
       pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(n));
       return absl::StatusOr<size_t>(n);
     });
-    lane_ = std::make_unique<Lane>(std::move(ep), 1, 0,
-                                   LaneConfig{kDepth, 4096}, *slab_, 0);
+    lane_ = std::make_unique<Lane>(std::move(ep), 1, 0, config(), *slab_, 0,
+                                   clock_);
     ASSERT_TRUE(lane_->connect(Destination{}).ok());
     ASSERT_EQ(recvs_posted_, kDepth);
   }
 
-  // A frame from the peer lands in receive slot `slot` with sequence `seq`.
-  void arrive(uint32_t slot, uint32_t seq, FrameHeader h,
+  // A frame from the peer lands in receive slot `slot` with immediate
+  // `imm`; data frames carry data sequence number h.seq.
+  void arrive(uint32_t slot, uint32_t imm, FrameHeader h,
               std::vector<std::byte> payload = {}) {
     h.payload_bytes = static_cast<uint32_t>(payload.size());
     const Frame& f = recv_frames_[slot];
@@ -69,8 +82,38 @@ class LaneTest : public ::testing::Test {
     c.id = WorkId{WorkKind::kRecv, 1, slot};
     c.byte_len = kHeaderBytes + h.payload_bytes;
     c.has_immediate = true;
-    c.immediate = seq;
+    c.immediate = imm;
     pending_.push_back(c);
+  }
+  FrameHeader data(uint32_t seq, uint8_t flags = 0) const {
+    FrameHeader h;
+    h.seq = seq;
+    h.flags = flags;
+    return h;
+  }
+  FrameHeader ack(uint32_t received, uint32_t consumed) const {
+    FrameHeader h;
+    h.type = FrameType::kAck;
+    h.received = received;
+    h.consumed = consumed;
+    return h;
+  }
+  absl::Status service(bool waiting = false) {
+    bool advanced = false;
+    return lane_->service(Lane::Watch{waiting, kRtoNs}, kNoPeer, &advanced);
+  }
+  // Send completions for every send posted so far.
+  void complete_sends() {
+    for (size_t i = completed_; i < sent_.size(); ++i) {
+      Completion c;
+      c.id = sent_[i].id;
+      pending_.push_back(c);
+    }
+    completed_ = sent_.size();
+  }
+  absl::Status send(uint8_t fill) {
+    const std::byte bytes[8] = {std::byte{fill}};
+    return lane_->send_data(FrameHeader{}, bytes, 8);
   }
   absl::Status poll() {
     bool advanced = false;
@@ -87,6 +130,9 @@ class LaneTest : public ::testing::Test {
     uint32_t length;
     uint32_t immediate;
   };
+  bool recovery_ = true;
+  ManualClock clock_;
+  size_t completed_ = 0;
   EndpointInfo info_{0, 1, "dev0"};
   std::unique_ptr<Slab> slab_;
   NiceMock<MockEndpoint>* ep_ = nullptr;
@@ -97,8 +143,17 @@ class LaneTest : public ::testing::Test {
   std::vector<Completion> pending_;
 };
 
+// The fixture without recovery: strict sequence checking.
+class StrictLaneTest : public LaneTest {
+ protected:
+  void SetUp() override {
+    recovery_ = false;
+    LaneTest::SetUp();
+  }
+};
+
 TEST_F(LaneTest, DataFrameIsCheckedThenQueuedThenReposted) {
-  arrive(0, 0, FrameHeader{}, {std::byte{1}, std::byte{2}, std::byte{3}});
+  arrive(0, 0, data(0), {std::byte{1}, std::byte{2}, std::byte{3}});
   ASSERT_TRUE(poll().ok());
   ASSERT_EQ(lane_->inbox_size(), 1u);
   const auto payload = lane_->payload(lane_->inbox(0));
@@ -110,26 +165,183 @@ TEST_F(LaneTest, DataFrameIsCheckedThenQueuedThenReposted) {
   EXPECT_EQ(lane_->inbox_size(), 0u);
 }
 
-TEST_F(LaneTest, SequenceGapIsATypedErrorAndNothingIsQueued) {
-  arrive(0, 1, FrameHeader{});  // 0 was lost
-  const absl::Status s = poll();
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("expected frame 0, received 1"));
-  const auto place = error_place(s);
-  ASSERT_TRUE(place.has_value());
-  EXPECT_EQ(place->cause, ErrorCause::kSequence);
-  EXPECT_EQ(place->peer, 1u);
-  EXPECT_EQ(place->device, "dev0");
-  EXPECT_EQ(lane_->inbox_size(), 0u);
+TEST_F(LaneTest, ReorderedFramesArePlacedBySequenceNumber) {
+  arrive(0, 0, data(2), {std::byte{22}});
+  arrive(1, 1, data(0), {std::byte{20}});
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(lane_->inbox_size(), 1u);  // 1 is missing: 2 waits behind it
+  arrive(2, 2, data(1), {std::byte{21}});
+  ASSERT_TRUE(poll().ok());
+  ASSERT_EQ(lane_->inbox_size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(lane_->inbox(i).header.seq, i);
+    EXPECT_EQ(lane_->payload(lane_->inbox(i))[0],
+              std::byte{static_cast<uint8_t>(20 + i)});
+  }
+  EXPECT_EQ(lane_->stats().placed_early, 1u);
 }
 
-TEST_F(LaneTest, DuplicateIsATypedError) {
-  arrive(0, 0, FrameHeader{});
-  arrive(1, 0, FrameHeader{});
+TEST_F(LaneTest, DuplicatesAreDiscardedAndAcknowledged) {
+  arrive(0, 0, data(0), {std::byte{1}});
+  arrive(1, 1, data(0), {std::byte{9}});  // a copy: resent or duplicated
+  ASSERT_TRUE(poll().ok());
+  ASSERT_EQ(lane_->inbox_size(), 1u);
+  EXPECT_EQ(lane_->payload(lane_->inbox(0))[0], std::byte{1});
+  EXPECT_EQ(recvs_posted_, kDepth + 1);  // the copy's receive is back
+  EXPECT_EQ(lane_->stats().duplicates, 1u);
+  // The sender missed our acknowledgement: one goes out at once.
+  EXPECT_TRUE(lane_->report_owed());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).type, FrameType::kAck);
+  EXPECT_EQ(sent_header(0).received, 1u);
+  // A copy of a frame already consumed is discarded too.
+  ASSERT_TRUE(lane_->consume_front().ok());
+  arrive(2, 2, data(0), {std::byte{9}});
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(lane_->inbox_size(), 0u);
+  EXPECT_EQ(lane_->stats().duplicates, 2u);
+}
+
+TEST_F(LaneTest, DataBeyondTheWindowIsAViolation) {
+  arrive(0, 0, data(kDepth - kControlReserve));  // the window is 0..3
   const absl::Status s = poll();
   EXPECT_EQ(error_place(s)->cause, ErrorCause::kSequence);
-  EXPECT_EQ(lane_->inbox_size(), 1u);  // the first one only
+  EXPECT_THAT(std::string(s.message()), HasSubstr("beyond the window"));
+}
+
+TEST_F(LaneTest, TheWindowGatesDataSendsAndReportsReopenIt) {
+  for (uint8_t i = 0; i < kDepth - kControlReserve; ++i) {
+    ASSERT_TRUE(lane_->can_send_data());
+    ASSERT_TRUE(send(i).ok());
+    EXPECT_EQ(sent_header(i).seq, i);
+    EXPECT_EQ(sent_[i].immediate, i);  // pair sequence as the immediate
+  }
+  EXPECT_FALSE(lane_->can_send_data());  // the peer holds a full window
+  complete_sends();
+  arrive(0, 0, ack(4, 0));  // all arrived, none consumed yet
+  ASSERT_TRUE(poll().ok());
+  EXPECT_TRUE(lane_->all_data_received());
+  EXPECT_FALSE(lane_->all_data_consumed());
+  EXPECT_FALSE(lane_->can_send_data());
+  EXPECT_EQ(recvs_posted_, kDepth + 1);  // acknowledgements re-post at once
+  arrive(1, 1, ack(4, 2));
+  ASSERT_TRUE(poll().ok());
+  EXPECT_TRUE(lane_->can_send_data());
+}
+
+TEST_F(LaneTest, AcknowledgesReceiptAtTheThresholdOrWhenAsked) {
+  arrive(0, 0, data(0));
+  ASSERT_TRUE(poll().ok());
+  ASSERT_TRUE(service().ok());
+  EXPECT_TRUE(sent_.empty());  // 1 unreported < window / 2
+  arrive(1, 1, data(1));
+  ASSERT_TRUE(poll().ok());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).received, 2u);
+  EXPECT_EQ(sent_header(0).consumed, 0u);
+  complete_sends();
+  arrive(2, 2, data(2, kFlagAckNow));  // the sender's last frame
+  ASSERT_TRUE(poll().ok());
+  EXPECT_TRUE(lane_->report_owed());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 2u);
+  EXPECT_EQ(sent_header(1).received, 3u);
+}
+
+TEST_F(LaneTest, ReportsConsumptionOfAFlaggedFrame) {
+  arrive(0, 0, data(0, kFlagReportNow));
+  ASSERT_TRUE(poll().ok());
+  EXPECT_FALSE(lane_->report_owed());  // not consumed yet
+  ASSERT_TRUE(lane_->consume_front().ok());
+  EXPECT_TRUE(lane_->report_owed());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).consumed, 1u);
+  EXPECT_FALSE(lane_->report_owed());
+}
+
+TEST_F(LaneTest, ResendsUnacknowledgedFramesWithBackOff) {
+  ASSERT_TRUE(send(7).ok());
+  ASSERT_TRUE(send(8).ok());
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  ASSERT_TRUE(service().ok());
+  EXPECT_EQ(sent_.size(), 2u);
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kRtoNs);
+  clock_.advance_to(kRtoNs);
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 4u);
+  // The same frames, data sequence numbers and payloads, new immediates.
+  EXPECT_EQ(sent_header(2).seq, 0u);
+  EXPECT_EQ(sent_header(3).seq, 1u);
+  EXPECT_EQ(sent_[2].frame.data()[kHeaderBytes], std::byte{7});
+  EXPECT_EQ(sent_[3].immediate, 3u);
+  EXPECT_EQ(lane_->stats().retransmitted, 2u);
+  // The timeout doubled.
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kRtoNs + 2 * kRtoNs);
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  // An acknowledgement of the first stops its resending.
+  arrive(0, 0, ack(1, 0));
+  ASSERT_TRUE(poll().ok());
+  clock_.advance_to(3 * kRtoNs);
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 5u);
+  EXPECT_EQ(sent_header(4).seq, 1u);
+  arrive(1, 1, ack(2, 2));
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  EXPECT_TRUE(lane_->all_data_received());
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
+}
+
+TEST_F(LaneTest, ExhaustedRetriesMakeThePeerUnavailable) {
+  ASSERT_TRUE(send(1).ok());
+  TimeNs at = 0;
+  for (int retry = 0; retry < 3; ++retry) {
+    complete_sends();
+    ASSERT_TRUE(poll().ok());
+    at = lane_->next_timer_ns(Lane::Watch{});
+    clock_.advance_to(at);
+    ASSERT_TRUE(service().ok()) << "retry " << retry;
+  }
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  clock_.advance_to(lane_->next_timer_ns(Lane::Watch{}));
+  const absl::Status s = service();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(error_place(s)->cause, ErrorCause::kPeerUnavailable);
+  EXPECT_EQ(error_place(s)->peer, 1u);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("after 3 retransmissions"));
+}
+
+TEST_F(LaneTest, ProbesASilentPeerAndAnswersProbes) {
+  ASSERT_TRUE(service(/*waiting=*/true).ok());
+  EXPECT_TRUE(sent_.empty());  // heard from at connect: not silent yet
+  clock_.advance_to(kRtoNs);
+  ASSERT_TRUE(service(true).ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).flags, kFlagProbe);
+  EXPECT_FALSE(lane_->silent(kRtoNs));
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  // Unanswered probes space out.
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{true, kRtoNs}), 3 * kRtoNs);
+  clock_.advance_to(2 * kRtoNs);
+  EXPECT_TRUE(lane_->silent(kRtoNs));
+  // The peer's probe carries its suspect; this side answers at once.
+  FrameHeader probe = ack(0, 0);
+  probe.flags = kFlagProbe;
+  probe.suspect = 4;
+  arrive(0, 0, probe);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(lane_->peer_suspect(), 4u);
+  EXPECT_FALSE(lane_->silent(kRtoNs));
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 2u);
+  EXPECT_EQ(sent_header(1).type, FrameType::kAck);
 }
 
 TEST_F(LaneTest, ErrorCompletionIsATypedError) {
@@ -144,7 +356,7 @@ TEST_F(LaneTest, ErrorCompletionIsATypedError) {
 }
 
 TEST_F(LaneTest, FrameWithoutImmediateOrHeaderIsRefused) {
-  arrive(0, 0, FrameHeader{});
+  arrive(0, 0, data(0));
   pending_.back().has_immediate = false;
   EXPECT_THAT(std::string(poll().message()),
               HasSubstr("without a sequence number"));
@@ -160,103 +372,72 @@ TEST_F(LaneTest, GarbageHeaderIsRefused) {
   EXPECT_THAT(std::string(poll().message()), HasSubstr("not a weft header"));
 }
 
-TEST_F(LaneTest, CreditsGateDataSendsAndReportsReturnThem) {
-  const std::byte data[8] = {};
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(lane_->can_send_data());
-    ASSERT_TRUE(lane_->send_data(FrameHeader{}, data, 8).ok());
-  }
-  EXPECT_FALSE(lane_->can_send_data());  // one credit left, kept for reports
-  EXPECT_EQ(sent_.size(), 3u);
-  EXPECT_EQ(sent_[2].immediate, 2u);  // sequence numbers as immediates
-  FrameHeader report;
-  report.type = FrameType::kCredit;
-  report.reposts = 3;
-  report.data_consumed = 3;
-  arrive(0, 0, report);
-  ASSERT_TRUE(poll().ok());
-  EXPECT_TRUE(lane_->all_data_acked());
-  EXPECT_EQ(recvs_posted_, kDepth + 1);  // credit frames are re-posted at once
-  // Send completions free the slots.
-  for (int i = 0; i < 3; ++i) {
-    Completion c;
-    c.id = sent_[static_cast<size_t>(i)].id;
-    pending_.push_back(c);
-  }
-  ASSERT_TRUE(poll().ok());
-  EXPECT_EQ(lane_->data_sends_in_flight(), 0u);
-  EXPECT_TRUE(lane_->can_send_data());
-}
-
-TEST_F(LaneTest, ReportsAtTheThresholdOnly) {
-  bool advanced = false;
-  arrive(0, 0, FrameHeader{});
-  ASSERT_TRUE(poll().ok());
-  ASSERT_TRUE(lane_->consume_front().ok());
-  ASSERT_TRUE(lane_->maybe_report(false, &advanced).ok());
-  EXPECT_TRUE(sent_.empty());  // 1 unreported < depth / 2
-  arrive(1, 1, FrameHeader{});
-  ASSERT_TRUE(poll().ok());
-  ASSERT_TRUE(lane_->consume_front().ok());
-  ASSERT_TRUE(lane_->maybe_report(false, &advanced).ok());
-  ASSERT_EQ(sent_.size(), 1u);
-  const FrameHeader h = sent_header(0);
-  EXPECT_EQ(h.type, FrameType::kCredit);
-  EXPECT_EQ(h.reposts, 2u);
-  EXPECT_EQ(h.data_consumed, 2u);
-}
-
-TEST_F(LaneTest, AcknowledgesAFlaggedFrameOnceConsumed) {
-  bool advanced = false;
-  FrameHeader last;
-  last.flags = kFlagReportNow;
-  arrive(0, 0, last);
-  ASSERT_TRUE(poll().ok());
-  ASSERT_TRUE(lane_->maybe_report(false, &advanced).ok());
-  EXPECT_TRUE(sent_.empty());  // not consumed yet: nothing to acknowledge
-  ASSERT_TRUE(lane_->consume_front().ok());
-  EXPECT_TRUE(lane_->report_owed());
-  ASSERT_TRUE(lane_->maybe_report(false, &advanced).ok());
-  ASSERT_EQ(sent_.size(), 1u);
-  EXPECT_EQ(sent_header(0).data_consumed, 1u);
-  EXPECT_FALSE(lane_->report_owed());
-}
-
 TEST_F(LaneTest, PeerClaimingMoreThanWasSentIsAViolation) {
-  FrameHeader h;
-  h.reposts = 1;  // nothing was sent
-  arrive(0, 0, h);
-  EXPECT_THAT(std::string(poll().message()),
-              HasSubstr("flow-control violation"));
+  arrive(0, 0, ack(1, 0));  // nothing was sent
+  EXPECT_THAT(std::string(poll().message()), HasSubstr("protocol violation"));
 }
 
-TEST_F(LaneTest, AbortCarriesCauseAndOrigin) {
+TEST_F(LaneTest, AbortCarriesCauseOriginAndTheBlamedPeer) {
   FrameHeader h;
   h.type = FrameType::kAbort;
-  h.cause = static_cast<uint8_t>(ErrorCause::kMismatch);
+  h.cause = static_cast<uint8_t>(ErrorCause::kDeadline);
   h.origin = 5;
-  const std::string text = "rank 5: mismatched collectives";
+  h.blamed = 3;
+  const std::string text = "rank 5: peer 3 has been silent";
   std::vector<std::byte> payload(text.size());
   std::memcpy(payload.data(), text.data(), text.size());
   arrive(0, 0, h, payload);
   const absl::Status s = poll();
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
-  EXPECT_EQ(error_place(s)->cause, ErrorCause::kMismatch);
+  EXPECT_EQ(error_place(s)->cause, ErrorCause::kDeadline);
+  EXPECT_EQ(error_place(s)->peer, 3u);  // the silent rank, not the messenger
   EXPECT_THAT(std::string(s.message()), HasSubstr("began on rank 5"));
   EXPECT_THAT(std::string(s.message()), HasSubstr(text));
   EXPECT_EQ(lane_->abort_origin(), 5u);
 }
 
-TEST_F(LaneTest, SendsAnAbortEvenWithoutCredits) {
-  const std::byte data[8] = {};
-  for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(lane_->send_data(FrameHeader{}, data, 8).ok());
-  lane_->send_abort(ErrorCause::kDeadline, 0, "rank 0: deadline");
-  ASSERT_EQ(sent_.size(), 4u);
-  const FrameHeader h = sent_header(3);
+TEST_F(LaneTest, SendsAnAbortEvenWithAFullWindow) {
+  for (uint8_t i = 0; i < kDepth - kControlReserve; ++i)
+    ASSERT_TRUE(send(i).ok());
+  lane_->send_abort(ErrorCause::kDeadline, 0, 2, "rank 0: deadline");
+  ASSERT_EQ(sent_.size(), kDepth - kControlReserve + 1);
+  const FrameHeader h = sent_header(sent_.size() - 1);
   EXPECT_EQ(h.type, FrameType::kAbort);
   EXPECT_EQ(h.cause, static_cast<uint8_t>(ErrorCause::kDeadline));
+  EXPECT_EQ(h.blamed, 2u);
   EXPECT_EQ(h.payload_bytes, 16u);
+}
+
+TEST_F(StrictLaneTest, SequenceGapIsATypedErrorAndNothingIsQueued) {
+  arrive(0, 1, data(1));  // 0 was lost
+  const absl::Status s = poll();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("expected frame 0, received 1"));
+  const auto place = error_place(s);
+  ASSERT_TRUE(place.has_value());
+  EXPECT_EQ(place->cause, ErrorCause::kSequence);
+  EXPECT_EQ(place->peer, 1u);
+  EXPECT_EQ(place->device, "dev0");
+  EXPECT_EQ(lane_->inbox_size(), 0u);
+}
+
+TEST_F(StrictLaneTest, DuplicateIsATypedError) {
+  arrive(0, 0, data(0));
+  arrive(1, 0, data(0));
+  const absl::Status s = poll();
+  EXPECT_EQ(error_place(s)->cause, ErrorCause::kSequence);
+  EXPECT_EQ(lane_->inbox_size(), 1u);  // the first one only
+}
+
+TEST_F(StrictLaneTest, NothingIsResent) {
+  ASSERT_TRUE(send(1).ok());
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
+  clock_.advance_to(100 * kRtoNs);
+  ASSERT_TRUE(service().ok());
+  EXPECT_EQ(sent_.size(), 1u);
 }
 
 }  // namespace

@@ -65,6 +65,8 @@ class ScriptProgram final : public sim::RankProgram {
       running_ = false;
     }
   }
+  // Keeps answering peers that are still finishing.
+  Progress serve() override { return group_.progress(); }
   std::string outstanding() const override {
     return absl::StrFormat("rank %u: step %u of %u", group_.rank(), next_,
                            steps_.size());

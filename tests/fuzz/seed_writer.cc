@@ -72,10 +72,12 @@ bool write_frame_header(const std::string& dir) {
   data.item = 1;
   data.frame = 2;
   data.payload_bytes = 16;
-  data.reposts = 5;
-  data.data_consumed = 3;
+  data.seq = 4;
+  data.received = 5;
+  data.consumed = 3;
   FrameHeader credit = data;
-  credit.type = FrameType::kCredit;
+  credit.type = FrameType::kAck;
+  credit.suspect = 1;
   credit.flags = internal::kFlagReportNow;
   credit.payload_bytes = 0;
   FrameHeader abort = credit;
@@ -83,6 +85,7 @@ bool write_frame_header(const std::string& dir) {
   abort.flags = 0;
   abort.cause = 2;
   abort.origin = 3;
+  abort.blamed = 1;
   abort.payload_bytes = 12;
   bool ok = write(dir + "/data.bin", frame(data));
   ok &= write(dir + "/credit.bin", frame(credit));

@@ -203,13 +203,22 @@ TEST(SimCluster, RefusesWhatTheTopologyCannotRun) {
   EXPECT_TRUE(absl::IsInvalidArgument(cluster->check(spec)));
 }
 
-TEST(SimCluster, ADroppedFrameIsATypedErrorAndNothingCorrupt) {
+TEST(SimCluster, ADroppedFrameIsResentWithRecoveryAndTypedWithout) {
   WorldOptions w = ring_world(4);
   w.faults = *FaultPlan::parse("drop from=0 to=1 frame=2\n");
-  auto cluster = *SimCluster::create(w, GroupOptions{});
   CollectiveSpec spec;
   spec.bytes = 1 << 20;
-  const CaseRun run = *cluster->run(spec, RunOptions{});
+
+  auto recovering = *SimCluster::create(w, GroupOptions{});
+  const CaseRun on = *recovering->run(spec, RunOptions{});
+  EXPECT_EQ(on.faults_injected, 1u);
+  EXPECT_EQ(on.outcome.verdict, Verdict::kCorrect) << on.outcome.summary();
+  EXPECT_EQ(on.wrong_elements, 0u);
+
+  GroupOptions off;
+  off.recovery.enabled = false;
+  auto detecting = *SimCluster::create(w, off);
+  const CaseRun run = *detecting->run(spec, RunOptions{});
   EXPECT_EQ(run.faults_injected, 1u);
   EXPECT_EQ(run.outcome.verdict, Verdict::kTypedError) << run.outcome.summary();
   EXPECT_GE(run.outcome.detections, 1u);

@@ -178,11 +178,24 @@ TEST(WeftSimRun, FlagsOnTheStudyRunOneCollective) {
   EXPECT_EQ(rows[0].outcome, "correct");
 }
 
-TEST(WeftSimRun, ALostFrameIsATypedErrorNamingRankAndPeer) {
+TEST(WeftSimRun, ALostFrameIsResentByDefault) {
   const std::string plan =
       write_scratch("plan.txt", "drop from=1 to=2 frame=1\n");
   const ToolResult r =
       sim("run --op=all_sum --bytes=1M --topology=ring --faults=" + plan);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<StudyRow> rows = table_rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows[0].outcome, "correct");
+  EXPECT_EQ(rows[0].numbers[4], "1");  // the fault did happen
+}
+
+TEST(WeftSimRun, ALostFrameWithoutRecoveryIsATypedErrorNamingRankAndPeer) {
+  const std::string plan =
+      write_scratch("plan.txt", "drop from=1 to=2 frame=1\n");
+  const ToolResult r = sim(
+      "run --op=all_sum --bytes=1M --topology=ring --recovery=off --faults=" +
+      plan);
   EXPECT_EQ(r.code, 0) << r.out << r.err;  // allowed
   const std::vector<StudyRow> rows = table_rows(r.out);
   ASSERT_EQ(rows.size(), 1u) << r.out;

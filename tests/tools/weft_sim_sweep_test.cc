@@ -157,27 +157,36 @@ TEST(WeftSimSweep, CheckDeterminismFindsEveryRunRepeatable) {
 }
 
 // Seed 57 with recovery off and the one drop that `weft-sim shrink` finds
-// for it: the receiver ends with a typed error while the ranks that had
-// all their data end OK, which the agreement oracle refuses.
+// for it: a typed error, which --require-correct refuses.
 TEST(WeftSimSweep, FailingSeedHasReplayLineAndTrace) {
   const std::string plan =
       write_scratch("drop.plan", "drop from=4 to=3 frame=1\n");
   const std::string out_dir = scratch_path("out");
   const ToolResult r =
-      sim("sweep --seeds=1 --first-seed=57 --recovery=off "
+      sim("sweep --seeds=1 --first-seed=57 --recovery=off --require-correct "
           "--faults=" +
           plan + " --out=" + out_dir);
   ASSERT_EQ(r.code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("FAIL seed 57: ranks disagree"));
+  EXPECT_THAT(r.out, HasSubstr("FAIL seed 57: typed error"));
   EXPECT_THAT(r.out,
               HasSubstr("replay: weft-sim sweep --seeds=1 --first-seed=57 "
-                        "--recovery=off --faults=" +
+                        "--recovery=off --require-correct --faults=" +
                         plan));
   const std::string trace = out_dir + "/seed-57.json";
   EXPECT_THAT(r.out, HasSubstr("trace: " + trace));
   struct stat info {};
   EXPECT_EQ(stat(trace.c_str(), &info), 0) << trace;
   EXPECT_GT(info.st_size, 0);
+}
+
+// The same seed and plan with recovery on: the lost frame is resent.
+TEST(WeftSimSweep, RecoverySurvivesWhatFailsWithoutIt) {
+  const std::string plan =
+      write_scratch("drop.plan", "drop from=4 to=3 frame=1\n");
+  const ToolResult r =
+      sim("sweep --seeds=1 --first-seed=57 --require-correct --faults=" + plan);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("seed 57: correct"));
 }
 
 TEST(WeftSimSweep, BadFlagsExitTwoWithOneLine) {

@@ -23,6 +23,9 @@ class CallProgram final : public RankProgram {
   CallProgram(Group& group, std::vector<Starter> starters, uint32_t iterations);
 
   Progress step() override;
+  // Keeps the group answering peers that are still finishing (a lost
+  // acknowledgement of this rank's last operation is resent on request).
+  Progress serve() override { return group_.progress(); }
   std::string outstanding() const override;
 
   // True once every operation has ended.

@@ -46,6 +46,9 @@ struct RankOutcome {
   absl::Status first_error;  // OK when every operation succeeded
   bool checked = false;      // its output was compared with the reference
   uint64_t wrong_elements = 0;
+  // Its group failed by the end of the run: a rank whose own operations
+  // ended OK was told (by a peer's abort) of a failure elsewhere.
+  bool told_of_failure = false;
 };
 
 struct Outcome {

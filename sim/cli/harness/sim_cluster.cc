@@ -12,6 +12,12 @@
 namespace weft::sim::harness {
 namespace {
 
+// How long a finished run's in-flight frames get to land.
+constexpr TimeNs kSettleNs = kNsPerMs;
+
+}  // namespace
+namespace {
+
 absl::Status check_cables(const CollectiveSpec& spec, Algorithm algorithm,
                           const Topology& topology) {
   const uint32_t n = topology.ranks();
@@ -123,11 +129,15 @@ absl::StatusOr<CaseRun> SimCluster::run(const CollectiveSpec& spec,
   const Counters& after = world_->counters();
   out.frames = after.frames_sent - before.frames_sent;
   out.faults_injected = after.faults_total() - before.faults_total();
+  // Let the last aborts land, so a rank that finished OK before a failure
+  // elsewhere learns of it (RankOutcome::told_of_failure).
+  if (out.run.completed()) world_->settle(raw, kSettleNs);
   for (uint32_t r = 0; r < n; ++r) {
     RankOutcome rank;
     const bool crashed = world_->crashed(r);
     rank.finished = crashed || programs[r]->finished();
     rank.first_error = programs[r]->first_error();
+    rank.told_of_failure = !crashed && !groups_[r]->health().ok();
     rank.checked = options.check && !crashed && programs[r]->finished() &&
                    rank.first_error.ok();
     if (rank.checked) {
