@@ -175,7 +175,16 @@ absl::Status Engine::deadline_error(const OpState& op) const {
 }
 
 Progress Engine::progress() {
-  if (!failure_.ok()) return Progress::done();
+  if (!failure_.ok()) {
+    // Failed: only tell the peers again (each copy goes once the previous
+    // left); what arrives is drained and ignored.
+    bool advanced = false;
+    for (const auto& lane : lanes_) {
+      (void)lane->poll(poll_batch_, &advanced);
+      lane->resend_abort();
+    }
+    return Progress::done();
+  }
   if (abort_requested_.load(std::memory_order_relaxed)) {
     fail(make_error(absl::StatusCode::kCancelled,
                     ErrorPlace{rank_, kNoPeer, "", ErrorCause::kCancelled},

@@ -442,7 +442,25 @@ void Lane::send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
   header.cause = static_cast<uint8_t>(cause);
   header.origin = origin;
   header.blamed = blamed;
-  if (post(slot, header, bytes).ok()) abort_busy_ = true;
+  if (!post(slot, header, bytes).ok()) return;
+  abort_busy_ = true;
+  abort_copies_ = 1;
+  abort_bytes_ = bytes;
+}
+
+void Lane::resend_abort() {
+  if (abort_busy_ || abort_copies_ == 0 || abort_copies_ == kAbortCopies) {
+    return;
+  }
+  const Frame& frame = send_frames_[config_.depth + 1];
+  if (endpoint_
+          ->post_send(WorkId{WorkKind::kSend, peer_, config_.depth + 1}, frame,
+                      kHeaderBytes + abort_bytes_, send_sequence_.peek())
+          .ok()) {
+    send_sequence_.take();
+    abort_busy_ = true;
+    ++abort_copies_;
+  }
 }
 
 absl::Status Lane::abort_error(const FrameHeader& h,

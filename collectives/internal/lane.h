@@ -73,6 +73,7 @@ struct LaneConfig {
 };
 
 inline constexpr uint32_t kMaxAbortText = 448;
+inline constexpr uint32_t kAbortCopies = 3;
 
 // What a lane did, for tests and benchmarks.
 struct LaneStats {
@@ -162,6 +163,9 @@ class Lane {
   // Best effort; errors are ignored (the group has failed already).
   void send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
                   std::string_view message);
+  // Sends the abort again (a lost abort leaves the peer unaware), up to
+  // kAbortCopies in all, once the previous copy left.
+  void resend_abort();
 
   // "peer 3 cable 0 (dev): 5 data frame(s) in flight, ..." for reports.
   std::string describe() const;
@@ -201,6 +205,8 @@ class Lane {
   std::vector<uint32_t> free_data_slots_;
   bool ack_busy_ = false;
   bool abort_busy_ = false;
+  uint32_t abort_copies_ = 0;  // abort frames sent
+  uint32_t abort_bytes_ = 0;
   SendSequence send_sequence_;
   ReceiveChecker receive_checker_;
   LaneStats stats_;
