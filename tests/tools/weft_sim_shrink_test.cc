@@ -15,12 +15,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Seed 57 draws 8 ranks on a mesh running send/recv at loss 0.8%; with
-// recovery off it injects several faults (drops, duplicates, delays) and
-// ends in a typed error. A change to the sweep's draw (sim/cli/sweep_case.cc)
+// Seed 11 draws 8 ranks on a mesh running a reduce at loss 4.5%; with
+// recovery off it injects 14 faults (drops, duplicates, delays) and ends in
+// a typed error that one lost frame explains. A change to the sweep's draw (sim/cli/sweep_case.cc)
 // changes what a seed runs: then pick another seed with more than one
 // injected fault (`weft-sim shrink --seed=S --recovery=off`).
-constexpr char kSeed[] = "57";
+constexpr char kSeed[] = "11";
 
 ToolResult sim(const std::string& args) {
   return run_tool(WEFT_SIM_PATH, args);
