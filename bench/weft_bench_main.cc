@@ -83,10 +83,10 @@ absl::StatusOr<std::unique_ptr<BenchRunner>> make_runner(
         "--bytes=... --trace=FILE");
   }
   if (options.fabric == FabricKind::kSim) {
-    return std::make_unique<SimRunner>(*std::move(flags));
+    return std::make_unique<SimRunner>(*std::move(flags), options.group);
   }
   absl::StatusOr<std::unique_ptr<VerbsRunner>> verbs =
-      VerbsRunner::create(flags->options.link);
+      VerbsRunner::create(flags->options.link, options.group);
   if (!verbs.ok()) return verbs.status();
   return std::unique_ptr<BenchRunner>(*std::move(verbs));
 }

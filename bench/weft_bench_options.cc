@@ -48,6 +48,9 @@ ABSL_FLAG(std::string, plot, "",
 ABSL_FLAG(bool, model, false,
           "print beside each time the Thakur-Rabenseifner-Gropp cost of the "
           "ring algorithm on the same link, and the ratio time/model");
+ABSL_FLAG(std::string, recovery, "on",
+          "retransmission of lost frames (GroupOptions::recovery): on or off; "
+          "compare the two to see what recovery costs");
 ABSL_FLAG(std::string, fabric, "sim",
           "sim: simulated ranks in this process (--ranks, --link, ...), "
           "virtual time; verbs: this process is one rank of a group formed "
@@ -214,6 +217,12 @@ absl::StatusOr<BenchOptions> bench_options() {
       parse_algorithms();
   if (!algorithms.ok()) return algorithms.status();
   o.algorithms = *std::move(algorithms);
+  const std::string recovery = absl::GetFlag(FLAGS_recovery);
+  if (recovery != "on" && recovery != "off") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--recovery=", recovery, " is neither on nor off"));
+  }
+  o.group.recovery.enabled = recovery == "on";
   o.json_path = absl::GetFlag(FLAGS_json);
   o.plot_path = absl::GetFlag(FLAGS_plot);
   o.model = absl::GetFlag(FLAGS_model);

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "collectives/dtype.h"
+#include "collectives/group_options.h"
 #include "sim/cli/harness/collective_spec.h"
 
 namespace weft::bench {
@@ -50,6 +51,8 @@ struct BenchOptions {
   std::string json_path;
   std::string plot_path;
   bool model = false;
+  // The group every rank forms (--recovery).
+  GroupOptions group;
   FabricKind fabric = FabricKind::kSim;
 };
 

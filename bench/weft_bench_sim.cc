@@ -11,7 +11,8 @@ constexpr uint64_t kDataSeed = 1;
 
 }  // namespace
 
-SimRunner::SimRunner(sim::cli::WorldFlags flags) : flags_(std::move(flags)) {
+SimRunner::SimRunner(sim::cli::WorldFlags flags, GroupOptions group)
+    : flags_(std::move(flags)), group_options_(group) {
   flags_.options.keep_trace_events = false;
 }
 

@@ -16,7 +16,7 @@ namespace weft::bench {
 
 class SimRunner final : public BenchRunner {
  public:
-  explicit SimRunner(sim::cli::WorldFlags flags);
+  SimRunner(sim::cli::WorldFlags flags, GroupOptions group);
 
   uint32_t ranks() const override;
   bool reports() const override { return true; }

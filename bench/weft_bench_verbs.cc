@@ -19,17 +19,20 @@ constexpr uint64_t kDataSeed = 1;
 
 }  // namespace
 
-VerbsRunner::VerbsRunner(Config config, const sim::LinkModel& model_link)
-    : config_(std::move(config)), model_link_(model_link) {}
+VerbsRunner::VerbsRunner(Config config, const sim::LinkModel& model_link,
+                         GroupOptions group)
+    : config_(std::move(config)),
+      model_link_(model_link),
+      group_options_(group) {}
 
 VerbsRunner::~VerbsRunner() = default;
 
 absl::StatusOr<std::unique_ptr<VerbsRunner>> VerbsRunner::create(
-    const sim::LinkModel& model_link) {
+    const sim::LinkModel& model_link, const GroupOptions& options) {
   absl::StatusOr<Config> config = Config::from_environment();
   if (!config.ok()) return config.status();
-  auto runner =
-      std::unique_ptr<VerbsRunner>(new VerbsRunner(*config, model_link));
+  auto runner = std::unique_ptr<VerbsRunner>(
+      new VerbsRunner(*config, model_link, options));
   absl::StatusOr<std::unique_ptr<TcpBootstrap>> bootstrap =
       TcpBootstrap::connect(runner->config_);
   if (!bootstrap.ok()) return bootstrap.status();

@@ -27,7 +27,7 @@ class VerbsRunner final : public BenchRunner {
   // bootstrap's, the library's and group formation's errors otherwise.
   // `model_link` is the link the cost model assumes.
   static absl::StatusOr<std::unique_ptr<VerbsRunner>> create(
-      const sim::LinkModel& model_link);
+      const sim::LinkModel& model_link, const GroupOptions& options);
   ~VerbsRunner() override;
 
   uint32_t ranks() const override { return config_.size; }
@@ -39,7 +39,8 @@ class VerbsRunner final : public BenchRunner {
   RingModel ring_model() const override;
 
  private:
-  VerbsRunner(Config config, const sim::LinkModel& model_link);
+  VerbsRunner(Config config, const sim::LinkModel& model_link,
+              GroupOptions group);
   // Runs every starter of `starters` `iterations` times, blocking.
   absl::Status run_blocking(const std::vector<harness::Starter>& starters,
                             uint32_t iterations);
