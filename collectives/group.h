@@ -125,7 +125,12 @@ class Group {
                        CallOptions c = {});
   Operation barrier_async(CallOptions c = {});
 
-  // One non-blocking step of every queued operation (see Operation).
+  // One non-blocking step of every queued operation (see Operation). With
+  // nothing queued it still serves the peers: it answers a resent frame
+  // whose acknowledgement was lost and sends owed acknowledgements. A peer
+  // finishing its part of the last operation may need that (with recovery
+  // on, an operation ends only once its frames were acknowledged), so call
+  // it now and then between operations, or start the next one.
   Progress progress();
   // Thread-safe: pending and later operations end with Cancelled.
   void abort();
