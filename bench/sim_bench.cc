@@ -879,6 +879,7 @@ void BM_FidelityGroupRing(benchmark::State& state) {
   GroupOptions options;
   options.ring_directions = 1;
   options.depth = static_cast<uint32_t>(state.range(3));
+  options.recovery.enabled = state.range(4) != 0;
   TimeNs sim_ns = 0;
   for (auto _ : state) {
     std::unique_ptr<Cluster> cluster =
@@ -897,21 +898,29 @@ void BM_FidelityGroupRing(benchmark::State& state) {
   state.SetLabel(ring_op_name(c.op));
 }
 // Every op, rank count and size with the default depth (receives posted
-// and frames in flight per cable); and the small size again with the
-// deepest pipeline, which shows whether credits or the simulator set the
-// pace when the ring is slower than its model.
+// and frames in flight per cable); and the small size again at other
+// depths up to the deepest pipeline, which shows whether credits or the
+// simulator set the pace when the ring is slower than its model, and which
+// depth the small items need.
+// With recovery on (the default) an operation ends only once its frames
+// are acknowledged, one latency after the last one arrived; the small size
+// once more with recovery off shows what that costs.
 void group_ring_args(benchmark::internal::Benchmark* b) {
   const GroupOptions defaults;
+  const int64_t on = defaults.recovery.enabled ? 1 : 0;
   for (int64_t op : {0, 1, 2}) {
     for (int64_t p : {2, 4, 8, 16}) {
       for (int64_t n : {64 * kKiB, 1 * kMiB, 16 * kMiB})
-        b->Args({op, p, n, defaults.depth});
-      b->Args({op, p, 64 * kKiB, GroupOptions::kMaxDepth});
+        b->Args({op, p, n, defaults.depth, on});
+      for (int64_t depth : {8, 12, 16, 20, 28}) {
+        if (depth != defaults.depth) b->Args({op, p, 64 * kKiB, depth, on});
+      }
+      b->Args({op, p, 64 * kKiB, defaults.depth, 1 - on});
     }
   }
 }
 BENCHMARK(BM_FidelityGroupRing)
-    ->ArgNames({"op", "ranks", "bytes", "depth"})
+    ->ArgNames({"op", "ranks", "bytes", "depth", "recovery"})
     ->Apply(group_ring_args)
     ->Iterations(1);
 

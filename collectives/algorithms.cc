@@ -10,6 +10,9 @@ namespace weft::internal {
 Plan build_plan(const PlanInput& in, Algorithm algorithm, Striping striping) {
   PlanBuilder pb;
   const uint32_t stripes = striping.stripes();
+  // Enough for every algorithm but the ring all-to-all (a hint only).
+  constexpr uint64_t kItemsPerRank = 4;
+  pb.reserve(stripes * (kItemsPerRank * in.size + kItemsPerRank));
   for (uint32_t s = 0; s < stripes; ++s) {
     const StripeContext c{in, StripeLayout(in.elem, s, stripes),
                           s / striping.directions,

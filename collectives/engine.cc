@@ -19,9 +19,11 @@ Engine::Engine(const Clock& clock, uint32_t rank,
     : clock_(clock),
       rank_(rank),
       lanes_(std::move(lanes)),
-      poll_batch_(Endpoint::kMaxPollBatch) {
-  for (const auto& lane : lanes_) {
-    by_peer_[{lane->peer(), lane->cable()}] = lane.get();
+      poll_batch_(Endpoint::kMaxPollBatch),
+      waiting_(lanes_.size(), 0) {
+  for (uint32_t i = 0; i < lanes_.size(); ++i) {
+    lanes_[i]->set_index(i);
+    by_peer_[{lanes_[i]->peer(), lanes_[i]->cable()}] = lanes_[i].get();
   }
 }
 
@@ -101,16 +103,25 @@ TimeNs Engine::probe_after_ns() const {
                             RecoveryOptions::kMinRtoNs, kMaxProbeAfterNs);
 }
 
-uint32_t Engine::suspect(uint32_t* heard_from) const {
+void Engine::mark_waiting() {
+  std::fill(waiting_.begin(), waiting_.end(), 0);
+  if (running_) queue_.front()->runner->mark_waiting(waiting_);
+}
+
+uint32_t Engine::suspect(uint32_t* heard_from) {
+  mark_waiting();
+  return suspect_at(clock_.now_ns(), heard_from);
+}
+
+uint32_t Engine::suspect_at(TimeNs now_ns, uint32_t* heard_from) const {
   *heard_from = kNoPeer;
   if (!running_) return kNoPeer;
   const TimeNs probe_ns = probe_after_ns();
-  const OpRunner& runner = *queue_.front()->runner;
   const Lane* quietest = nullptr;
   const Lane* reporter = nullptr;
   for (const auto& lane : lanes_) {
-    if (!runner.waiting_on(lane.get())) continue;
-    if (lane->silent(probe_ns)) {
+    if (waiting_[lane->index()] == 0) continue;
+    if (lane->silent_at(now_ns, probe_ns)) {
       if (quietest == nullptr ||
           lane->last_heard_ns() < quietest->last_heard_ns()) {
         quietest = lane.get();
@@ -127,21 +138,31 @@ uint32_t Engine::suspect(uint32_t* heard_from) const {
 }
 
 absl::Status Engine::service_lanes(bool* advanced, TimeNs* wake_ns) {
-  const OpRunner* runner = running_ ? queue_.front()->runner.get() : nullptr;
-  uint32_t heard_from = kNoPeer;
-  const uint32_t silent = suspect(&heard_from);
+  mark_waiting();
+  const TimeNs now_ns = clock_.now_ns();
   const TimeNs probe_ns = probe_after_ns();
+  // Only an acknowledgement carries the suspect: worked out on first need,
+  // from what held before any lane was serviced (as waiting_ does).
+  uint32_t silent = kNoPeer;
+  bool known = false;
+  auto suspect_now = [&] {
+    if (!known) {
+      uint32_t heard_from = kNoPeer;
+      silent = suspect_at(now_ns, &heard_from);
+      known = true;
+    }
+    return silent;
+  };
   for (const auto& lane : lanes_) {
-    const Lane::Watch watch{runner != nullptr && runner->waiting_on(lane.get()),
-                            probe_ns};
-    absl::Status s = lane->service(watch, silent, advanced);
+    const Lane::Watch watch{waiting_[lane->index()] != 0, probe_ns};
+    absl::Status s =
+        lane->service_at(now_ns, watch, suspect_now, advanced, wake_ns);
     if (!s.ok()) return s;
-    *wake_ns = std::min(*wake_ns, lane->next_timer_ns(watch));
   }
   return absl::OkStatus();
 }
 
-absl::Status Engine::deadline_error(const OpState& op) const {
+absl::Status Engine::deadline_error(const OpState& op) {
   const Lane* blame = nullptr;
   const std::string outstanding = op.runner->outstanding(&blame);
   ErrorPlace place{rank_, kNoPeer, "", ErrorCause::kDeadline};

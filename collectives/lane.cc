@@ -87,8 +87,9 @@ absl::Status Lane::connect(const Destination& peer) {
   return absl::OkStatus();
 }
 
-absl::Status Lane::poll(std::span<Completion> batch, bool* advanced) {
-  absl::StatusOr<size_t> n = endpoint_->poll(batch);
+absl::Status Lane::handle_polled(const absl::StatusOr<size_t>& n,
+                                 std::span<const Completion> batch,
+                                 bool* advanced) {
   if (!n.ok()) {
     return make_error(n.status().code(), place(ErrorCause::kFabric),
                       absl::StrFormat("polling the endpoint failed: %s",
@@ -333,10 +334,6 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   return absl::OkStatus();
 }
 
-bool Lane::report_owed() const {
-  return ack_now_ || (report_requested_ && consumed_ != consumed_reported_);
-}
-
 absl::Status Lane::send_ack(uint8_t flags, uint32_t suspect) {
   FrameHeader header;
   header.type = FrameType::kAck;
@@ -383,23 +380,6 @@ absl::Status Lane::retransmit() {
   return absl::OkStatus();
 }
 
-TimeNs Lane::retransmit_due_ns() const {
-  if (!recovery() || peer_received_ == next_seq_) return kNeverNs;
-  return seq_sent_ns_[peer_received_ % config_.depth] + rto_ns_;
-}
-
-TimeNs Lane::probe_due_ns(TimeNs probe_after_ns) const {
-  if (probe_after_ns <= 0) return kNeverNs;
-  const TimeNs heard = last_heard_ns_ + probe_after_ns;
-  const TimeNs spaced = last_probe_ns_ + probe_backoff_ * probe_after_ns;
-  return std::max(heard, spaced);
-}
-
-bool Lane::silent(TimeNs probe_after_ns) const {
-  return probe_after_ns > 0 &&
-         clock_.now_ns() - last_heard_ns_ >= 2 * probe_after_ns;
-}
-
 TimeNs Lane::next_timer_ns(const Watch& watch) const {
   const TimeNs retransmit = retransmit_due_ns();
   if (!watch.waiting) return retransmit;
@@ -408,24 +388,10 @@ TimeNs Lane::next_timer_ns(const Watch& watch) const {
 
 absl::Status Lane::service(const Watch& watch, uint32_t suspect,
                            bool* advanced) {
-  const TimeNs now = clock_.now_ns();
-  if (now >= retransmit_due_ns()) {
-    absl::Status s = retransmit();
-    if (!s.ok()) return s;
-    *advanced = true;
-  }
-  if (ack_busy_) return absl::OkStatus();
-  const uint32_t threshold = config_.report_threshold();
-  const bool receipts_due =
-      recovery() && received_ - received_reported_ >= threshold;
-  const bool due = report_owed() || receipts_due ||
-                   consumed_ - consumed_reported_ >= threshold;
-  const bool probe = watch.waiting && now >= probe_due_ns(watch.probe_after_ns);
-  if (!due && !probe) return absl::OkStatus();
-  absl::Status s = send_ack(probe ? kFlagProbe : 0, suspect);
-  if (!s.ok()) return s;
-  *advanced = true;
-  return absl::OkStatus();
+  TimeNs wake_ns = kNeverNs;
+  return service_at(
+      clock_.now_ns(), watch, [suspect] { return suspect; }, advanced,
+      &wake_ns);
 }
 
 void Lane::send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,

@@ -14,7 +14,18 @@ using L = StripeLayout;
 int32_t rank_order_chain(PlanBuilder& pb, const StripeContext& c, Slice own,
                          Slice acc, int32_t first) {
   int32_t prev = first;
-  for (uint32_t k = 0; k < c.in.size; ++k) {
+  uint32_t k = 0;
+  // Ranks 0 and 1 hold one of the first two parts themselves: acc = op(x0,
+  // x1) in one pass as the other part arrives, instead of a copy and then a
+  // reduce.
+  if (c.in.size > 1 && c.in.rank < 2) {
+    const uint32_t peer = 1 - c.in.rank;
+    const Apply apply =
+        c.in.rank == 0 ? Apply::kReduceAfter : Apply::kReduceBefore;
+    prev = pb.recv_with(peer, c.lane, acc, apply, own, frame_of(prev));
+    k = 2;
+  }
+  for (; k < c.in.size; ++k) {
     const Apply apply = k == 0 ? Apply::kCopy : Apply::kReduce;
     prev = k == c.in.rank ? pb.local(own, acc, apply, frame_of(prev))
                           : pb.recv(k, c.lane, acc, apply, frame_of(prev));

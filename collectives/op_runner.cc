@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -27,8 +26,13 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
       buffers_(buffers),
       rank_(rank),
       state_(plan_.items.size()) {
-  std::map<const Lane*, size_t> index;  // lookups only
-  bool any_recv = false;
+  // Two passes: find each item's lane (consecutive items mostly share
+  // one) and count, then fill vectors reserved to their sizes.
+  std::vector<uint32_t> work_of(plan_.items.size());  // lanes_ position
+  std::vector<uint32_t> index;  // Lane::index() -> lanes_ position + 1
+  std::vector<uint32_t> sends, recvs;
+  uint32_t last_peer = kNoPeer, last_cable = 0;
+  Lane* last = nullptr;
   for (size_t i = 0; i < plan_.items.size(); ++i) {
     const Item& item = plan_.items[i];
     const uint64_t bytes = item_bytes(item);
@@ -38,13 +42,34 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
       locals_.push_back(static_cast<int32_t>(i));
       continue;
     }
-    Lane* lane = find_lane(item.peer, item.lane);
-    auto [it, added] = index.emplace(lane, lanes_.size());
-    if (added) lanes_.push_back(LaneWork{.lane = lane});
-    LaneWork& w = lanes_[it->second];
+    if (last == nullptr || item.peer != last_peer || item.lane != last_cable) {
+      last = find_lane(item.peer, item.lane);
+      last_peer = item.peer;
+      last_cable = item.lane;
+    }
+    if (last->index() >= index.size()) index.resize(last->index() + 1, 0);
+    uint32_t& at = index[last->index()];
+    if (at == 0) {
+      lanes_.push_back(LaneWork{.lane = last});
+      sends.push_back(0);
+      recvs.push_back(0);
+      at = static_cast<uint32_t>(lanes_.size());
+    }
+    work_of[i] = at - 1;
+    ++(item.kind == ItemKind::kSend ? sends : recvs)[at - 1];
+  }
+  bool any_recv = false;
+  for (size_t w = 0; w < lanes_.size(); ++w) {
+    lanes_[w].sends.reserve(sends[w]);
+    lanes_[w].recvs.reserve(recvs[w]);
+    any_recv |= recvs[w] > 0;
+  }
+  for (size_t i = 0; i < plan_.items.size(); ++i) {
+    const Item& item = plan_.items[i];
+    if (item.kind == ItemKind::kLocal) continue;
+    LaneWork& w = lanes_[work_of[i]];
     (item.kind == ItemKind::kSend ? w.sends : w.recvs)
         .push_back(static_cast<int32_t>(i));
-    any_recv |= item.kind == ItemKind::kRecv;
   }
   pure_sender_ = !any_recv && !lanes_.empty();
   for (LaneWork& w : lanes_) w.needs_ack = pure_sender_ && !w.sends.empty();
@@ -98,12 +123,39 @@ absl::Status OpRunner::apply(const Item& item, uint32_t frame,
   std::byte* dst =
       at(item.dst.buffer,
          item.dst.offset + uint64_t{frame} * identity_.chunk_bytes);
-  if (dst == src) return absl::OkStatus();
-  if (item.apply == Apply::kCopy) {
-    std::memcpy(dst, src, bytes);
-    return absl::OkStatus();
+  switch (item.apply) {
+    case Apply::kCopy:
+      if (dst != src) std::memcpy(dst, src, bytes);
+      return absl::OkStatus();
+    case Apply::kReduce:
+      if (dst == src) return absl::OkStatus();
+      return reduce_into(dtype_, op_, dst, src, bytes / dtype_size(dtype_));
+    case Apply::kReduceAfter:
+    case Apply::kReduceBefore:
+      break;
   }
-  return reduce_into(dtype_, op_, dst, src, bytes / dtype_size(dtype_));
+  const std::byte* other =
+      at(item.other.buffer,
+         item.other.offset + uint64_t{frame} * identity_.chunk_bytes);
+  const bool other_first = item.apply == Apply::kReduceAfter;
+  return combine(dst, other_first ? other : src, other_first ? src : other,
+                 bytes);
+}
+
+absl::Status OpRunner::combine(std::byte* dst, const std::byte* first,
+                               const std::byte* second, uint32_t bytes) const {
+  // dst = op(first, second) as a copy and an in-place reduce, a piece at a
+  // time so the piece is still in the L1 cache when it is reduced.
+  const size_t elem = dtype_size(dtype_);
+  const uint32_t piece = kCombinePieceBytes - kCombinePieceBytes % elem;
+  for (uint32_t done = 0; done < bytes; done += piece) {
+    const uint32_t n = std::min(piece, bytes - done);
+    std::memcpy(dst + done, first + done, n);
+    absl::Status s =
+        reduce_into(dtype_, op_, dst + done, second + done, n / elem);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status OpRunner::mismatch(const LaneWork& w, const FrameHeader& got,
@@ -208,13 +260,17 @@ absl::Status OpRunner::advance(bool* advanced) {
   for (bool moved = true; moved;) {
     moved = false;
     for (LaneWork& w : lanes_) {
-      absl::Status s = check_arrivals(w);
-      if (s.ok()) s = receive(w, &moved);
-      if (s.ok()) s = send(w, &moved);
+      // Cheap tests first: most lanes have nothing new at most steps.
+      absl::Status s;
+      if (w.checked < w.lane->inbox_size()) s = check_arrivals(w);
+      if (s.ok() && w.checked > 0) s = receive(w, &moved);
+      if (s.ok() && w.send_pos < w.sends.size()) s = send(w, &moved);
       if (!s.ok()) return s;
     }
-    absl::Status s = run_locals(&moved);
-    if (!s.ok()) return s;
+    if (!locals_.empty()) {
+      absl::Status s = run_locals(&moved);
+      if (!s.ok()) return s;
+    }
     *advanced |= moved;
   }
   return absl::OkStatus();
@@ -234,11 +290,10 @@ bool OpRunner::done() const {
                      [&](const LaneWork& w) { return lane_done(w); });
 }
 
-bool OpRunner::waiting_on(const Lane* lane) const {
+void OpRunner::mark_waiting(std::span<uint8_t> waiting) const {
   for (const LaneWork& w : lanes_) {
-    if (w.lane == lane) return !lane_done(w);
+    waiting[w.lane->index()] = lane_done(w) ? 0 : 1;
   }
-  return false;
 }
 
 std::string OpRunner::outstanding(const Lane** blame) const {

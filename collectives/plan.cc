@@ -56,6 +56,20 @@ int32_t PlanBuilder::recv(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
   return add(item, dep);
 }
 
+int32_t PlanBuilder::recv_with(uint32_t peer, uint32_t lane, Slice dst,
+                               Apply apply, Slice other, Dep dep) {
+  assert(apply == Apply::kReduceAfter || apply == Apply::kReduceBefore);
+  assert(other.bytes == dst.bytes);
+  Item item;
+  item.kind = ItemKind::kRecv;
+  item.peer = peer;
+  item.lane = lane;
+  item.dst = dst;
+  item.other = other;
+  item.apply = apply;
+  return add(item, dep);
+}
+
 int32_t PlanBuilder::local(Slice src, Slice dst, Apply apply, Dep dep) {
   Item item;
   item.kind = ItemKind::kLocal;
@@ -78,7 +92,14 @@ std::string describe_item(const Item& item) {
           ? ""
           : absl::StrFormat(" after #%d %s", item.after,
                             item.wait == Wait::kFrame ? "frame" : "whole");
-  const char* apply = item.apply == Apply::kReduce ? "reduce" : "copy";
+  std::string apply = "copy";
+  if (item.apply == Apply::kReduce) apply = "reduce";
+  if (item.apply == Apply::kReduceAfter) {
+    apply = absl::StrFormat("reduce after %s", describe_slice(item.other));
+  }
+  if (item.apply == Apply::kReduceBefore) {
+    apply = absl::StrFormat("reduce before %s", describe_slice(item.other));
+  }
   switch (item.kind) {
     case ItemKind::kSend:
       return absl::StrFormat("send %s to %u lane %u%s",

@@ -44,19 +44,24 @@ class RingView {
 // belongs to the rank q places ahead). At step s this rank sends chunk
 // shift - s and reduces the arriving chunk shift - s - 1 into `acc`; `src(q)`
 // is this rank's own contribution (read by the first send), `acc(q)` where
-// chunk q accumulates, once item `init(q)` has put this rank's part there.
+// chunk q accumulates. With `fused`, the arriving chunk is reduced with
+// src(q) straight into acc(q) (acc = op(src, x), one pass); otherwise acc(q)
+// already holds this rank's part (in place, or after item `init(q)`).
 // The last receive (step n-2) completes chunk shift + 1; it is returned.
 template <typename SrcFn, typename AccFn, typename InitFn>
 int32_t reduce_scatter_steps(PlanBuilder& pb, const RingView& ring,
                              uint32_t lane, int64_t shift, SrcFn src, AccFn acc,
-                             InitFn init) {
+                             InitFn init, bool fused) {
   int32_t prev = kNoItem;
   for (int64_t s = 0; s + 1 < ring.n(); ++s) {
     const int64_t out_q = shift - s;
     pb.send(ring.right(), lane, s == 0 ? src(out_q) : acc(out_q),
             frame_of(prev));
-    prev = pb.recv(ring.left(), lane, acc(out_q - 1), Apply::kReduce,
-                   all_of(init(out_q - 1)));
+    const int64_t q = out_q - 1;
+    prev = fused ? pb.recv_with(ring.left(), lane, acc(q), Apply::kReduceAfter,
+                                src(q))
+                 : pb.recv(ring.left(), lane, acc(q), Apply::kReduce,
+                           all_of(init(q)));
   }
   return prev;
 }
@@ -80,15 +85,19 @@ void all_reduce(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {
   auto chunk = [&](BufferId b, int64_t q) {
     return c.layout.chunk(b, in.bytes, ring.rank_at(q), ring.n());
   };
+  // Out of place, every chunk but this rank's own (which the all-gather
+  // fills) is reduced from the input into the output as it arrives: no
+  // copy of the input first. Alone, the input is copied.
+  const bool fused = !in.in_place && ring.n() > 1;
   const int32_t init =
-      in.in_place
+      in.in_place || fused
           ? kNoItem
           : pb.local(c.layout.whole(BufferId::kIn, in.bytes),
                      c.layout.whole(BufferId::kOut, in.bytes), Apply::kCopy);
   const int32_t done = reduce_scatter_steps(
       pb, ring, c.lane, 0, [&](int64_t q) { return chunk(BufferId::kIn, q); },
       [&](int64_t q) { return chunk(BufferId::kOut, q); },
-      [&](int64_t) { return init; });
+      [&](int64_t) { return init; }, fused);
   all_gather_steps(pb, ring, c.lane, 1, chunk(BufferId::kOut, 1), done,
                    [&](int64_t q) { return chunk(BufferId::kOut, q); });
 }
@@ -102,6 +111,10 @@ void reduce_scatter(PlanBuilder& pb, const StripeContext& c,
   };
   // Chunk -d accumulates in scratch, except this rank's own (d = 0) which
   // accumulates in the output; chunk -1 is only ever sent from the input.
+  // Out of place every arriving chunk is reduced with this rank's block
+  // into its accumulator in one pass; in place the own chunk is already in
+  // the output, so the other blocks are copied to scratch first.
+  const bool fused = !in.in_place && n > 1;  // alone: a copy
   std::vector<Slice> acc(n);
   std::vector<int32_t> init(n, kNoItem);
   for (uint32_t d = 0; d < n; ++d) {
@@ -109,14 +122,16 @@ void reduce_scatter(PlanBuilder& pb, const StripeContext& c,
     const Slice own = block(-static_cast<int64_t>(d));
     acc[d] = d == 0 ? c.layout.whole(BufferId::kOut, in.bytes)
                     : pb.scratch(own.bytes);
-    if (d != 0 || !in.in_place) init[d] = pb.local(own, acc[d], Apply::kCopy);
+    if (!fused && (d != 0 || !in.in_place)) {
+      init[d] = pb.local(own, acc[d], Apply::kCopy);
+    }
   }
   auto index = [n](int64_t q) {
     return static_cast<size_t>(((-q) % n + n) % n);
   };
   reduce_scatter_steps(
       pb, ring, c.lane, -1, block, [&](int64_t q) { return acc[index(q)]; },
-      [&](int64_t q) { return init[index(q)]; });
+      [&](int64_t q) { return init[index(q)]; }, fused);
 }
 
 void all_gather(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {

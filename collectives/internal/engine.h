@@ -70,11 +70,16 @@ class Engine {
   // The peer the running operation waits on that looks dead (see above);
   // kNoPeer when none does. *heard_from is the peer that reported it
   // (kNoPeer when this rank saw the silence itself).
-  uint32_t suspect(uint32_t* heard_from) const;
+  uint32_t suspect(uint32_t* heard_from);
+  // suspect() at `now_ns`, given which lanes the running operation waits
+  // on (waiting_, filled by mark_waiting()).
+  uint32_t suspect_at(TimeNs now_ns, uint32_t* heard_from) const;
+  // Fills waiting_ for the running operation (all false when none runs).
+  void mark_waiting();
   // How long the running operation lets a waited-on peer stay silent
   // before probing it (0: no operation runs).
   TimeNs probe_after_ns() const;
-  absl::Status deadline_error(const OpState& op) const;
+  absl::Status deadline_error(const OpState& op);
   absl::Status refusal() const;
   // Ends the running operation with `status`, and the queued ones with it
   // too (`every_op`) or with the refusal; tells every peer.
@@ -84,6 +89,7 @@ class Engine {
   uint32_t rank_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<Completion> poll_batch_;  // scratch for Lane::poll
+  std::vector<uint8_t> waiting_;        // per lane: the operation waits on it
   std::map<std::pair<uint32_t, uint32_t>, Lane*> by_peer_;  // lookups only
   std::deque<std::shared_ptr<OpState>> queue_;              // front is running
   bool running_ = false;

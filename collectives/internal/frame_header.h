@@ -11,6 +11,7 @@
 //   12 group id u32 | 16 op sequence u32 | 20 root u32 | 24 total bytes u64
 //   32 item u32 | 36 frame u32 | 40 payload bytes u32 | 44 received u32
 //   48 chunk bytes u32 | 52 consumed u32 | 56 sequence u32 | 60 check u32
+// (check: FNV-1a over bytes 0..59 as fifteen little-endian u32 words).
 // Frames other than data have no item: bytes 32 and 36 carry the origin and
 // the blamed peer (abort) or the suspect (acknowledgement).
 #ifndef WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
@@ -27,7 +28,7 @@
 namespace weft::internal {
 
 inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
-inline constexpr uint8_t kProtocolVersion = 2;
+inline constexpr uint8_t kProtocolVersion = 3;
 inline constexpr uint32_t kHeaderBytes = 64;
 
 // kAck: the counters alone (acknowledgement, credit report, probe reply).

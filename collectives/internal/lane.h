@@ -101,6 +101,9 @@ class Lane {
 
   uint32_t peer() const { return peer_; }
   uint32_t cable() const { return cable_; }
+  // The lane's position in its engine's list (set by the engine).
+  uint32_t index() const { return index_; }
+  void set_index(uint32_t index) { index_ = index; }
   const std::string& device() const { return endpoint_->info().device; }
   ErrorPlace place(ErrorCause cause) const;
   const LaneStats& stats() const { return stats_; }
@@ -115,7 +118,12 @@ class Lane {
   // scratch space, reused across lanes). *advanced is set when any arrived.
   // Errors: a bad completion, sequence, header or counter, or an abort
   // from the peer (cause as the peer sent it).
-  absl::Status poll(std::span<Completion> batch, bool* advanced);
+  absl::Status poll(std::span<Completion> batch, bool* advanced) {
+    absl::StatusOr<size_t> n = endpoint_->poll(batch);
+    // Most polls find nothing (inline, for the engine's every step).
+    if (n.ok() && *n == 0) return absl::OkStatus();
+    return handle_polled(n, batch, advanced);
+  }
   // Set once the peer's abort arrived: the rank where that failure began
   // and the peer it blamed (kNoPeer: none).
   std::optional<uint32_t> abort_origin() const { return abort_origin_; }
@@ -141,7 +149,9 @@ class Lane {
   bool all_data_consumed() const { return peer_consumed_ == next_seq_; }
 
   // True while an acknowledgement this side owes the peer is not sent.
-  bool report_owed() const;
+  bool report_owed() const {
+    return ack_now_ || (report_requested_ && consumed_ != consumed_reported_);
+  }
   // What the running operation needs of this lane's liveness: whether it
   // waits on the peer, and how long a silence is worth a probe (0: never).
   struct Watch {
@@ -153,12 +163,24 @@ class Lane {
   // 4 x probe_after_ns). `suspect` goes into acknowledgements. Unavailable
   // when the retries are exhausted.
   absl::Status service(const Watch& watch, uint32_t suspect, bool* advanced);
+  // The engine's form: service() at `now_ns` (the fabric clock, read once
+  // per step), and *wake_ns lowered to the next instant service() has
+  // something to do. `suspect` is asked for only when an acknowledgement
+  // goes out.
+  template <typename SuspectFn>
+  absl::Status service_at(TimeNs now_ns, const Watch& watch,
+                          SuspectFn&& suspect, bool* advanced, TimeNs* wake_ns);
   // The next instant service() has something to do (kNeverNs: none).
   TimeNs next_timer_ns(const Watch& watch) const;
   // When the peer was last heard from; silent: nothing for two probe
   // intervals (a probe went unanswered); whom the peer believes silent.
   TimeNs last_heard_ns() const { return last_heard_ns_; }
-  bool silent(TimeNs probe_after_ns) const;
+  bool silent(TimeNs probe_after_ns) const {
+    return silent_at(clock_.now_ns(), probe_after_ns);
+  }
+  bool silent_at(TimeNs now_ns, TimeNs probe_after_ns) const {
+    return probe_after_ns > 0 && now_ns - last_heard_ns_ >= 2 * probe_after_ns;
+  }
   uint32_t peer_suspect() const { return peer_suspect_; }
   // Best effort; errors are ignored (the group has failed already).
   void send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
@@ -173,6 +195,8 @@ class Lane {
  private:
   static constexpr uint32_t kNoSlot = 0xffffffff;
 
+  absl::Status handle_polled(const absl::StatusOr<size_t>& n,
+                             std::span<const Completion> batch, bool* advanced);
   absl::Status handle(const Completion& c);
   absl::Status handle_recv(const Completion& c);
   absl::Status place_data(uint32_t slot, const FrameHeader& h);
@@ -181,15 +205,32 @@ class Lane {
   absl::Status post(uint32_t slot, FrameHeader header, uint32_t payload_bytes);
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
   absl::Status retransmit();
+  // What service() owes now, timers aside: an acknowledgement.
+  bool ack_due() const {
+    const uint32_t threshold = config_.report_threshold();
+    const bool receipts_due =
+        recovery() && received_ - received_reported_ >= threshold;
+    return report_owed() || receipts_due ||
+           consumed_ - consumed_reported_ >= threshold;
+  }
   void note_received(uint32_t new_received);
   void sample_round_trip(TimeNs sample_ns);
-  TimeNs retransmit_due_ns() const;
-  TimeNs probe_due_ns(TimeNs probe_after_ns) const;
+  TimeNs retransmit_due_ns() const {
+    if (!recovery() || peer_received_ == next_seq_) return kNeverNs;
+    return seq_sent_ns_[peer_received_ % config_.depth] + rto_ns_;
+  }
+  TimeNs probe_due_ns(TimeNs probe_after_ns) const {
+    if (probe_after_ns <= 0) return kNeverNs;
+    const TimeNs heard = last_heard_ns_ + probe_after_ns;
+    const TimeNs spaced = last_probe_ns_ + probe_backoff_ * probe_after_ns;
+    return heard > spaced ? heard : spaced;
+  }
   absl::Status abort_error(const FrameHeader& h,
                            std::span<const std::byte> text);
   absl::Status protocol_error(std::string_view what) const;
 
   std::unique_ptr<Endpoint> endpoint_;
+  uint32_t index_ = 0;
   uint32_t peer_;
   uint32_t cable_;
   LaneConfig config_;
@@ -244,6 +285,33 @@ class Lane {
   std::optional<uint32_t> abort_origin_;
   uint32_t abort_blamed_ = kNoPeer;
 };
+
+template <typename SuspectFn>
+absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
+                              SuspectFn&& suspect, bool* advanced,
+                              TimeNs* wake_ns) {
+  if (now_ns >= retransmit_due_ns()) {
+    absl::Status s = retransmit();
+    if (!s.ok()) return s;
+    *advanced = true;
+  }
+  if (!ack_busy_) {
+    const bool probe =
+        watch.waiting && now_ns >= probe_due_ns(watch.probe_after_ns);
+    if (probe || ack_due()) {
+      absl::Status s = send_ack(probe ? kFlagProbe : 0, suspect());
+      if (!s.ok()) return s;
+      *advanced = true;
+    }
+  }
+  TimeNs next = retransmit_due_ns();
+  if (watch.waiting) {
+    const TimeNs probe = probe_due_ns(watch.probe_after_ns);
+    if (probe < next) next = probe;
+  }
+  if (next < *wake_ns) *wake_ns = next;
+  return absl::OkStatus();
+}
 
 }  // namespace weft::internal
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,10 @@ class OpRunner {
   // Does everything possible now; *advanced when anything moved.
   absl::Status advance(bool* advanced);
   bool done() const;
-  // True while this operation still needs something on `lane` (frames to
-  // send or receive, acknowledgements): a silent peer there is probed.
-  bool waiting_on(const Lane* lane) const;
+  // Sets waiting[lane->index()] for each lane this operation still needs
+  // something on (frames to send or receive, acknowledgements): a silent
+  // peer there is probed. Leaves the other entries alone.
+  void mark_waiting(std::span<uint8_t> waiting) const;
   // What is still outstanding; *blame is the lane it waits on most
   // directly (nullptr when none).
   std::string outstanding(const Lane** blame) const;
@@ -73,6 +75,11 @@ class OpRunner {
   bool ready(const Item& item, uint32_t frame) const;
   std::byte* at(BufferId b, uint64_t offset) const;
   absl::Status apply(const Item& item, uint32_t frame, const std::byte* src);
+  // dst = op(first, second) over `bytes`.
+  absl::Status combine(std::byte* dst, const std::byte* first,
+                       const std::byte* second, uint32_t bytes) const;
+  // combine() works in pieces of this size (fits a core's L1 data cache).
+  static constexpr uint32_t kCombinePieceBytes = 16 << 10;
   absl::Status check_arrivals(LaneWork& w);
   absl::Status mismatch(const LaneWork& w, const FrameHeader& got,
                         uint32_t want_bytes) const;

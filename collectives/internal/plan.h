@@ -29,10 +29,13 @@ struct Slice {
 };
 
 enum class ItemKind : uint8_t { kSend, kRecv, kLocal };
-enum class Apply : uint8_t {
-  kCopy,
-  kReduce
-};  // dst = src | dst = op(dst, src)
+// What a receive or local item does with each frame x of its data:
+// kCopy dst = x; kReduce dst = op(dst, x). Receives only, where `other` is
+// a slice of this rank's own (as long as dst): kReduceAfter dst = op(other,
+// x) and kReduceBefore dst = op(x, other), one pass where a copy of `other`
+// into dst and a kReduce (or a copy of x and a reduce of `other`) would
+// take two, with the same operand order and so the same bytes.
+enum class Apply : uint8_t { kCopy, kReduce, kReduceAfter, kReduceBefore };
 enum class Wait : uint8_t { kNone, kFrame, kWhole };
 
 inline constexpr int32_t kNoItem = -1;
@@ -43,6 +46,7 @@ struct Item {
   uint32_t lane = 0;  // cable index towards `peer`
   Slice src;          // send, local
   Slice dst;          // recv, local
+  Slice other;        // recv with kReduceAfter or kReduceBefore
   Apply apply = Apply::kCopy;
   int32_t after = kNoItem;
   Wait wait = Wait::kNone;
@@ -70,10 +74,16 @@ class PlanBuilder {
   int32_t send(uint32_t peer, uint32_t lane, Slice src, Dep dep = {});
   int32_t recv(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
                Dep dep = {});
+  // A receive that combines each frame with `other` (kReduceAfter or
+  // kReduceBefore).
+  int32_t recv_with(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
+                    Slice other, Dep dep = {});
   int32_t local(Slice src, Slice dst, Apply apply, Dep dep = {});
   // A fresh scratch region of `bytes`, 64-byte aligned.
   Slice scratch(uint64_t bytes);
 
+  // Room for `items` items without reallocation.
+  void reserve(uint64_t items) { plan_.items.reserve(items); }
   Plan take() { return std::move(plan_); }
   const Plan& plan() const { return plan_; }
 

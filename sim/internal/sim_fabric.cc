@@ -47,8 +47,18 @@ absl::StatusOr<Slab*> SimFabric::create_slab(uint64_t bytes) {
 }
 
 bool SimFabric::owns(const Frame& frame) const {
-  return frame.slab() != nullptr && slab_set_.contains(frame.slab()) &&
-         frame.slab()->contains(frame);
+  const Slab* slab = frame.slab();
+  if (slab == nullptr) return false;
+  // Checked at every post: a rank has few slabs (a group makes one), and a
+  // short scan beats hashing.
+  constexpr size_t kScanSlabs = 4;
+  bool known = false;
+  if (slabs_.size() <= kScanSlabs) {
+    for (const auto& s : slabs_) known |= s.get() == slab;
+  } else {
+    known = slab_set_.contains(slab);
+  }
+  return known && slab->contains(frame);
 }
 
 uint32_t SimFabric::device_index(const std::string& device) const {

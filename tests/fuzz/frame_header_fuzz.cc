@@ -38,23 +38,24 @@ void put32(std::vector<std::byte>& b, size_t at, uint32_t v) {
   for (size_t i = 0; i < 4; ++i) b[at + i] = std::byte(v >> (8 * i));
 }
 
-// FNV-1a (32-bit) over the header's first 60 bytes.
+// FNV-1a (32-bit) over the header's first 60 bytes as little-endian
+// 32-bit words.
 uint32_t fnv1a(std::span<const std::byte> b) {
   uint32_t h = 2166136261u;
-  for (size_t i = 0; i < kCheckAt; ++i) {
-    h = (h ^ std::to_integer<uint32_t>(b[i])) * 16777619u;
+  for (size_t i = 0; i < kCheckAt; i += 4) {
+    h = (h ^ static_cast<uint32_t>(little_endian(b, i, 4))) * 16777619u;
   }
   return h;
 }
 
 absl::StatusCode expected_code(std::span<const std::byte> b) {
   if (b.size() < kHeaderBytes) return absl::StatusCode::kDataLoss;
-  if (little_endian(b, kMagicAt, 4) != 0x54464557 ||
-      little_endian(b, kCheckAt, 4) != fnv1a(b)) {
-    return absl::StatusCode::kDataLoss;
-  }
-  if (little_endian(b, kVersionAt, 1) != 1) {
+  const bool magic = little_endian(b, kMagicAt, 4) == 0x54464557;
+  if (magic && little_endian(b, kVersionAt, 1) != kProtocolVersion) {
     return absl::StatusCode::kFailedPrecondition;
+  }
+  if (!magic || little_endian(b, kCheckAt, 4) != fnv1a(b)) {
+    return absl::StatusCode::kDataLoss;
   }
   const uint64_t type = little_endian(b, kTypeAt, 1);
   if (type < 1 || type > 3) return absl::StatusCode::kDataLoss;
