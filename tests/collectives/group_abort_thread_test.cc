@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "cases.h"
+#include "sim_cluster.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -3,7 +3,7 @@
 #include <thread>
 #include <vector>
 
-#include "cases.h"
+#include "sim_cluster.h"
 #include "collectives/group_builder.h"
 #include "collectives/inprocess_bootstrap.h"
 #include "fabric/errors.h"

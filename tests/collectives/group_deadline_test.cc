@@ -4,7 +4,7 @@
 // cancels; after any of these the group refuses new work.
 #include <vector>
 
-#include "cases.h"
+#include "sim_cluster.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

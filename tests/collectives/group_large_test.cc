@@ -8,7 +8,7 @@
 #include <memory>
 #include <new>
 
-#include "cases.h"
+#include "sim_cluster.h"
 #include "gtest/gtest.h"
 
 namespace weft::testing {

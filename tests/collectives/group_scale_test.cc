@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "cases.h"
+#include "sim_cluster.h"
 #include "gtest/gtest.h"
 
 namespace weft::testing {

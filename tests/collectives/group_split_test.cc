@@ -2,7 +2,7 @@
 // and engine, interleaved with the parent's own collectives.
 #include <vector>
 
-#include "cases.h"
+#include "sim_cluster.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

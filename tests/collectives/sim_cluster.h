@@ -1,6 +1,8 @@
 // Test harness: a simulated world with one Group per rank, and rank programs
 // that run a script of operations one after another (all ranks in the
 // simulator's one thread, each driving its operations with progress()).
+// The shared collectives suite runs on it through SimTestCluster
+// (group_suite_test.cc); tests of the simulator alone use it directly.
 #ifndef WEFT_TESTS_COLLECTIVES_SIM_CLUSTER_H_
 #define WEFT_TESTS_COLLECTIVES_SIM_CLUSTER_H_
 
@@ -14,6 +16,8 @@
 #include "collectives/group.h"
 #include "collectives/inprocess_bootstrap.h"
 #include "sim/world.h"
+#include "tests/collectives_suite/cases.h"
+#include "tests/collectives_suite/script_program.h"
 
 namespace weft::testing {
 
@@ -42,51 +46,6 @@ inline absl::StatusOr<SimCluster> make_cluster(sim::WorldOptions world_options,
   return c;
 }
 
-// Starts one operation on a rank's group.
-using Starter = std::function<Operation(Group&)>;
-
-// Runs a rank's starters in order, each after the previous one ended,
-// recording every operation's status.
-class ScriptProgram final : public sim::RankProgram {
- public:
-  ScriptProgram(Group& group, std::vector<Starter> steps)
-      : group_(group), steps_(std::move(steps)) {}
-
-  Progress step() override {
-    for (;;) {
-      if (!running_) {
-        if (next_ == steps_.size()) return Progress::done();
-        current_ = steps_[next_++](group_);
-        running_ = true;
-      }
-      const Progress p = current_.progress();
-      if (!current_.done()) return p;
-      results_.push_back(current_.status());
-      running_ = false;
-    }
-  }
-  // Keeps answering peers that are still finishing.
-  Progress serve() override { return group_.progress(); }
-  std::string outstanding() const override {
-    return absl::StrFormat("rank %u: step %u of %u", group_.rank(), next_,
-                           steps_.size());
-  }
-  const std::vector<absl::Status>& results() const { return results_; }
-
- private:
-  Group& group_;
-  std::vector<Starter> steps_;
-  size_t next_ = 0;
-  bool running_ = false;
-  Operation current_;
-  std::vector<absl::Status> results_;
-};
-
-struct ScriptRun {
-  sim::RunResult run;
-  std::vector<std::vector<absl::Status>> results;  // [rank][step]
-};
-
 // scripts[r] runs on rank r (groups[r] unless `groups` is given).
 inline ScriptRun run_scripts(SimCluster& c,
                              std::vector<std::vector<Starter>> scripts,
@@ -110,6 +69,11 @@ inline ScriptRun run_scripts(SimCluster& c,
     out.results.push_back(p ? p->results() : std::vector<absl::Status>{});
   }
   return out;
+}
+
+// Runs `cases` one after another on every rank (cases.h's run_cases).
+inline ScriptRun run_cases(SimCluster& c, std::vector<PreparedCase>& cases) {
+  return run_scripts(c, scripts_of(cases, c.size()));
 }
 
 }  // namespace weft::testing

@@ -16,7 +16,7 @@
 #include "collectives/tcp_bootstrap.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/collectives/reference.h"
+#include "tests/collectives_suite/case_inputs.h"
 #include "tests/verbs/sim_provider.h"
 
 namespace weft::verbs::testing {

@@ -1,14 +1,14 @@
 // Test harness: the collectives over VerbsFabric loaded through the
 // simulated verbs provider (libweft_sim_verbs.so), all ranks in one process
-// and one thread. The counterpart of tests/collectives/sim_cluster.h: the
-// provider's world is configured from a Topology, a link model and a fault
-// plan, each rank gets a VerbsFabric clocked by the world's virtual time,
-// the groups form through form_groups_in_process (the two-phase
-// GroupBuilder path the simulator tests use), and rank scripts
-// (sim_cluster.h's ScriptProgram) are stepped in turn from this thread. The
-// provider's world moves only when an endpoint polls its completion queue,
-// so a run is a fixed sequence of verbs calls: a rerun gives the same bytes
-// and the same trace hash.
+// and one thread: the shared collectives suite's TestCluster
+// (tests/collectives_suite/cluster.h) for this fabric. The provider's world
+// is configured from a Topology, a link model and a fault plan, each rank
+// gets a VerbsFabric clocked by the world's virtual time, the groups form
+// through form_groups_in_process (the two-phase GroupBuilder path the
+// simulator tests use), and rank scripts (ScriptProgram) are stepped in
+// turn from this thread. The provider's world moves only when an endpoint
+// polls its completion queue, so a run is a fixed sequence of verbs calls:
+// a rerun gives the same bytes and the same trace hash.
 #ifndef WEFT_TESTS_VERBS_VERBS_CLUSTER_H_
 #define WEFT_TESTS_VERBS_VERBS_CLUSTER_H_
 
@@ -20,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,26 +31,17 @@
 #include "fabric/topology.h"
 #include "gtest/gtest.h"
 #include "sim/faults.h"
-#include "tests/collectives/cases.h"
+#include "tests/collectives_suite/cluster.h"
+#include "tests/collectives_suite/script_program.h"
 #include "tests/verbs/sim_provider.h"
 
 namespace weft::verbs::testing {
 
-using weft::testing::PreparedCase;
+using weft::testing::ClusterSpec;
+using weft::testing::LinkKind;
 using weft::testing::ScriptProgram;
 using weft::testing::ScriptRun;
 using weft::testing::Starter;
-
-// What the provider simulates (its WEFT_SIM_VERBS_* variables).
-struct VerbsWorld {
-  Topology topology = *Topology::mesh(2);
-  std::string link = "ideal";  // WEFT_SIM_VERBS_LINK
-  uint64_t seed = 1;
-  sim::FaultPlan faults;  // WEFT_SIM_VERBS_FAULTS_FILE
-  // Virtual time a run may take before it is reported as hung (the
-  // simulator's WorldOptions::time_limit_ns).
-  TimeNs time_limit_ns = 10 * kNsPerS;
-};
 
 // A file under the test's temporary directory, named per process and test
 // (CTest runs tests of one binary in parallel), removed with this object.
@@ -74,17 +66,18 @@ class ScratchFile {
   std::string path_;
 };
 
-class VerbsCluster {
+class VerbsCluster final : public weft::testing::TestCluster {
  public:
   // Rounds in a row without virtual time moving (no rank polled) before a
   // run is reported as kLivelock: a rank spinning without its fabric.
   static constexpr uint64_t kMaxStillRounds = 1 << 16;
 
-  // Rebuilds the provider's world as `world` describes, opens a VerbsFabric
-  // per rank and forms a Group per rank with `options`. Formation errors
-  // (bad options included) are returned as they are.
+  // Rebuilds the provider's world as `world` describes (its
+  // WEFT_SIM_VERBS_* variables), opens a VerbsFabric per rank and forms a
+  // Group per rank with `options`. Formation errors (bad options included)
+  // are returned as they are.
   static absl::StatusOr<std::unique_ptr<VerbsCluster>> create(
-      const VerbsWorld& world, const GroupOptions& options = {}) {
+      const ClusterSpec& world, const GroupOptions& options = {}) {
     std::unique_ptr<VerbsCluster> c(new VerbsCluster(world));
     if (absl::Status s = c->open_fabrics(world); !s.ok()) return s;
     std::vector<Fabric*> fabrics;
@@ -96,26 +89,30 @@ class VerbsCluster {
     return c;
   }
 
-  ~VerbsCluster() {
+  ~VerbsCluster() override {
     groups_.clear();  // endpoints before their fabrics
     fabrics_.clear();
   }
   VerbsCluster(const VerbsCluster&) = delete;
   VerbsCluster& operator=(const VerbsCluster&) = delete;
 
-  uint32_t size() const { return static_cast<uint32_t>(groups_.size()); }
-  Group& group(uint32_t rank) { return *groups_[rank]; }
-  VerbsFabric& fabric(uint32_t rank) { return *fabrics_[rank]; }
-  SimProvider& provider() { return provider_; }
+  uint32_t size() const override {
+    return static_cast<uint32_t>(groups_.size());
+  }
+  Group& group(uint32_t rank) override { return *groups_[rank]; }
+  bool crashed(uint32_t rank) const override { return provider_.crashed(rank); }
   // The provider's trace hash so far.
-  uint64_t trace_hash() const { return provider_.trace_hash(); }
+  uint64_t trace_hash() const override { return provider_.trace_hash(); }
+  std::optional<int> queue_pairs(uint32_t rank) const override {
+    return provider_.live("qps", rank);
+  }
 
   // Runs scripts[r] on rank r's group, stepping every unfinished rank once
   // per round from this thread (a crashed rank no longer, as in the
   // simulator), until all are done, world.time_limit_ns of virtual time has
   // passed (kTimeLimit) or no rank polls any more (kLivelock); the report
   // says what each rank still waits for.
-  ScriptRun run_scripts(std::vector<std::vector<Starter>> scripts) {
+  ScriptRun run_scripts(std::vector<std::vector<Starter>> scripts) override {
     std::vector<std::unique_ptr<ScriptProgram>> programs;
     for (uint32_t r = 0; r < scripts.size(); ++r) {
       programs.push_back(
@@ -136,25 +133,14 @@ class VerbsCluster {
     return out;
   }
 
-  // Runs `cases` one after another on every rank (cases.h's run_cases).
-  ScriptRun run_cases(std::vector<PreparedCase>& cases) {
-    std::vector<std::vector<Starter>> scripts(size());
-    for (auto& pc : cases) {
-      for (uint32_t r = 0; r < size(); ++r) {
-        if (auto s = pc.starter(r)) scripts[r].push_back(*s);
-      }
-    }
-    return run_scripts(std::move(scripts));
-  }
-
  private:
   using Outcome = sim::RunResult::Outcome;
 
-  explicit VerbsCluster(const VerbsWorld& world)
+  explicit VerbsCluster(const ClusterSpec& world)
       : clock_(provider_), time_limit_ns_(world.time_limit_ns) {}
 
   // Configures the provider and opens rank r's fabric as rank r.
-  absl::Status open_fabrics(const VerbsWorld& world) {
+  absl::Status open_fabrics(const ClusterSpec& world) {
     // A one-rank group opens no endpoint, but VerbsFabric refuses a library
     // that lists no devices: give the lone rank a peer it never uses.
     const Topology simulated =
@@ -163,7 +149,8 @@ class VerbsCluster {
     ScratchFile faults("faults.txt", world.faults.to_text());
     provider_.configure({{"WEFT_SIM_VERBS_TOPOLOGY", topology.path()},
                          {"WEFT_SIM_VERBS_FAULTS_FILE", faults.path()},
-                         {"WEFT_SIM_VERBS_LINK", world.link},
+                         {"WEFT_SIM_VERBS_LINK",
+                          world.link == LinkKind::kIdeal ? "ideal" : "tb5"},
                          {"WEFT_SIM_VERBS_SEED", std::to_string(world.seed)}});
     for (uint32_t r = 0; r < world.topology.ranks(); ++r) {
       // The first set_rank builds the world from the files above.
@@ -205,7 +192,7 @@ class VerbsCluster {
     return Outcome::kCompleted;
   }
 
-  SimProvider provider_;
+  mutable SimProvider provider_;  // live() is not const
   ProviderClock clock_;
   TimeNs time_limit_ns_;
   std::vector<std::unique_ptr<VerbsFabric>> fabrics_;

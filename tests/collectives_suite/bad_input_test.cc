@@ -1,6 +1,4 @@
-// The bad-input tests of tests/collectives/group_bad_input_test.cc over
-// VerbsFabric and the simulated verbs provider (the same calls and
-// messages, kept in step with that file): InvalidArgument (cause kBadInput)
+// Bad arguments, over every fabric: InvalidArgument (cause kBadInput)
 // saying what is wrong and where, nothing sent, and the group still works
 // afterwards.
 #include <functional>
@@ -10,20 +8,19 @@
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/verbs/verbs_cluster.h"
+#include "tests/collectives_suite/cases.h"
+#include "tests/collectives_suite/suite.h"
 
-namespace weft::verbs::testing {
+namespace weft::testing {
 namespace {
 
 using ::testing::HasSubstr;
-using weft::testing::ByteVec;
-using weft::testing::Case;
-using weft::testing::Kind;
 
-VerbsWorld world_of(Topology topology) {
-  VerbsWorld w;
-  w.topology = std::move(topology);
-  return w;
+ClusterSpec spec_of(Topology topology) {
+  ClusterSpec s;
+  s.topology = std::move(topology);
+  s.link = LinkKind::kIdeal;
+  return s;
 }
 
 struct BadCall {
@@ -136,11 +133,11 @@ std::vector<BadCall> bad_calls() {
   };
 }
 
-TEST(VerbsCollectivesBadInput, RefusedWithWhatAndWhereAndGroupStaysUsable) {
-  absl::StatusOr<std::unique_ptr<VerbsCluster>> cluster =
-      VerbsCluster::create(world_of(*Topology::mesh(3)));
+TEST_P(CollectivesBadInput, RefusedWithWhatAndWhereAndGroupStaysUsable) {
+  absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
+      make_cluster(spec_of(*Topology::mesh(3)));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  VerbsCluster& c = **cluster;
+  TestCluster& c = **cluster;
   const uint64_t hash_before = c.trace_hash();
   std::vector<ByteVec> a(3, ByteVec(64)), b(3, ByteVec(64));
   for (const BadCall& bad : bad_calls()) {
@@ -159,13 +156,13 @@ TEST(VerbsCollectivesBadInput, RefusedWithWhatAndWhereAndGroupStaysUsable) {
       EXPECT_EQ(place->rank, r);
     }
   }
-  // Nothing was sent: the provider saw no verbs call since formation.
+  // Nothing was sent: the fabric saw no frame since formation.
   EXPECT_EQ(c.trace_hash(), hash_before);
   // Still usable: a real collective afterwards gives the right answer.
   std::vector<PreparedCase> cases;
   cases.emplace_back(
       Case{.kind = Kind::kAllReduce, .dtype = DType::kInt32, .count = 100}, 3);
-  ScriptRun run = c.run_cases(cases);
+  ScriptRun run = run_cases(c, cases);
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   for (uint32_t r = 0; r < 3; ++r) {
     ASSERT_EQ(run.results[r].size(), 1u);
@@ -175,11 +172,11 @@ TEST(VerbsCollectivesBadInput, RefusedWithWhatAndWhereAndGroupStaysUsable) {
   }
 }
 
-TEST(VerbsCollectivesBadInput, NonNeighbourSendOnARingIsRefused) {
-  absl::StatusOr<std::unique_ptr<VerbsCluster>> cluster =
-      VerbsCluster::create(world_of(*Topology::ring(4)));
+TEST_P(CollectivesBadInput, NonNeighbourSendOnARingIsRefused) {
+  absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
+      make_cluster(spec_of(*Topology::ring(4)));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  VerbsCluster& c = **cluster;
+  TestCluster& c = **cluster;
   ByteVec buf(8);
   Operation op = c.group(0).send_async(buf, DType::kUint8, 2);
   ASSERT_TRUE(op.done());
@@ -195,15 +192,15 @@ TEST(VerbsCollectivesBadInput, NonNeighbourSendOnARingIsRefused) {
   EXPECT_TRUE(c.group(1).health().ok());
 }
 
-TEST(VerbsCollectivesBadInput, BadGroupOptionsAreRefused) {
+TEST_P(CollectivesBadInput, BadGroupOptionsAreRefused) {
   for (auto [field, options] :
        std::vector<std::pair<std::string, GroupOptions>>{
            {"depth", GroupOptions{.depth = 2}},
            {"max_frame_bytes", GroupOptions{.max_frame_bytes = 5000}},
            {"ring_directions", GroupOptions{.ring_directions = 3}},
            {"timeout_ns", GroupOptions{.timeout_ns = 0}}}) {
-    absl::StatusOr<std::unique_ptr<VerbsCluster>> cluster =
-        VerbsCluster::create(world_of(*Topology::mesh(2)), options);
+    absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
+        make_cluster(spec_of(*Topology::mesh(2)), options);
     ASSERT_FALSE(cluster.ok()) << field;
     EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(cluster.status().message()), HasSubstr(field));
@@ -211,4 +208,4 @@ TEST(VerbsCollectivesBadInput, BadGroupOptionsAreRefused) {
 }
 
 }  // namespace
-}  // namespace weft::verbs::testing
+}  // namespace weft::testing

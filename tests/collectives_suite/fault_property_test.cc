@@ -1,28 +1,32 @@
-// Property: with the simulator's faults on (loss, duplication, reordering,
-// error completions, queue pairs forced into error, crashed ranks, dead
-// links, stalls), every collective on every surviving rank ENDS within the
-// virtual-time limit, either with the bit-exact result or with a typed error
-// naming the rank, a peer and the cause. Wrong data fails; a hang fails.
+// Property, over every fabric: with the simulator's faults on (loss,
+// duplication, reordering, error completions, queue pairs forced into
+// error, crashed ranks, dead links, stalls), every collective on every
+// surviving rank ENDS within the virtual-time limit, either with the
+// bit-exact result or with a typed error naming the rank, a peer and the
+// cause; the first error a rank sees is never a bare refusal. Wrong data
+// fails; a hang fails. Every seed replays exactly (the verbs path runs its
+// deadlines on the provider's virtual time).
 #include <iostream>
 #include <map>
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "cases.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/prng.h"
+#include "tests/collectives_suite/cases.h"
+#include "tests/collectives_suite/suite.h"
 
 namespace weft::testing {
 namespace {
 
-constexpr uint64_t kSeeds = 240;
 constexpr TimeNs kOpTimeoutNs = 2 * kNsPerMs;
 constexpr int kOpsPerSeed = 4;
+constexpr char kRefusalFirst[] = "a first error that is a refusal";
 
 struct Scenario {
-  sim::WorldOptions world;
+  ClusterSpec world;
   GroupOptions options;
   std::vector<Case> cases;
   std::string summary;
@@ -59,8 +63,7 @@ Scenario scenario(uint64_t seed) {
   const auto cables = static_cast<uint32_t>(1 + rng.below(2));
   s.world.topology =
       ring ? *Topology::ring(n, cables) : *Topology::mesh(n, cables);
-  s.world.link =
-      rng.chance(0.5) ? sim::LinkModel::tb5() : sim::LinkModel::ideal();
+  s.world.link = rng.chance(0.5) ? LinkKind::kTb5 : LinkKind::kIdeal;
   s.world.seed = seed;
   s.world.time_limit_ns = 10 * kOpsPerSeed * kOpTimeoutNs;
   sim::FaultRates& rates = s.world.faults.rates;
@@ -97,9 +100,13 @@ Scenario scenario(uint64_t seed) {
 
 // What one rank's results may be: correct outputs while OK, then the first
 // error naming this rank, a peer and a fault-related cause, then refusals.
+// A first error that is a refusal (kGroupFailed: the operation was refused
+// for an error it never saw) is counted in *refusals_first; the test
+// requires that count to be 0.
 std::string check_rank(const std::vector<absl::Status>& results,
                        std::vector<PreparedCase>& cases, uint32_t rank,
-                       const std::vector<size_t>& case_of_step) {
+                       const std::vector<size_t>& case_of_step,
+                       int* refusals_first) {
   bool failed = false;
   for (size_t i = 0; i < results.size(); ++i) {
     const absl::Status& s = results[i];
@@ -120,6 +127,10 @@ std::string check_rank(const std::vector<absl::Status>& results,
     }
     failed = true;
     const ErrorCause c = place->cause;
+    if (c == ErrorCause::kGroupFailed) {
+      ++*refusals_first;
+      continue;
+    }
     const bool fault_cause =
         c == ErrorCause::kCompletionError || c == ErrorCause::kSequence ||
         c == ErrorCause::kDeadline || c == ErrorCause::kPeerUnavailable;
@@ -129,52 +140,76 @@ std::string check_rank(const std::vector<absl::Status>& results,
   return "";
 }
 
-TEST(GroupFaultProperty, EveryOperationEndsCorrectOrWithTypedError) {
-  std::map<std::string, int> outcomes;
-  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-    Scenario sc = scenario(seed);
-    absl::StatusOr<SimCluster> cluster = make_cluster(sc.world, sc.options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    const uint32_t n = cluster->size();
-    std::vector<PreparedCase> cases;
-    for (const Case& c : sc.cases) cases.emplace_back(c, n);
-    std::vector<std::vector<size_t>> case_of_step(n);
-    for (size_t i = 0; i < cases.size(); ++i) {
-      for (uint32_t r = 0; r < n; ++r) {
-        if (cases[i].starter(r)) case_of_step[r].push_back(i);
-      }
-    }
-    ScriptRun run = run_cases(*cluster, cases);
-    ASSERT_TRUE(run.run.completed())
-        << sc.summary << "\n"
-        << sim::outcome_name(run.run.outcome) << "\n"
-        << run.run.report;
-    bool any_error = false;
+// One line per step, for failure messages.
+std::string describe(const std::vector<absl::Status>& results) {
+  std::string out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    out += absl::StrFormat("  step %u: %s\n", i, results[i].ToString());
+  }
+  return out;
+}
+
+// Runs one seed's scenario; counts what happened in `outcomes`.
+void run_seed(const ClusterFactory& fabric, uint64_t seed,
+              std::map<std::string, int>& outcomes) {
+  Scenario sc = scenario(seed);
+  absl::StatusOr<std::unique_ptr<TestCluster>> made =
+      fabric.create(sc.world, sc.options);
+  ASSERT_TRUE(made.ok()) << made.status();
+  TestCluster& cluster = **made;
+  const uint32_t n = cluster.size();
+  std::vector<PreparedCase> cases;
+  for (const Case& c : sc.cases) cases.emplace_back(c, n);
+  std::vector<std::vector<size_t>> case_of_step(n);
+  for (size_t i = 0; i < cases.size(); ++i) {
     for (uint32_t r = 0; r < n; ++r) {
-      if (cluster->world->crashed(r)) continue;
-      ASSERT_EQ(run.results[r].size(), case_of_step[r].size()) << sc.summary;
-      const std::string bad =
-          check_rank(run.results[r], cases, r, case_of_step[r]);
-      ASSERT_EQ(bad, "") << sc.summary << "\nrank " << r;
-      for (const auto& s : run.results[r]) {
-        if (s.ok() || any_error) continue;
-        any_error = true;
-        ++outcomes[absl::StrFormat("first error: %s",
-                                   error_cause_name(error_place(s)->cause))];
-      }
+      if (cases[i].starter(r)) case_of_step[r].push_back(i);
     }
-    if (cluster->world->counters().faults_total() > 0)
-      ++outcomes["faults injected"];
-    // Without faults, nothing may fail: flow control alone must keep every
-    // frame landing in a posted receive.
-    ASSERT_FALSE(any_error && sc.world.faults.empty()) << sc.summary;
-    ++outcomes[any_error ? "typed error on some rank" : "all correct"];
-    if (!run.run.crashed_ranks.empty()) ++outcomes["with a crashed rank"];
+  }
+  ScriptRun run = run_cases(cluster, cases);
+  ASSERT_TRUE(run.run.completed()) << sc.summary << "\n"
+                                   << sim::outcome_name(run.run.outcome) << "\n"
+                                   << run.run.report;
+  bool any_error = false;
+  for (uint32_t r = 0; r < n; ++r) {
+    if (cluster.crashed(r)) continue;
+    ASSERT_EQ(run.results[r].size(), case_of_step[r].size()) << sc.summary;
+    int refusals_first = 0;
+    const std::string bad =
+        check_rank(run.results[r], cases, r, case_of_step[r], &refusals_first);
+    ASSERT_EQ(bad, "") << sc.summary << "\nrank " << r << ":\n"
+                       << describe(run.results[r]);
+    EXPECT_EQ(refusals_first, 0) << kRefusalFirst << "\n"
+                                 << sc.summary << "\nrank " << r << ":\n"
+                                 << describe(run.results[r]);
+    outcomes[kRefusalFirst] += refusals_first;
+    for (const auto& s : run.results[r]) {
+      if (s.ok() || any_error) continue;
+      any_error = true;
+      ++outcomes[absl::StrFormat("first error: %s",
+                                 error_cause_name(error_place(s)->cause))];
+    }
+  }
+  if (cluster.faults_injected().value_or(0) > 0) ++outcomes["faults injected"];
+  // Without faults, nothing may fail: flow control alone must keep every
+  // frame landing in a posted receive.
+  ASSERT_FALSE(any_error && sc.world.faults.empty()) << sc.summary;
+  ++outcomes[any_error ? "typed error on some rank" : "all correct"];
+  if (!run.run.crashed_ranks.empty()) ++outcomes["with a crashed rank"];
+}
+
+TEST_P(CollectivesFaultProperty, EveryOperationEndsCorrectOrWithTypedError) {
+  const uint64_t seeds = GetParam()->fault_seeds();
+  std::map<std::string, int> outcomes;
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    run_seed(*GetParam(), seed, outcomes);
+    if (HasFatalFailure()) return;
   }
   for (const auto& [what, count] : outcomes) {
-    std::cout << "[ property ] " << what << ": " << count << " of " << kSeeds
+    std::cout << "[ property ] " << what << ": " << count << " of " << seeds
               << " seeds\n";
   }
+  EXPECT_EQ(outcomes[kRefusalFirst], 0);
   EXPECT_GT(outcomes["all correct"], 0);
   EXPECT_GT(outcomes["typed error on some rank"], 0);
 }

@@ -1,9 +1,9 @@
 // Collective test cases: one call of one collective on every rank, with its
-// per-rank buffers and the expected output computed by reference.h (never by
-// weft). A case knows how to start itself on a rank's Group and how to check
-// that rank's output bit for bit.
-#ifndef WEFT_TESTS_COLLECTIVES_CASES_H_
-#define WEFT_TESTS_COLLECTIVES_CASES_H_
+// per-rank buffers and the expected output computed from the harness's
+// reference (case_inputs.h, never by weft). A case knows how to start
+// itself on a rank's Group and how to check that rank's output bit for bit.
+#ifndef WEFT_TESTS_COLLECTIVES_SUITE_CASES_H_
+#define WEFT_TESTS_COLLECTIVES_SUITE_CASES_H_
 
 #include <cstdint>
 #include <optional>
@@ -12,43 +12,14 @@
 
 #include "absl/strings/str_format.h"
 #include "collectives/group.h"
-#include "reference.h"
-#include "sim_cluster.h"
+#include "sim/cli/harness/collective_spec.h"
+#include "tests/collectives_suite/case_inputs.h"
+#include "tests/collectives_suite/cluster.h"
 
 namespace weft::testing {
 
-enum class Kind {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kBroadcast,
-  kReduce,
-  kAllToAll,
-  kSendRecv,
-  kBarrier,
-};
-
-inline const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::kAllReduce:
-      return "all_reduce";
-    case Kind::kAllGather:
-      return "all_gather";
-    case Kind::kReduceScatter:
-      return "reduce_scatter";
-    case Kind::kBroadcast:
-      return "broadcast";
-    case Kind::kReduce:
-      return "reduce";
-    case Kind::kAllToAll:
-      return "all_to_all";
-    case Kind::kSendRecv:
-      return "send_recv";
-    case Kind::kBarrier:
-      return "barrier";
-  }
-  return "?";
-}
+// The harness's kinds; here kSendRecv is one send from `root` to `peer`.
+using Kind = sim::harness::CollectiveKind;
 
 struct Case {
   Kind kind = Kind::kAllReduce;
@@ -65,10 +36,10 @@ struct Case {
   uint64_t salt = 1;
 
   std::string name() const {
-    return absl::StrFormat("%s %s/%s count=%u root=%u %s %s", kind_name(kind),
-                           dtype_name(dtype), reduce_op_name(op), count, root,
-                           in_place ? "in-place" : "out-of-place",
-                           algorithm_name(algorithm));
+    return absl::StrFormat(
+        "%s %s/%s count=%u root=%u %s %s", sim::harness::collective_name(kind),
+        dtype_name(dtype), reduce_op_name(op), count, root,
+        in_place ? "in-place" : "out-of-place", algorithm_name(algorithm));
   }
 };
 
@@ -84,10 +55,11 @@ class PreparedCase {
         c.kind == Kind::kReduceScatter || c.kind == Kind::kAllToAll;
     const uint64_t in_count = blocks ? c.count * n : c.count;
     std::vector<ByteVec> inputs;
-    for (uint32_t r = 0; r < n; ++r) {
-      inputs.push_back(c.sensitive
-                           ? sensitive_input(c.dtype, in_count, r, c.salt)
-                           : exact_input(c.dtype, in_count, r, c.salt));
+    if (c.sensitive) {
+      for (uint32_t r = 0; r < n; ++r)
+        inputs.push_back(sensitive_input(c.dtype, in_count, r, c.salt));
+    } else {
+      inputs = exact_inputs(c.kind, c.dtype, c.op, in_count, n, c.salt);
     }
     for (uint32_t r = 0; r < n; ++r) layout(r, inputs, es);
   }
@@ -249,19 +221,26 @@ class PreparedCase {
   std::vector<ByteVec> in_, out_, expected_;
 };
 
-// Runs `cases` one after another on every rank of `cluster` in one
-// simulation; returns the run and every rank's statuses.
-inline ScriptRun run_cases(SimCluster& cluster,
-                           std::vector<PreparedCase>& cases) {
-  std::vector<std::vector<Starter>> scripts(cluster.size());
+// Every rank's script: `cases` one after another, each on the ranks that
+// take part.
+inline std::vector<std::vector<Starter>> scripts_of(
+    std::vector<PreparedCase>& cases, uint32_t ranks) {
+  std::vector<std::vector<Starter>> scripts(ranks);
   for (auto& pc : cases) {
-    for (uint32_t r = 0; r < cluster.size(); ++r) {
+    for (uint32_t r = 0; r < ranks; ++r) {
       if (auto s = pc.starter(r)) scripts[r].push_back(*s);
     }
   }
-  return run_scripts(cluster, std::move(scripts));
+  return scripts;
+}
+
+// Runs `cases` one after another on every rank of `cluster` in one run;
+// returns the run and every rank's statuses.
+inline ScriptRun run_cases(TestCluster& cluster,
+                           std::vector<PreparedCase>& cases) {
+  return cluster.run_scripts(scripts_of(cases, cluster.size()));
 }
 
 }  // namespace weft::testing
 
-#endif  // WEFT_TESTS_COLLECTIVES_CASES_H_
+#endif  // WEFT_TESTS_COLLECTIVES_SUITE_CASES_H_

@@ -1,19 +1,18 @@
-// The determinism tests of tests/collectives/group_determinism_test.cc over
-// VerbsFabric and the simulated verbs provider (the same cases, kept in
-// step with that file), plus what only this path can show: a rerun makes
-// the same sequence of verbs calls, so the provider's trace hash repeats.
+// Bitwise determinism with inputs whose float sums depend on the order of
+// addition, over every fabric: every rank gets identical bytes, a rerun
+// (even with a different link model, so frames arrive in a different
+// order) gives identical bytes, the mesh algorithms reduce in rank order
+// exactly, and a rerun makes the same calls (the fabric's trace hash
+// repeats).
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/verbs/verbs_cluster.h"
+#include "tests/collectives_suite/cases.h"
+#include "tests/collectives_suite/suite.h"
 
-namespace weft::verbs::testing {
+namespace weft::testing {
 namespace {
-
-using weft::testing::ByteVec;
-using weft::testing::Case;
-using weft::testing::Kind;
 
 constexpr uint32_t kRanks = 5;
 constexpr uint64_t kCount = 10007;
@@ -49,21 +48,20 @@ struct Outputs {
 };
 
 // Runs the cases; returns every rank's output of every case.
-Outputs run(Algorithm algorithm, const std::string& link,
+Outputs run(const ClusterFactory& fabric, Algorithm algorithm, LinkKind link,
             bool check_reference) {
-  VerbsWorld w;
-  w.topology = *Topology::mesh(kRanks);
-  w.link = link;
+  ClusterSpec spec;
+  spec.topology = *Topology::mesh(kRanks);
+  spec.link = link;
   GroupOptions o;
   o.max_frame_bytes = 8 << 10;
-  absl::StatusOr<std::unique_ptr<VerbsCluster>> cluster =
-      VerbsCluster::create(w, o);
+  absl::StatusOr<std::unique_ptr<TestCluster>> cluster = fabric.create(spec, o);
   EXPECT_TRUE(cluster.ok()) << cluster.status();
   if (!cluster.ok()) return {};
   std::vector<PreparedCase> cases;
   for (const Case& c : sensitive_cases(algorithm))
     cases.emplace_back(c, kRanks);
-  ScriptRun r = (*cluster)->run_cases(cases);
+  ScriptRun r = run_cases(**cluster, cases);
   EXPECT_TRUE(r.run.completed()) << r.run.report;
   Outputs outputs;
   for (PreparedCase& pc : cases) {
@@ -83,17 +81,21 @@ Outputs run(Algorithm algorithm, const std::string& link,
   return outputs;
 }
 
-TEST(VerbsCollectivesDeterminism, MeshReducesInRankOrderWhateverTheTiming) {
+TEST_P(CollectivesDeterminism, MeshReducesInRankOrderWhateverTheTiming) {
   for (Algorithm a : {Algorithm::kMeshExchange, Algorithm::kMeshScatter}) {
-    const Outputs ideal = run(a, "ideal", /*check_reference=*/true);
-    const Outputs tb5 = run(a, "tb5", /*check_reference=*/true);
+    const Outputs ideal =
+        run(*GetParam(), a, LinkKind::kIdeal, /*check_reference=*/true);
+    const Outputs tb5 =
+        run(*GetParam(), a, LinkKind::kTb5, /*check_reference=*/true);
     EXPECT_EQ(ideal.bytes, tb5.bytes) << algorithm_name(a);
   }
 }
 
-TEST(VerbsCollectivesDeterminism, RingIsIdenticalOnEveryRankAndRerun) {
-  const Outputs first = run(Algorithm::kRing, "ideal", false);
-  const Outputs again = run(Algorithm::kRing, "tb5", false);
+TEST_P(CollectivesDeterminism, RingIsIdenticalOnEveryRankAndRerun) {
+  const Outputs first = run(*GetParam(), Algorithm::kRing, LinkKind::kIdeal,
+                            /*check_reference=*/false);
+  const Outputs again = run(*GetParam(), Algorithm::kRing, LinkKind::kTb5,
+                            /*check_reference=*/false);
   EXPECT_EQ(first.bytes, again.bytes);
   const std::vector<Case> cases = sensitive_cases(Algorithm::kRing);
   ASSERT_EQ(first.bytes.size(), cases.size());
@@ -106,17 +108,18 @@ TEST(VerbsCollectivesDeterminism, RingIsIdenticalOnEveryRankAndRerun) {
   }
 }
 
-TEST(VerbsCollectivesDeterminism, RerunRepeatsTheProviderTrace) {
+TEST_P(CollectivesDeterminism, RerunRepeatsTheTrace) {
   for (Algorithm a : {Algorithm::kMeshScatter, Algorithm::kRing}) {
-    const Outputs first = run(a, "tb5", false);
-    const Outputs again = run(a, "tb5", false);
+    const Outputs first = run(*GetParam(), a, LinkKind::kTb5, false);
+    const Outputs again = run(*GetParam(), a, LinkKind::kTb5, false);
     EXPECT_NE(first.trace_hash, 0u);
     EXPECT_EQ(first.trace_hash, again.trace_hash) << algorithm_name(a);
     EXPECT_EQ(first.bytes, again.bytes) << algorithm_name(a);
     // The hash tells runs apart: another link model times frames otherwise.
-    EXPECT_NE(run(a, "ideal", false).trace_hash, first.trace_hash);
+    EXPECT_NE(run(*GetParam(), a, LinkKind::kIdeal, false).trace_hash,
+              first.trace_hash);
   }
 }
 
 }  // namespace
-}  // namespace weft::verbs::testing
+}  // namespace weft::testing

@@ -1,12 +1,14 @@
 // Ranks that call different collectives, or the same one with different
-// sizes, dtypes, roots or algorithms, get a kMismatch error on every rank:
-// never a hang, never data reduced into the wrong buffer.
+// sizes, dtypes, roots or algorithms, get a kMismatch error on every rank,
+// over every fabric: never a hang, never data reduced into the wrong
+// buffer.
 #include <vector>
 
-#include "cases.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collectives_suite/cases.h"
+#include "tests/collectives_suite/suite.h"
 
 namespace weft::testing {
 namespace {
@@ -57,13 +59,13 @@ std::vector<Mismatch> mismatches() {
   };
 }
 
-TEST(GroupMismatch, EveryRankGetsAMismatchError) {
+TEST_P(CollectivesMismatch, EveryRankGetsAMismatchError) {
   for (const Mismatch& m : mismatches()) {
-    sim::WorldOptions w;
-    w.topology = m.topology;
-    absl::StatusOr<SimCluster> cluster = make_cluster(w);
+    ClusterSpec spec;
+    spec.topology = m.topology;
+    absl::StatusOr<std::unique_ptr<TestCluster>> cluster = make_cluster(spec);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
-    const uint32_t n = cluster->size();
+    const uint32_t n = (*cluster)->size();
     PreparedCase usual(m.usual, n), odd(m.odd, n);
     std::vector<std::vector<Starter>> scripts(n);
     for (uint32_t r = 0; r < n; ++r) {
@@ -71,7 +73,7 @@ TEST(GroupMismatch, EveryRankGetsAMismatchError) {
       // A second call must be refused: the group is failed.
       scripts[r].push_back([](Group& g) { return g.barrier_async(); });
     }
-    ScriptRun run = run_scripts(*cluster, std::move(scripts));
+    ScriptRun run = (*cluster)->run_scripts(std::move(scripts));
     ASSERT_TRUE(run.run.completed()) << m.name << "\n" << run.run.report;
     for (uint32_t r = 0; r < n; ++r) {
       ASSERT_EQ(run.results[r].size(), 2u) << m.name;
@@ -102,11 +104,11 @@ TEST(GroupMismatch, EveryRankGetsAMismatchError) {
   }
 }
 
-TEST(GroupMismatch, MessageNamesBothCalls) {
-  sim::WorldOptions w;
-  w.topology = *Topology::mesh(2);
-  absl::StatusOr<SimCluster> cluster = make_cluster(w);
-  ASSERT_TRUE(cluster.ok());
+TEST_P(CollectivesMismatch, MessageNamesBothCalls) {
+  ClusterSpec spec;
+  spec.topology = *Topology::mesh(2);
+  absl::StatusOr<std::unique_ptr<TestCluster>> cluster = make_cluster(spec);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
   ByteVec a(40), b(80);
   std::vector<std::vector<Starter>> scripts(2);
   scripts[0].push_back([&](Group& g) {
@@ -115,8 +117,8 @@ TEST(GroupMismatch, MessageNamesBothCalls) {
   });
   scripts[1].push_back(
       [&](Group& g) { return g.all_gather_async(a, b, DType::kFloat32); });
-  ScriptRun run = run_scripts(*cluster, std::move(scripts));
-  ASSERT_TRUE(run.run.completed());
+  ScriptRun run = (*cluster)->run_scripts(std::move(scripts));
+  ASSERT_TRUE(run.run.completed()) << run.run.report;
   const std::string m0(run.results[0][0].message());
   EXPECT_THAT(m0, HasSubstr("the peer sent a frame of all_gather #0"));
   EXPECT_THAT(m0, HasSubstr("this rank runs all_sum #0"));

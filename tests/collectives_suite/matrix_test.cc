@@ -1,12 +1,14 @@
 // Every collective against references computed in the test: several dtypes,
 // sizes (0, one element, counts that do not divide by the rank count,
 // many frames), mesh and ring algorithms, in place and out of place, on
-// mesh topologies with one and two cables and on a ring topology.
+// mesh topologies with one and two cables and on a ring topology, over
+// every fabric.
 #include <vector>
 
-#include "cases.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collectives_suite/cases.h"
+#include "tests/collectives_suite/suite.h"
 
 namespace weft::testing {
 namespace {
@@ -74,14 +76,25 @@ std::vector<Case> all_cases(uint32_t n, Algorithm algorithm) {
   return cases;
 }
 
-void run_all(sim::WorldOptions world, GroupOptions options,
-             Algorithm algorithm) {
-  absl::StatusOr<SimCluster> cluster = make_cluster(std::move(world), options);
+void run_all(const ClusterFactory& fabric, const ClusterSpec& spec,
+             const GroupOptions& options, Algorithm algorithm) {
+  absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
+      fabric.create(spec, options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  const uint32_t n = cluster->size();
+  TestCluster& c = **cluster;
+  const uint32_t n = c.size();
+  // Where the fabric counts them, every cable is a queue pair.
+  for (uint32_t r = 0; r < n; ++r) {
+    size_t cables = 0;
+    for (uint32_t p = 0; p < n; ++p)
+      cables += spec.topology.devices(r, p).size();
+    if (std::optional<int> qps = c.queue_pairs(r)) {
+      EXPECT_EQ(*qps, static_cast<int>(cables)) << "rank " << r;
+    }
+  }
   std::vector<PreparedCase> cases;
-  for (const Case& c : all_cases(n, algorithm)) cases.emplace_back(c, n);
-  ScriptRun run = run_cases(*cluster, cases);
+  for (const Case& k : all_cases(n, algorithm)) cases.emplace_back(k, n);
+  ScriptRun run = run_cases(c, cases);
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   for (uint32_t r = 0; r < n; ++r) {
     for (size_t i = 0; i < run.results[r].size(); ++i) {
@@ -94,11 +107,11 @@ void run_all(sim::WorldOptions world, GroupOptions options,
   }
 }
 
-sim::WorldOptions world_of(Topology topology) {
-  sim::WorldOptions w;
-  w.topology = std::move(topology);
-  w.link = sim::LinkModel::ideal();
-  return w;
+ClusterSpec spec_of(Topology topology, LinkKind link = LinkKind::kIdeal) {
+  ClusterSpec s;
+  s.topology = std::move(topology);
+  s.link = link;
+  return s;
 }
 
 GroupOptions small_frames() {
@@ -108,38 +121,41 @@ GroupOptions small_frames() {
   return o;
 }
 
-TEST(CollectivesMatrix, MeshExchangeTwoCables) {
-  run_all(world_of(*Topology::mesh(3, 2)), small_frames(),
+TEST_P(CollectivesMatrix, MeshExchangeTwoCables) {
+  run_all(*GetParam(), spec_of(*Topology::mesh(3, 2)), small_frames(),
           Algorithm::kMeshExchange);
 }
 
-TEST(CollectivesMatrix, MeshScatterTwoCables) {
-  run_all(world_of(*Topology::mesh(3, 2)), small_frames(),
+TEST_P(CollectivesMatrix, MeshScatterTwoCables) {
+  run_all(*GetParam(), spec_of(*Topology::mesh(3, 2)), small_frames(),
           Algorithm::kMeshScatter);
 }
 
-TEST(CollectivesMatrix, RingBothDirectionsOnMesh) {
-  run_all(world_of(*Topology::mesh(4)), small_frames(), Algorithm::kRing);
+TEST_P(CollectivesMatrix, RingBothDirectionsOnMesh) {
+  run_all(*GetParam(), spec_of(*Topology::mesh(4)), small_frames(),
+          Algorithm::kRing);
 }
 
-TEST(CollectivesMatrix, RingTopologyTwoCablesAuto) {
-  run_all(world_of(*Topology::ring(5, 2)), small_frames(), Algorithm::kAuto);
+TEST_P(CollectivesMatrix, RingTopologyTwoCablesAuto) {
+  run_all(*GetParam(), spec_of(*Topology::ring(5, 2)), small_frames(),
+          Algorithm::kAuto);
 }
 
-TEST(CollectivesMatrix, RingOneDirectionTb5) {
-  sim::WorldOptions w = world_of(*Topology::ring(3));
-  w.link = sim::LinkModel::tb5();
+TEST_P(CollectivesMatrix, RingOneDirectionTb5) {
   GroupOptions o;
   o.ring_directions = 1;
-  run_all(std::move(w), o, Algorithm::kRing);
+  run_all(*GetParam(), spec_of(*Topology::ring(3), LinkKind::kTb5), o,
+          Algorithm::kRing);
 }
 
-TEST(CollectivesMatrix, TwoRanksAuto) {
-  run_all(world_of(*Topology::mesh(2)), GroupOptions{}, Algorithm::kAuto);
+TEST_P(CollectivesMatrix, TwoRanksAuto) {
+  run_all(*GetParam(), spec_of(*Topology::mesh(2)), GroupOptions{},
+          Algorithm::kAuto);
 }
 
-TEST(CollectivesMatrix, OneRank) {
-  run_all(world_of(*Topology::mesh(1)), GroupOptions{}, Algorithm::kAuto);
+TEST_P(CollectivesMatrix, OneRank) {
+  run_all(*GetParam(), spec_of(*Topology::mesh(1)), GroupOptions{},
+          Algorithm::kAuto);
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+// The shared collectives suite: the matrix of every collective against the
+// reference, determinism, bad input, mismatched calls and the fault
+// property, each test written once against TestCluster (cluster.h) and
+// parameterised by the fabric's ClusterFactory. A test binary runs the
+// suite over its fabric with
+//
+//   WEFT_COLLECTIVES_SUITE_OVER(&factory);
+//
+// at namespace scope in weft::testing; the tests are then named
+// Over/<Suite>.<Test>/<fabric name>.
+#ifndef WEFT_TESTS_COLLECTIVES_SUITE_SUITE_H_
+#define WEFT_TESTS_COLLECTIVES_SUITE_SUITE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "tests/collectives_suite/cluster.h"
+
+namespace weft::testing {
+
+class CollectivesSuiteTest
+    : public ::testing::TestWithParam<const ClusterFactory*> {
+ protected:
+  absl::StatusOr<std::unique_ptr<TestCluster>> make_cluster(
+      const ClusterSpec& spec, const GroupOptions& options = {}) const {
+    return GetParam()->create(spec, options);
+  }
+};
+
+class CollectivesMatrix : public CollectivesSuiteTest {};
+class CollectivesDeterminism : public CollectivesSuiteTest {};
+class CollectivesBadInput : public CollectivesSuiteTest {};
+class CollectivesMismatch : public CollectivesSuiteTest {};
+class CollectivesFaultProperty : public CollectivesSuiteTest {};
+
+inline std::string fabric_test_name(
+    const ::testing::TestParamInfo<const ClusterFactory*>& info) {
+  return info.param->name();
+}
+
+}  // namespace weft::testing
+
+#define WEFT_COLLECTIVES_SUITE_ONE(suite, factory)                  \
+  INSTANTIATE_TEST_SUITE_P(Over, suite, ::testing::Values(factory), \
+                           ::weft::testing::fabric_test_name)
+#define WEFT_COLLECTIVES_SUITE_OVER(factory)                   \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesMatrix, factory);      \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesDeterminism, factory); \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesBadInput, factory);    \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesMismatch, factory);    \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesFaultProperty, factory)
+
+#endif  // WEFT_TESTS_COLLECTIVES_SUITE_SUITE_H_
