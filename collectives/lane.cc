@@ -1,6 +1,7 @@
 #include "collectives/internal/lane.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 
@@ -42,11 +43,12 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       send_headers_(config.depth),
       slot_posts_(config.depth, 0),
       slot_unacked_(config.depth, false),
-      seq_slot_(config.depth, kNoSlot),
-      seq_sent_ns_(config.depth, 0),
-      seq_resent_(config.depth, false),
+      seq_mask_(std::bit_ceil(config.depth) - 1),
+      seq_slot_(seq_mask_ + 1, kNoSlot),
+      seq_sent_ns_(seq_mask_ + 1, 0),
+      seq_resent_(seq_mask_ + 1, false),
       rto_ns_(config.recovery.initial_rto_ns),
-      held_(config.depth, kNoSlot),
+      held_(seq_mask_ + 1, kNoSlot),
       last_heard_ns_(clock.now_ns()) {
   uint64_t at = offset;
   auto carve = [&](uint32_t bytes) {
@@ -167,7 +169,7 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
   const uint32_t offset = h.seq - consumed_;  // from the oldest in the inbox
   const bool in_window = offset < window;
   const bool fresh = in_window && offset >= received_ - consumed_ &&
-                     held_[h.seq % config_.depth] == kNoSlot;
+                     held_[seq_index(h.seq)] == kNoSlot;
   if (!recovery() && h.seq != received_) {
     return protocol_error(absl::StrFormat(
         "data frame number %u arrived where %u was next", h.seq, received_));
@@ -187,9 +189,9 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
   }
   if (h.seq != received_) ++stats_.placed_early;
   arrivals_[slot] = Arrival{slot, h};
-  held_[h.seq % config_.depth] = slot;
+  held_[seq_index(h.seq)] = slot;
   while (received_ - consumed_ < window &&
-         held_[received_ % config_.depth] != kNoSlot) {
+         held_[seq_index(received_)] != kNoSlot) {
     ++received_;
   }
   return absl::OkStatus();
@@ -221,13 +223,13 @@ absl::Status Lane::absorb_counters(const FrameHeader& h) {
 
 void Lane::note_received(uint32_t new_received) {
   if (recovery()) {
-    const uint32_t oldest = peer_received_ % config_.depth;
+    const uint32_t oldest = seq_index(peer_received_);
     if (!seq_resent_[oldest]) {
       sample_round_trip(clock_.now_ns() - seq_sent_ns_[oldest]);
     }
     for (uint32_t s = peer_received_; s != new_received; ++s) {
-      const uint32_t slot = seq_slot_[s % config_.depth];
-      seq_slot_[s % config_.depth] = kNoSlot;
+      const uint32_t slot = seq_slot_[seq_index(s)];
+      seq_slot_[seq_index(s)] = kNoSlot;
       slot_unacked_[slot] = false;
       if (slot_posts_[slot] == 0) free_data_slots_.push_back(slot);
     }
@@ -253,7 +255,7 @@ void Lane::sample_round_trip(TimeNs sample_ns) {
 }
 
 const Lane::Arrival& Lane::inbox(size_t i) const {
-  return arrivals_[held_[(consumed_ + i) % config_.depth]];
+  return arrivals_[held_[seq_index((consumed_ + i))]];
 }
 
 std::span<const std::byte> Lane::payload(const Arrival& a) const {
@@ -263,14 +265,14 @@ std::span<const std::byte> Lane::payload(const Arrival& a) const {
 
 absl::Status Lane::consume_front() {
   assert(inbox_size() > 0);
-  const uint32_t slot = held_[consumed_ % config_.depth];
-  held_[consumed_ % config_.depth] = kNoSlot;
+  const uint32_t slot = held_[seq_index(consumed_)];
+  held_[seq_index(consumed_)] = kNoSlot;
   // The sender waits for this frame to be acknowledged once consumed.
   if (arrivals_[slot].header.flags & kFlagReportNow) report_requested_ = true;
   ++consumed_;
   // A frame held ahead of a gap may now be next in line.
   while (received_ - consumed_ < config_.window() &&
-         held_[received_ % config_.depth] != kNoSlot) {
+         held_[seq_index(received_)] != kNoSlot) {
     ++received_;
   }
   return repost(slot);
@@ -323,7 +325,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   ++sends_in_flight_;
   ++stats_.data_sent;
   if (recovery()) {
-    const uint32_t at = next_seq_ % config_.depth;
+    const uint32_t at = seq_index(next_seq_);
     send_headers_[slot] = header;
     slot_unacked_[slot] = true;
     seq_slot_[at] = slot;
@@ -363,7 +365,7 @@ absl::Status Lane::retransmit() {
   }
   const TimeNs now = clock_.now_ns();
   for (uint32_t s = peer_received_; s != next_seq_; ++s) {
-    const uint32_t at = s % config_.depth;
+    const uint32_t at = seq_index(s);
     const uint32_t slot = seq_slot_[at];
     seq_sent_ns_[at] = now;
     seq_resent_[at] = true;

@@ -135,8 +135,8 @@ absl::Status OpRunner::apply(const Item& item, uint32_t frame,
       break;
   }
   const std::byte* other =
-      at(item.other.buffer,
-         item.other.offset + uint64_t{frame} * identity_.chunk_bytes);
+      at(item.src.buffer,
+         item.src.offset + uint64_t{frame} * identity_.chunk_bytes);
   const bool other_first = item.apply == Apply::kReduceAfter;
   return combine(dst, other_first ? other : src, other_first ? src : other,
                  bytes);

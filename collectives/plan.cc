@@ -65,7 +65,7 @@ int32_t PlanBuilder::recv_with(uint32_t peer, uint32_t lane, Slice dst,
   item.peer = peer;
   item.lane = lane;
   item.dst = dst;
-  item.other = other;
+  item.src = other;
   item.apply = apply;
   return add(item, dep);
 }
@@ -95,10 +95,10 @@ std::string describe_item(const Item& item) {
   std::string apply = "copy";
   if (item.apply == Apply::kReduce) apply = "reduce";
   if (item.apply == Apply::kReduceAfter) {
-    apply = absl::StrFormat("reduce after %s", describe_slice(item.other));
+    apply = absl::StrFormat("reduce after %s", describe_slice(item.src));
   }
   if (item.apply == Apply::kReduceBefore) {
-    apply = absl::StrFormat("reduce before %s", describe_slice(item.other));
+    apply = absl::StrFormat("reduce before %s", describe_slice(item.src));
   }
   switch (item.kind) {
     case ItemKind::kSend:

@@ -217,7 +217,7 @@ class Lane {
   void sample_round_trip(TimeNs sample_ns);
   TimeNs retransmit_due_ns() const {
     if (!recovery() || peer_received_ == next_seq_) return kNeverNs;
-    return seq_sent_ns_[peer_received_ % config_.depth] + rto_ns_;
+    return seq_sent_ns_[seq_index(peer_received_)] + rto_ns_;
   }
   TimeNs probe_due_ns(TimeNs probe_after_ns) const {
     if (probe_after_ns <= 0) return kNeverNs;
@@ -253,12 +253,16 @@ class Lane {
   LaneStats stats_;
 
   // Sending side. Data numbers [peer_received_, next_seq_) are unacknowledged;
-  // seq_slot_[s % depth] is the send slot holding number s.
+  // seq_slot_[seq_index(s)] is the send slot holding number s.
   uint32_t next_seq_ = 0;
   uint32_t sends_in_flight_ = 0;
   uint32_t peer_received_ = 0;
   uint32_t peer_consumed_ = 0;
   uint32_t peer_suspect_ = kNoPeer;
+  // Tables indexed by data sequence number have a power-of-two size (at
+  // least depth) so the index is a mask, exact across the wrap at 2^32.
+  uint32_t seq_mask_;
+  uint32_t seq_index(uint32_t seq) const { return seq & seq_mask_; }
   std::vector<uint32_t> seq_slot_;
   std::vector<TimeNs> seq_sent_ns_;  // last transmission of number s
   std::vector<bool> seq_resent_;     // Karn: no round trip from a resent one
@@ -268,8 +272,8 @@ class Lane {
   uint32_t retries_ = 0;
 
   // Receiving side. Numbers [consumed_, received_) are the inbox; a number
-  // in [received_, consumed_ + window) may be held early. held_[s % depth]
-  // is the receive slot holding number s, or kNoSlot.
+  // in [received_, consumed_ + window) may be held early.
+  // held_[seq_index(s)] is the receive slot holding number s, or kNoSlot.
   uint32_t received_ = 0;
   uint32_t consumed_ = 0;
   std::vector<uint32_t> held_;
@@ -290,6 +294,12 @@ template <typename SuspectFn>
 absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
                               SuspectFn&& suspect, bool* advanced,
                               TimeNs* wake_ns) {
+  // Most lanes at most steps: nothing unacknowledged, nothing owed, no
+  // probe to send; no timer either.
+  const bool unacked = peer_received_ != next_seq_;
+  if (!unacked && !watch.waiting && (ack_busy_ || !ack_due())) {
+    return absl::OkStatus();
+  }
   if (now_ns >= retransmit_due_ns()) {
     absl::Status s = retransmit();
     if (!s.ok()) return s;

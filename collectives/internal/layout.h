@@ -41,9 +41,21 @@ class StripeLayout {
   }
 
  private:
+  // The stripe's range of a buffer of `elements`: plans ask for the same
+  // buffer size over and over, and each split costs two divisions.
+  Range stripe_range(uint64_t elements) const {
+    if (elements != cached_elements_) {
+      cached_ = split_range(elements, stripes_, stripe_);
+      cached_elements_ = elements;
+    }
+    return cached_;
+  }
+
   size_t elem_;
   uint32_t stripe_;
   uint32_t stripes_;
+  mutable uint64_t cached_elements_ = ~uint64_t{0};
+  mutable Range cached_;
 };
 
 }  // namespace weft::internal

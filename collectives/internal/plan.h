@@ -30,27 +30,30 @@ struct Slice {
 
 enum class ItemKind : uint8_t { kSend, kRecv, kLocal };
 // What a receive or local item does with each frame x of its data:
-// kCopy dst = x; kReduce dst = op(dst, x). Receives only, where `other` is
-// a slice of this rank's own (as long as dst): kReduceAfter dst = op(other,
-// x) and kReduceBefore dst = op(x, other), one pass where a copy of `other`
-// into dst and a kReduce (or a copy of x and a reduce of `other`) would
-// take two, with the same operand order and so the same bytes.
+// kCopy dst = x; kReduce dst = op(dst, x). Receives only, where `src` is a
+// slice of this rank's own (as long as dst): kReduceAfter dst = op(src, x)
+// and kReduceBefore dst = op(x, src), one pass where a copy of `src` into
+// dst and a kReduce (or a copy of x and a reduce of `src`) would take two,
+// with the same operand order and so the same bytes.
 enum class Apply : uint8_t { kCopy, kReduce, kReduceAfter, kReduceBefore };
 enum class Wait : uint8_t { kNone, kFrame, kWhole };
 
 inline constexpr int32_t kNoItem = -1;
 
+// One cache line: a 1024-rank ring holds eight thousand per rank.
 struct Item {
-  ItemKind kind = ItemKind::kLocal;
   uint32_t peer = 0;  // group rank (send, recv)
   uint32_t lane = 0;  // cable index towards `peer`
-  Slice src;          // send, local
-  Slice dst;          // recv, local
-  Slice other;        // recv with kReduceAfter or kReduceBefore
-  Apply apply = Apply::kCopy;
   int32_t after = kNoItem;
+  ItemKind kind = ItemKind::kLocal;
+  Apply apply = Apply::kCopy;
   Wait wait = Wait::kNone;
+  // send, local; recv with kReduceAfter or kReduceBefore: the other operand
+  // (a slice of this rank's own, as long as dst).
+  Slice src;
+  Slice dst;  // recv, local
 };
+static_assert(sizeof(Item) <= 64);
 
 struct Dep {
   int32_t item = kNoItem;
@@ -75,7 +78,7 @@ class PlanBuilder {
   int32_t recv(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
                Dep dep = {});
   // A receive that combines each frame with `other` (kReduceAfter or
-  // kReduceBefore).
+  // kReduceBefore; it becomes the item's src).
   int32_t recv_with(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
                     Slice other, Dep dep = {});
   int32_t local(Slice src, Slice dst, Apply apply, Dep dep = {});

@@ -205,6 +205,10 @@ absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
 absl::StatusOr<size_t> SimEndpoint::poll(std::span<Completion> out) {
   // Most polls find nothing: leave before any other work.
   if (completions_.empty()) return size_t{0};
+  return drain(out);
+}
+
+size_t SimEndpoint::drain(std::span<Completion> out) {
   size_t n = 0;
   while (n < out.size() && !completions_.empty()) {
     const Queued& q = completions_.front();

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/base/attributes.h"
 #include "fabric/endpoint.h"
 #include "sim/internal/fixed_ring.h"
 
@@ -98,6 +99,8 @@ class SimEndpoint final : public Endpoint {
     bool is_send = false;
     FrameLoan loan;  // sends: ends when the completion is polled
   };
+  // poll() once it knows there is something: moves completions to `out`.
+  ABSL_ATTRIBUTE_NOINLINE size_t drain(std::span<Completion> out);
   absl::Status check_frame(const Frame& frame, std::string_view what) const;
   void push_completion(const Completion& c, bool is_send, FrameLoan loan = {});
   absl::Status error(absl::StatusCode code, std::string_view message) const;
