@@ -96,10 +96,10 @@ uint32_t OpRunner::frame_bytes(const Item& item, uint32_t frame) const {
                               identity_.chunk_bytes, bytes - start));
 }
 
-bool OpRunner::ready(const Item& item, uint32_t frame) const {
-  if (item.after == kNoItem) return true;
-  const ItemState& dep = state_[static_cast<size_t>(item.after)];
-  if (item.wait == Wait::kWhole) return dep.done == dep.frames;
+bool OpRunner::dep_ready(int32_t after, Wait wait, uint32_t frame) const {
+  if (after == kNoItem) return true;
+  const ItemState& dep = state_[static_cast<size_t>(after)];
+  if (wait == Wait::kWhole) return dep.done == dep.frames;
   return dep.done > std::min(frame, dep.frames - 1);
 }
 
@@ -212,9 +212,18 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
   Lane& lane = *w.lane;
   while (w.send_pos < w.sends.size()) {
     const auto idx = static_cast<size_t>(w.sends[w.send_pos]);
+    if (w.next_send.pos != w.send_pos) {
+      const Item& next = plan_.items[idx];
+      w.next_send = {w.send_pos, next.after, next.wait, state_[idx].done};
+    }
+    // Only send() advances a send item's frames (next_send.done follows
+    // them); its dependency's state is what the last receive updated.
+    if (!dep_ready(w.next_send.after, w.next_send.wait, w.next_send.done) ||
+        !lane.can_send_data()) {
+      break;
+    }
     const Item& item = plan_.items[idx];
     ItemState& st = state_[idx];
-    if (!ready(item, st.done) || !lane.can_send_data()) break;
     FrameHeader h;
     h.op = identity_;
     h.item = static_cast<uint32_t>(w.send_pos);
@@ -230,6 +239,7 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
     absl::Status s = lane.send_data(h, src, frame_bytes(item, st.done));
     if (!s.ok()) return s;
     *advanced = true;
+    ++w.next_send.done;
     if (++st.done == st.frames) ++w.send_pos;
   }
   return absl::OkStatus();
