@@ -81,7 +81,7 @@ void FrameHeader::encode(std::span<std::byte, kHeaderBytes> out) const {
       break;
     case FrameType::kAck:
       put32(p, 32, suspect);
-      put32(p, 36, kNoPeer);
+      put32(p, 36, sack);
       break;
     case FrameType::kAbort:
       put32(p, 32, origin);
@@ -141,6 +141,7 @@ absl::StatusOr<FrameHeader> FrameHeader::decode(
       break;
     case FrameType::kAck:
       h.suspect = get32(p, 32);
+      h.sack = get32(p, 36);
       break;
     case FrameType::kAbort:
       h.origin = get32(p, 32);

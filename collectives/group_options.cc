@@ -61,11 +61,16 @@ absl::Status GroupOptions::validate() const {
 }
 
 absl::Status RecoveryOptions::validate() const {
-  if (initial_rto_ns < kMinRtoNs || initial_rto_ns > max_rto_ns) {
+  if (min_rto_ns < kMinRtoNs || min_rto_ns > initial_rto_ns) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "GroupOptions.recovery.initial_rto_ns = %d is outside %d..max_rto_ns "
+        "GroupOptions.recovery.min_rto_ns = %d is outside %d..initial_rto_ns "
         "(%d)",
-        initial_rto_ns, kMinRtoNs, max_rto_ns));
+        min_rto_ns, kMinRtoNs, initial_rto_ns));
+  }
+  if (initial_rto_ns > max_rto_ns) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GroupOptions.recovery.initial_rto_ns = %d exceeds max_rto_ns (%d)",
+        initial_rto_ns, max_rto_ns));
   }
   if (max_rto_ns > GroupOptions::kMaxTimeoutNs) {
     return absl::InvalidArgumentError(

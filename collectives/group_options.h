@@ -32,9 +32,12 @@ bool parse_algorithm(std::string_view text, Algorithm* out);
 // "Sequence checking and reliability", level 3). Every data frame carries a
 // per-cable sequence number; the receiver places frames by it (reordering
 // inside the window is harmless), discards duplicates and acknowledges
-// cumulatively; the sender keeps each frame until it is acknowledged and
-// sends it again when no acknowledgement came within the retransmission
-// timeout, which doubles on each silent attempt up to max_rto_ns.
+// cumulatively, naming the frames it holds beyond a gap; the sender keeps
+// each frame until it is acknowledged, resends a frame at once when later
+// ones arrived without it, and resends everything unacknowledged when no
+// acknowledgement came within the retransmission timeout: an estimate of
+// the round trip within [min_rto_ns, max_rto_ns] (initial_rto_ns before the
+// first estimate), doubling on each silent attempt.
 //
 // A peer is declared unreachable (Unavailable) after max_retries
 // retransmissions in a row without any acknowledgement, or at the
@@ -45,7 +48,9 @@ struct RecoveryOptions {
   static constexpr uint32_t kMaxRetries = 1000;
 
   bool enabled = true;
-  // First retransmission timeout after a frame is sent.
+  // The retransmission timeout never goes below this.
+  TimeNs min_rto_ns = 20 * kNsPerUs;
+  // The timeout before the first round trip was measured.
   TimeNs initial_rto_ns = 200 * kNsPerUs;
   // The back-off stops doubling here.
   TimeNs max_rto_ns = 500 * kNsPerMs;

@@ -187,7 +187,11 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
     ack_now_ = true;
     return repost(slot);
   }
-  if (h.seq != received_) ++stats_.placed_early;
+  if (h.seq != received_) {
+    // A gap: tell the sender at once which frames arrived past it.
+    ++stats_.placed_early;
+    ack_now_ = true;
+  }
   arrivals_[slot] = Arrival{slot, h};
   held_[seq_index(h.seq)] = slot;
   while (received_ - consumed_ < window &&
@@ -218,6 +222,49 @@ absl::Status Lane::absorb_counters(const FrameHeader& h) {
   if (new_received) note_received(h.received);
   if (new_consumed) peer_consumed_ = h.consumed;
   if (after(peer_consumed_, peer_received_)) note_received(peer_consumed_);
+  if (recovery() && h.type == FrameType::kAck && h.sack != 0 &&
+      h.received == peer_received_) {
+    return resend_missing(h.sack);
+  }
+  return absl::OkStatus();
+}
+
+uint32_t Lane::held_beyond_gap() const {
+  uint32_t sack = 0;
+  const uint32_t room = config_.window() - (received_ - consumed_);
+  for (uint32_t i = 1; i < room && i <= 32; ++i) {
+    if (held_[seq_index(received_ + i)] != kNoSlot) sack |= 1u << (i - 1);
+  }
+  return sack;
+}
+
+absl::Status Lane::resend_missing(uint32_t sack) {
+  // Frames before the last one the peer holds that it does not hold were
+  // lost (or are late): resend each once at once; the timeout covers the
+  // rest.
+  const uint32_t highest = peer_received_ + 1 + (31 - std::countl_zero(sack));
+  for (uint32_t s = peer_received_; s != highest && s != next_seq_; ++s) {
+    const uint32_t i = s - peer_received_;
+    const bool held = i > 0 && ((sack >> (i - 1)) & 1u) != 0;
+    if (held || seq_resent_[seq_index(s)]) continue;
+    absl::Status st = resend(s);
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lane::resend(uint32_t seq) {
+  const uint32_t at = seq_index(seq);
+  const uint32_t slot = seq_slot_[at];
+  seq_sent_ns_[at] = clock_.now_ns();
+  seq_resent_[at] = true;
+  if (slot_posts_[slot] > 0) return absl::OkStatus();  // still queued
+  absl::Status s =
+      post(slot, send_headers_[slot], send_headers_[slot].payload_bytes);
+  if (!s.ok()) return s;
+  ++slot_posts_[slot];
+  ++sends_in_flight_;
+  ++stats_.retransmitted;
   return absl::OkStatus();
 }
 
@@ -240,7 +287,7 @@ void Lane::note_received(uint32_t new_received) {
 
 void Lane::sample_round_trip(TimeNs sample_ns) {
   // Jacobson/Karels: srtt += (m - srtt) / 8, rttvar += (|m - srtt| -
-  // rttvar) / 4, rto = srtt + 4 rttvar, within [initial_rto, max_rto].
+  // rttvar) / 4, rto = srtt + 4 rttvar, within [min_rto, max_rto].
   if (srtt_ns_ == 0) {
     srtt_ns_ = std::max<TimeNs>(sample_ns, 1);
     rttvar_ns_ = sample_ns / 2;
@@ -249,9 +296,8 @@ void Lane::sample_round_trip(TimeNs sample_ns) {
     srtt_ns_ += err / 8;
     rttvar_ns_ += ((err < 0 ? -err : err) - rttvar_ns_) / 4;
   }
-  rto_ns_ =
-      std::clamp(srtt_ns_ + 4 * rttvar_ns_, config_.recovery.initial_rto_ns,
-                 config_.recovery.max_rto_ns);
+  rto_ns_ = std::clamp(srtt_ns_ + 4 * rttvar_ns_, config_.recovery.min_rto_ns,
+                       config_.recovery.max_rto_ns);
 }
 
 const Lane::Arrival& Lane::inbox(size_t i) const {
@@ -341,6 +387,7 @@ absl::Status Lane::send_ack(uint8_t flags, uint32_t suspect) {
   header.type = FrameType::kAck;
   header.flags = flags;
   header.suspect = suspect;
+  if (recovery()) header.sack = held_beyond_gap();
   absl::Status s = post(config_.depth, header, 0);
   if (!s.ok()) return s;
   ack_busy_ = true;
@@ -363,19 +410,9 @@ absl::Status Lane::retransmit() {
             "progressing; %u data frame(s) unacknowledged",
             peer_, retries_, rto_ns_, next_seq_ - peer_received_));
   }
-  const TimeNs now = clock_.now_ns();
   for (uint32_t s = peer_received_; s != next_seq_; ++s) {
-    const uint32_t at = seq_index(s);
-    const uint32_t slot = seq_slot_[at];
-    seq_sent_ns_[at] = now;
-    seq_resent_[at] = true;
-    if (slot_posts_[slot] > 0) continue;  // still queued: it goes out anyway
-    absl::Status st =
-        post(slot, send_headers_[slot], send_headers_[slot].payload_bytes);
+    absl::Status st = resend(s);
     if (!st.ok()) return st;
-    ++slot_posts_[slot];
-    ++sends_in_flight_;
-    ++stats_.retransmitted;
   }
   ++retries_;
   rto_ns_ = std::min(2 * rto_ns_, config_.recovery.max_rto_ns);

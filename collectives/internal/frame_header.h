@@ -13,7 +13,8 @@
 //   48 chunk bytes u32 | 52 consumed u32 | 56 sequence u32 | 60 check u32
 // (check: FNV-1a over bytes 0..59 as fifteen little-endian u32 words).
 // Frames other than data have no item: bytes 32 and 36 carry the origin and
-// the blamed peer (abort) or the suspect (acknowledgement).
+// the blamed peer (abort) or the suspect and the selective acknowledgement
+// (acknowledgement).
 #ifndef WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
 #define WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
 
@@ -79,8 +80,11 @@ struct FrameHeader {
   uint8_t cause = 0;
   uint32_t origin = kNoPeer;
   uint32_t blamed = kNoPeer;
-  // kAck: the rank the sender believes silent (kNoPeer: none).
+  // kAck: the rank the sender believes silent (kNoPeer: none), and which
+  // data frames after the first missing one arrived: bit i set means
+  // number received + 1 + i is held.
   uint32_t suspect = kNoPeer;
+  uint32_t sack = 0;
 
   void encode(std::span<std::byte, kHeaderBytes> out) const;
   // Checks magic, version, checksum, type and that `frame_bytes` (the bytes

@@ -22,11 +22,13 @@
 //    frame asks for one (kFlagAckNow, kFlagReportNow, kFlagProbe), or when a
 //    duplicate shows the peer missed the last one.
 //  - Retransmission (recovery on): a data frame stays in its send frame
-//    until acknowledged. When the oldest unacknowledged frame waited longer
-//    than the retransmission timeout (an estimate of the round trip, at
-//    least initial_rto_ns), every unacknowledged frame is sent again and the
-//    timeout doubles, up to max_rto_ns; after max_retries silent rounds the
-//    peer is Unavailable.
+//    until acknowledged. An acknowledgement names the frames held beyond a
+//    gap (sack), and the frames missing before them are resent at once.
+//    When the oldest unacknowledged frame waited longer than the
+//    retransmission timeout (an estimate of the round trip within
+//    [min_rto_ns, max_rto_ns]), every unacknowledged frame is sent again and
+//    the timeout doubles; after max_retries silent rounds the peer is
+//    Unavailable.
 //  - Liveness: while the running operation waits on this lane and nothing
 //    was heard from the peer for the probe interval, a probe (kFlagProbe)
 //    asks the peer to answer. Answers carry the rank the peer itself
@@ -205,6 +207,10 @@ class Lane {
   absl::Status post(uint32_t slot, FrameHeader header, uint32_t payload_bytes);
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
   absl::Status retransmit();
+  absl::Status resend(uint32_t seq);
+  // Bit i: data frame received_ + 1 + i is held (kAck's sack).
+  uint32_t held_beyond_gap() const;
+  absl::Status resend_missing(uint32_t sack);
   // What service() owes now, timers aside: an acknowledgement.
   bool ack_due() const {
     const uint32_t threshold = config_.report_threshold();

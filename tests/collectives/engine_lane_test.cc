@@ -297,6 +297,40 @@ TEST_F(LaneTest, ResendsUnacknowledgedFramesWithBackOff) {
   EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
 }
 
+TEST_F(LaneTest, AGapIsReportedAtOnceWithTheFramesHeldBeyondIt) {
+  arrive(0, 0, data(1));
+  arrive(1, 1, data(3));
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(lane_->inbox_size(), 0u);
+  EXPECT_TRUE(lane_->report_owed());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  const FrameHeader h = sent_header(0);
+  EXPECT_EQ(h.received, 0u);
+  EXPECT_EQ(h.sack, 0b101u);  // numbers 1 and 3 held, 0 and 2 missing
+}
+
+TEST_F(LaneTest, ResendsWhatThePeerMissesBeforeTheTimeout) {
+  for (uint8_t i = 0; i < 4; ++i) ASSERT_TRUE(send(i).ok());
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  FrameHeader gap = ack(0, 0);
+  gap.sack = 0b101;  // 1 and 3 arrived: 0 and 2 are missing
+  arrive(0, 0, gap);
+  ASSERT_TRUE(poll().ok());
+  ASSERT_EQ(sent_.size(), 6u);  // at once, without waiting for the timeout
+  EXPECT_EQ(clock_.now_ns(), 0);
+  EXPECT_EQ(sent_header(4).seq, 0u);
+  EXPECT_EQ(sent_header(5).seq, 2u);
+  EXPECT_EQ(sent_[4].frame.data()[kHeaderBytes], std::byte{0});
+  complete_sends();
+  // The same report again resends nothing: those are on their way.
+  arrive(1, 1, gap);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(sent_.size(), 6u);
+  EXPECT_EQ(lane_->stats().retransmitted, 2u);
+}
+
 TEST_F(LaneTest, ExhaustedRetriesMakeThePeerUnavailable) {
   ASSERT_TRUE(send(1).ok());
   TimeNs at = 0;
