@@ -10,6 +10,10 @@ namespace weft::internal {
 namespace {
 
 constexpr TimeNs kProbesPerDeadline = 16;
+
+uint64_t lane_key(uint32_t peer, uint32_t cable) {
+  return (uint64_t{peer} << 32) | cable;
+}
 constexpr TimeNs kMaxProbeAfterNs = 10 * kNsPerMs;
 
 }  // namespace
@@ -23,13 +27,18 @@ Engine::Engine(const Clock& clock, uint32_t rank,
       waiting_(lanes_.size(), 0) {
   for (uint32_t i = 0; i < lanes_.size(); ++i) {
     lanes_[i]->set_index(i);
-    by_peer_[{lanes_[i]->peer(), lanes_[i]->cable()}] = lanes_[i].get();
+    by_peer_.emplace_back(lane_key(lanes_[i]->peer(), lanes_[i]->cable()),
+                          lanes_[i].get());
   }
+  std::sort(by_peer_.begin(), by_peer_.end());
 }
 
 Lane* Engine::lane(uint32_t peer, uint32_t cable) const {
-  auto it = by_peer_.find({peer, cable});
-  return it == by_peer_.end() ? nullptr : it->second;
+  const uint64_t key = lane_key(peer, cable);
+  auto it = std::lower_bound(by_peer_.begin(), by_peer_.end(), key,
+                             [](const std::pair<uint64_t, Lane*>& e,
+                                uint64_t k) { return e.first < k; });
+  return it == by_peer_.end() || it->first != key ? nullptr : it->second;
 }
 
 std::shared_ptr<OpState> Engine::finished(absl::Status status) {

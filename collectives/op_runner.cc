@@ -31,8 +31,13 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
   std::vector<uint32_t> work_of(plan_.items.size());  // lanes_ position
   std::vector<uint32_t> index;  // Lane::index() -> lanes_ position + 1
   std::vector<uint32_t> sends, recvs;
-  uint32_t last_peer = kNoPeer, last_cable = 0;
-  Lane* last = nullptr;
+  // The last lanes found, most recent first: rings alternate two lanes.
+  struct Found {
+    uint32_t peer = kNoPeer;
+    uint32_t cable = 0;
+    Lane* lane = nullptr;
+  };
+  Found found[2];
   for (size_t i = 0; i < plan_.items.size(); ++i) {
     const Item& item = plan_.items[i];
     const uint64_t bytes = item_bytes(item);
@@ -42,11 +47,17 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
       locals_.push_back(static_cast<int32_t>(i));
       continue;
     }
-    if (last == nullptr || item.peer != last_peer || item.lane != last_cable) {
-      last = find_lane(item.peer, item.lane);
-      last_peer = item.peer;
-      last_cable = item.lane;
+    if (found[0].lane == nullptr || item.peer != found[0].peer ||
+        item.lane != found[0].cable) {
+      if (found[1].lane != nullptr && item.peer == found[1].peer &&
+          item.lane == found[1].cable) {
+        std::swap(found[0], found[1]);
+      } else {
+        found[1] = found[0];
+        found[0] = Found{item.peer, item.lane, find_lane(item.peer, item.lane)};
+      }
     }
+    Lane* last = found[0].lane;
     if (last->index() >= index.size()) index.resize(last->index() + 1, 0);
     uint32_t& at = index[last->index()];
     if (at == 0) {

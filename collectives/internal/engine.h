@@ -14,7 +14,6 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -90,8 +89,10 @@ class Engine {
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<Completion> poll_batch_;  // scratch for Lane::poll
   std::vector<uint8_t> waiting_;        // per lane: the operation waits on it
-  std::map<std::pair<uint32_t, uint32_t>, Lane*> by_peer_;  // lookups only
-  std::deque<std::shared_ptr<OpState>> queue_;              // front is running
+  // (peer, cable) -> lane, sorted by key: each operation looks lanes up
+  // as it is built, and a few dozen sorted entries beat a tree's nodes.
+  std::vector<std::pair<uint64_t, Lane*>> by_peer_;
+  std::deque<std::shared_ptr<OpState>> queue_;  // front is running
   bool running_ = false;
   absl::Status failure_;
   std::atomic<bool> abort_requested_{false};
