@@ -60,14 +60,9 @@ int32_t PlanBuilder::recv_with(uint32_t peer, uint32_t lane, Slice dst,
                                Apply apply, Slice other, Dep dep) {
   assert(apply == Apply::kReduceAfter || apply == Apply::kReduceBefore);
   assert(other.bytes == dst.bytes);
-  Item item;
-  item.kind = ItemKind::kRecv;
-  item.peer = peer;
-  item.lane = lane;
-  item.dst = dst;
-  item.src = other;
-  item.apply = apply;
-  return add(item, dep);
+  const int32_t i = recv(peer, lane, dst, apply, dep);
+  plan_.items[static_cast<size_t>(i)].src = other;
+  return i;
 }
 
 int32_t PlanBuilder::local(Slice src, Slice dst, Apply apply, Dep dep) {
