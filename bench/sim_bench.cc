@@ -881,17 +881,22 @@ void BM_FidelityGroupRing(benchmark::State& state) {
   options.depth = static_cast<uint32_t>(state.range(3));
   options.recovery.enabled = state.range(4) != 0;
   TimeNs sim_ns = 0;
+  uint64_t frames = 0;
   for (auto _ : state) {
     std::unique_ptr<Cluster> cluster =
         make_cluster(*Topology::ring(c.p), alpha_beta_link(), options);
     if (cluster == nullptr) return state.SkipWithError("formation failed");
     std::vector<Starter> starts;
     for (uint32_t r = 0; r < c.p; ++r) starts.push_back(c.start(r));
+    const uint64_t frames_before = cluster->world->counters().frames_sent;
     const LoopResult run = run_loops(state, *cluster, starts, 1);
     if (!run.ok) return;
     sim_ns = run.virtual_ns;
+    frames = cluster->world->counters().frames_sent - frames_before;
     if (!c.correct()) return state.SkipWithError("wrong result");
   }
+  // Every frame that left, acknowledgements and resent frames included.
+  state.counters["frames"] = static_cast<double>(frames);
   const double model_ns = ring_model_ns(c.op, c.p, c.n);
   report_ratio(state, sim_ns, model_ns);
   state.counters["no_slower"] = sim_ns <= kPipelinedLimit * model_ns;
