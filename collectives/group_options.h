@@ -51,7 +51,7 @@ struct RecoveryOptions {
   // The retransmission timeout never goes below this.
   TimeNs min_rto_ns = 20 * kNsPerUs;
   // The timeout before the first round trip was measured.
-  TimeNs initial_rto_ns = 200 * kNsPerUs;
+  TimeNs initial_rto_ns = kNsPerMs;
   // The back-off stops doubling here.
   TimeNs max_rto_ns = 500 * kNsPerMs;
   // Retransmissions in a row without progress before the peer is declared

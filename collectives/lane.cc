@@ -112,6 +112,12 @@ absl::Status Lane::handle(const Completion& c) {
   if (slot < config_.depth) {
     --slot_posts_[slot];
     --sends_in_flight_;
+    // Round trips and timeouts count from when a frame left, not from
+    // when it was queued behind others.
+    if (recovery() && slot_unacked_[slot]) {
+      const uint32_t at = seq_index(send_headers_[slot].seq);
+      if (seq_slot_[at] == slot) seq_sent_ns_[at] = clock_.now_ns();
+    }
     if (slot_posts_[slot] == 0 && !slot_unacked_[slot]) {
       free_data_slots_.push_back(slot);
     }
@@ -198,6 +204,9 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
          held_[seq_index(received_)] != kNoSlot) {
     ++received_;
   }
+  if (recovery() && unreported_since_ns_ == kNeverNs) {
+    unreported_since_ns_ = clock_.now_ns();
+  }
   return absl::OkStatus();
 }
 
@@ -256,7 +265,7 @@ absl::Status Lane::resend_missing(uint32_t sack) {
 absl::Status Lane::resend(uint32_t seq) {
   const uint32_t at = seq_index(seq);
   const uint32_t slot = seq_slot_[at];
-  seq_sent_ns_[at] = clock_.now_ns();
+  seq_sent_ns_[at] = kNeverNs;  // until the copy leaves
   seq_resent_[at] = true;
   if (slot_posts_[slot] > 0) return absl::OkStatus();  // still queued
   absl::Status s =
@@ -271,7 +280,7 @@ absl::Status Lane::resend(uint32_t seq) {
 void Lane::note_received(uint32_t new_received) {
   if (recovery()) {
     const uint32_t oldest = seq_index(peer_received_);
-    if (!seq_resent_[oldest]) {
+    if (!seq_resent_[oldest] && seq_sent_ns_[oldest] != kNeverNs) {
       sample_round_trip(clock_.now_ns() - seq_sent_ns_[oldest]);
     }
     for (uint32_t s = peer_received_; s != new_received; ++s) {
@@ -351,6 +360,7 @@ absl::Status Lane::post(uint32_t slot, FrameHeader header,
   consumed_reported_ = consumed_;
   report_requested_ = false;
   ack_now_ = false;
+  unreported_since_ns_ = kNeverNs;
   return absl::OkStatus();
 }
 
@@ -375,7 +385,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
     send_headers_[slot] = header;
     slot_unacked_[slot] = true;
     seq_slot_[at] = slot;
-    seq_sent_ns_[at] = clock_.now_ns();
+    seq_sent_ns_[at] = kNeverNs;  // queued: the clock starts when it leaves
     seq_resent_[at] = false;
   }
   ++next_seq_;
@@ -410,19 +420,21 @@ absl::Status Lane::retransmit() {
             "progressing; %u data frame(s) unacknowledged",
             peer_, retries_, rto_ns_, next_seq_ - peer_received_));
   }
-  for (uint32_t s = peer_received_; s != next_seq_; ++s) {
-    absl::Status st = resend(s);
-    if (!st.ok()) return st;
-  }
+  // The oldest only: the peer's answer acknowledges whatever else it holds
+  // (and names what it misses), and a timeout that fired too early costs
+  // one frame, not a window.
+  absl::Status st = resend(peer_received_);
+  if (!st.ok()) return st;
   ++retries_;
   rto_ns_ = std::min(2 * rto_ns_, config_.recovery.max_rto_ns);
   return absl::OkStatus();
 }
 
 TimeNs Lane::next_timer_ns(const Watch& watch) const {
-  const TimeNs retransmit = retransmit_due_ns();
-  if (!watch.waiting) return retransmit;
-  return std::min(retransmit, probe_due_ns(watch.probe_after_ns));
+  TimeNs next = retransmit_due_ns();
+  if (watch.waiting) next = std::min(next, probe_due_ns(watch.probe_after_ns));
+  if (!ack_busy_) next = std::min(next, delayed_ack_due_ns());
+  return next;
 }
 
 absl::Status Lane::service(const Watch& watch, uint32_t suspect,

@@ -26,9 +26,9 @@
 //    gap (sack), and the frames missing before them are resent at once.
 //    When the oldest unacknowledged frame waited longer than the
 //    retransmission timeout (an estimate of the round trip within
-//    [min_rto_ns, max_rto_ns]), every unacknowledged frame is sent again and
-//    the timeout doubles; after max_retries silent rounds the peer is
-//    Unavailable.
+//    [min_rto_ns, max_rto_ns], counted from when the frame left), it is sent
+//    again and the timeout doubles; after max_retries silent rounds the
+//    peer is Unavailable. Arrivals are acknowledged within min_rto_ns / 4.
 //  - Liveness: while the running operation waits on this lane and nothing
 //    was heard from the peer for the probe interval, a probe (kFlagProbe)
 //    asks the peer to answer. Answers carry the rank the peer itself
@@ -219,11 +219,22 @@ class Lane {
     return report_owed() || receipts_due ||
            consumed_ - consumed_reported_ >= threshold;
   }
+  // Arrivals are acknowledged within min_rto_ns / 4 even when fewer than
+  // the threshold came (the sender may be waiting for credits or data):
+  // round trips then stay close to the wire's, and so the timeout.
+  TimeNs delayed_ack_due_ns() const {
+    return unreported_since_ns_ == kNeverNs
+               ? kNeverNs
+               : unreported_since_ns_ + config_.recovery.min_rto_ns / 4;
+  }
   void note_received(uint32_t new_received);
   void sample_round_trip(TimeNs sample_ns);
+  // The oldest unacknowledged frame's departure plus the timeout; never
+  // while it still waits in the local send queue.
   TimeNs retransmit_due_ns() const {
     if (!recovery() || peer_received_ == next_seq_) return kNeverNs;
-    return seq_sent_ns_[seq_index(peer_received_)] + rto_ns_;
+    const TimeNs left = seq_sent_ns_[seq_index(peer_received_)];
+    return left == kNeverNs ? kNeverNs : left + rto_ns_;
   }
   TimeNs probe_due_ns(TimeNs probe_after_ns) const {
     if (probe_after_ns <= 0) return kNeverNs;
@@ -270,8 +281,9 @@ class Lane {
   uint32_t seq_mask_;
   uint32_t seq_index(uint32_t seq) const { return seq & seq_mask_; }
   std::vector<uint32_t> seq_slot_;
-  std::vector<TimeNs> seq_sent_ns_;  // last transmission of number s
-  std::vector<bool> seq_resent_;     // Karn: no round trip from a resent one
+  // When number s last left (its send completed); kNeverNs while queued.
+  std::vector<TimeNs> seq_sent_ns_;
+  std::vector<bool> seq_resent_;  // Karn: no round trip from a resent one
   TimeNs rto_ns_ = 0;
   TimeNs srtt_ns_ = 0;  // smoothed round trip (0: no sample yet)
   TimeNs rttvar_ns_ = 0;
@@ -285,7 +297,10 @@ class Lane {
   std::vector<uint32_t> held_;
   uint32_t received_reported_ = 0;
   uint32_t consumed_reported_ = 0;
-  bool ack_now_ = false;           // a flag or a duplicate asked for an ack
+  bool ack_now_ = false;
+  // When the oldest unreported arrival came (recovery; kNeverNs: none).
+  TimeNs unreported_since_ns_ =
+      kNeverNs;                    // a flag or a duplicate asked for an ack
   bool report_requested_ = false;  // consumed a kFlagReportNow frame
 
   // Liveness.
@@ -303,7 +318,8 @@ absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
   // Most lanes at most steps: nothing unacknowledged, nothing owed, no
   // probe to send; no timer either.
   const bool unacked = peer_received_ != next_seq_;
-  if (!unacked && !watch.waiting && (ack_busy_ || !ack_due())) {
+  if (!unacked && !watch.waiting &&
+      (ack_busy_ || (!ack_due() && unreported_since_ns_ == kNeverNs))) {
     return absl::OkStatus();
   }
   if (now_ns >= retransmit_due_ns()) {
@@ -314,7 +330,7 @@ absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
   if (!ack_busy_) {
     const bool probe =
         watch.waiting && now_ns >= probe_due_ns(watch.probe_after_ns);
-    if (probe || ack_due()) {
+    if (probe || ack_due() || now_ns >= delayed_ack_due_ns()) {
       absl::Status s = send_ack(probe ? kFlagProbe : 0, suspect());
       if (!s.ok()) return s;
       *advanced = true;
@@ -325,6 +341,7 @@ absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
     const TimeNs probe = probe_due_ns(watch.probe_after_ns);
     if (probe < next) next = probe;
   }
+  if (!ack_busy_ && delayed_ack_due_ns() < next) next = delayed_ack_due_ns();
   if (next < *wake_ns) *wake_ns = next;
   return absl::OkStatus();
 }

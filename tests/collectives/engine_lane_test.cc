@@ -262,39 +262,56 @@ TEST_F(LaneTest, ReportsConsumptionOfAFlaggedFrame) {
   EXPECT_FALSE(lane_->report_owed());
 }
 
-TEST_F(LaneTest, ResendsUnacknowledgedFramesWithBackOff) {
+TEST_F(LaneTest, ResendsTheOldestUnacknowledgedFrameWithBackOff) {
   ASSERT_TRUE(send(7).ok());
   ASSERT_TRUE(send(8).ok());
-  complete_sends();
+  // No timeout while the frames wait in the local send queue.
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
+  complete_sends();  // they left at time 0
   ASSERT_TRUE(poll().ok());
   ASSERT_TRUE(service().ok());
   EXPECT_EQ(sent_.size(), 2u);
   EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kRtoNs);
   clock_.advance_to(kRtoNs);
   ASSERT_TRUE(service().ok());
-  ASSERT_EQ(sent_.size(), 4u);
-  // The same frames, data sequence numbers and payloads, new immediates.
+  ASSERT_EQ(sent_.size(), 3u);
+  // The same frame, data sequence number and payload, a new immediate.
   EXPECT_EQ(sent_header(2).seq, 0u);
-  EXPECT_EQ(sent_header(3).seq, 1u);
   EXPECT_EQ(sent_[2].frame.data()[kHeaderBytes], std::byte{7});
-  EXPECT_EQ(sent_[3].immediate, 3u);
-  EXPECT_EQ(lane_->stats().retransmitted, 2u);
-  // The timeout doubled.
-  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kRtoNs + 2 * kRtoNs);
+  EXPECT_EQ(sent_[2].immediate, 2u);
+  EXPECT_EQ(lane_->stats().retransmitted, 1u);
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
   complete_sends();
   ASSERT_TRUE(poll().ok());
-  // An acknowledgement of the first stops its resending.
+  // The timeout doubled, from when the copy left.
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kRtoNs + 2 * kRtoNs);
+  // The first is acknowledged: the second (left at 0) is due at once.
   arrive(0, 0, ack(1, 0));
   ASSERT_TRUE(poll().ok());
-  clock_.advance_to(3 * kRtoNs);
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), 2 * kRtoNs);
+  clock_.advance_to(2 * kRtoNs);
   ASSERT_TRUE(service().ok());
-  ASSERT_EQ(sent_.size(), 5u);
-  EXPECT_EQ(sent_header(4).seq, 1u);
+  ASSERT_EQ(sent_.size(), 4u);
+  EXPECT_EQ(sent_header(3).seq, 1u);
   arrive(1, 1, ack(2, 2));
   complete_sends();
   ASSERT_TRUE(poll().ok());
   EXPECT_TRUE(lane_->all_data_received());
   EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
+}
+
+TEST_F(LaneTest, AcknowledgesArrivalsWithinAQuarterOfTheMinimumTimeout) {
+  arrive(0, 0, data(0));  // below the threshold, no flag
+  ASSERT_TRUE(poll().ok());
+  ASSERT_TRUE(service().ok());
+  EXPECT_TRUE(sent_.empty());
+  const TimeNs due = lane_->next_timer_ns(Lane::Watch{});
+  EXPECT_EQ(due, config().recovery.min_rto_ns / 4);
+  clock_.advance_to(due);
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).type, FrameType::kAck);
+  EXPECT_EQ(sent_header(0).received, 1u);
 }
 
 TEST_F(LaneTest, AGapIsReportedAtOnceWithTheFramesHeldBeyondIt) {
