@@ -74,7 +74,23 @@ void check(std::span<const std::byte> frame) {
   }
   WEFT_FUZZ_CHECK(h->payload_bytes == frame.size() - kHeaderBytes);
   WEFT_FUZZ_CHECK(h->op.total_bytes == little_endian(frame, 24, 8));
-  WEFT_FUZZ_CHECK(h->origin == little_endian(frame, 56, 4));
+  WEFT_FUZZ_CHECK(h->received == little_endian(frame, 44, 4));
+  WEFT_FUZZ_CHECK(h->consumed == little_endian(frame, 52, 4));
+  WEFT_FUZZ_CHECK(h->seq == little_endian(frame, 56, 4));
+  // Bytes 32 and 36 mean what the frame's type says.
+  const uint64_t at32 = little_endian(frame, 32, 4);
+  const uint64_t at36 = little_endian(frame, 36, 4);
+  switch (h->type) {
+    case FrameType::kData:
+      WEFT_FUZZ_CHECK(h->item == at32 && h->frame == at36);
+      break;
+    case FrameType::kAck:
+      WEFT_FUZZ_CHECK(h->suspect == at32 && h->sack == at36);
+      break;
+    case FrameType::kAbort:
+      WEFT_FUZZ_CHECK(h->origin == at32 && h->blamed == at36);
+      break;
+  }
   std::byte wire[kHeaderBytes];
   h->encode(std::span<std::byte, kHeaderBytes>(wire));
   WEFT_FUZZ_CHECK(std::memcmp(wire, frame.data(), kHeaderBytes) == 0);
