@@ -7,9 +7,7 @@
 #include "fabric/absl_compat.h"
 
 namespace weft::sim::cli {
-namespace {
 
-// The flag absl would look up for `arg`, or "" for a positional argument.
 std::string flag_name(const std::string& arg) {
   if (arg.rfind("--", 0) != 0) return "";
   const size_t eq = arg.find('=');
@@ -20,6 +18,8 @@ std::string flag_name(const std::string& arg) {
   }
   return name;
 }
+
+namespace {
 
 bool defined_in(const absl::CommandLineFlag& flag,
                 std::span<const std::string_view> files) {

@@ -13,6 +13,10 @@
 
 namespace weft::sim::cli {
 
+// The flag absl would look up for `arg` (normalised, "--name[=value]";
+// "--nofoo" of a boolean --foo is "foo"), or "" for a positional argument.
+std::string flag_name(const std::string& arg);
+
 // InvalidArgument naming the first flag of `args` (normalised,
 // "--name[=value]"; argv[0] first) that is defined in none of `files`
 // (source paths under sim/cli/, e.g. "world_flags.cc"). absl's own flags

@@ -8,6 +8,7 @@
 #include "fabric/absl_compat.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/collective_flags.h"
+#include "sim/cli/flag_scope.h"
 
 ABSL_FLAG(std::string, seeds, "",
           "sweep: how many seeds to run, from --first-seed on (1..100000000)");
@@ -36,21 +37,9 @@ constexpr std::string_view kSweepNames[] = {
     "recovery", "faults",     "out",   "require_correct"};
 constexpr std::string_view kShrinkNames[] = {"seed", "recovery", "out"};
 
-// The flag `arg` ("--name[=value]", normalised) sets, or "" if none.
-std::string flag_of(const std::string& arg) {
-  if (arg.rfind("--", 0) != 0) return "";
-  const size_t eq = arg.find('=');
-  std::string name =
-      arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-  if (absl::FindCommandLineFlag(name) == nullptr && name.rfind("no", 0) == 0) {
-    name = name.substr(2);  // --nofoo for a boolean --foo
-  }
-  return name;
-}
-
 bool given(std::span<const std::string> args, std::string_view name) {
   for (size_t i = 1; i < args.size(); ++i) {
-    if (flag_of(args[i]) == name) return true;
+    if (flag_name(args[i]) == name) return true;
   }
   return false;
 }
@@ -81,7 +70,7 @@ absl::StatusOr<std::vector<std::string>> parse_command_flags(
   std::vector<std::string> given_args = *args;
   if (absl::Status s = parse_flags(*args); !s.ok()) return s;
   for (size_t i = 1; i < given_args.size(); ++i) {
-    const std::string name = flag_of(given_args[i]);
+    const std::string name = flag_name(given_args[i]);
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     // absl's own flags (--help, --flagfile, ...) live outside sim/cli/.
     if (name.empty() || flag == nullptr ||
