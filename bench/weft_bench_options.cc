@@ -217,12 +217,10 @@ absl::StatusOr<BenchOptions> bench_options() {
       parse_algorithms();
   if (!algorithms.ok()) return algorithms.status();
   o.algorithms = *std::move(algorithms);
-  const std::string recovery = absl::GetFlag(FLAGS_recovery);
-  if (recovery != "on" && recovery != "off") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--recovery=", recovery, " is neither on nor off"));
-  }
-  o.group.recovery.enabled = recovery == "on";
+  absl::StatusOr<bool> recovery =
+      sim::cli::parse_on_off("recovery", absl::GetFlag(FLAGS_recovery));
+  if (!recovery.ok()) return recovery.status();
+  o.group.recovery.enabled = *recovery;
   o.json_path = absl::GetFlag(FLAGS_json);
   o.plot_path = absl::GetFlag(FLAGS_plot);
   o.model = absl::GetFlag(FLAGS_model);

@@ -40,6 +40,15 @@ int bad_input(const absl::Status& status) {
   return bad_input(to_std(status.message()));
 }
 
+absl::StatusOr<bool> parse_on_off(std::string_view flag,
+                                  std::string_view text) {
+  if (text != "on" && text != "off") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", to_absl(flag), "=", to_absl(text), " is neither on nor off"));
+  }
+  return text == "on";
+}
+
 absl::StatusOr<uint64_t> parse_uint(std::string_view flag,
                                     std::string_view text, uint64_t min,
                                     uint64_t max) {

@@ -27,6 +27,9 @@ absl::StatusOr<uint64_t> parse_uint(std::string_view flag,
                                     std::string_view text, uint64_t min,
                                     uint64_t max);
 
+// "on" as true, "off" as false; InvalidArgument naming `flag` otherwise.
+absl::StatusOr<bool> parse_on_off(std::string_view flag, std::string_view text);
+
 // Prepares argv for absl::ParseCommandLine: "--check-determinism" becomes
 // "--check_determinism" (flag names may use either), and a flag no
 // subcommand defines is reported as bad input instead of absl's exit 1.

@@ -78,12 +78,7 @@ absl::Status parse_names(harness::CollectiveSpec* spec) {
 }  // namespace
 
 absl::StatusOr<bool> recovery_flag() {
-  const std::string recovery = absl::GetFlag(FLAGS_recovery);
-  if (recovery != "on" && recovery != "off") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--recovery=", recovery, " is neither on nor off"));
-  }
-  return recovery == "on";
+  return parse_on_off("recovery", absl::GetFlag(FLAGS_recovery));
 }
 
 absl::StatusOr<CollectiveFlags> collective_flags() {
