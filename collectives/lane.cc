@@ -417,7 +417,8 @@ absl::Status Lane::retransmit() {
         absl::StrFormat(
             "peer %u acknowledged nothing after %u retransmissions (last "
             "timeout %d ns): it crashed, the cable is down or it stopped "
-            "progressing; %u data frame(s) unacknowledged",
+            "progressing; %u data frame(s) unacknowledged. Check that rank "
+            "and the cable, then rebuild the group",
             peer_, retries_, rto_ns_, next_seq_ - peer_received_));
   }
   // The oldest only: the peer's answer acknowledges whatever else it holds
