@@ -242,8 +242,13 @@ Progress Engine::progress() {
     fail(std::move(s), origin, /*every_op=*/false);
     return Progress::done();
   }
-  if (queue_.empty()) return Progress::done();
   if (advanced) return Progress::advanced();
+  if (queue_.empty()) {
+    // Operations end before their last frames are acknowledged: a lane
+    // may still hold frames to resend, or owe a delayed acknowledgement.
+    // The caller comes back at that timer; done once nothing is pending.
+    return wake_ns == kNeverNs ? Progress::done() : Progress::waiting(wake_ns);
+  }
   if (running_) wake_ns = std::min(wake_ns, queue_.front()->deadline_ns);
   return Progress::waiting(wake_ns);
 }

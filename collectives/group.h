@@ -126,11 +126,15 @@ class Group {
   Operation barrier_async(CallOptions c = {});
 
   // One non-blocking step of every queued operation (see Operation). With
-  // nothing queued it still serves the peers: it answers a resent frame
-  // whose acknowledgement was lost and sends owed acknowledgements. A peer
-  // finishing its part of the last operation may need that (with recovery
-  // on, an operation ends only once its frames were acknowledged), so call
-  // it now and then between operations, or start the next one.
+  // nothing queued it still serves the peers: it resends frames that were
+  // not acknowledged in time, answers a resent frame whose acknowledgement
+  // was lost and sends owed acknowledgements. An operation ends as soon as
+  // its own part is done, before the peers acknowledged its last frames
+  // (with recovery on), so a peer may still need this rank: call it now and
+  // then between operations, or start the next one. With nothing queued it
+  // returns kWaiting (with the next timer) while frames await
+  // acknowledgement, and kDone once nothing is pending: before destroying
+  // the group, call it until kDone (bounded by a deadline of your own).
   Progress progress();
   // Thread-safe: pending and later operations end with Cancelled.
   void abort();

@@ -112,6 +112,7 @@ absl::Status Lane::handle(const Completion& c) {
   if (slot < config_.depth) {
     --slot_posts_[slot];
     --sends_in_flight_;
+    queued_send_bytes_ -= kHeaderBytes + send_headers_[slot].payload_bytes;
     // Round trips and timeouts count from when a frame left, not from
     // when it was queued behind others.
     if (recovery() && slot_unacked_[slot]) {
@@ -273,6 +274,7 @@ absl::Status Lane::resend(uint32_t seq) {
   if (!s.ok()) return s;
   ++slot_posts_[slot];
   ++sends_in_flight_;
+  queued_send_bytes_ += kHeaderBytes + send_headers_[slot].payload_bytes;
   ++stats_.retransmitted;
   return absl::OkStatus();
 }
@@ -340,7 +342,8 @@ absl::Status Lane::repost(uint32_t slot) {
 
 bool Lane::can_send_data() const {
   return !free_data_slots_.empty() &&
-         next_seq_ - peer_consumed_ < config_.window();
+         next_seq_ - peer_consumed_ < config_.window() &&
+         queued_send_bytes_ < kSendQueueBytes;
 }
 
 absl::Status Lane::post(uint32_t slot, FrameHeader header,
@@ -379,10 +382,11 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   free_data_slots_.pop_back();
   ++slot_posts_[slot];
   ++sends_in_flight_;
+  queued_send_bytes_ += kHeaderBytes + bytes;
   ++stats_.data_sent;
+  send_headers_[slot] = header;
   if (recovery()) {
     const uint32_t at = seq_index(next_seq_);
-    send_headers_[slot] = header;
     slot_unacked_[slot] = true;
     seq_slot_[at] = slot;
     seq_sent_ns_[at] = kNeverNs;  // queued: the clock starts when it leaves

@@ -242,7 +242,9 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
     const bool last =
         w.send_pos + 1 == w.sends.size() && st.done + 1 == st.frames;
     if (w.needs_ack && last) h.flags |= kFlagReportNow;
-    // With recovery the operation ends only once its frames arrived.
+    // With recovery the last frame asks for a prompt acknowledgement: it
+    // leaves the send window (and a loss is found) one round trip later,
+    // even when the operation has ended by then.
     if (lane.recovery() && last) h.flags |= kFlagAckNow;
     const std::byte* src =
         at(item.src.buffer,
@@ -301,7 +303,6 @@ bool OpRunner::lane_done(const LaneWork& w) const {
   const Lane& lane = *w.lane;
   return w.send_pos == w.sends.size() && w.recv_pos == w.recvs.size() &&
          lane.data_sends_in_flight() == 0 && !lane.report_owed() &&
-         (!lane.recovery() || lane.all_data_received()) &&
          (!w.needs_ack || lane.all_data_consumed());
 }
 
@@ -339,9 +340,7 @@ std::string OpRunner::outstanding(const Lane** blame) const {
                                       w.send_pos, state_[idx].done,
                                       state_[idx].frames, lane.peer()));
       if (stuck == nullptr && !lane.can_send_data()) stuck = &lane;
-    } else if (stuck == nullptr &&
-               ((w.needs_ack && !lane.all_data_consumed()) ||
-                (lane.recovery() && !lane.all_data_received()))) {
+    } else if (stuck == nullptr && w.needs_ack && !lane.all_data_consumed()) {
       stuck = &lane;
     }
     parts.push_back(lane.describe());

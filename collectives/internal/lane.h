@@ -16,6 +16,10 @@
 //    kControlReserve: the peer holds at most `window` data frames, so
 //    `kControlReserve` receives stay free for acknowledgements and aborts.
 //    No frame is sent into a receive the peer has not posted.
+//  - Pacing: at most kSendQueueBytes of data frames are posted and not yet
+//    sent (about two full frames), so an acknowledgement or a resent frame
+//    waits behind little of the lane's own data; the rest waits for credit
+//    here. A link busy with one frame and holding the next loses no time.
 //  - Acknowledgements: every frame carries how many data frames this side
 //    received in order and consumed. An acknowledgement frame (kAck) goes
 //    out when window / 2 arrivals or consumptions are unreported, when a
@@ -61,6 +65,8 @@ namespace weft::internal {
 
 // Receives kept free of data for acknowledgements and aborts.
 inline constexpr uint32_t kControlReserve = 2;
+// Data bytes (headers included) a lane keeps posted and not yet sent.
+inline constexpr uint64_t kSendQueueBytes = uint64_t{1} << 20;
 
 struct LaneConfig {
   uint32_t depth = 8;
@@ -139,7 +145,7 @@ class Lane {
   // Consumes the oldest arrival and posts its receive again.
   absl::Status consume_front();
 
-  // A free send frame and a credit.
+  // A free send frame, a credit and room in the send queue.
   bool can_send_data() const;
   // Sends `header` (type, counters, sequence and payload length filled in
   // here) and `bytes` of payload. REQUIRES: can_send_data().
@@ -255,7 +261,9 @@ class Lane {
   std::vector<Frame> recv_frames_;
   std::vector<Arrival> arrivals_;   // per receive slot: the checked header
   std::vector<Frame> send_frames_;  // data slots, then ack, then abort
-  std::vector<FrameHeader> send_headers_;  // per data slot, for resending
+  // Per data slot: the header last sent from it (for resending and for
+  // the bytes its completion frees).
+  std::vector<FrameHeader> send_headers_;
   // Per data send slot: sends posted and not completed, and whether it
   // holds a frame not yet acknowledged (recovery).
   std::vector<uint32_t> slot_posts_;
@@ -273,6 +281,7 @@ class Lane {
   // seq_slot_[seq_index(s)] is the send slot holding number s.
   uint32_t next_seq_ = 0;
   uint32_t sends_in_flight_ = 0;
+  uint64_t queued_send_bytes_ = 0;  // of the sends in flight
   uint32_t peer_received_ = 0;
   uint32_t peer_consumed_ = 0;
   uint32_t peer_suspect_ = kNoPeer;

@@ -32,7 +32,7 @@ constexpr TimeNs kRtoNs = 100 * kNsPerUs;
 class LaneTest : public ::testing::Test {
  protected:
   LaneConfig config() const {
-    LaneConfig c{kDepth, 4096};
+    LaneConfig c{kDepth, frame_bytes_};
     c.recovery.enabled = recovery_;
     c.recovery.initial_rto_ns = kRtoNs;
     c.recovery.max_rto_ns = 4 * kRtoNs;
@@ -131,6 +131,7 @@ class LaneTest : public ::testing::Test {
     uint32_t immediate;
   };
   bool recovery_ = true;
+  uint32_t frame_bytes_ = 4096;
   ManualClock clock_;
   size_t completed_ = 0;
   EndpointInfo info_{0, 1, "dev0"};
@@ -457,6 +458,45 @@ TEST_F(LaneTest, SendsAnAbortEvenWithAFullWindow) {
   EXPECT_EQ(h.cause, static_cast<uint8_t>(ErrorCause::kDeadline));
   EXPECT_EQ(h.blamed, 2u);
   EXPECT_EQ(h.payload_bytes, 16u);
+}
+
+// The fixture with frames big enough for the send queue to bind: two
+// full frames exceed kSendQueueBytes.
+class PacedLaneTest : public LaneTest {
+ protected:
+  void SetUp() override {
+    frame_bytes_ = 512 << 10;
+    LaneTest::SetUp();
+  }
+  absl::Status send_full() {
+    const std::vector<std::byte> bytes(frame_bytes_ - kHeaderBytes);
+    return lane_->send_data(FrameHeader{}, bytes.data(),
+                            static_cast<uint32_t>(bytes.size()));
+  }
+};
+
+TEST_F(PacedLaneTest, KeepsAboutTwoFullFramesQueuedAndAcksPassThem) {
+  static_assert(2 * (512 << 10) >= kSendQueueBytes);
+  ASSERT_TRUE(send_full().ok());
+  ASSERT_TRUE(lane_->can_send_data());
+  ASSERT_TRUE(send_full().ok());
+  // Credits remain (a window of 4), but two full frames are queued.
+  EXPECT_FALSE(lane_->can_send_data());
+  // An acknowledgement owed to the peer does not wait for room.
+  arrive(0, 0, data(0, kFlagAckNow));
+  ASSERT_TRUE(poll().ok());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 3u);
+  EXPECT_EQ(sent_header(2).type, FrameType::kAck);
+  // The first frame left: room for one more.
+  Completion left;
+  left.id = sent_[0].id;
+  pending_.push_back(left);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_TRUE(lane_->can_send_data());
+  ASSERT_TRUE(send_full().ok());
+  EXPECT_FALSE(lane_->can_send_data());
+  EXPECT_EQ(lane_->data_sends_in_flight(), 2u);
 }
 
 TEST_F(StrictLaneTest, SequenceGapIsATypedErrorAndNothingIsQueued) {
