@@ -51,6 +51,10 @@ ABSL_FLAG(bool, model, false,
 ABSL_FLAG(std::string, recovery, "on",
           "retransmission of lost frames (GroupOptions::recovery): on or off; "
           "compare the two to see what recovery costs");
+ABSL_FLAG(std::string, send_queue, "1M",
+          "data bytes each cable keeps posted and not yet sent "
+          "(GroupOptions::send_queue_bytes; K, M suffixes): lower recovers "
+          "losses sooner, higher keeps the link busier");
 ABSL_FLAG(std::string, fabric, "sim",
           "sim: simulated ranks in this process (--ranks, --link, ...), "
           "virtual time; verbs: this process is one rank of a group formed "
@@ -221,6 +225,14 @@ absl::StatusOr<BenchOptions> bench_options() {
       sim::cli::parse_on_off("recovery", absl::GetFlag(FLAGS_recovery));
   if (!recovery.ok()) return recovery.status();
   o.group.recovery.enabled = *recovery;
+  absl::StatusOr<uint64_t> send_queue =
+      parse_byte_size("send_queue", absl::GetFlag(FLAGS_send_queue));
+  if (!send_queue.ok()) return send_queue.status();
+  o.group.send_queue_bytes = *send_queue;
+  if (absl::Status s = o.group.validate(); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--send_queue: ", s.message()));
+  }
   o.json_path = absl::GetFlag(FLAGS_json);
   o.plot_path = absl::GetFlag(FLAGS_plot);
   o.model = absl::GetFlag(FLAGS_model);

@@ -51,7 +51,7 @@ struct BenchOptions {
   std::string json_path;
   std::string plot_path;
   bool model = false;
-  // The group every rank forms (--recovery).
+  // The group every rank forms (--recovery, --send_queue).
   GroupOptions group;
   FabricKind fabric = FabricKind::kSim;
 };

@@ -27,7 +27,7 @@ uint64_t max_lanes_per_rank(const Topology& topology) {
 namespace {
 
 internal::LaneConfig lane_config(const GroupOptions& o) {
-  return {o.depth, o.max_frame_bytes, o.recovery};
+  return {o.depth, o.max_frame_bytes, o.recovery, o.send_queue_bytes};
 }
 
 }  // namespace

@@ -54,6 +54,12 @@ absl::Status GroupOptions::validate() const {
         absl::StrFormat("GroupOptions.depth = %u is outside %u..%u", depth,
                         kMinDepth, kMaxDepth));
   }
+  if (send_queue_bytes < kMinFrameBytes ||
+      send_queue_bytes > kMaxSendQueueBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GroupOptions.send_queue_bytes = %u is outside %u..%u",
+                        send_queue_bytes, kMinFrameBytes, kMaxSendQueueBytes));
+  }
   if (max_slab_bytes == 0) {
     return absl::InvalidArgumentError("GroupOptions.max_slab_bytes is 0");
   }

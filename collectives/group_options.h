@@ -68,6 +68,7 @@ struct GroupOptions {
   static constexpr uint32_t kMinDepth = 4;
   static constexpr uint32_t kMaxDepth = 28;  // + credit and abort sends <= 32
   static constexpr TimeNs kMaxTimeoutNs = 24 * 3600 * kNsPerS;
+  static constexpr uint64_t kMaxSendQueueBytes = uint64_t{64} << 20;
 
   // Default deadline of one operation, from when it starts running.
   TimeNs timeout_ns = 30 * kNsPerS;
@@ -84,6 +85,15 @@ struct GroupOptions {
   uint32_t max_frame_bytes = kMaxFrameBytes;
   // Receives kept posted per cable, and data frames in flight per cable.
   uint32_t depth = 8;
+  // Data bytes (headers included) a cable keeps posted and not yet sent;
+  // the frames beyond wait in the engine. An acknowledgement or a resent
+  // frame queues behind these, so a lower figure recovers losses sooner;
+  // a higher one keeps the link busy even when this rank is slow to post
+  // the next frame. The default holds two full frames. One frame
+  // (max_frame_bytes) recovers fastest, at the cost of a gap on the wire
+  // between frames on hardware (docs/benchmarking.md, "What recovery
+  // costs"). In [kMinFrameBytes, kMaxSendQueueBytes]; local to this rank.
+  uint64_t send_queue_bytes = uint64_t{1} << 20;
   // The group's one slab (all frames of all cables) may not exceed this;
   // max_frame_bytes shrinks to fit before formation fails.
   uint64_t max_slab_bytes = uint64_t{1} << 30;

@@ -343,7 +343,7 @@ absl::Status Lane::repost(uint32_t slot) {
 bool Lane::can_send_data() const {
   return !free_data_slots_.empty() &&
          next_seq_ - peer_consumed_ < config_.window() &&
-         queued_send_bytes_ < kSendQueueBytes;
+         queued_send_bytes_ < config_.send_queue_bytes;
 }
 
 absl::Status Lane::post(uint32_t slot, FrameHeader header,

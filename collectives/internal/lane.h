@@ -16,10 +16,10 @@
 //    kControlReserve: the peer holds at most `window` data frames, so
 //    `kControlReserve` receives stay free for acknowledgements and aborts.
 //    No frame is sent into a receive the peer has not posted.
-//  - Pacing: at most kSendQueueBytes of data frames are posted and not yet
-//    sent (about two full frames), so an acknowledgement or a resent frame
-//    waits behind little of the lane's own data; the rest waits for credit
-//    here. A link busy with one frame and holding the next loses no time.
+//  - Pacing: a data frame is posted only while less than send_queue_bytes
+//    of data is posted and not yet sent (GroupOptions::send_queue_bytes),
+//    so an acknowledgement or a resent frame waits behind little of the
+//    lane's own data; the rest waits here.
 //  - Acknowledgements: every frame carries how many data frames this side
 //    received in order and consumed. An acknowledgement frame (kAck) goes
 //    out when window / 2 arrivals or consumptions are unreported, when a
@@ -65,13 +65,13 @@ namespace weft::internal {
 
 // Receives kept free of data for acknowledgements and aborts.
 inline constexpr uint32_t kControlReserve = 2;
-// Data bytes (headers included) a lane keeps posted and not yet sent.
-inline constexpr uint64_t kSendQueueBytes = uint64_t{1} << 20;
 
 struct LaneConfig {
   uint32_t depth = 8;
   uint32_t max_frame_bytes = 512 << 10;
   RecoveryOptions recovery;
+  // Data bytes (headers included) kept posted and not yet sent.
+  uint64_t send_queue_bytes = uint64_t{1} << 20;
 
   // Data frames the peer may hold at once.
   uint32_t window() const { return depth - kControlReserve; }

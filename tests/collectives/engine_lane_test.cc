@@ -33,6 +33,7 @@ class LaneTest : public ::testing::Test {
  protected:
   LaneConfig config() const {
     LaneConfig c{kDepth, frame_bytes_};
+    c.send_queue_bytes = send_queue_bytes_;
     c.recovery.enabled = recovery_;
     c.recovery.initial_rto_ns = kRtoNs;
     c.recovery.max_rto_ns = 4 * kRtoNs;
@@ -132,6 +133,7 @@ class LaneTest : public ::testing::Test {
   };
   bool recovery_ = true;
   uint32_t frame_bytes_ = 4096;
+  uint64_t send_queue_bytes_ = uint64_t{1} << 20;
   ManualClock clock_;
   size_t completed_ = 0;
   EndpointInfo info_{0, 1, "dev0"};
@@ -460,8 +462,8 @@ TEST_F(LaneTest, SendsAnAbortEvenWithAFullWindow) {
   EXPECT_EQ(h.payload_bytes, 16u);
 }
 
-// The fixture with frames big enough for the send queue to bind: two
-// full frames exceed kSendQueueBytes.
+// The fixture with frames big enough for the default send queue (1 MiB)
+// to bind.
 class PacedLaneTest : public LaneTest {
  protected:
   void SetUp() override {
@@ -476,7 +478,7 @@ class PacedLaneTest : public LaneTest {
 };
 
 TEST_F(PacedLaneTest, KeepsAboutTwoFullFramesQueuedAndAcksPassThem) {
-  static_assert(2 * (512 << 10) >= kSendQueueBytes);
+  ASSERT_EQ(config().send_queue_bytes, uint64_t{1} << 20);
   ASSERT_TRUE(send_full().ok());
   ASSERT_TRUE(lane_->can_send_data());
   ASSERT_TRUE(send_full().ok());
@@ -497,6 +499,20 @@ TEST_F(PacedLaneTest, KeepsAboutTwoFullFramesQueuedAndAcksPassThem) {
   ASSERT_TRUE(send_full().ok());
   EXPECT_FALSE(lane_->can_send_data());
   EXPECT_EQ(lane_->data_sends_in_flight(), 2u);
+}
+
+TEST_F(PacedLaneTest, ASendQueueOfOneFrameSendsOneAtATime) {
+  send_queue_bytes_ = frame_bytes_;
+  SetUp();  // again, with the smaller queue
+  ASSERT_TRUE(send_full().ok());
+  EXPECT_FALSE(lane_->can_send_data());
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  EXPECT_TRUE(lane_->can_send_data());
+  // Smaller frames: several fit.
+  const std::byte small[1000] = {};
+  ASSERT_TRUE(lane_->send_data(FrameHeader{}, small, 1000).ok());
+  EXPECT_TRUE(lane_->can_send_data());
 }
 
 TEST_F(StrictLaneTest, SequenceGapIsATypedErrorAndNothingIsQueued) {

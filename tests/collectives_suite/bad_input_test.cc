@@ -198,6 +198,7 @@ TEST_P(CollectivesBadInput, BadGroupOptionsAreRefused) {
            {"depth", GroupOptions{.depth = 2}},
            {"max_frame_bytes", GroupOptions{.max_frame_bytes = 5000}},
            {"ring_directions", GroupOptions{.ring_directions = 3}},
+           {"send_queue_bytes", GroupOptions{.send_queue_bytes = 100}},
            {"timeout_ns", GroupOptions{.timeout_ns = 0}}}) {
     absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
         make_cluster(spec_of(*Topology::mesh(2)), options);
