@@ -501,9 +501,16 @@ TEST_F(PacedLaneTest, KeepsAboutTwoFullFramesQueuedAndAcksPassThem) {
   EXPECT_EQ(lane_->data_sends_in_flight(), 2u);
 }
 
-TEST_F(PacedLaneTest, ASendQueueOfOneFrameSendsOneAtATime) {
-  send_queue_bytes_ = frame_bytes_;
-  SetUp();  // again, with the smaller queue
+// A send queue of one full frame.
+class OneFrameQueueLaneTest : public PacedLaneTest {
+ protected:
+  void SetUp() override {
+    send_queue_bytes_ = 512 << 10;
+    PacedLaneTest::SetUp();
+  }
+};
+
+TEST_F(OneFrameQueueLaneTest, SendsOneFullFrameAtATime) {
   ASSERT_TRUE(send_full().ok());
   EXPECT_FALSE(lane_->can_send_data());
   complete_sends();
