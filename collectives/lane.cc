@@ -197,6 +197,7 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
   if (h.seq != received_) {
     // A gap: tell the sender at once which frames arrived past it.
     ++stats_.placed_early;
+    note_gap();
     ack_now_ = true;
   }
   arrivals_[slot] = Arrival{slot, h};
@@ -259,6 +260,7 @@ absl::Status Lane::resend_missing(uint32_t sack) {
     if (held || seq_resent_[seq_index(s)]) continue;
     absl::Status st = resend(s);
     if (!st.ok()) return st;
+    note_gap();
   }
   return absl::OkStatus();
 }
@@ -343,7 +345,7 @@ absl::Status Lane::repost(uint32_t slot) {
 bool Lane::can_send_data() const {
   return !free_data_slots_.empty() &&
          next_seq_ - peer_consumed_ < config_.window() &&
-         queued_send_bytes_ < config_.send_queue_bytes;
+         queued_send_bytes_ < send_queue_limit();
 }
 
 absl::Status Lane::post(uint32_t slot, FrameHeader header,
@@ -384,6 +386,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   ++sends_in_flight_;
   queued_send_bytes_ += kHeaderBytes + bytes;
   ++stats_.data_sent;
+  if (lossy_frames_left_ > 0) --lossy_frames_left_;
   send_headers_[slot] = header;
   if (recovery()) {
     const uint32_t at = seq_index(next_seq_);

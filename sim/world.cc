@@ -98,7 +98,12 @@ class Runner {
           done_[r] ? programs_[r]->serve() : programs_[r]->step();
       switch (p.state) {
         case Progress::State::kDone:
-          if (!done_[r]) finish_rank(r);
+          if (!done_[r]) {
+            finish_rank(r);
+            // Served once more at once: serve() reports the finished
+            // rank's own wake-up (a frame to resend at a timer, say).
+            core_.ready().mark(r);
+          }
           break;
         case Progress::State::kAdvanced:
           core_.ready().mark(r);

@@ -68,9 +68,10 @@ class RankProgram {
   // or when a stall of the rank ends: a program must not wait on anything
   // else (another rank's memory, say) without a wake-up.
   virtual Progress step() = 0;
-  // Called instead of step() once step() returned kDone, whenever the
-  // rank's endpoints get a completion (or its wake-up comes) while other
-  // ranks still run: a finished rank can keep answering its peers, as a
+  // Called instead of step() once step() returned kDone: right after, at
+  // the same instant (so its kWaiting can name a wake-up), then whenever
+  // the rank's endpoints get a completion (or that wake-up comes) while
+  // other ranks still run: a finished rank can keep answering its peers, as a
   // real application does by calling into its transport again (a peer
   // resending a frame whose acknowledgement was lost needs an answer). The
   // run's outcome no longer waits for it. Default: nothing to do.

@@ -19,7 +19,12 @@
 //  - Pacing: a data frame is posted only while less than send_queue_bytes
 //    of data is posted and not yet sent (GroupOptions::send_queue_bytes),
 //    so an acknowledgement or a resent frame waits behind little of the
-//    lane's own data; the rest waits here.
+//    lane's own data; the rest waits here. After a gap (one on arrival,
+//    or one the peer's sack names) the next kLossyFrames data frames go
+//    one at a time: acknowledgements and resends then wait behind at most
+//    one frame, so the next loss on a lossy cable is repaired sooner. A
+//    timeout alone does not count: it also fires early when frames grow
+//    and acknowledgements queue behind them.
 //  - Acknowledgements: every frame carries how many data frames this side
 //    received in order and consumed. An acknowledgement frame (kAck) goes
 //    out when window / 2 arrivals or consumptions are unreported, when a
@@ -65,6 +70,8 @@ namespace weft::internal {
 
 // Receives kept free of data for acknowledgements and aborts.
 inline constexpr uint32_t kControlReserve = 2;
+// After a gap, this many data frames are sent one at a time (Pacing).
+inline constexpr uint32_t kLossyFrames = 128;
 
 struct LaneConfig {
   uint32_t depth = 8;
@@ -282,6 +289,12 @@ class Lane {
   uint32_t next_seq_ = 0;
   uint32_t sends_in_flight_ = 0;
   uint64_t queued_send_bytes_ = 0;  // of the sends in flight
+  // Data frames still to send one at a time after a gap (see Pacing).
+  uint32_t lossy_frames_left_ = 0;
+  void note_gap() { lossy_frames_left_ = kLossyFrames; }
+  uint64_t send_queue_limit() const {
+    return lossy_frames_left_ > 0 ? 1 : config_.send_queue_bytes;
+  }
   uint32_t peer_received_ = 0;
   uint32_t peer_consumed_ = 0;
   uint32_t peer_suspect_ = kNoPeer;

@@ -501,6 +501,24 @@ TEST_F(PacedLaneTest, KeepsAboutTwoFullFramesQueuedAndAcksPassThem) {
   EXPECT_EQ(lane_->data_sends_in_flight(), 2u);
 }
 
+TEST_F(LaneTest, AfterAGapDataFramesGoOneAtATime) {
+  ASSERT_TRUE(send(0).ok());
+  EXPECT_TRUE(lane_->can_send_data());  // small frames: many fit the queue
+  complete_sends();
+  arrive(0, 0, data(1));  // number 0 is missing: a gap
+  ASSERT_TRUE(poll().ok());
+  // Each of the next kLossyFrames frames is posted alone: none may join
+  // it until it left.
+  for (uint32_t i = 1; i <= kLossyFrames; ++i) {
+    ASSERT_TRUE(lane_->can_send_data()) << i;
+    ASSERT_TRUE(send(static_cast<uint8_t>(i)).ok());
+    EXPECT_EQ(lane_->can_send_data(), i == kLossyFrames) << i;
+    complete_sends();
+    arrive(2, i, ack(i + 1, i + 1));  // received and consumed: credit back
+    ASSERT_TRUE(poll().ok());
+  }
+}
+
 // A send queue of one full frame.
 class OneFrameQueueLaneTest : public PacedLaneTest {
  protected:

@@ -1,6 +1,7 @@
 // The scheduler: stepping order, virtual-time jumps, wake-ups, hang, time
 // limit and livelock detection with their reports, stalled and crashed
 // ranks.
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -61,6 +62,39 @@ TEST(Scheduler, JumpsToTheEarliestWakeUp) {
   seen.clear();
   EXPECT_TRUE(world->run(programs).completed());
   EXPECT_THAT(seen, ::testing::ElementsAre(3000));
+}
+
+// Done at once, then served: the first serve() names a wake-up.
+class ServedProgram final : public RankProgram {
+ public:
+  explicit ServedProgram(const Clock& clock) : clock_(clock) {}
+  Progress step() override { return Progress::done(); }
+  Progress serve() override {
+    served.push_back(clock_.now_ns());
+    return served.size() == 1 ? Progress::waiting(clock_.now_ns() + 1000)
+                              : Progress::done();
+  }
+  std::string outstanding() const override { return ""; }
+  std::vector<TimeNs> served;
+
+ private:
+  const Clock& clock_;
+};
+
+TEST(Scheduler, AFinishedRankIsServedAtOnceAndAtItsWakeUp) {
+  auto world = world_of(2);
+  ServedProgram finished(world->clock());
+  FnProgram busy([&] {
+    const TimeNs now = world->clock().now_ns();
+    return now >= 5000 ? Progress::done() : Progress::waiting(5000);
+  });
+  RankProgram* programs[] = {&finished, &busy};
+  const RunResult result = world->run(programs);
+  EXPECT_TRUE(result.completed());
+  // Served right after step() said done, and again at the wake-up that
+  // serve() asked for, while rank 1 still ran.
+  EXPECT_THAT(finished.served, ::testing::ElementsAre(0, 1000));
+  EXPECT_EQ(result.end_ns, 5000);
 }
 
 TEST(Scheduler, AllWaitingWithNothingLeftIsAHangWithAReport) {
