@@ -88,7 +88,9 @@ class Runner {
   // again.
   void step_ready() {
     core_.ready().take(&batch_);
-    for (uint32_t r : batch_) {
+    for (size_t i = 0; i < batch_.size(); ++i) {
+      const uint32_t r = batch_[i];
+      if (i + 1 < batch_.size()) prefetch(batch_[i + 1]);
       if (programs_[r] == nullptr || core_.stalled(r)) continue;
       if (core_.crashed(r)) {
         if (!done_[r]) finish_rank(r);
@@ -117,6 +119,13 @@ class Runner {
           break;
       }
     }
+  }
+
+  // Starts loading what stepping rank `r` reads first (see
+  // SimFabric::prefetch), and its program object.
+  void prefetch(uint32_t r) const {
+    __builtin_prefetch(programs_[r]);
+    core_.fabric(r).prefetch();
   }
 
   void finish_rank(uint32_t r) {

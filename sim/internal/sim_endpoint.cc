@@ -63,13 +63,20 @@ const char* qp_state_name(QpState state) {
 SimEndpoint::SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer,
                          uint32_t cable, std::string device, uint32_t link,
                          uint32_t pair)
-    : core_(core), fabric_(fabric), cable_(cable), link_(link), pair_(pair) {
-  info_.rank = fabric.rank();
+    : core_(core),
+      fabric_(fabric),
+      rank_(fabric.rank()),
+      peer_(peer),
+      cable_(cable),
+      link_(link),
+      pair_(pair) {
+  info_.rank = rank_;
   info_.peer = peer;
   info_.device = std::move(device);
   self_ = make_destination(core.next_qp_num(), info_.rank,
                            fabric.device_index(info_.device));
   core.register_endpoint(this);
+  fabric.add_endpoint(this);
 }
 
 SimEndpoint::~SimEndpoint() {
@@ -78,6 +85,7 @@ SimEndpoint::~SimEndpoint() {
     if (completions_[i].loan.valid()) core_.end_loan(completions_[i].loan);
   }
   core_.unregister_endpoint(self_.qp_num);
+  fabric_.remove_endpoint(this);
   fabric_.release_qp(info_.device);
 }
 
@@ -150,8 +158,7 @@ absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
   }
   ++recvs_outstanding_;
   ++core_.counters().posted_recvs;
-  TraceEvent e =
-      core_.trace_event(TraceKind::kPostRecv, info_.rank, info_.peer, cable_);
+  TraceEvent e = core_.trace_event(TraceKind::kPostRecv, rank_, peer_, cable_);
   e.work = id;
   e.bytes = frame.bytes();
   core_.record(e);
@@ -186,8 +193,7 @@ absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
   }
   ++sends_outstanding_;
   ++core_.counters().posted_sends;
-  TraceEvent e =
-      core_.trace_event(TraceKind::kPostSend, info_.rank, info_.peer, cable_);
+  TraceEvent e = core_.trace_event(TraceKind::kPostSend, rank_, peer_, cable_);
   e.work = id;
   e.sequence = immediate;
   e.bytes = length;

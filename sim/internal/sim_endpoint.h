@@ -66,8 +66,8 @@ class SimEndpoint final : public Endpoint {
 
   // For WorldCore.
   uint32_t qp_num() const { return self_.qp_num; }
-  uint32_t rank() const { return info_.rank; }
-  uint32_t peer() const { return info_.peer; }
+  uint32_t rank() const { return rank_; }
+  uint32_t peer() const { return peer_; }
   uint32_t cable() const { return cable_; }
   uint32_t link() const { return link_; }
   uint32_t pair() const { return pair_; }
@@ -105,23 +105,27 @@ class SimEndpoint final : public Endpoint {
   void push_completion(const Completion& c, bool is_send, FrameLoan loan = {});
   absl::Status error(absl::StatusCode code, std::string_view message) const;
 
+  // The first cache line (with the vtable pointer) holds what a poll, a
+  // post and the frame path read at every frame, the completion queue's
+  // indices last: in a world of many ranks an endpoint is cold whenever
+  // its rank is stepped, and an empty poll then costs one miss, not two.
   WorldCore& core_;
   SimFabric& fabric_;
-  EndpointInfo info_;
-  Destination self_;
+  QpState state_ = QpState::kInit;
+  uint32_t sends_outstanding_ = 0;  // posted, completion not yet polled
+  uint32_t recvs_outstanding_ = 0;
+  uint32_t rank_;  // info_.rank and info_.peer, kept here for the above
+  uint32_t peer_;
   uint32_t cable_;
   uint32_t link_;
   uint32_t pair_;
-  uint32_t remote_qp_ = 0;
-  QpState state_ = QpState::kInit;
-  uint64_t next_ticket_ = 0;
-  uint32_t sends_outstanding_ = 0;  // posted, completion not yet polled
-  uint32_t recvs_outstanding_ = 0;
-  // Polled at every step of the rank's program, mostly empty: first, so
-  // its indices share a cache line with the fields above.
   FixedRing<Queued, kMaxSends + kMaxRecvs> completions_;
   FixedRing<PostedSend, kMaxSends> sends_;
   FixedRing<PostedRecv, kMaxRecvs> recvs_;
+  uint32_t remote_qp_ = 0;
+  uint64_t next_ticket_ = 0;
+  EndpointInfo info_;
+  Destination self_;
 };
 
 }  // namespace internal

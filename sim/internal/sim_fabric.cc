@@ -66,6 +66,23 @@ uint32_t SimFabric::device_index(const std::string& device) const {
   return static_cast<uint32_t>(it - devices_.begin());
 }
 
+void SimFabric::add_endpoint(internal::SimEndpoint* endpoint) {
+  endpoints_.push_back(endpoint);
+}
+
+void SimFabric::remove_endpoint(internal::SimEndpoint* endpoint) {
+  std::erase(endpoints_, endpoint);
+}
+
+void SimFabric::prefetch() const {
+  constexpr size_t kCacheLineBytes = 64;
+  for (const internal::SimEndpoint* ep : endpoints_) {
+    const char* p = reinterpret_cast<const char*>(ep);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + kCacheLineBytes);
+  }
+}
+
 void SimFabric::release_qp(const std::string& device) {
   auto it = qps_per_device_.find(device);
   if (it != qps_per_device_.end() && it->second > 0) --it->second;

@@ -17,6 +17,9 @@
 namespace weft::sim {
 
 class WorldCore;
+namespace internal {
+class SimEndpoint;
+}
 
 class SimFabric final : public Fabric {
  public:
@@ -35,6 +38,15 @@ class SimFabric final : public Fabric {
   void release_qp(const std::string& device);
   // Index of `device` among this rank's devices (first-seen order).
   uint32_t device_index(const std::string& device) const;
+  // Called by an endpoint's constructor and destructor.
+  void add_endpoint(internal::SimEndpoint* endpoint);
+  void remove_endpoint(internal::SimEndpoint* endpoint);
+  // Starts loading the cache lines this rank's program reads first when
+  // stepped (each endpoint's hot line and its completion queue's first
+  // slot). The scheduler calls it a step ahead: in a world of many ranks a
+  // rank's state is cold by the time its turn comes, and the loads then
+  // overlap the previous rank's step instead of stalling its own.
+  void prefetch() const;
 
  private:
   absl::Status check_open(std::string_view device, uint32_t peer,
@@ -44,6 +56,7 @@ class SimFabric final : public Fabric {
   uint32_t rank_;
   std::vector<std::string> devices_;  // distinct, in topology order
   std::map<std::string, uint32_t> qps_per_device_;
+  std::vector<internal::SimEndpoint*> endpoints_;  // open, in opening order
   std::vector<std::unique_ptr<Slab>> slabs_;
   absl::flat_hash_set<const Slab*> slab_set_;  // lookups only, never iterated
 };
