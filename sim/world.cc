@@ -19,6 +19,12 @@ namespace {
 // stepped in rank order, round after round, until an instant is quiet.
 class Runner {
  public:
+  // Rounds of at least this many ranks load each next rank's state while
+  // stepping the current one (WorldCore::prefetch_rank). Fewer ranks than
+  // this leave their state in cache between rounds, and the prefetches
+  // would be instructions for nothing.
+  static constexpr size_t kPrefetchRound = 16;
+
   Runner(WorldCore& core, std::span<RankProgram* const> programs)
       : core_(core),
         programs_(core.ranks(), nullptr),
@@ -88,9 +94,13 @@ class Runner {
   // again.
   void step_ready() {
     core_.ready().take(&batch_);
+    const bool prefetch = batch_.size() >= kPrefetchRound;
     for (size_t i = 0; i < batch_.size(); ++i) {
       const uint32_t r = batch_[i];
-      if (i + 1 < batch_.size()) prefetch(batch_[i + 1]);
+      if (prefetch && i + 1 < batch_.size()) {
+        __builtin_prefetch(programs_[batch_[i + 1]]);
+        core_.prefetch_rank(batch_[i + 1]);
+      }
       if (programs_[r] == nullptr || core_.stalled(r)) continue;
       if (core_.crashed(r)) {
         if (!done_[r]) finish_rank(r);
@@ -119,13 +129,6 @@ class Runner {
           break;
       }
     }
-  }
-
-  // Starts loading what stepping rank `r` reads first (see
-  // SimFabric::prefetch), and its program object.
-  void prefetch(uint32_t r) const {
-    __builtin_prefetch(programs_[r]);
-    core_.fabric(r).prefetch();
   }
 
   void finish_rank(uint32_t r) {

@@ -68,19 +68,12 @@ uint32_t SimFabric::device_index(const std::string& device) const {
 
 void SimFabric::add_endpoint(internal::SimEndpoint* endpoint) {
   endpoints_.push_back(endpoint);
+  core_.set_prefetch_lines(rank_, endpoints_);
 }
 
 void SimFabric::remove_endpoint(internal::SimEndpoint* endpoint) {
   std::erase(endpoints_, endpoint);
-}
-
-void SimFabric::prefetch() const {
-  constexpr size_t kCacheLineBytes = 64;
-  for (const internal::SimEndpoint* ep : endpoints_) {
-    const char* p = reinterpret_cast<const char*>(ep);
-    __builtin_prefetch(p);
-    __builtin_prefetch(p + kCacheLineBytes);
-  }
+  core_.set_prefetch_lines(rank_, endpoints_);
 }
 
 void SimFabric::release_qp(const std::string& device) {

@@ -38,15 +38,10 @@ class SimFabric final : public Fabric {
   void release_qp(const std::string& device);
   // Index of `device` among this rank's devices (first-seen order).
   uint32_t device_index(const std::string& device) const;
-  // Called by an endpoint's constructor and destructor.
+  // Called by an endpoint's constructor and destructor (they keep
+  // WorldCore's prefetch lines for the rank up to date).
   void add_endpoint(internal::SimEndpoint* endpoint);
   void remove_endpoint(internal::SimEndpoint* endpoint);
-  // Starts loading the cache lines this rank's program reads first when
-  // stepped (each endpoint's hot line and its completion queue's first
-  // slot). The scheduler calls it a step ahead: in a world of many ranks a
-  // rank's state is cold by the time its turn comes, and the loads then
-  // overlap the previous rank's step instead of stalling its own.
-  void prefetch() const;
 
  private:
   absl::Status check_open(std::string_view device, uint32_t peer,

@@ -42,6 +42,7 @@ WorldCore::WorldCore(WorldOptions options)
       ready_(options_.topology.ranks()) {
   const uint32_t n = ranks();
   crashed_.assign(n, false);
+  prefetch_lines_.resize(n);
   stalls_.resize(n);
   fabrics_.reserve(n);
   for (uint32_t r = 0; r < n; ++r)
@@ -200,6 +201,22 @@ void WorldCore::note_completion(const SimEndpoint& ep, const Completion& c) {
   e.bytes = c.byte_len;
   e.status = c.status;
   record(e);
+}
+
+void WorldCore::set_prefetch_lines(uint32_t rank,
+                                   std::span<SimEndpoint* const> endpoints) {
+  PrefetchLines& out = prefetch_lines_[rank];
+  out.lines.fill(nullptr);
+  // First lines first (every poll reads them), then the second lines (the
+  // completion queue's first slots) while room is left.
+  size_t n = 0;
+  for (size_t line = 0; line < 2; ++line) {
+    for (const SimEndpoint* ep : endpoints) {
+      if (n == out.lines.size()) return;
+      out.lines[n++] =
+          reinterpret_cast<const char*>(ep) + line * kCacheLineBytes;
+    }
+  }
 }
 
 std::string WorldCore::describe_endpoints(uint32_t rank) const {

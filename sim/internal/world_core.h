@@ -4,6 +4,7 @@
 #ifndef WEFT_SIM_INTERNAL_WORLD_CORE_H_
 #define WEFT_SIM_INTERNAL_WORLD_CORE_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -96,6 +97,21 @@ class WorldCore {
   void advance_to(TimeNs t_ns) { clock_.advance_to(t_ns); }
   // Each live endpoint of `rank`, described, one per line.
   std::string describe_endpoints(uint32_t rank) const;
+  // Starts loading the cache lines `rank`'s program reads first when
+  // stepped: each endpoint's first line (what a poll reads) and then its
+  // completion queue's first slots. The scheduler calls it a step ahead in
+  // a large round: in a world of many ranks a rank's state is cold by the
+  // time its turn comes, and the loads then overlap the previous rank's
+  // step instead of stalling its own. The addresses sit in one cache line
+  // per rank, so issuing them chases no pointer.
+  void prefetch_rank(uint32_t rank) const {
+    for (const void* line : prefetch_lines_[rank].lines) {
+      if (line != nullptr) __builtin_prefetch(line);
+    }
+  }
+  // Refills `rank`'s prefetch lines from its open endpoints.
+  void set_prefetch_lines(uint32_t rank,
+                          std::span<internal::SimEndpoint* const> endpoints);
 
  private:
   // A send waiting for its turn on a link.
@@ -152,6 +168,13 @@ class WorldCore {
     WcStatus recv_error = WcStatus::kSuccess;
   };
 
+  // What prefetch_rank() loads for one rank: as many lines as one cache
+  // line of addresses holds.
+  static constexpr size_t kCacheLineBytes = 64;
+  struct alignas(kCacheLineBytes) PrefetchLines {
+    std::array<const void*, kCacheLineBytes / sizeof(void*)> lines{};
+  };
+
   explicit WorldCore(WorldOptions options);
   void schedule_script();
 
@@ -182,6 +205,7 @@ class WorldCore {
   Trace trace_;
   Counters counters_;
   std::vector<std::unique_ptr<SimFabric>> fabrics_;
+  std::vector<PrefetchLines> prefetch_lines_;  // by rank
   std::vector<bool> crashed_;
   std::vector<std::vector<std::pair<TimeNs, TimeNs>>> stalls_;  // per rank
   internal::EventQueue events_;
