@@ -28,8 +28,7 @@ void WorldCore::schedule_departure(const SimEndpoint& ep, uint64_t ticket,
   Link& link = links_[ep.link()];
   const TimeNs start = std::max(now(), link.busy_until_ns);
   // Saturates: a hand-built model may serialise for kNeverNs.
-  const TimeNs leave =
-      deadline_after(start, options_.link.serialisation_ns(length));
+  const TimeNs leave = deadline_after(start, serialisation_ns(length));
   link.busy_until_ns = leave;
   if (link.departures.empty())
     events_.push(leave, EventKind::kDepart, ep.link());
@@ -123,7 +122,7 @@ WorldCore::Fate WorldCore::fate_of(const SimEndpoint& ep, Pair& pair) {
     apply_script(f, &fate);
     inject(f, ep.cable());
   }
-  if (options_.faults.rates.any()) draw_rates(ep, pair, &fate);
+  if (rates_any_) draw_rates(ep, pair, &fate);
   return fate;
 }
 
@@ -146,7 +145,7 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
   Fate fate;
   if (now() >= pair.down_at_ns) {
     fate.drop_reason = DropReason::kLinkDown;
-  } else {
+  } else if (rates_any_ || pair.script_cursor < pair.script.size()) {
     fate = fate_of(*ep, pair);
   }
   if (fate.send_error != WcStatus::kSuccess) {

@@ -41,6 +41,8 @@ WorldCore::WorldCore(WorldOptions options)
       trace_(options_.keep_trace_events),
       ready_(options_.topology.ranks()) {
   const uint32_t n = ranks();
+  rates_any_ = options_.faults.rates.any();
+  serialisation_ns_ = options_.link.serialisation_ns(serialised_bytes_);
   crashed_.assign(n, false);
   prefetch_lines_.resize(n);
   stalls_.resize(n);
@@ -84,12 +86,6 @@ uint32_t WorldCore::register_endpoint(SimEndpoint* endpoint) {
 
 void WorldCore::unregister_endpoint(uint32_t qp_num) {
   endpoints_[qp_num - kFirstQpNum] = nullptr;
-}
-
-SimEndpoint* WorldCore::endpoint(uint32_t qp_num) const {
-  if (qp_num < kFirstQpNum || qp_num - kFirstQpNum >= endpoints_.size())
-    return nullptr;
-  return endpoints_[qp_num - kFirstQpNum];
 }
 
 uint32_t WorldCore::link_index(uint32_t rank, uint32_t peer, uint32_t cable) {

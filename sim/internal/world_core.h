@@ -57,7 +57,12 @@ class WorldCore {
   // Queue pair registry.
   uint32_t register_endpoint(internal::SimEndpoint* endpoint);
   void unregister_endpoint(uint32_t qp_num);
-  internal::SimEndpoint* endpoint(uint32_t qp_num) const;
+  // nullptr for a closed or unknown queue pair. Inline: every departure and
+  // arrival looks its endpoint up.
+  internal::SimEndpoint* endpoint(uint32_t qp_num) const {
+    const uint32_t i = qp_num - kFirstQpNum;  // wraps for qp_num < kFirstQpNum
+    return i < endpoints_.size() ? endpoints_[i] : nullptr;
+  }
   uint32_t next_qp_num() const;
   // The link rank->peer over cable `cable`, and the pair rank->peer,
   // created on first use.
@@ -181,6 +186,16 @@ class WorldCore {
   void handle(const internal::Event& e);
   void depart_next(uint32_t link);
   void depart(uint32_t qp_num, uint64_t ticket);
+  // options_.link.serialisation_ns(bytes), remembered for the last length
+  // asked (a collective sends frames of one size over and over, and the
+  // exact division is dear).
+  TimeNs serialisation_ns(uint32_t bytes) {
+    if (bytes != serialised_bytes_) {
+      serialised_bytes_ = bytes;
+      serialisation_ns_ = options_.link.serialisation_ns(bytes);
+    }
+    return serialisation_ns_;
+  }
   internal::FrameLoan launch(const internal::SimEndpoint& ep, const Fate& fate,
                              InFlight m);
   std::span<const std::byte> bytes_of(const InFlight& m) const;
@@ -218,6 +233,11 @@ class WorldCore {
   std::vector<InFlight> in_flight_;
   std::vector<uint32_t> free_in_flight_;
   uint64_t next_message_id_ = 1;
+  // Whether any fault rate is set (fixed at creation): without one and
+  // without a script for the pair, a departing frame's fate is plain.
+  bool rates_any_ = false;
+  uint32_t serialised_bytes_ = 0;
+  TimeNs serialisation_ns_ = 0;  // options_.link.serialisation_ns(0)
   internal::PayloadPool payloads_;
   std::vector<ScriptedFault> injected_;
 };
