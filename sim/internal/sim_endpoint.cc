@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "fabric/errors.h"
+#include "sim/internal/block_arena.h"
 #include "sim/internal/sim_fabric.h"
 #include "sim/internal/world_core.h"
 
@@ -44,7 +45,43 @@ Completion make_completion(WorkId id, WcStatus status, uint32_t bytes) {
   return c;
 }
 
+// Under AddressSanitizer endpoints stay on the heap, so a use after close
+// is still caught.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUseArena = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kUseArena = false;
+#else
+constexpr bool kUseArena = true;
+#endif
+#else
+constexpr bool kUseArena = true;
+#endif
+
+// Never destroyed: endpoints may be deleted during static destruction.
+BlockArena& endpoint_arena() {
+  static BlockArena* arena = new BlockArena(sizeof(SimEndpoint));
+  return *arena;
+}
+
 }  // namespace
+
+void* SimEndpoint::operator new(size_t bytes) {
+  void* p = kUseArena && bytes == sizeof(SimEndpoint)
+                ? endpoint_arena().allocate()
+                : nullptr;
+  return p != nullptr ? p : ::operator new(bytes);
+}
+
+void SimEndpoint::operator delete(void* p) {
+  if (p == nullptr) return;
+  if (kUseArena && endpoint_arena().owns(p)) {
+    endpoint_arena().release(p);
+  } else {
+    ::operator delete(p);
+  }
+}
 
 const char* qp_state_name(QpState state) {
   switch (state) {

@@ -55,6 +55,10 @@ class SimEndpoint final : public Endpoint {
   SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer, uint32_t cable,
               std::string device, uint32_t link, uint32_t pair);
   ~SimEndpoint() override;
+  // From a BlockArena of huge pages (see block_arena.h), the general heap
+  // when that fails.
+  static void* operator new(size_t bytes);
+  static void operator delete(void* p);
 
   const EndpointInfo& info() const override { return info_; }
   absl::StatusOr<Destination> destination() const override { return self_; }
