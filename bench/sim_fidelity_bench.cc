@@ -391,9 +391,9 @@ void BM_FidelityGroupRing(benchmark::State& state) {
 // depths up to the deepest pipeline, which shows whether credits or the
 // simulator set the pace when the ring is slower than its model, and which
 // depth the small items need.
-// With recovery on (the default) an operation ends only once its frames
-// are acknowledged, one latency after the last one arrived; the small size
-// once more with recovery off shows what that costs.
+// The small size once more with recovery off shows what recovery costs
+// (nothing since operations stopped waiting for their last
+// acknowledgement).
 void group_ring_args(benchmark::internal::Benchmark* b) {
   const GroupOptions defaults;
   const int64_t on = defaults.recovery.enabled ? 1 : 0;
