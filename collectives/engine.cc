@@ -33,6 +33,22 @@ Engine::Engine(const Clock& clock, uint32_t rank,
   std::sort(by_peer_.begin(), by_peer_.end());
 }
 
+Engine::~Engine() {
+  // Queued operations may point into buffers already freed: never run
+  // them here.
+  if (!failure_.ok() || !queue_.empty()) return;
+  const TimeNs until = deadline_after(clock_.now_ns(), kLingerNs);
+  TimeNs last_ns = clock_.now_ns();
+  uint32_t still = 0;
+  while (!progress().is_done()) {
+    const TimeNs now_ns = clock_.now_ns();
+    if (now_ns >= until) return;
+    still = now_ns == last_ns ? still + 1 : 0;
+    if (still == kLingerStillSteps) return;
+    last_ns = now_ns;
+  }
+}
+
 Lane* Engine::lane(uint32_t peer, uint32_t cable) const {
   const uint64_t key = lane_key(peer, cable);
   auto it = std::lower_bound(by_peer_.begin(), by_peer_.end(), key,
@@ -246,8 +262,12 @@ Progress Engine::progress() {
   if (queue_.empty()) {
     // Operations end before their last frames are acknowledged: a lane
     // may still hold frames to resend, or owe a delayed acknowledgement.
-    // The caller comes back at that timer; done once nothing is pending.
-    return wake_ns == kNeverNs ? Progress::done() : Progress::waiting(wake_ns);
+    // The caller comes back at that timer (or a completion); done once
+    // nothing is pending.
+    const bool settled =
+        std::all_of(lanes_.begin(), lanes_.end(),
+                    [](const auto& l) { return l->settled(); });
+    return settled ? Progress::done() : Progress::waiting(wake_ns);
   }
   if (running_) wake_ns = std::min(wake_ns, queue_.front()->deadline_ns);
   return Progress::waiting(wake_ns);

@@ -133,8 +133,9 @@ class Group {
   // (with recovery on), so a peer may still need this rank: call it now and
   // then between operations, or start the next one. With nothing queued it
   // returns kWaiting (with the next timer) while frames await
-  // acknowledgement, and kDone once nothing is pending: before destroying
-  // the group, call it until kDone (bounded by a deadline of your own).
+  // acknowledgement, and kDone once nothing is pending. Destroying the last
+  // group of an engine does that itself for up to 100 ms (on a clock that
+  // runs by itself; a simulator's does not, so drive the world instead).
   Progress progress();
   // Thread-safe: pending and later operations end with Cancelled.
   void abort();

@@ -39,9 +39,20 @@ class Engine {
  public:
   // Most operations queued at once; more is ResourceExhausted.
   static constexpr size_t kMaxQueued = 4096;
+  // How long destruction keeps resending frames not yet acknowledged.
+  static constexpr TimeNs kLingerNs = 100 * kNsPerMs;
+  // Steps without the clock moving after which destruction stops waiting
+  // (a simulator's clock moves only while its world runs).
+  static constexpr uint32_t kLingerStillSteps = 64;
 
   Engine(const Clock& clock, uint32_t rank,
          std::vector<std::unique_ptr<Lane>> lanes);
+  // Lingers: operations end before their last frames are acknowledged, so
+  // a healthy engine with nothing queued keeps stepping (resending what is
+  // lost) until every frame is acknowledged, for at most kLingerNs, and
+  // not at all while the clock stands still. A peer then finishes its last
+  // operation even when this rank destroys its group right after its own.
+  ~Engine();
 
   uint32_t rank() const { return rank_; }
   const Clock& clock() const { return clock_; }
@@ -54,7 +65,8 @@ class Engine {
                                   TimeNs timeout_ns);
   static std::shared_ptr<OpState> finished(absl::Status status);
 
-  // One non-blocking step. kDone when nothing is queued (or it failed).
+  // One non-blocking step. kDone when nothing is queued and every frame
+  // sent was acknowledged, or when it failed.
   Progress progress();
   // Thread-safe: the next progress() fails everything with Cancelled.
   void abort() { abort_requested_.store(true, std::memory_order_relaxed); }

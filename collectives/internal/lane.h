@@ -163,6 +163,13 @@ class Lane {
   bool all_data_received() const { return peer_received_ == next_seq_; }
   bool all_data_consumed() const { return peer_consumed_ == next_seq_; }
 
+  // Nothing in flight and nothing owed: every send completed, every data
+  // frame acknowledged (recovery), no acknowledgement due.
+  bool settled() const {
+    return sends_in_flight_ == 0 && !ack_busy_ &&
+           (!recovery() || peer_received_ == next_seq_) && !ack_due() &&
+           unreported_since_ns_ == kNeverNs;
+  }
   // True while an acknowledgement this side owes the peer is not sent.
   bool report_owed() const {
     return ack_now_ || (report_requested_ && consumed_ != consumed_reported_);

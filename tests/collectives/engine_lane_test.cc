@@ -5,11 +5,13 @@
 // when asked for; unacknowledged frames are resent with back-off until the
 // retries run out; a silent peer is probed; aborts and counter violations
 // become typed errors.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "collectives/internal/engine.h"
 #include "collectives/internal/lane.h"
 #include "fabric/errors.h"
 #include "fabric/testing/mock_fabric.h"
@@ -28,6 +30,22 @@ using weft::testing::MockEndpoint;
 
 constexpr uint32_t kDepth = 6;  // a window of 4 data frames
 constexpr TimeNs kRtoNs = 100 * kNsPerUs;
+
+// A manual clock that can also move by `tick_ns` at every reading, as a
+// wall clock does.
+class StepClock final : public Clock {
+ public:
+  TimeNs now_ns() const override {
+    const TimeNs now = now_ns_;
+    now_ns_ += tick_ns;
+    return now;
+  }
+  void advance_to(TimeNs t_ns) { now_ns_ = std::max(now_ns_, t_ns); }
+  TimeNs tick_ns = 0;
+
+ private:
+  mutable TimeNs now_ns_ = 0;
+};
 
 class LaneTest : public ::testing::Test {
  protected:
@@ -56,6 +74,12 @@ class LaneTest : public ::testing::Test {
         .WillByDefault(
             [this](WorkId id, const Frame& f, uint32_t len, uint32_t imm) {
               sent_.push_back({id, f, len, imm});
+              if (auto_complete_) {
+                Completion c;
+                c.id = id;
+                pending_.push_back(c);
+                completed_ = sent_.size();
+              }
               return absl::OkStatus();
             });
     ON_CALL(*ep_, poll(_)).WillByDefault([this](std::span<Completion> out) {
@@ -132,9 +156,10 @@ class LaneTest : public ::testing::Test {
     uint32_t immediate;
   };
   bool recovery_ = true;
+  bool auto_complete_ = false;  // every send completes at once
   uint32_t frame_bytes_ = 4096;
   uint64_t send_queue_bytes_ = uint64_t{1} << 20;
-  ManualClock clock_;
+  StepClock clock_;
   size_t completed_ = 0;
   EndpointInfo info_{0, 1, "dev0"};
   std::unique_ptr<Slab> slab_;
@@ -145,6 +170,54 @@ class LaneTest : public ::testing::Test {
   std::vector<Sent> sent_;
   std::vector<Completion> pending_;
 };
+
+// An engine owning the fixture's lane, destroyed with one data frame sent
+// and not acknowledged: it lingers.
+class LingerTest : public LaneTest {
+ protected:
+  // Sends one frame that leaves at once, then destroys an engine that owns
+  // the lane; returns the sends posted during the destruction.
+  size_t destroy_with_one_unacknowledged(TimeNs tick_ns) {
+    EXPECT_TRUE(send(7).ok());
+    complete_sends();
+    std::vector<std::unique_ptr<Lane>> lanes;
+    lanes.push_back(std::move(lane_));
+    auto engine = std::make_unique<Engine>(clock_, 0, std::move(lanes));
+    const size_t before = sent_.size();
+    clock_.tick_ns = tick_ns;
+    auto_complete_ = true;
+    engine.reset();
+    auto_complete_ = false;
+    clock_.tick_ns = 0;
+    return sent_.size() - before;
+  }
+};
+
+TEST_F(LingerTest, ALostFrameIsResentWhileTheEngineIsDestroyed) {
+  const size_t sent = destroy_with_one_unacknowledged(10 * kNsPerUs);
+  // Resent at each timeout (100, 200, 400 us) until the retries ran out
+  // (the peer never answers), then the abort: all well inside the linger.
+  const uint32_t retries = config().recovery.max_retries;
+  ASSERT_EQ(sent, retries + 1u);
+  for (size_t i = 1; i <= retries; ++i) {
+    EXPECT_EQ(sent_header(i).type, FrameType::kData);
+    EXPECT_EQ(sent_header(i).seq, 0u);
+  }
+  EXPECT_EQ(sent_header(retries + 1).type, FrameType::kAbort);
+  EXPECT_LT(clock_.now_ns(), Engine::kLingerNs);
+}
+
+TEST_F(LingerTest, AnAcknowledgementEndsTheLingerAtOnce) {
+  arrive(0, 0, ack(1, 1));  // waiting in the completion queue
+  EXPECT_EQ(destroy_with_one_unacknowledged(10 * kNsPerUs), 0u);
+  EXPECT_LT(clock_.now_ns(), kRtoNs);
+}
+
+TEST_F(LingerTest, AClockThatStandsStillEndsTheLinger) {
+  // The simulator's clock moves only while its world runs.
+  EXPECT_EQ(destroy_with_one_unacknowledged(0), 0u);
+  EXPECT_EQ(clock_.now_ns(), 0);
+}
 
 // The fixture without recovery: strict sequence checking.
 class StrictLaneTest : public LaneTest {
