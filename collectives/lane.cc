@@ -47,6 +47,9 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       seq_slot_(seq_mask_ + 1, kNoSlot),
       seq_sent_ns_(seq_mask_ + 1, 0),
       seq_resent_(seq_mask_ + 1, false),
+      seq_ack_wait_ns_(seq_mask_ + 1, 0),
+      slot_posted_ns_(config.depth, 0),
+      slot_queued_(config.depth, 0),
       rto_ns_(config.recovery.initial_rto_ns),
       held_(seq_mask_ + 1, kNoSlot),
       last_heard_ns_(clock.now_ns()) {
@@ -115,9 +118,19 @@ absl::Status Lane::handle(const Completion& c) {
     queued_send_bytes_ -= kHeaderBytes + send_headers_[slot].payload_bytes;
     // Round trips and timeouts count from when a frame left, not from
     // when it was queued behind others.
+    const TimeNs now_ns = clock_.now_ns();
+    const TimeNs wire_ns =
+        now_ns - std::max(slot_posted_ns_[slot], last_send_done_ns_);
+    last_send_done_ns_ = now_ns;
     if (recovery() && slot_unacked_[slot]) {
       const uint32_t at = seq_index(send_headers_[slot].seq);
-      if (seq_slot_[at] == slot) seq_sent_ns_[at] = clock_.now_ns();
+      if (seq_slot_[at] == slot) {
+        seq_sent_ns_[at] = now_ns;
+        // Frames posted behind it count too: the peer sends its burst
+        // as this side does.
+        seq_ack_wait_ns_[at] =
+            std::max(slot_queued_[slot], sends_in_flight_ + 1) * wire_ns;
+      }
     }
     if (slot_posts_[slot] == 0 && !slot_unacked_[slot]) {
       free_data_slots_.push_back(slot);
@@ -278,6 +291,7 @@ absl::Status Lane::resend(uint32_t seq) {
   ++sends_in_flight_;
   queued_send_bytes_ += kHeaderBytes + send_headers_[slot].payload_bytes;
   ++stats_.retransmitted;
+  note_posted(slot);
   return absl::OkStatus();
 }
 
@@ -385,6 +399,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   ++slot_posts_[slot];
   ++sends_in_flight_;
   queued_send_bytes_ += kHeaderBytes + bytes;
+  note_posted(slot);
   ++stats_.data_sent;
   if (lossy_frames_left_ > 0) --lossy_frames_left_;
   send_headers_[slot] = header;

@@ -23,8 +23,8 @@
 //    or one the peer's sack names) the next kLossyFrames data frames go
 //    one at a time: acknowledgements and resends then wait behind at most
 //    one frame, so the next loss on a lossy cable is repaired sooner. A
-//    timeout alone does not count: it also fires early when frames grow
-//    and acknowledgements queue behind them.
+//    timeout alone does not count: it cannot tell a loss from a slow
+//    answer.
 //  - Acknowledgements: every frame carries how many data frames this side
 //    received in order and consumed. An acknowledgement frame (kAck) goes
 //    out when window / 2 arrivals or consumptions are unreported, when a
@@ -35,9 +35,11 @@
 //    gap (sack), and the frames missing before them are resent at once.
 //    When the oldest unacknowledged frame waited longer than the
 //    retransmission timeout (an estimate of the round trip within
-//    [min_rto_ns, max_rto_ns], counted from when the frame left), it is sent
-//    again and the timeout doubles; after max_retries silent rounds the
-//    peer is Unavailable. Arrivals are acknowledged within min_rto_ns / 4.
+//    [min_rto_ns, max_rto_ns], counted from when the frame left, and at
+//    least srtt plus the time the peer's answer may queue behind a burst of
+//    the peer's frames), it is sent again and the timeout doubles; after
+//    max_retries silent rounds the peer is Unavailable. Arrivals are
+//    acknowledged within min_rto_ns / 4.
 //  - Liveness: while the running operation waits on this lane and nothing
 //    was heard from the peer for the probe interval, a probe (kFlagProbe)
 //    asks the peer to answer. Answers carry the rank the peer itself
@@ -253,8 +255,15 @@ class Lane {
   // while it still waits in the local send queue.
   TimeNs retransmit_due_ns() const {
     if (!recovery() || peer_received_ == next_seq_) return kNeverNs;
-    const TimeNs left = seq_sent_ns_[seq_index(peer_received_)];
-    return left == kNeverNs ? kNeverNs : left + rto_ns_;
+    const uint32_t at = seq_index(peer_received_);
+    const TimeNs left = seq_sent_ns_[at];
+    if (left == kNeverNs) return kNeverNs;
+    return left + std::max(rto_ns_, srtt_ns_ + seq_ack_wait_ns_[at]);
+  }
+  // A data send from `slot` was posted now, behind the others in flight.
+  void note_posted(uint32_t slot) {
+    slot_posted_ns_[slot] = clock_.now_ns();
+    slot_queued_[slot] = sends_in_flight_;
   }
   TimeNs probe_due_ns(TimeNs probe_after_ns) const {
     if (probe_after_ns <= 0) return kNeverNs;
@@ -313,6 +322,17 @@ class Lane {
   // When number s last left (its send completed); kNeverNs while queued.
   std::vector<TimeNs> seq_sent_ns_;
   std::vector<bool> seq_resent_;  // Karn: no round trip from a resent one
+  // How long the peer's acknowledgement of number s may queue behind the
+  // peer's own frames: as many as this side had in flight when s was
+  // posted or when it left, each as long as s took to leave (collectives
+  // send alike both ways). The timeout is at least srtt plus that, so round
+  // trips measured on small frames do not fire early on bigger ones.
+  std::vector<TimeNs> seq_ack_wait_ns_;
+  // Per data send slot: when its last post was made, and the data sends
+  // in flight then (itself included); when the last data send completed.
+  std::vector<TimeNs> slot_posted_ns_;
+  std::vector<uint32_t> slot_queued_;
+  TimeNs last_send_done_ns_ = 0;
   TimeNs rto_ns_ = 0;
   TimeNs srtt_ns_ = 0;  // smoothed round trip (0: no sample yet)
   TimeNs rttvar_ns_ = 0;

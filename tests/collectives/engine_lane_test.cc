@@ -376,6 +376,38 @@ TEST_F(LaneTest, ResendsTheOldestUnacknowledgedFrameWithBackOff) {
   EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
 }
 
+TEST_F(LaneTest,
+       TheTimeoutAllowsForAcknowledgementsQueuedBehindBurstsOfFrames) {
+  // One round trip of 10 us on a lone frame: srtt 10 us, rttvar 5 us, so
+  // the timeout is 30 us (above min_rto_ns, 20 us).
+  ASSERT_TRUE(send(0).ok());
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  clock_.advance_to(10 * kNsPerUs);
+  arrive(0, 0, ack(1, 1));
+  ASSERT_TRUE(poll().ok());
+  // A burst of three frames, each 100 us on the wire: the peer's answer
+  // may queue behind a burst of its own, three frames long.
+  clock_.advance_to(1000 * kNsPerUs);
+  for (uint8_t i = 1; i <= 3; ++i) ASSERT_TRUE(send(i).ok());
+  clock_.advance_to(1100 * kNsPerUs);
+  Completion first;
+  first.id = sent_[1].id;
+  pending_.push_back(first);
+  ASSERT_TRUE(poll().ok());
+  const size_t posted = sent_.size();
+  // Not at 30 us after it left, but at srtt + 3 x 100 us.
+  clock_.advance_to((1100 + 30) * kNsPerUs);
+  ASSERT_TRUE(service().ok());
+  clock_.advance_to((1100 + 309) * kNsPerUs);
+  ASSERT_TRUE(service().ok());
+  EXPECT_EQ(sent_.size(), posted);
+  clock_.advance_to((1100 + 310) * kNsPerUs);
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), posted + 1);
+  EXPECT_EQ(sent_header(posted).seq, 1u);
+}
+
 TEST_F(LaneTest, AcknowledgesArrivalsWithinAQuarterOfTheMinimumTimeout) {
   arrive(0, 0, data(0));  // below the threshold, no flag
   ASSERT_TRUE(poll().ok());
