@@ -57,9 +57,34 @@ class OneSum final : public sim::RankProgram {
   Progress after_;
 };
 
+// Two ranks of a tb5 mesh, each running one OneSum (1 + 2) to its end.
+struct SumRun {
+  SumRun(sim::WorldOptions w, GroupOptions o) {
+    w.topology = *Topology::mesh(2);
+    absl::StatusOr<SimCluster> made = make_cluster(w, o);
+    EXPECT_TRUE(made.ok()) << made.status();
+    if (!made.ok()) return;
+    cluster = *std::move(made);
+    const Clock& clock = cluster.world->clock();
+    p.push_back(std::make_unique<OneSum>(*cluster.groups[0], clock, 1.0f));
+    p.push_back(std::make_unique<OneSum>(*cluster.groups[1], clock, 2.0f));
+    programs = {p[0].get(), p[1].get()};
+    run = cluster.world->run(programs);
+    EXPECT_TRUE(run.completed()) << run.report;
+    for (const auto& one : p) {
+      EXPECT_TRUE(one->status_.ok()) << one->status_;
+      EXPECT_EQ(one->out_.front(), 3.0f);
+      EXPECT_EQ(one->out_.back(), 3.0f);
+    }
+  }
+  SimCluster cluster;
+  std::vector<std::unique_ptr<OneSum>> p;
+  std::vector<sim::RankProgram*> programs;
+  sim::RunResult run;
+};
+
 TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
   sim::WorldOptions w;
-  w.topology = *Topology::mesh(2);
   sim::ScriptedFault lost;  // rank 0's only data frame to rank 1
   lost.kind = sim::FaultKind::kDrop;
   lost.rank = 0;
@@ -68,19 +93,11 @@ TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
   w.faults.script.push_back(lost);
   GroupOptions o;
   o.timeout_ns = 20 * kNsPerMs;
-  absl::StatusOr<SimCluster> c = make_cluster(w, o);
-  ASSERT_TRUE(c.ok()) << c.status();
-  const Clock& clock = c->world->clock();
-  OneSum p0(*c->groups[0], clock, 1.0f), p1(*c->groups[1], clock, 2.0f);
-  std::vector<sim::RankProgram*> programs = {&p0, &p1};
-  const sim::RunResult run = c->world->run(programs);
-  ASSERT_TRUE(run.completed()) << run.report;
-  EXPECT_EQ(c->world->counters().faults_total(), 1u);
-  for (const OneSum* p : {&p0, &p1}) {
-    ASSERT_TRUE(p->status_.ok()) << p->status_;
-    EXPECT_EQ(p->out_.front(), 3.0f);
-    EXPECT_EQ(p->out_.back(), 3.0f);
-  }
+  SumRun r(w, o);
+  ASSERT_EQ(r.p.size(), 2u);
+  EXPECT_EQ(r.cluster.world->counters().faults_total(), 1u);
+  const OneSum& p0 = *r.p[0];
+  const OneSum& p1 = *r.p[1];
   // Rank 0 had its sum once rank 1's frame arrived; rank 1 waited for the
   // resend, at least one minimum timeout later.
   EXPECT_GE(p1.ended_ns_ - p0.ended_ns_, o.recovery.min_rto_ns);
@@ -90,29 +107,22 @@ TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
   EXPECT_GT(p0.after_.wake_at_ns, p0.ended_ns_);
   EXPECT_LE(p0.after_.wake_at_ns, p1.ended_ns_);
   // Once the resent frame was acknowledged, nothing is pending.
-  c->world->settle(programs, o.timeout_ns);
-  EXPECT_TRUE(c->groups[0]->progress().is_done());
-  EXPECT_TRUE(c->groups[1]->progress().is_done());
+  r.cluster.world->settle(r.programs, o.timeout_ns);
+  EXPECT_TRUE(r.cluster.groups[0]->progress().is_done());
+  EXPECT_TRUE(r.cluster.groups[1]->progress().is_done());
 }
 
 TEST(GroupTail, WithoutLossAnOperationTakesOneWayNotARoundTrip) {
-  sim::WorldOptions w;
-  w.topology = *Topology::mesh(2);
-  absl::StatusOr<SimCluster> c = make_cluster(w, GroupOptions{});
-  ASSERT_TRUE(c.ok()) << c.status();
-  const Clock& clock = c->world->clock();
-  OneSum p0(*c->groups[0], clock, 1.0f), p1(*c->groups[1], clock, 2.0f);
-  std::vector<sim::RankProgram*> programs = {&p0, &p1};
-  const sim::RunResult run = c->world->run(programs);
-  ASSERT_TRUE(run.completed()) << run.report;
-  ASSERT_TRUE(p0.status_.ok() && p1.status_.ok());
+  SumRun r(sim::WorldOptions{}, GroupOptions{});
+  ASSERT_EQ(r.p.size(), 2u);
   // Each rank ends when the other's one frame (header and 4000 bytes)
   // arrives, not a round trip later with the acknowledgement.
   const sim::LinkModel tb5 = sim::LinkModel::tb5();
   const TimeNs one_way =
       tb5.serialisation_ns(64 + kCount * sizeof(float)) + tb5.latency_ns;
-  EXPECT_EQ(p0.ended_ns_ - p0.started_ns_, one_way);
-  EXPECT_EQ(p1.ended_ns_ - p1.started_ns_, one_way);
+  for (const auto& one : r.p) {
+    EXPECT_EQ(one->ended_ns_ - one->started_ns_, one_way);
+  }
 }
 
 }  // namespace

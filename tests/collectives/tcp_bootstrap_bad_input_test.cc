@@ -12,27 +12,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tcp_bootstrap_harness.h"
+#include "tests/collectives/wire_bytes.h"
 
 namespace weft::testing {
 namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-std::vector<uint8_t> header(uint16_t version, uint16_t type, uint32_t length) {
-  return {0x57,
-          0x45,
-          0x46,
-          0x54,
-          uint8_t(version >> 8),
-          uint8_t(version),
-          uint8_t(type >> 8),
-          uint8_t(type),
-          uint8_t(length >> 24),
-          uint8_t(length >> 16),
-          uint8_t(length >> 8),
-          uint8_t(length)};
-}
 
 // A raw peer says something to a listening rank 0 (size 2, short timeout)
 // before it accepts; what rank 0 and the peer then report.
@@ -46,8 +32,8 @@ struct HostileClient {
 };
 
 TEST(TcpBootstrap, CoordinatorFacingHostileClients) {
-  std::vector<uint8_t> oversized = header(1, 1, 1u << 30);
-  std::vector<uint8_t> wrong_version = header(2, 1, 8);
+  std::vector<uint8_t> oversized = wire_header_bytes(1, 1, 1u << 30);
+  std::vector<uint8_t> wrong_version = wire_header_bytes(2, 1, 8);
   wrong_version.resize(wrong_version.size() + 8);
   std::vector<uint8_t> hello_rank_5 = encode_hello({5, 2});
   std::vector<uint8_t> hello_rank_0 = encode_hello({0, 2});
@@ -120,8 +106,8 @@ struct HostileCoordinator {
 };
 
 TEST(TcpBootstrap, RankFacingHostileCoordinator) {
-  std::vector<uint8_t> other_version = header(9, 2, 0);
-  std::vector<uint8_t> oversized_welcome = header(1, 2, 5);
+  std::vector<uint8_t> other_version = wire_header_bytes(9, 2, 0);
+  std::vector<uint8_t> oversized_welcome = wire_header_bytes(1, 2, 5);
   const std::string garbage = "SSH-2.0-OpenSSH_9.2\r\n";
   const HostileCoordinator cases[] = {
       {"garbage",
@@ -185,7 +171,7 @@ TEST(TcpBootstrap, RankFacingHostileAnswerToAnExchange) {
        absl::StatusCode::kDataLoss, "holds 3 blobs for a group of 2"},
       {"not our blob", *encode_gathered(0, {{}, {4}}),
        absl::StatusCode::kDataLoss, "does not hold our own blob"},
-      {"truncated gathered body", header(1, 4, 100),
+      {"truncated gathered body", wire_header_bytes(1, 4, 100),
        absl::StatusCode::kUnavailable, "in the middle of a message"},
   };
   for (const Case& c : cases) {

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collectives/wire_bytes.h"
 
 namespace weft {
 namespace {
@@ -15,22 +16,7 @@ using ::testing::HasSubstr;
 
 std::string message(const absl::Status& s) { return std::string(s.message()); }
 
-// A header written out by hand from the format in wire.h.
-std::vector<uint8_t> header_bytes(uint16_t version, uint16_t type,
-                                  uint32_t length) {
-  return {0x57,
-          0x45,
-          0x46,
-          0x54,
-          uint8_t(version >> 8),
-          uint8_t(version),
-          uint8_t(type >> 8),
-          uint8_t(type),
-          uint8_t(length >> 24),
-          uint8_t(length >> 16),
-          uint8_t(length >> 8),
-          uint8_t(length)};
-}
+using testing::wire_header_bytes;
 
 TEST(Wire, HelloIsBigEndianOnTheWire) {
   const std::vector<uint8_t> bytes = encode_hello({0x01020304, 0x0a0b0c0d});
@@ -118,7 +104,7 @@ TEST(Wire, BadMagicIsNotAWeftPeer) {
 }
 
 TEST(Wire, OtherVersionSaysBoth) {
-  absl::StatusOr<WireHeader> h = decode_header(header_bytes(2, 1, 8));
+  absl::StatusOr<WireHeader> h = decode_header(wire_header_bytes(2, 1, 8));
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(message(h.status()),
@@ -127,20 +113,20 @@ TEST(Wire, OtherVersionSaysBoth) {
 }
 
 TEST(Wire, UnknownTypeAndOversizedLength) {
-  absl::StatusOr<WireHeader> h = decode_header(header_bytes(1, 0, 0));
+  absl::StatusOr<WireHeader> h = decode_header(wire_header_bytes(1, 0, 0));
   EXPECT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument);
-  h = decode_header(header_bytes(1, 6, 0));
+  h = decode_header(wire_header_bytes(1, 6, 0));
   EXPECT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(message(h.status()), HasSubstr("unknown type 6"));
 
-  h = decode_header(header_bytes(1, 1, 9));  // a hello is 8 bytes
+  h = decode_header(wire_header_bytes(1, 1, 9));  // a hello is 8 bytes
   EXPECT_EQ(h.status().code(), absl::StatusCode::kResourceExhausted);
-  h = decode_header(header_bytes(1, 4, kMaxGatheredBodyBytes + 1));
+  h = decode_header(wire_header_bytes(1, 4, kMaxGatheredBodyBytes + 1));
   EXPECT_EQ(h.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(message(h.status()), HasSubstr("more than its limit"));
-  h = decode_header(header_bytes(1, 4, kMaxGatheredBodyBytes));
+  h = decode_header(wire_header_bytes(1, 4, kMaxGatheredBodyBytes));
   EXPECT_TRUE(h.ok());
-  h = decode_header(header_bytes(1, 3, 8 + Bootstrap::kMaxBlobBytes + 1));
+  h = decode_header(wire_header_bytes(1, 3, 8 + Bootstrap::kMaxBlobBytes + 1));
   EXPECT_EQ(h.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
