@@ -57,7 +57,9 @@ absl::Status GroupOptions::validate() const {
   if (send_queue_bytes < kMinFrameBytes ||
       send_queue_bytes > kMaxSendQueueBytes) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("GroupOptions.send_queue_bytes = %u is outside %u..%u",
+        absl::StrFormat("GroupOptions.send_queue_bytes = %u is outside "
+                        "%u..%u; set a byte count in that range (default "
+                        "1 MiB, two full frames)",
                         send_queue_bytes, kMinFrameBytes, kMaxSendQueueBytes));
   }
   if (max_slab_bytes == 0) {
@@ -70,23 +72,25 @@ absl::Status RecoveryOptions::validate() const {
   if (min_rto_ns < kMinRtoNs || min_rto_ns > initial_rto_ns) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "GroupOptions.recovery.min_rto_ns = %d is outside %d..initial_rto_ns "
-        "(%d)",
+        "(%d); set it within that range",
         min_rto_ns, kMinRtoNs, initial_rto_ns));
   }
   if (initial_rto_ns > max_rto_ns) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "GroupOptions.recovery.initial_rto_ns = %d exceeds max_rto_ns (%d)",
+        "GroupOptions.recovery.initial_rto_ns = %d exceeds max_rto_ns (%d); "
+        "lower initial_rto_ns or raise max_rto_ns",
         initial_rto_ns, max_rto_ns));
   }
   if (max_rto_ns > GroupOptions::kMaxTimeoutNs) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("GroupOptions.recovery.max_rto_ns = %d exceeds %d ns",
+        absl::StrFormat("GroupOptions.recovery.max_rto_ns = %d exceeds %d ns; "
+                        "lower it",
                         max_rto_ns, GroupOptions::kMaxTimeoutNs));
   }
   if (max_retries == 0 || max_retries > kMaxRetries) {
     return absl::InvalidArgumentError(
         absl::StrFormat("GroupOptions.recovery.max_retries = %u is outside "
-                        "1..%u",
+                        "1..%u; set a count in that range",
                         max_retries, kMaxRetries));
   }
   return absl::OkStatus();
