@@ -72,7 +72,7 @@ void FrameHeader::encode(std::span<std::byte, kHeaderBytes> out) const {
   put8(p, 11, cause);
   put32(p, 12, op.group_id);
   put32(p, 16, op.op_seq);
-  put32(p, 20, op.root);
+  put32(p, 20, type == FrameType::kAck ? heard : op.root);
   put64(p, 24, op.total_bytes);
   switch (type) {
     case FrameType::kData:
@@ -132,7 +132,11 @@ absl::StatusOr<FrameHeader> FrameHeader::decode(
   h.cause = get8(p, 11);
   h.op.group_id = get32(p, 12);
   h.op.op_seq = get32(p, 16);
-  h.op.root = get32(p, 20);
+  if (h.type == FrameType::kAck) {
+    h.heard = get32(p, 20);
+  } else {
+    h.op.root = get32(p, 20);
+  }
   h.op.total_bytes = get64(p, 24);
   switch (h.type) {
     case FrameType::kData:

@@ -47,6 +47,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       seq_slot_(seq_mask_ + 1, kNoSlot),
       seq_sent_ns_(seq_mask_ + 1, 0),
       seq_resent_(seq_mask_ + 1, false),
+      seq_posted_as_(seq_mask_ + 1, 0),
       seq_ack_wait_ns_(seq_mask_ + 1, 0),
       slot_posted_ns_(config.depth, 0),
       slot_queued_(config.depth, 0),
@@ -171,6 +172,9 @@ absl::Status Lane::handle_recv(const Completion& c) {
   }
   last_heard_ns_ = clock_.now_ns();
   probe_backoff_ = 1;
+  if (recovery() && (heard_ == 0 || after(c.immediate + 1, heard_))) {
+    heard_ = c.immediate + 1;
+  }
   if (h->flags & kFlagProbe) ack_now_ = true;
   if (h->type == FrameType::kAbort) {
     return abort_error(
@@ -180,6 +184,12 @@ absl::Status Lane::handle_recv(const Completion& c) {
   if (!s.ok()) return s;
   if (h->type == FrameType::kData) return place_data(slot, *h);
   peer_suspect_ = h->suspect;
+  // The peer posted data numbered up to h->seq before this frame, and a
+  // cable keeps order: what has not arrived was lost. Say so at once.
+  if (recovery() && after(h->seq, received_) &&
+      h->seq - received_ <= config_.window()) {
+    ack_now_ = true;
+  }
   return repost(slot);
 }
 
@@ -246,9 +256,9 @@ absl::Status Lane::absorb_counters(const FrameHeader& h) {
   if (new_received) note_received(h.received);
   if (new_consumed) peer_consumed_ = h.consumed;
   if (after(peer_consumed_, peer_received_)) note_received(peer_consumed_);
-  if (recovery() && h.type == FrameType::kAck && h.sack != 0 &&
-      h.received == peer_received_) {
-    return resend_missing(h.sack);
+  if (recovery() && h.type == FrameType::kAck &&
+      (h.sack != 0 || h.heard != 0) && h.received == peer_received_) {
+    return resend_missing(h.sack, h.heard);
   }
   return absl::OkStatus();
 }
@@ -262,15 +272,22 @@ uint32_t Lane::held_beyond_gap() const {
   return sack;
 }
 
-absl::Status Lane::resend_missing(uint32_t sack) {
-  // Frames before the last one the peer holds that it does not hold were
-  // lost (or are late): resend each once at once; the timeout covers the
-  // rest.
-  const uint32_t highest = peer_received_ + 1 + (31 - std::countl_zero(sack));
-  for (uint32_t s = peer_received_; s != highest && s != next_seq_; ++s) {
+absl::Status Lane::resend_missing(uint32_t sack, uint32_t heard) {
+  // Missing before a frame the peer holds: lost, or late after a reorder;
+  // resent once, and the timeout covers the rest. Posted before a frame the
+  // peer heard: lost, as the cable keeps order (each post of it counts).
+  const uint32_t holds_to =
+      sack == 0 ? peer_received_
+                : peer_received_ + 1 + (31 - std::countl_zero(sack));
+  for (uint32_t s = peer_received_; s != next_seq_; ++s) {
     const uint32_t i = s - peer_received_;
+    if (i > 32) break;  // beyond what the sack can say
     const bool held = i > 0 && ((sack >> (i - 1)) & 1u) != 0;
-    if (held || seq_resent_[seq_index(s)]) continue;
+    if (held) continue;
+    const uint32_t at = seq_index(s);
+    const bool before_held = after(holds_to, s) && !seq_resent_[at];
+    const bool overtaken = heard != 0 && after(heard - 1, seq_posted_as_[at]);
+    if (!before_held && !overtaken) continue;
     absl::Status st = resend(s);
     if (!st.ok()) return st;
     note_gap();
@@ -284,9 +301,11 @@ absl::Status Lane::resend(uint32_t seq) {
   seq_sent_ns_[at] = kNeverNs;  // until the copy leaves
   seq_resent_[at] = true;
   if (slot_posts_[slot] > 0) return absl::OkStatus();  // still queued
+  const uint32_t posted_as = send_sequence_.peek();
   absl::Status s =
       post(slot, send_headers_[slot], send_headers_[slot].payload_bytes);
   if (!s.ok()) return s;
+  seq_posted_as_[at] = posted_as;
   ++slot_posts_[slot];
   ++sends_in_flight_;
   queued_send_bytes_ += kHeaderBytes + send_headers_[slot].payload_bytes;
@@ -393,6 +412,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   header.type = FrameType::kData;
   header.seq = next_seq_;
   header.payload_bytes = bytes;
+  const uint32_t posted_as = send_sequence_.peek();
   absl::Status s = post(slot, header, bytes);
   if (!s.ok()) return s;
   free_data_slots_.pop_back();
@@ -409,6 +429,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
     seq_slot_[at] = slot;
     seq_sent_ns_[at] = kNeverNs;  // queued: the clock starts when it leaves
     seq_resent_[at] = false;
+    seq_posted_as_[at] = posted_as;
   }
   ++next_seq_;
   return absl::OkStatus();
@@ -419,7 +440,11 @@ absl::Status Lane::send_ack(uint8_t flags, uint32_t suspect) {
   header.type = FrameType::kAck;
   header.flags = flags;
   header.suspect = suspect;
-  if (recovery()) header.sack = held_beyond_gap();
+  header.seq = next_seq_;
+  if (recovery()) {
+    header.sack = held_beyond_gap();
+    header.heard = heard_;
+  }
   absl::Status s = post(config_.depth, header, 0);
   if (!s.ok()) return s;
   ack_busy_ = true;

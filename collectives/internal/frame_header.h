@@ -14,7 +14,8 @@
 // (check: FNV-1a over bytes 0..59 as fifteen little-endian u32 words).
 // Frames other than data have no item: bytes 32 and 36 carry the origin and
 // the blamed peer (abort) or the suspect and the selective acknowledgement
-// (acknowledgement).
+// (acknowledgement). An acknowledgement has no operation either: bytes 20
+// carry `heard` and its sequence field the sender's next data number.
 #ifndef WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
 #define WEFT_COLLECTIVES_INTERNAL_FRAME_HEADER_H_
 
@@ -29,7 +30,7 @@
 namespace weft::internal {
 
 inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
-inline constexpr uint8_t kProtocolVersion = 3;
+inline constexpr uint8_t kProtocolVersion = 4;
 inline constexpr uint32_t kHeaderBytes = 64;
 
 // kAck: the counters alone (acknowledgement, credit report, probe reply).
@@ -69,6 +70,8 @@ struct FrameHeader {
   uint32_t frame = 0;  // index of this frame within the item
   uint32_t payload_bytes = 0;
   // kData: the frame's data sequence number on the lane (modulo 2^32).
+  // kAck: the number the sender's next data frame will get, so every data
+  // frame posted before this acknowledgement is below it.
   uint32_t seq = 0;
   // Reliability and flow control, cumulative modulo 2^32: data frames the
   // sender of this header has received in order (every number below it
@@ -85,6 +88,11 @@ struct FrameHeader {
   // number received + 1 + i is held.
   uint32_t suspect = kNoPeer;
   uint32_t sack = 0;
+  // kAck (recovery): one past the highest frame number (the immediate)
+  // the sender has received from the peer, of any frame type; 0: none
+  // yet. A frame the peer posted before that one and that did not arrive
+  // was lost, since a cable delivers in posting order.
+  uint32_t heard = 0;
 
   void encode(std::span<std::byte, kHeaderBytes> out) const;
   // Checks magic, version, checksum, type and that `frame_bytes` (the bytes

@@ -33,6 +33,13 @@
 //  - Retransmission (recovery on): a data frame stays in its send frame
 //    until acknowledged. An acknowledgement names the frames held beyond a
 //    gap (sack), and the frames missing before them are resent at once.
+//    It also names the last frame heard from this side (any type, by its
+//    immediate): a cable delivers in posting order, so a data frame posted
+//    before that one and not held was lost, and is resent at once too.
+//    That finds a lost last frame (no later data frame shows a gap) as
+//    soon as any later frame of this side arrives: an acknowledgement
+//    carries the number of the next data frame, and a peer that sees it
+//    ahead of what it received answers at once.
 //    When the oldest unacknowledged frame waited longer than the
 //    retransmission timeout (an estimate of the round trip within
 //    [min_rto_ns, max_rto_ns], counted from when the frame left, and at
@@ -232,7 +239,10 @@ class Lane {
   absl::Status resend(uint32_t seq);
   // Bit i: data frame received_ + 1 + i is held (kAck's sack).
   uint32_t held_beyond_gap() const;
-  absl::Status resend_missing(uint32_t sack);
+  // Resends, at once, each unacknowledged frame the peer does not hold
+  // (its acknowledgement's sack) that precedes one it holds, or that was
+  // posted before `heard` - 1, the last frame the peer heard from here.
+  absl::Status resend_missing(uint32_t sack, uint32_t heard);
   // What service() owes now, timers aside: an acknowledgement.
   bool ack_due() const {
     const uint32_t threshold = config_.report_threshold();
@@ -322,6 +332,8 @@ class Lane {
   // When number s last left (its send completed); kNeverNs while queued.
   std::vector<TimeNs> seq_sent_ns_;
   std::vector<bool> seq_resent_;  // Karn: no round trip from a resent one
+  // The frame number (immediate) of number s's last post.
+  std::vector<uint32_t> seq_posted_as_;
   // How long the peer's acknowledgement of number s may queue behind the
   // peer's own frames: as many as this side had in flight when s was
   // posted or when it left, each as long as s took to leave (collectives
@@ -344,6 +356,9 @@ class Lane {
   uint32_t received_ = 0;
   uint32_t consumed_ = 0;
   std::vector<uint32_t> held_;
+  // One past the highest frame number heard from the peer (recovery; 0:
+  // none yet): acknowledgements carry it (FrameHeader::heard).
+  uint32_t heard_ = 0;
   uint32_t received_reported_ = 0;
   uint32_t consumed_reported_ = 0;
   bool ack_now_ = false;

@@ -65,11 +65,18 @@ TEST(FrameHeader, ControlFramesCarryTheirRanksWhereDataHasItems) {
   ack.flags = kFlagProbe;
   ack.suspect = 6;
   ack.received = 17;
+  ack.seq = 23;
+  ack.heard = 0x01020304;
   absl::StatusOr<FrameHeader> back = FrameHeader::decode(encoded(ack));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->suspect, 6u);
   EXPECT_EQ(back->flags, kFlagProbe);
   EXPECT_EQ(back->received, 17u);
+  EXPECT_EQ(back->seq, 23u);
+  EXPECT_EQ(back->heard, 0x01020304u);
+  // `heard` where other frames have the root, low byte first.
+  EXPECT_EQ(encoded(ack)[20], std::byte{0x04});
+  EXPECT_EQ(encoded(ack)[23], std::byte{0x01});
 
   FrameHeader abort;
   abort.type = FrameType::kAbort;

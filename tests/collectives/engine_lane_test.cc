@@ -243,6 +243,69 @@ TEST_F(LaneTest, ResendsWhatThePeerMissesBeforeTheTimeout) {
   EXPECT_EQ(lane_->stats().retransmitted, 2u);
 }
 
+TEST_F(LaneTest, ResendsWhatWasPostedBeforeAFrameThePeerHeard) {
+  ASSERT_TRUE(send(0).ok());  // number 0, frame 0
+  ASSERT_TRUE(send(1).ok());  // number 1, frame 1
+  arrive(0, 0, data(0, kFlagAckNow));
+  ASSERT_TRUE(poll().ok());
+  ASSERT_TRUE(service().ok());  // the acknowledgement is frame 2
+  ASSERT_EQ(sent_.size(), 3u);
+  EXPECT_EQ(sent_header(2).type, FrameType::kAck);
+  EXPECT_EQ(sent_header(2).seq, 2u);  // the next data number
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  // The peer holds number 0 and last heard frame 0: nothing is known lost.
+  FrameHeader report = ack(1, 0);
+  report.heard = 1;
+  arrive(1, 1, report);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(sent_.size(), 3u);
+  // It heard frame 2 and still lacks number 1 (frame 1): lost, resent at
+  // once, long before any timeout.
+  report.heard = 3;
+  arrive(2, 2, report);
+  ASSERT_TRUE(poll().ok());
+  ASSERT_EQ(sent_.size(), 4u);
+  EXPECT_EQ(clock_.now_ns(), 0);
+  EXPECT_EQ(sent_header(3).seq, 1u);
+  EXPECT_EQ(sent_[3].frame.data()[kHeaderBytes], std::byte{1});
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  // The same report again: the resend (frame 3) left after what the peer
+  // heard, so it is on its way.
+  arrive(3, 3, report);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(sent_.size(), 4u);
+  EXPECT_EQ(lane_->stats().retransmitted, 1u);
+}
+
+TEST_F(LaneTest, AnswersAtOnceWhenThePeerSentDataThatDidNotArrive) {
+  arrive(0, 4, data(0));
+  ASSERT_TRUE(poll().ok());
+  EXPECT_FALSE(lane_->report_owed());
+  // The peer's acknowledgement (its frame 6) says it sent numbers 0 to 2;
+  // its frame 5 (number 1) and number 2 never came.
+  FrameHeader peer = ack(0, 0);
+  peer.seq = 3;
+  arrive(1, 6, peer);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_TRUE(lane_->report_owed());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  const FrameHeader h = sent_header(0);
+  EXPECT_EQ(h.type, FrameType::kAck);
+  EXPECT_EQ(h.received, 1u);
+  EXPECT_EQ(h.heard, 7u);  // one past frame 6
+  // An acknowledgement that claims nothing beyond what arrived asks for
+  // nothing.
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  peer.seq = 1;
+  arrive(2, 7, peer);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_FALSE(lane_->report_owed());
+}
+
 TEST_F(LaneTest, ExhaustedRetriesMakeThePeerUnavailable) {
   ASSERT_TRUE(send(1).ok());
   TimeNs at = 0;

@@ -83,19 +83,29 @@ struct SumRun {
   sim::RunResult run;
 };
 
-TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
+// Drops rank 0's frames to rank 1 with these numbers (counted from 1).
+sim::WorldOptions dropping(std::vector<uint64_t> frames) {
   sim::WorldOptions w;
-  sim::ScriptedFault lost;  // rank 0's only data frame to rank 1
-  lost.kind = sim::FaultKind::kDrop;
-  lost.rank = 0;
-  lost.peer = 1;
-  lost.frame = 1;
-  w.faults.script.push_back(lost);
+  for (uint64_t frame : frames) {
+    sim::ScriptedFault lost;
+    lost.kind = sim::FaultKind::kDrop;
+    lost.rank = 0;
+    lost.peer = 1;
+    lost.frame = frame;
+    w.faults.script.push_back(lost);
+  }
+  return w;
+}
+
+TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
+  // Rank 0's only data frame, and then its acknowledgement of rank 1's
+  // frame, which would have told rank 1 that the data frame was lost:
+  // only rank 0's timer finds the loss.
   GroupOptions o;
   o.timeout_ns = 20 * kNsPerMs;
-  SumRun r(w, o);
+  SumRun r(dropping({1, 2}), o);
   ASSERT_EQ(r.p.size(), 2u);
-  EXPECT_EQ(r.cluster.world->counters().faults_total(), 1u);
+  EXPECT_EQ(r.cluster.world->counters().faults_total(), 2u);
   const OneSum& p0 = *r.p[0];
   const OneSum& p1 = *r.p[1];
   // Rank 0 had its sum once rank 1's frame arrived; rank 1 waited for the
@@ -110,6 +120,24 @@ TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
   r.cluster.world->settle(r.programs, o.timeout_ns);
   EXPECT_TRUE(r.cluster.groups[0]->progress().is_done());
   EXPECT_TRUE(r.cluster.groups[1]->progress().is_done());
+}
+
+TEST(GroupTail, ALostLastFrameIsFoundByTheNextFrameNotByATimer) {
+  // Rank 0's only data frame is lost. Its acknowledgement of rank 1's
+  // frame says one data frame was sent before it; rank 1 has none and
+  // answers at once, naming that acknowledgement as heard; rank 0 resends.
+  SumRun r(dropping({1}), GroupOptions{});
+  ASSERT_EQ(r.p.size(), 2u);
+  EXPECT_EQ(r.cluster.world->counters().faults_total(), 1u);
+  const sim::LinkModel tb5 = sim::LinkModel::tb5();
+  const TimeNs data_ns =
+      tb5.serialisation_ns(64 + kCount * sizeof(float)) + tb5.latency_ns;
+  const TimeNs ack_ns = tb5.serialisation_ns(64) + tb5.latency_ns;
+  EXPECT_EQ(r.p[0]->ended_ns_ - r.p[0]->started_ns_, data_ns);
+  // Rank 1's frame reaches rank 0, two acknowledgements cross, the resend
+  // reaches rank 1.
+  EXPECT_EQ(r.p[1]->ended_ns_ - r.p[1]->started_ns_,
+            data_ns + 2 * ack_ns + data_ns);
 }
 
 TEST(GroupTail, WithoutLossAnOperationTakesOneWayNotARoundTrip) {
