@@ -177,7 +177,9 @@ SimdReduceKernel simd_reduce_kernel(DType dtype, ReduceOp op) {
 
 }  // namespace weft::internal
 
-#else  // not x86-64: the portable kernels do everything.
+#elif !(defined(__aarch64__) && defined(__ARM_NEON))
+// Neither x86-64 nor aarch64 (reduce_arm.cc): the portable kernels do
+// everything.
 
 namespace weft::internal {
 

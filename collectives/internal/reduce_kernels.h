@@ -1,7 +1,8 @@
 // The reduction kernels behind reduce_into(): portable loops for every dtype
 // and op, and SIMD kernels for the dtypes the compiler cannot vectorise well
-// without help (float16 and bfloat16 on x86, chosen at run time). Exposed so
-// that tests can check each kind against the same reference.
+// without help (float16 and bfloat16: reduce_x86.cc, chosen at run time from
+// CPUID; reduce_arm.cc, always there on aarch64). Exposed so that tests can
+// check each kind against the same reference.
 #ifndef WEFT_COLLECTIVES_INTERNAL_REDUCE_KERNELS_H_
 #define WEFT_COLLECTIVES_INTERNAL_REDUCE_KERNELS_H_
 
@@ -26,6 +27,8 @@ using SimdReduceKernel = size_t (*)(unsigned char* acc, const unsigned char* in,
 ReduceKernel portable_reduce_kernel(DType dtype, ReduceOp op);
 
 // A SIMD kernel for this dtype and op if this CPU runs one; nullptr otherwise.
+// Defined once per architecture: reduce_x86.cc (x86-64, and the nullptr
+// fallback elsewhere) or reduce_arm.cc (aarch64).
 SimdReduceKernel simd_reduce_kernel(DType dtype, ReduceOp op);
 
 // The kernel of the four for `op`; nullptr for an op outside the enum.
