@@ -18,7 +18,7 @@ flags=(-std=c++20 -O2 -Wall -Wextra -Wpedantic -Wno-missing-field-initializers
        -Werror -I.)
 # reduce_x86.cc too: it must define nothing on aarch64, or the link fails.
 sources=(tests/arm/reduce_arm_check.cc collectives/reduce_arm.cc
-         collectives/reduce_x86.cc)
+         collectives/reduce_x86.cc sim/prng.cc)
 
 need=()
 command -v "$cxx" >/dev/null || need+=(g++-aarch64-linux-gnu)

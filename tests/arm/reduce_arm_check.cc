@@ -6,8 +6,9 @@
 // NaN in acc, else take a NaN in `in`, and keep acc on ties).
 //
 // A standalone program (GoogleTest and Abseil are not built for aarch64
-// here), cross-compiled and run under qemu-aarch64 by scripts/arm-kernels.sh.
-// It prints what it checked and exits nonzero at the first mismatch.
+// here; random inputs come from sim/prng.cc), cross-compiled and run under
+// qemu-aarch64 by scripts/arm-kernels.sh. It prints what it checked and
+// exits nonzero at the first mismatch.
 #if !defined(__aarch64__)
 #error "reduce_arm_check is an aarch64 program: run scripts/arm-kernels.sh"
 #endif
@@ -22,6 +23,7 @@
 
 #include "collectives/internal/half.h"
 #include "collectives/internal/reduce_kernels.h"
+#include "sim/prng.h"
 
 namespace weft::internal {
 namespace {
@@ -56,21 +58,12 @@ const char* op_label(ReduceOp op) {
   return "unknown";
 }
 
-// A fixed-seed generator (splitmix64), so every run checks the same inputs.
-class Bits {
- public:
-  explicit Bits(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  uint16_t next16() { return static_cast<uint16_t>(next() >> 24); }
-
- private:
-  uint64_t state_;
-};
+// 16 bits from the simulator's fixed-seed generator, so every run checks the
+// same inputs.
+uint16_t next16(sim::Prng& bits) {
+  constexpr int kTopBits = 48;
+  return static_cast<uint16_t>(bits.next() >> kTopBits);
+}
 
 // ---- The scalar reference.
 
@@ -93,7 +86,7 @@ float quieted(float f) {
 }
 
 // The NaN that Arm's FADD and FMUL return for a NaN operand (FPProcessNaNs,
-// default-NaN mode off as Linux and macOS leave it): the first signalling
+// with FPCR's default-NaN mode off, as Linux leaves it): the first signalling
 // NaN quieted, else the first quiet NaN; acc is the first operand. Written
 // out rather than left to `x + y`, which the compiler may commute.
 float nan_result(float x, float y) {
@@ -198,15 +191,14 @@ std::vector<unsigned char> guarded(const uint16_t* values, size_t count,
   return out;
 }
 
-[[noreturn]] void fail(const Kernel& k, const Call& c, const char* why,
-                       size_t index, unsigned got, unsigned want) {
+[[noreturn]] void fail_result(const Kernel& k, const Call& c, size_t index,
+                              uint16_t got, uint16_t want) {
   std::printf(
-      "FAIL %s %s, %s (count %zu, acc offset %zu, in offset %zu%s): %s at "
-      "element %zu: acc %04x in %04x: kernel %04x, reference %04x\n",
+      "FAIL %s %s, %s (count %zu, acc offset %zu, in offset %zu%s): element "
+      "%zu: acc %04x in %04x: kernel %04x, reference %04x\n",
       dtype_label(k.dtype), op_label(k.op), c.what, c.count, c.acc_offset,
-      c.in_offset, c.same ? ", acc == in" : "", why, index,
-      index < c.count ? c.acc[index] : 0u,
-      index < c.count ? (c.same ? c.acc : c.in)[index] : 0u, got, want);
+      c.in_offset, c.same ? ", acc == in" : "", index, c.acc[index],
+      (c.same ? c.acc : c.in)[index], got, want);
   std::exit(EXIT_FAILURE);
 }
 
@@ -250,7 +242,7 @@ size_t check_call(const Kernel& k, const Call& c) {
     const uint16_t b = c.same ? c.acc[i] : c.in[i];
     const uint16_t want = reference(k.dtype, k.op, c.acc[i], b);
     const uint16_t got = load16(acc_at, i);
-    if (got != want) fail(k, c, "wrong result", i, got, want);
+    if (got != want) fail_result(k, c, i, got, want);
   }
   check_untouched(k, c, acc, acc_before, c.acc_offset, done, "acc",
                   "wrote past what it reduced");
@@ -296,8 +288,8 @@ std::vector<uint16_t> special_values(DType dtype) {
         0x3eab,  // about 1/3: products round
     };
   }
-  Bits bits(0x5eed0000u + static_cast<uint64_t>(dtype));
-  for (size_t i = 0; i < kRandomValues; ++i) values.push_back(bits.next16());
+  sim::Prng bits(0x5eed0000u + static_cast<uint64_t>(dtype));
+  for (size_t i = 0; i < kRandomValues; ++i) values.push_back(next16(bits));
   return values;
 }
 
@@ -316,10 +308,10 @@ struct Tally {
 void check_every_pattern(const Kernel& k, Tally& tally) {
   constexpr size_t kOffsets = 4;  // byte offsets 0..3 of acc and in
   std::vector<uint16_t> all(kPatterns), fixed(kPatterns), random(kPatterns);
-  Bits bits(0xa11u + static_cast<uint64_t>(k.dtype));
+  sim::Prng bits(0xa11u + static_cast<uint64_t>(k.dtype));
   for (size_t i = 0; i < kPatterns; ++i) {
     all[i] = static_cast<uint16_t>(i);
-    random[i] = bits.next16();
+    random[i] = next16(bits);
   }
   const std::vector<uint16_t> values = special_values(k.dtype);
   for (size_t j = 0; j < values.size(); ++j) {
@@ -349,13 +341,13 @@ void check_counts(const Kernel& k, Tally& tally) {
       63, 64, 65, 1000, kLarge - 3, kLarge, kLarge + 13, 2 * kLarge + 517};
   const size_t most = 2 * kLarge + 517;
   const std::vector<uint16_t> values = special_values(k.dtype);
-  Bits bits(0xc0417u + static_cast<uint64_t>(k.dtype));
+  sim::Prng bits(0xc0417u + static_cast<uint64_t>(k.dtype));
   std::vector<uint16_t> acc(most), in(most);
   for (size_t i = 0; i < most; ++i) {
     // A quarter special values, so they meet in every lane position.
     const uint64_t r = bits.next();
-    acc[i] = (r & 3) == 0 ? values[(r >> 8) % values.size()] : bits.next16();
-    in[i] = (r & 12) == 0 ? values[(r >> 16) % values.size()] : bits.next16();
+    acc[i] = (r & 3) == 0 ? values[(r >> 8) % values.size()] : next16(bits);
+    in[i] = (r & 12) == 0 ? values[(r >> 16) % values.size()] : next16(bits);
   }
   for (size_t count : counts) {
     for (size_t a = 0; a < kOffsets; ++a) {
