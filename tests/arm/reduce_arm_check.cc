@@ -13,6 +13,8 @@
 #error "reduce_arm_check is an aarch64 program: run scripts/arm-kernels.sh"
 #endif
 
+#include <arm_neon.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -149,6 +151,63 @@ size_t check_nan_rule() {
         }
         ++checked;
       }
+    }
+  }
+  return checked;
+}
+
+// ---- FCVTL and FCVTN themselves against half.h. Narrowing covers every
+// sign, exponent and top 11 mantissa bits of a float32 (the kept bits and
+// the rounding bit of any float16 result, normal or subnormal) with low bits
+// that are zero, one, just under half, half, just over, all ones, and random.
+[[noreturn]] void fail_conversion(const char* what, uint32_t input,
+                                  uint32_t got, uint32_t want) {
+  std::printf("FAIL %s of %08x: hardware %08x, half.h %08x\n", what, input, got,
+              want);
+  std::exit(EXIT_FAILURE);
+}
+
+size_t check_widening() {
+  constexpr size_t kVector = 4;
+  for (uint32_t h = 0; h < kPatterns; h += kVector) {
+    const uint16_t in[kVector] = {
+        static_cast<uint16_t>(h), static_cast<uint16_t>(h + 1),
+        static_cast<uint16_t>(h + 2), static_cast<uint16_t>(h + 3)};
+    uint32_t out[kVector];
+    vst1q_u32(out, vreinterpretq_u32_f32(
+                       vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(in)))));
+    for (size_t i = 0; i < kVector; ++i) {
+      const uint32_t want = std::bit_cast<uint32_t>(float16_to_float(in[i]));
+      if (out[i] != want) fail_conversion("FCVTL", in[i], out[i], want);
+    }
+  }
+  return kPatterns;
+}
+
+size_t check_narrowing() {
+  constexpr int kTailBits = 12;
+  constexpr uint32_t kPrefixes = 1u << (32 - kTailBits);
+  constexpr size_t kVector = 4;
+  sim::Prng bits(0xfc7u);
+  const uint32_t tails[2][kVector] = {
+      {0x000, 0x001, 0x7ff, 0x800},
+      {0x801, 0xfff, static_cast<uint32_t>(bits.next() >> (64 - kTailBits)),
+       static_cast<uint32_t>(bits.next() >> (64 - kTailBits))}};
+  size_t checked = 0;
+  for (uint32_t prefix = 0; prefix < kPrefixes; ++prefix) {
+    for (const uint32_t* tail : tails) {
+      uint32_t in[kVector];
+      for (size_t i = 0; i < kVector; ++i) {
+        in[i] = (prefix << kTailBits) | tail[i];
+      }
+      uint16_t out[kVector];
+      vst1_u16(out, vreinterpret_u16_f16(
+                        vcvt_f16_f32(vreinterpretq_f32_u32(vld1q_u32(in)))));
+      for (size_t i = 0; i < kVector; ++i) {
+        const uint16_t want = float_to_float16(std::bit_cast<float>(in[i]));
+        if (out[i] != want) fail_conversion("FCVTN", in[i], out[i], want);
+      }
+      checked += kVector;
     }
   }
   return checked;
@@ -388,6 +447,10 @@ void check_which_kernels(std::vector<Kernel>& kernels) {
 int run_checks() {
   std::printf("reference NaN rule matches this CPU's FADD/FMUL: %zu cases\n",
               check_nan_rule());
+  std::printf("FCVTL matches float16_to_float for all %zu float16\n",
+              check_widening());
+  std::printf("FCVTN matches float_to_float16 for %zu float32\n",
+              check_narrowing());
   std::vector<Kernel> kernels;
   check_which_kernels(kernels);
   size_t total = 0;
