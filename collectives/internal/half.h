@@ -7,8 +7,10 @@
 // code and the hardware paths give the same bits for every input.
 //
 // The functions are branch-free so that loops over them vectorise. The x86
-// kernels in reduce_x86.cc use F16C and AVX2 instead and must agree with
-// these bit for bit (the tests check both).
+// kernels in reduce_x86.cc (F16C and AVX2) and the aarch64 ones in
+// reduce_arm.cc (FCVTL/FCVTN and Advanced SIMD) use the hardware instead and
+// must agree with these bit for bit (tests/collectives/reduce_test.cc checks
+// x86, tests/arm/reduce_arm_check.cc aarch64 under qemu).
 #ifndef WEFT_COLLECTIVES_INTERNAL_HALF_H_
 #define WEFT_COLLECTIVES_INTERNAL_HALF_H_
 
