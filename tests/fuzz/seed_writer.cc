@@ -78,6 +78,7 @@ bool write_frame_header(const std::string& dir) {
   FrameHeader credit = data;
   credit.type = FrameType::kAck;
   credit.suspect = 1;
+  credit.heard = 9;
   credit.flags = internal::kFlagReportNow;
   credit.payload_bytes = 0;
   FrameHeader abort = credit;
