@@ -16,19 +16,36 @@ uint64_t item_bytes(const Item& item) {
 
 }  // namespace
 
+OpRunner::Step OpRunner::step_of(const Item& item, int32_t index,
+                                 uint32_t frames) {
+  Step st;
+  st.src_offset = item.src.offset;
+  st.dst_offset = item.dst.offset;
+  st.bytes = item_bytes(item);
+  st.item = index;
+  st.after = item.after;
+  st.frames = frames;
+  st.src_buffer = item.src.buffer;
+  st.dst_buffer = item.dst.buffer;
+  st.apply = item.apply;
+  st.wait = item.wait;
+  return st;
+}
+
 OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
                    OpBuffers buffers, uint32_t rank,
                    const LaneFinder& find_lane)
-    : plan_(std::move(plan)),
-      identity_(identity),
+    : identity_(identity),
       dtype_(dtype),
       op_(op),
       buffers_(buffers),
       rank_(rank),
-      state_(plan_.items.size()) {
+      scratch_bytes_(plan.scratch_bytes),
+      state_(plan.items.size()) {
   // Two passes: find each item's lane (consecutive items mostly share
   // one) and count, then fill vectors reserved to their sizes.
-  std::vector<uint32_t> work_of(plan_.items.size());  // lanes_ position
+  const std::vector<Item>& items = plan.items;
+  std::vector<uint32_t> work_of(items.size());  // lanes_ position
   std::vector<uint32_t> index;  // Lane::index() -> lanes_ position + 1
   std::vector<uint32_t> sends, recvs;
   // The last lanes found, most recent first: rings alternate two lanes.
@@ -38,13 +55,14 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
     Lane* lane = nullptr;
   };
   Found found[2];
-  for (size_t i = 0; i < plan_.items.size(); ++i) {
-    const Item& item = plan_.items[i];
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& item = items[i];
     const uint64_t bytes = item_bytes(item);
     state_[i].frames = static_cast<uint32_t>(std::max<uint64_t>(
         1, (bytes + identity_.chunk_bytes - 1) / identity_.chunk_bytes));
     if (item.kind == ItemKind::kLocal) {
-      locals_.push_back(static_cast<int32_t>(i));
+      locals_.push_back(
+          step_of(item, static_cast<int32_t>(i), state_[i].frames));
       continue;
     }
     if (found[0].lane == nullptr || item.peer != found[0].peer ||
@@ -75,36 +93,28 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
     lanes_[w].recvs.reserve(recvs[w]);
     any_recv |= recvs[w] > 0;
   }
-  for (size_t i = 0; i < plan_.items.size(); ++i) {
-    const Item& item = plan_.items[i];
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& item = items[i];
     if (item.kind == ItemKind::kLocal) continue;
     LaneWork& w = lanes_[work_of[i]];
     (item.kind == ItemKind::kSend ? w.sends : w.recvs)
-        .push_back(static_cast<int32_t>(i));
+        .push_back(step_of(item, static_cast<int32_t>(i), state_[i].frames));
   }
   pure_sender_ = !any_recv && !lanes_.empty();
   for (LaneWork& w : lanes_) w.needs_ack = pure_sender_ && !w.sends.empty();
 }
 
 absl::Status OpRunner::start() {
-  if (plan_.scratch_bytes > 0) {
-    scratch_.reset(new (std::nothrow) std::byte[plan_.scratch_bytes]);
+  if (scratch_bytes_ > 0) {
+    scratch_.reset(new (std::nothrow) std::byte[scratch_bytes_]);
     if (!scratch_) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "rank %u: %s needs %u bytes of scratch memory and the allocation "
           "failed; free memory or use an out-of-place call",
-          rank_, describe_op(identity_), plan_.scratch_bytes));
+          rank_, describe_op(identity_), scratch_bytes_));
     }
   }
   return absl::OkStatus();
-}
-
-uint32_t OpRunner::frame_bytes(const Item& item, uint32_t frame) const {
-  const uint64_t start = uint64_t{frame} * identity_.chunk_bytes;
-  const uint64_t bytes = item_bytes(item);
-  return start >= bytes ? 0
-                        : static_cast<uint32_t>(std::min<uint64_t>(
-                              identity_.chunk_bytes, bytes - start));
 }
 
 bool OpRunner::dep_ready(int32_t after, Wait wait, uint32_t frame) const {
@@ -127,14 +137,14 @@ std::byte* OpRunner::at(BufferId b, uint64_t offset) const {
   return nullptr;
 }
 
-absl::Status OpRunner::apply(const Item& item, uint32_t frame,
+absl::Status OpRunner::apply(const Step& step, uint32_t frame,
                              const std::byte* src) {
-  const uint32_t bytes = frame_bytes(item, frame);
+  const uint32_t bytes = frame_bytes(step, frame);
   if (bytes == 0) return absl::OkStatus();
   std::byte* dst =
-      at(item.dst.buffer,
-         item.dst.offset + uint64_t{frame} * identity_.chunk_bytes);
-  switch (item.apply) {
+      at(step.dst_buffer,
+         step.dst_offset + uint64_t{frame} * identity_.chunk_bytes);
+  switch (step.apply) {
     case Apply::kCopy:
       if (dst != src) std::memcpy(dst, src, bytes);
       return absl::OkStatus();
@@ -145,10 +155,8 @@ absl::Status OpRunner::apply(const Item& item, uint32_t frame,
     case Apply::kReduceBefore:
       break;
   }
-  const std::byte* other =
-      at(item.src.buffer,
-         item.src.offset + uint64_t{frame} * identity_.chunk_bytes);
-  const bool other_first = item.apply == Apply::kReduceAfter;
+  const std::byte* other = src_at(step, frame);
+  const bool other_first = step.apply == Apply::kReduceAfter;
   return combine(dst, other_first ? other : src, other_first ? src : other,
                  bytes);
 }
@@ -187,14 +195,14 @@ absl::Status OpRunner::check_arrivals(LaneWork& w) {
   const Lane& lane = *w.lane;
   while (w.check_pos < w.recvs.size() && w.checked < lane.inbox_size()) {
     const FrameHeader& h = lane.inbox(w.checked).header;
-    const auto idx = static_cast<size_t>(w.recvs[w.check_pos]);
-    const uint32_t want = frame_bytes(plan_.items[idx], w.check_frame);
+    const Step& step = w.recvs[w.check_pos];
+    const uint32_t want = frame_bytes(step, w.check_frame);
     if (!(h.op == identity_) || h.item != w.check_pos ||
         h.frame != w.check_frame || h.payload_bytes != want) {
       return mismatch(w, h, want);
     }
     ++w.checked;
-    if (++w.check_frame == state_[idx].frames) {
+    if (++w.check_frame == step.frames) {
       w.check_frame = 0;
       ++w.check_pos;
     }
@@ -205,16 +213,19 @@ absl::Status OpRunner::check_arrivals(LaneWork& w) {
 absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
   Lane& lane = *w.lane;
   while (w.recv_pos < w.recvs.size() && w.checked > 0) {
-    const auto idx = static_cast<size_t>(w.recvs[w.recv_pos]);
-    const Item& item = plan_.items[idx];
-    ItemState& st = state_[idx];
-    if (!ready(item, st.done)) break;
-    absl::Status s = apply(item, st.done, lane.payload(lane.inbox(0)).data());
+    const Step& step = w.recvs[w.recv_pos];
+    if (!ready(step, w.recv_frame)) break;
+    absl::Status s =
+        apply(step, w.recv_frame, lane.payload(lane.inbox(0)).data());
     if (s.ok()) s = lane.consume_front();
     if (!s.ok()) return s;
     --w.checked;
     *advanced = true;
-    if (++st.done == st.frames) ++w.recv_pos;
+    state_[static_cast<size_t>(step.item)].done = ++w.recv_frame;
+    if (w.recv_frame == step.frames) {
+      w.recv_frame = 0;
+      ++w.recv_pos;
+    }
   }
   return absl::OkStatus();
 }
@@ -222,58 +233,44 @@ absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
 absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
   Lane& lane = *w.lane;
   while (w.send_pos < w.sends.size()) {
-    const auto idx = static_cast<size_t>(w.sends[w.send_pos]);
-    if (w.next_send.pos != w.send_pos) {
-      const Item& next = plan_.items[idx];
-      w.next_send = {w.send_pos, next.after, next.wait, state_[idx].done};
-    }
-    // Only send() advances a send item's frames (next_send.done follows
-    // them); its dependency's state is what the last receive updated.
-    if (!dep_ready(w.next_send.after, w.next_send.wait, w.next_send.done) ||
-        !lane.can_send_data()) {
-      break;
-    }
-    const Item& item = plan_.items[idx];
-    ItemState& st = state_[idx];
+    const Step& step = w.sends[w.send_pos];
+    if (!ready(step, w.send_frame) || !lane.can_send_data()) break;
     FrameHeader h;
     h.op = identity_;
     h.item = static_cast<uint32_t>(w.send_pos);
-    h.frame = st.done;
+    h.frame = w.send_frame;
     const bool last =
-        w.send_pos + 1 == w.sends.size() && st.done + 1 == st.frames;
+        w.send_pos + 1 == w.sends.size() && w.send_frame + 1 == step.frames;
     if (w.needs_ack && last) h.flags |= kFlagReportNow;
     // With recovery the last frame asks for a prompt acknowledgement: it
     // leaves the send window (and a loss is found) one round trip later,
     // even when the operation has ended by then.
     if (lane.recovery() && last) h.flags |= kFlagAckNow;
-    const std::byte* src =
-        at(item.src.buffer,
-           item.src.offset + uint64_t{st.done} * identity_.chunk_bytes);
-    absl::Status s = lane.send_data(h, src, frame_bytes(item, st.done));
+    absl::Status s = lane.send_data(h, src_at(step, w.send_frame),
+                                    frame_bytes(step, w.send_frame));
     if (!s.ok()) return s;
     *advanced = true;
-    ++w.next_send.done;
-    if (++st.done == st.frames) ++w.send_pos;
+    state_[static_cast<size_t>(step.item)].done = ++w.send_frame;
+    if (w.send_frame == step.frames) {
+      w.send_frame = 0;
+      ++w.send_pos;
+    }
   }
   return absl::OkStatus();
 }
 
 absl::Status OpRunner::run_locals(bool* advanced) {
-  for (int32_t i : locals_) {
-    const Item& item = plan_.items[static_cast<size_t>(i)];
-    ItemState& st = state_[static_cast<size_t>(i)];
-    while (st.done < st.frames && ready(item, st.done)) {
-      const std::byte* src =
-          at(item.src.buffer,
-             item.src.offset + uint64_t{st.done} * identity_.chunk_bytes);
-      absl::Status s = apply(item, st.done, src);
+  for (const Step& step : locals_) {
+    ItemState& st = state_[static_cast<size_t>(step.item)];
+    while (st.done < st.frames && ready(step, st.done)) {
+      absl::Status s = apply(step, st.done, src_at(step, st.done));
       if (!s.ok()) return s;
       ++st.done;
       *advanced = true;
     }
   }
-  std::erase_if(locals_, [&](int32_t i) {
-    const ItemState& st = state_[static_cast<size_t>(i)];
+  std::erase_if(locals_, [&](const Step& step) {
+    const ItemState& st = state_[static_cast<size_t>(step.item)];
     return st.done == st.frames;
   });
   return absl::OkStatus();
@@ -296,7 +293,35 @@ absl::Status OpRunner::advance(bool* advanced) {
     }
     *advanced |= moved;
   }
+  prefetch_next();
   return absl::OkStatus();
+}
+
+void OpRunner::prefetch_next() const {
+  // Many ranks step between two steps of one rank (a simulator runs them
+  // all on one core), so what the next frame reads is cold by then: ask
+  // for it now, while other ranks run. The step records one ahead of the
+  // cursors, and the first lines of where the next receive writes (its
+  // record was read or asked for one step earlier).
+  for (const LaneWork& w : lanes_) {
+    if (w.send_pos + 1 < w.sends.size()) {
+      __builtin_prefetch(&w.sends[w.send_pos + 1]);
+    }
+    if (w.recv_pos + 1 < w.recvs.size()) {
+      __builtin_prefetch(&w.recvs[w.recv_pos + 1]);
+    }
+    if (w.recv_pos < w.recvs.size()) {
+      const Step& step = w.recvs[w.recv_pos];
+      const std::byte* dst =
+          at(step.dst_buffer,
+             step.dst_offset + uint64_t{w.recv_frame} * identity_.chunk_bytes);
+      const uint32_t bytes = std::min(frame_bytes(step, w.recv_frame),
+                                      kPrefetchLines * kCacheLineBytes);
+      for (uint32_t b = 0; b < bytes; b += kCacheLineBytes) {
+        __builtin_prefetch(dst + b, /*rw=*/1);
+      }
+    }
+  }
 }
 
 bool OpRunner::lane_done(const LaneWork& w) const {
@@ -326,19 +351,17 @@ std::string OpRunner::outstanding(const Lane** blame) const {
     if (lane_done(w)) continue;
     const Lane& lane = *w.lane;
     if (w.recv_pos < w.recvs.size()) {
-      const auto idx = static_cast<size_t>(w.recvs[w.recv_pos]);
       parts.push_back(absl::StrFormat(
           "receive item %u frame %u of %u from peer %u (%u checked frame(s) "
           "waiting)",
-          w.recv_pos, state_[idx].done, state_[idx].frames, lane.peer(),
+          w.recv_pos, w.recv_frame, w.recvs[w.recv_pos].frames, lane.peer(),
           w.checked));
       if (w.checked == 0 && silent == nullptr) silent = &lane;
     }
     if (w.send_pos < w.sends.size()) {
-      const auto idx = static_cast<size_t>(w.sends[w.send_pos]);
       parts.push_back(absl::StrFormat("send item %u frame %u of %u to peer %u",
-                                      w.send_pos, state_[idx].done,
-                                      state_[idx].frames, lane.peer()));
+                                      w.send_pos, w.send_frame,
+                                      w.sends[w.send_pos].frames, lane.peer()));
       if (stuck == nullptr && !lane.can_send_data()) stuck = &lane;
     } else if (stuck == nullptr && w.needs_ack && !lane.all_data_consumed()) {
       stuck = &lane;

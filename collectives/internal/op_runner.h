@@ -8,6 +8,7 @@
 #ifndef WEFT_COLLECTIVES_INTERNAL_OP_RUNNER_H_
 #define WEFT_COLLECTIVES_INTERNAL_OP_RUNNER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -58,36 +59,58 @@ class OpRunner {
     uint32_t frames = 1;
     uint32_t done = 0;
   };
+  // What an item needs at each of its frames, copied from the plan in lane
+  // order: a lane's steps are then read one after another, and the plan's
+  // 64-byte items (eight thousand per rank in a 1024-rank ring, cold in
+  // the cache at each step) are not kept.
+  struct Step {
+    uint64_t src_offset = 0;  // send, local; recv that combines with src
+    uint64_t dst_offset = 0;  // recv, local
+    uint64_t bytes = 0;       // the item's slice length
+    int32_t item = kNoItem;
+    int32_t after = kNoItem;
+    uint32_t frames = 1;
+    BufferId src_buffer = BufferId::kIn;
+    BufferId dst_buffer = BufferId::kOut;
+    Apply apply = Apply::kCopy;
+    Wait wait = Wait::kNone;
+  };
   struct LaneWork {
     Lane* lane = nullptr;
-    std::vector<int32_t> sends;  // item indices in lane order
-    std::vector<int32_t> recvs;
+    std::vector<Step> sends;  // in lane order
+    std::vector<Step> recvs;
     size_t send_pos = 0;
     size_t recv_pos = 0;
+    // Frames of the items at send_pos and recv_pos done (state_ mirrors
+    // them for dependants).
+    uint32_t send_frame = 0;
+    uint32_t recv_frame = 0;
     // Validation cursor: the next arrival to check is inbox(checked).
     size_t check_pos = 0;
     uint32_t check_frame = 0;
     uint32_t checked = 0;  // checked arrivals not consumed yet
     bool needs_ack = false;
-    // The dependency of the send item at send_pos, copied from the plan so
-    // that a lane waiting to send touches no item (a 1024-rank ring has
-    // eight thousand per rank, cold in the cache at each step).
-    struct NextSend {
-      size_t pos = ~size_t{0};
-      int32_t after = kNoItem;
-      Wait wait = Wait::kNone;
-      uint32_t done = 0;  // its frames sent
-    } next_send;
   };
 
-  uint32_t frame_bytes(const Item& item, uint32_t frame) const;
-  bool ready(const Item& item, uint32_t frame) const {
-    return dep_ready(item.after, item.wait, frame);
+  static Step step_of(const Item& item, int32_t index, uint32_t frames);
+  uint32_t frame_bytes(const Step& step, uint32_t frame) const {
+    const uint64_t start = uint64_t{frame} * identity_.chunk_bytes;
+    return start >= step.bytes
+               ? 0
+               : static_cast<uint32_t>(std::min<uint64_t>(identity_.chunk_bytes,
+                                                          step.bytes - start));
   }
   // Frame `frame` of an item waiting on item `after` (as `wait`) may go.
   bool dep_ready(int32_t after, Wait wait, uint32_t frame) const;
+  bool ready(const Step& step, uint32_t frame) const {
+    return dep_ready(step.after, step.wait, frame);
+  }
   std::byte* at(BufferId b, uint64_t offset) const;
-  absl::Status apply(const Item& item, uint32_t frame, const std::byte* src);
+  std::byte* src_at(const Step& step, uint32_t frame) const {
+    return at(step.src_buffer,
+              step.src_offset + uint64_t{frame} * identity_.chunk_bytes);
+  }
+  absl::Status apply(const Step& step, uint32_t frame, const std::byte* src);
   // dst = op(first, second) over `bytes`.
   absl::Status combine(std::byte* dst, const std::byte* first,
                        const std::byte* second, uint32_t bytes) const;
@@ -100,17 +123,23 @@ class OpRunner {
   absl::Status send(LaneWork& w, bool* advanced);
   absl::Status run_locals(bool* advanced);
   bool lane_done(const LaneWork& w) const;
+  // Asks the cache for what each lane's next frames will touch.
+  void prefetch_next() const;
+  static constexpr uint32_t kCacheLineBytes = 64;
+  // Lines of the next receive's destination asked for (a frame may be
+  // far larger; the hardware prefetcher follows a copy once it runs).
+  static constexpr uint32_t kPrefetchLines = 8;
 
-  Plan plan_;
   OpIdentity identity_;
   DType dtype_;
   ReduceOp op_;
   OpBuffers buffers_;
   uint32_t rank_;
+  uint64_t scratch_bytes_ = 0;
   std::unique_ptr<std::byte[]> scratch_;
   std::vector<ItemState> state_;
   std::vector<LaneWork> lanes_;
-  std::vector<int32_t> locals_;  // local items not finished, in order
+  std::vector<Step> locals_;  // local items not finished, in order
   bool pure_sender_ = false;
 };
 
