@@ -92,6 +92,10 @@ std::shared_ptr<OpState> Engine::submit(std::unique_ptr<OpRunner> runner,
 }
 
 absl::Status Engine::poll_lanes(bool* advanced) {
+  // A lane has at most kMaxDepth receives, as many data sends, an
+  // acknowledgement and an abort outstanding: one poll drains it.
+  static_assert(Endpoint::kMaxPollBatch >= 2 * GroupOptions::kMaxDepth + 2,
+                "one poll must drain a lane (see progress())");
   for (const auto& lane : lanes_) {
     absl::Status s = lane->poll(poll_batch_, advanced);
     if (!s.ok()) return s;
@@ -239,13 +243,17 @@ Progress Engine::progress() {
     return Progress::done();
   }
   bool advanced = false;
+  // Whether a step now could do more than this one did (see below).
+  bool again = false;
   TimeNs wake_ns = kNeverNs;
   absl::Status s = poll_lanes(&advanced);
   if (s.ok()) s = run_queue(&advanced);
   if (s.ok()) s = service_lanes(&advanced, &wake_ns);
-  // Sending an owed acknowledgement can be what finishes the operation.
+  // Sending an owed acknowledgement can be what finishes the operation;
+  // the next one (if any) then starts before its lanes were serviced.
   if (s.ok() && running_ && queue_.front()->runner->done()) {
-    s = run_queue(&advanced);
+    s = run_queue(&again);
+    advanced |= again;
   }
   if (s.ok() && running_ && clock_.now_ns() >= queue_.front()->deadline_ns) {
     s = deadline_error(*queue_.front());
@@ -258,7 +266,16 @@ Progress Engine::progress() {
     fail(std::move(s), origin, /*every_op=*/false);
     return Progress::done();
   }
-  if (advanced) return Progress::advanced();
+  moved_ = advanced;
+  // A step drains every lane's completions (a poll batch holds more than
+  // a lane can have outstanding), runs the operation until it is stuck,
+  // and services every timer due: another step at this instant would find
+  // nothing new unless a completion arrives, which wakes the caller
+  // anyway. So a step that moved something asks to be called again only
+  // when an operation ended after the lanes were serviced; otherwise it
+  // reports what it waits for, and a scheduler running many ranks does
+  // not step this one again for nothing.
+  if (again) return Progress::advanced();
   if (queue_.empty()) {
     // Operations end before their last frames are acknowledged: a lane
     // may still hold frames to resend, or owe a delayed acknowledgement.

@@ -30,7 +30,9 @@ absl::Status Operation::wait() {
   TimeNs last_ns = clock.now_ns();
   uint64_t stalled = 0;
   while (!done()) {
-    if (progress().state != Progress::State::kWaiting) continue;
+    if (progress().state != Progress::State::kWaiting || engine_->moved()) {
+      continue;
+    }
     const TimeNs now_ns = clock.now_ns();
     if (now_ns != last_ns) {
       last_ns = now_ns;

@@ -70,6 +70,9 @@ class Engine {
   Progress progress();
   // Thread-safe: the next progress() fails everything with Cancelled.
   void abort() { abort_requested_.store(true, std::memory_order_relaxed); }
+  // Whether the last progress() moved anything (it may report kWaiting
+  // even so: nothing more can move until a completion or a timer).
+  bool moved() const { return moved_; }
   // OK, or the error that failed the engine.
   const absl::Status& health() const { return failure_; }
 
@@ -106,6 +109,7 @@ class Engine {
   std::vector<std::pair<uint64_t, Lane*>> by_peer_;
   std::deque<std::shared_ptr<OpState>> queue_;  // front is running
   bool running_ = false;
+  bool moved_ = false;
   absl::Status failure_;
   std::atomic<bool> abort_requested_{false};
 };
