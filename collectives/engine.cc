@@ -91,6 +91,14 @@ std::shared_ptr<OpState> Engine::submit(std::unique_ptr<OpRunner> runner,
   return op;
 }
 
+void Engine::prefetch_state() const {
+  // A scheduler running many ranks on one core steps this one long after
+  // its last step: its lanes and its running operation are cold. Asking for
+  // all their lines at once costs one wait instead of one per line.
+  for (const auto& lane : lanes_) prefetch_bytes(lane.get(), sizeof(Lane));
+  if (running_) queue_.front()->runner->prefetch_state();
+}
+
 absl::Status Engine::poll_lanes(bool* advanced) {
   // A lane has at most kMaxDepth receives, as many data sends, an
   // acknowledgement and an abort outstanding: one poll drains it.
@@ -242,6 +250,7 @@ Progress Engine::progress() {
          rank_, /*every_op=*/true);
     return Progress::done();
   }
+  prefetch_state();
   bool advanced = false;
   // Whether a step now could do more than this one did (see below).
   bool again = false;

@@ -77,6 +77,8 @@ class Engine {
   const absl::Status& health() const { return failure_; }
 
  private:
+  // Asks the cache for what a step reads (see progress()).
+  void prefetch_state() const;
   absl::Status poll_lanes(bool* advanced);
   absl::Status run_queue(bool* advanced);
   // Services every lane; *wake_ns is the earliest lane timer.

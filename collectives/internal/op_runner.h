@@ -25,6 +25,16 @@
 
 namespace weft::internal {
 
+inline constexpr uint32_t kCacheLineBytes = 64;
+// Asks the cache for [p, p + bytes) without waiting for it.
+inline void prefetch_bytes(const void* p, size_t bytes) {
+  const auto first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kCacheLineBytes - 1};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t line = first; line < end; line += kCacheLineBytes) {
+    __builtin_prefetch(reinterpret_cast<const void*>(line));
+  }
+}
+
 struct OpBuffers {
   const std::byte* in = nullptr;
   std::byte* out = nullptr;
@@ -53,6 +63,10 @@ class OpRunner {
   // directly (nullptr when none).
   std::string outstanding(const Lane** blame) const;
   const OpIdentity& identity() const { return identity_; }
+  // Asks the cache for the state a step reads first (per-lane cursors).
+  void prefetch_state() const {
+    prefetch_bytes(lanes_.data(), lanes_.size() * sizeof(LaneWork));
+  }
 
  private:
   struct ItemState {
@@ -125,7 +139,6 @@ class OpRunner {
   bool lane_done(const LaneWork& w) const;
   // Asks the cache for what each lane's next frames will touch.
   void prefetch_next() const;
-  static constexpr uint32_t kCacheLineBytes = 64;
   // Lines of the next receive's destination asked for (a frame may be
   // far larger; the hardware prefetcher follows a copy once it runs).
   static constexpr uint32_t kPrefetchLines = 8;
