@@ -96,7 +96,7 @@ void Engine::prefetch_state() const {
   // its last step: its lanes and its running operation are cold. Asking for
   // all their lines at once costs one wait instead of one per line.
   for (const auto& lane : lanes_) prefetch_bytes(lane.get(), sizeof(Lane));
-  if (running_) queue_.front()->runner->prefetch_state();
+  if (runner_ != nullptr) runner_->prefetch_state();
 }
 
 absl::Status Engine::poll_lanes(bool* advanced) {
@@ -116,6 +116,7 @@ absl::Status Engine::run_queue(bool* advanced) {
     OpState& op = *queue_.front();
     if (!running_) {
       running_ = true;
+      runner_ = op.runner.get();
       op.deadline_ns = deadline_after(clock_.now_ns(), op.timeout_ns);
       absl::Status s = op.runner->start();
       if (!s.ok()) return s;
@@ -127,6 +128,7 @@ absl::Status Engine::run_queue(bool* advanced) {
     op.runner.reset();
     queue_.pop_front();
     running_ = false;
+    runner_ = nullptr;
     *advanced = true;
   }
   return absl::OkStatus();
@@ -316,6 +318,7 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   }
   queue_.clear();
   running_ = false;
+  runner_ = nullptr;
 }
 
 }  // namespace weft::internal

@@ -297,21 +297,44 @@ absl::Status OpRunner::advance(bool* advanced) {
   return absl::OkStatus();
 }
 
-void OpRunner::prefetch_next() const {
+void OpRunner::note_hot(const void* p, size_t bytes) {
+  const auto first =
+      reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kCacheLineBytes - 1};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t line = first; line < end && hot_count_ < kHotLines;
+       line += kCacheLineBytes) {
+    hot_[hot_count_++] = reinterpret_cast<const void*>(line);
+  }
+}
+
+void OpRunner::prefetch_next() {
   // Many ranks step between two steps of one rank (a simulator runs them
-  // all on one core), so what the next frame reads is cold by then: ask
-  // for it now, while other ranks run. The step records one ahead of the
-  // cursors, and the first lines of where the next receive writes (its
-  // record was read or asked for one step earlier).
+  // all on one core), so what the next step reads is cold by then. Now,
+  // while it is at hand: ask for the step records one ahead of the cursors
+  // (they come from memory while other ranks run), and list the lines the
+  // next step reads first (prefetch_state() asks for them all at once):
+  // the cursors, the records at them, the state their dependencies and
+  // receives read, and the first lines of where the next receive writes.
+  hot_count_ = 0;
+  note_hot(lanes_.data(), lanes_.size() * sizeof(LaneWork));
   for (const LaneWork& w : lanes_) {
-    if (w.send_pos + 1 < w.sends.size()) {
-      __builtin_prefetch(&w.sends[w.send_pos + 1]);
-    }
-    if (w.recv_pos + 1 < w.recvs.size()) {
-      __builtin_prefetch(&w.recvs[w.recv_pos + 1]);
+    if (w.send_pos < w.sends.size()) {
+      const Step& step = w.sends[w.send_pos];
+      if (w.send_pos + 1 < w.sends.size()) {
+        __builtin_prefetch(&w.sends[w.send_pos + 1]);
+      }
+      note_hot(&step, sizeof(Step));
+      if (step.after != kNoItem) {
+        note_hot(&state_[static_cast<size_t>(step.after)], sizeof(ItemState));
+      }
     }
     if (w.recv_pos < w.recvs.size()) {
       const Step& step = w.recvs[w.recv_pos];
+      if (w.recv_pos + 1 < w.recvs.size()) {
+        __builtin_prefetch(&w.recvs[w.recv_pos + 1]);
+      }
+      note_hot(&step, sizeof(Step));
+      note_hot(&state_[static_cast<size_t>(step.item)], sizeof(ItemState));
       const std::byte* dst =
           at(step.dst_buffer,
              step.dst_offset + uint64_t{w.recv_frame} * identity_.chunk_bytes);
@@ -320,6 +343,7 @@ void OpRunner::prefetch_next() const {
       for (uint32_t b = 0; b < bytes; b += kCacheLineBytes) {
         __builtin_prefetch(dst + b, /*rw=*/1);
       }
+      note_hot(dst, bytes);
     }
   }
 }

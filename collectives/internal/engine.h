@@ -111,6 +111,7 @@ class Engine {
   std::vector<std::pair<uint64_t, Lane*>> by_peer_;
   std::deque<std::shared_ptr<OpState>> queue_;  // front is running
   bool running_ = false;
+  OpRunner* runner_ = nullptr;  // the front operation's, while it runs
   bool moved_ = false;
   absl::Status failure_;
   std::atomic<bool> abort_requested_{false};

@@ -9,6 +9,7 @@
 #define WEFT_COLLECTIVES_INTERNAL_OP_RUNNER_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,7 +29,8 @@ namespace weft::internal {
 inline constexpr uint32_t kCacheLineBytes = 64;
 // Asks the cache for [p, p + bytes) without waiting for it.
 inline void prefetch_bytes(const void* p, size_t bytes) {
-  const auto first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kCacheLineBytes - 1};
+  const auto first =
+      reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kCacheLineBytes - 1};
   const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
   for (uintptr_t line = first; line < end; line += kCacheLineBytes) {
     __builtin_prefetch(reinterpret_cast<const void*>(line));
@@ -63,9 +65,10 @@ class OpRunner {
   // directly (nullptr when none).
   std::string outstanding(const Lane** blame) const;
   const OpIdentity& identity() const { return identity_; }
-  // Asks the cache for the state a step reads first (per-lane cursors).
+  // Asks the cache, all at once, for the lines the next step reads first
+  // (listed at the end of the last one).
   void prefetch_state() const {
-    prefetch_bytes(lanes_.data(), lanes_.size() * sizeof(LaneWork));
+    for (uint32_t i = 0; i < hot_count_; ++i) __builtin_prefetch(hot_[i]);
   }
 
  private:
@@ -137,8 +140,14 @@ class OpRunner {
   absl::Status send(LaneWork& w, bool* advanced);
   absl::Status run_locals(bool* advanced);
   bool lane_done(const LaneWork& w) const;
-  // Asks the cache for what each lane's next frames will touch.
-  void prefetch_next() const;
+  // Asks the cache for what the next step reads, and lists it (hot_).
+  void prefetch_next();
+  void note_hot(const void* p, size_t bytes);
+  // Lines listed by prefetch_next(); the first member, so that the
+  // object's first line holds the start of the list.
+  static constexpr uint32_t kHotLines = 30;
+  std::array<const void*, kHotLines> hot_{};
+  uint32_t hot_count_ = 0;
   // Lines of the next receive's destination asked for (a frame may be
   // far larger; the hardware prefetcher follows a copy once it runs).
   static constexpr uint32_t kPrefetchLines = 8;
