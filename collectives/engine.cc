@@ -259,12 +259,17 @@ Progress Engine::progress() {
   TimeNs wake_ns = kNeverNs;
   absl::Status s = poll_lanes(&advanced);
   if (s.ok()) s = run_queue(&advanced);
-  if (s.ok()) s = service_lanes(&advanced, &wake_ns);
+  // A frame the lanes' timers sent (a resend, an acknowledgement) can
+  // change what the operation waits on, and so what the timers owe next.
+  if (s.ok()) s = service_lanes(&again, &wake_ns);
+  advanced |= again;
   // Sending an owed acknowledgement can be what finishes the operation;
   // the next one (if any) then starts before its lanes were serviced.
   if (s.ok() && running_ && queue_.front()->runner->done()) {
-    s = run_queue(&again);
-    advanced |= again;
+    bool ended = false;
+    s = run_queue(&ended);
+    advanced |= ended;
+    again |= ended;
   }
   if (s.ok() && running_ && clock_.now_ns() >= queue_.front()->deadline_ns) {
     s = deadline_error(*queue_.front());
@@ -279,13 +284,13 @@ Progress Engine::progress() {
   }
   moved_ = advanced;
   // A step drains every lane's completions (a poll batch holds more than
-  // a lane can have outstanding), runs the operation until it is stuck,
-  // and services every timer due: another step at this instant would find
-  // nothing new unless a completion arrives, which wakes the caller
-  // anyway. So a step that moved something asks to be called again only
-  // when an operation ended after the lanes were serviced; otherwise it
-  // reports what it waits for, and a scheduler running many ranks does
-  // not step this one again for nothing.
+  // a lane can have outstanding) and runs the operation until it is stuck:
+  // another step at this instant would find nothing new unless a
+  // completion arrives, which wakes the caller anyway. So a step that
+  // moved something asks to be called again only when a lane's timer sent
+  // a frame or an operation ended after the lanes were serviced;
+  // otherwise it reports what it waits for, and a scheduler running many
+  // ranks does not step this one again for nothing.
   if (again) return Progress::advanced();
   if (queue_.empty()) {
     // Operations end before their last frames are acknowledged: a lane
