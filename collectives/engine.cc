@@ -235,6 +235,7 @@ absl::Status Engine::deadline_error(const OpState& op) {
 }
 
 Progress Engine::progress() {
+  moved_ = false;
   if (!failure_.ok()) {
     // Failed: only tell the peers again (each copy goes once the previous
     // left); what arrives is drained and ignored.
