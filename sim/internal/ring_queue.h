@@ -20,6 +20,11 @@ class RingQueue {
     assert(!empty());
     return items_[head_];
   }
+  // The i-th item from the front. REQUIRES: i < size().
+  const T& operator[](size_t i) const {
+    assert(i < size_);
+    return items_[(head_ + i) & (items_.size() - 1)];
+  }
   void push_back(const T& item) {
     if (size_ == items_.size()) grow();
     items_[(head_ + size_) & (items_.size() - 1)] = item;

@@ -87,6 +87,11 @@ class SimEndpoint final : public Endpoint {
   // frame on `loan` until the completion is polled).
   void complete_front_send(WcStatus status, FrameLoan loan = {});
   bool has_recv() const { return !recvs_.empty(); }
+  // The frame of the i-th oldest posted receive, or nullptr when fewer are
+  // posted.
+  const Frame* posted_recv_frame(size_t i) const {
+    return i < recvs_.size() ? &recvs_[i].frame : nullptr;
+  }
   // Takes the oldest posted receive. REQUIRES: has_recv().
   PostedRecv take_recv();
   // Queues a receive completion.

@@ -3,6 +3,7 @@
 // completes, its bytes are copied, faults are decided), and arrives
 // latency_ns later into the peer's oldest posted receive, or is dropped.
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "sim/internal/world_core.h"
@@ -176,6 +177,7 @@ internal::FrameLoan WorldCore::launch(const SimEndpoint& ep, const Fate& fate,
     drop(m, ep.rank(), ep.peer(), ep.cable(), fate.drop_reason);
     return {};
   }
+  m.link = ep.link();
   m.refs = fate.duplicate ? 2 : 1;
   m.id = next_message_id_++;
   uint32_t index;
@@ -200,8 +202,43 @@ internal::FrameLoan WorldCore::launch(const SimEndpoint& ep, const Fate& fate,
 
 void WorldCore::end_loan(const internal::FrameLoan& loan) {
   InFlight& m = in_flight_[loan.message];
-  if (m.id != loan.id || m.refs == 0 || m.payload != kNoPayload) return;
+  if (m.id != loan.id || m.refs == 0 || m.payload != kNoPayload ||
+      m.placed_in != nullptr)
+    return;
+  if (place_early(loan.message)) return;
   m.payload = payloads_.acquire(m.source.span().first(m.length));
+}
+
+// In a world without faults a frame's receive is known before it arrives:
+// frames to one queue pair all cross the same link direction (connect()
+// pairs endpoints on one cable), arrive in the order they left, and each
+// takes the oldest posted receive. Receives are only added behind, and only
+// taken by those arrivals or flushed by an error, which without faults only
+// a frame too long for its receive causes. So once every frame ahead of
+// this one on its link is placed (each fitting its receive, all for the
+// same queue pair), this one's receive is the one as many places further
+// back, and if it is posted and fits, the bytes go there now: one copy
+// instead of two. A posted receive's frame belongs to the fabric until its
+// completion, so nobody sees them early.
+bool WorldCore::place_early(uint32_t message) {
+  InFlight& m = in_flight_[message];
+  if (!faultless_) return false;
+  Link& link = links_[m.link];
+  const uint32_t ahead = link.placed;
+  if (ahead >= link.arrivals.size() ||
+      link.arrivals[ahead].message != message ||
+      (ahead > 0 && link.placed_dst_qp != m.dst_qp)) {
+    return false;
+  }
+  const SimEndpoint* dst = endpoint(m.dst_qp);
+  if (dst == nullptr || dst->state() != internal::QpState::kRts) return false;
+  const Frame* recv = dst->posted_recv_frame(ahead);
+  if (recv == nullptr || m.length > recv->bytes()) return false;
+  if (m.length > 0) std::memcpy(recv->data(), m.source.data(), m.length);
+  m.placed_in = recv->data();
+  link.placed_dst_qp = m.dst_qp;
+  ++link.placed;
+  return true;
 }
 
 std::span<const std::byte> WorldCore::bytes_of(const InFlight& m) const {
@@ -222,6 +259,7 @@ void WorldCore::arrive_next(uint32_t link_index) {
   Link& link = links_[link_index];
   const Arrival a = link.arrivals.front();
   link.arrivals.pop_front();
+  if (in_flight_[a.message].placed_in != nullptr) --link.placed;
   if (!link.arrivals.empty()) {
     events_.push(link.arrivals.front().arrive_ns, EventKind::kArriveLink,
                  link_index);
@@ -307,7 +345,8 @@ void WorldCore::deliver(SimEndpoint& dst, const InFlight& m) {
     dst.enter_error();
     return;
   }
-  if (m.length > 0) {
+  assert(m.placed_in == nullptr || m.placed_in == recv.frame.data());
+  if (m.length > 0 && m.placed_in == nullptr) {
     std::memcpy(recv.frame.data(), bytes_of(m).data(), m.length);
   }
   dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate);

@@ -42,6 +42,7 @@ WorldCore::WorldCore(WorldOptions options)
       ready_(options_.topology.ranks()) {
   const uint32_t n = ranks();
   rates_any_ = options_.faults.rates.any();
+  faultless_ = !rates_any_ && options_.faults.script.empty();
   serialisation_ns_ = options_.link.serialisation_ns(serialised_bytes_);
   crashed_.assign(n, false);
   prefetch_lines_.resize(n);

@@ -139,6 +139,10 @@ class WorldCore {
     // Undelayed frames arrive in the order they left; delayed ones go to the
     // event queue on their own.
     internal::RingQueue<Arrival> arrivals;
+    // The first `placed` arrivals have their bytes in their receives
+    // already, all at queue pair placed_dst_qp (see place_early).
+    uint32_t placed = 0;
+    uint32_t placed_dst_qp = 0;
   };
   struct Pair {
     uint32_t rank = 0;
@@ -151,6 +155,7 @@ class WorldCore {
   struct InFlight {
     uint32_t dst_qp = 0;
     uint32_t pair = 0;
+    uint32_t link = 0;
     uint32_t cable = 0;  // both ends of a queue pair share it
     uint32_t length = 0;
     uint32_t immediate = 0;
@@ -158,6 +163,9 @@ class WorldCore {
     // loan ends first) a payload pool buffer.
     Frame source;
     uint32_t payload = kNoPayload;
+    // When not null: the bytes are already in the receive frame that
+    // starts here, the one the frame will land in (see place_early).
+    const std::byte* placed_in = nullptr;
     uint32_t refs = 0;  // arrivals still to come (2 when duplicated)
     uint64_t id = 0;    // world-unique, so a stale loan is recognised
     uint64_t frame = 0;
@@ -199,6 +207,7 @@ class WorldCore {
   internal::FrameLoan launch(const internal::SimEndpoint& ep, const Fate& fate,
                              InFlight m);
   std::span<const std::byte> bytes_of(const InFlight& m) const;
+  bool place_early(uint32_t message);
   void arrive_next(uint32_t link);
   void arrive(uint32_t message);
   void schedule_arrival(uint32_t link, TimeNs at_ns, uint32_t message);
@@ -236,6 +245,10 @@ class WorldCore {
   // Whether any fault rate is set (fixed at creation): without one and
   // without a script for the pair, a departing frame's fate is plain.
   bool rates_any_ = false;
+  // No fault rate and no fault script (fixed at creation): every frame
+  // arrives, in the order it left, and the receive it lands in can be known
+  // before it arrives.
+  bool faultless_ = false;
   uint32_t serialised_bytes_ = 0;
   TimeNs serialisation_ns_ = 0;  // options_.link.serialisation_ns(0)
   internal::PayloadPool payloads_;
