@@ -44,8 +44,7 @@ class EventQueue {
       now_.push_back(e);
       return;
     }
-    heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
+    heap_push(e);
   }
   bool empty() const { return heap_.empty() && now_.empty(); }
   size_t size() const { return heap_.size() + now_.size(); }
@@ -54,9 +53,7 @@ class EventQueue {
   // REQUIRES: !empty().
   Event pop() {
     if (take_heap()) {
-      std::pop_heap(heap_.begin(), heap_.end(), Later{});
-      const Event e = heap_.back();
-      heap_.pop_back();
+      const Event e = heap_pop();
       instant_ns_ = e.time_ns;
       return e;
     }
@@ -66,25 +63,60 @@ class EventQueue {
   }
 
  private:
-  // A function object (not a function pointer) so the heap inlines it.
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.time_ns != b.time_ns ? a.time_ns > b.time_ns
-                                    : a.sequence > b.sequence;
-    }
-  };
+  // Children per heap node: a shallower heap than a binary one, whose
+  // children share a cache line or two.
+  static constexpr size_t kArity = 4;
+
+  static bool before(const Event& a, const Event& b) {
+    return a.time_ns < b.time_ns ||
+           (a.time_ns == b.time_ns && a.sequence < b.sequence);
+  }
   // True when the next event is the heap's.
   bool take_heap() const {
-    return now_.empty() ||
-           (!heap_.empty() && Later{}(now_.front(), heap_.front()));
+    return now_.empty() || (!heap_.empty() && before(heap_[0], now_.front()));
   }
-  const Event& next() const {
-    return take_heap() ? heap_.front() : now_.front();
+  const Event& next() const { return take_heap() ? heap_[0] : now_.front(); }
+
+  // The heap moves whole events and keeps the one being placed in
+  // registers (std::push_heap and std::pop_heap copy it through memory
+  // field by field, and reading it back whole stalls).
+  void heap_push(const Event& e) {
+    size_t hole = heap_.size();
+    heap_.push_back(e);
+    while (hole > 0) {
+      const size_t parent = (hole - 1) / kArity;
+      if (!before(e, heap_[parent])) break;
+      heap_[hole] = heap_[parent];
+      hole = parent;
+    }
+    heap_[hole] = e;
+  }
+  Event heap_pop() {
+    const Event top = heap_[0];
+    const Event last = heap_.back();
+    heap_.pop_back();
+    const size_t n = heap_.size();
+    if (n == 0) return top;
+    size_t hole = 0;
+    while (true) {
+      const size_t first = kArity * hole + 1;
+      if (first >= n) break;
+      const size_t end = std::min(first + kArity, n);
+      size_t best = first;
+      for (size_t c = first + 1; c < end; ++c) {
+        if (before(heap_[c], heap_[best])) best = c;
+      }
+      if (!before(heap_[best], last)) break;
+      heap_[hole] = heap_[best];
+      hole = best;
+    }
+    heap_[hole] = last;
+    return top;
   }
 
-  std::vector<Event> heap_;
-  RingQueue<Event> now_;   // all due at instant_ns_, in sequence order
-  TimeNs instant_ns_ = 0;  // time of the last event taken from the heap
+  std::vector<Event> heap_;  // a kArity-ary min-heap by (time, sequence)
+  RingQueue<Event> now_;     // all due at instant_ns_, in sequence order
+  TimeNs instant_ns_ = 0;    // time of the last event taken from the heap
   uint64_t next_sequence_ = 0;
 };
 
