@@ -2,16 +2,22 @@
 // The sequence number, given at scheduling, breaks ties in scheduling order,
 // so the order never depends on the queue's internals.
 //
-// Two parts: a binary min-heap for the future, and a FIFO for events due at
-// the instant being processed (frames on a zero-latency link, departures of
-// empty frames). Everything pushed at that instant carries a later sequence
-// than what the heap holds for it, so the FIFO is already in order and
-// pop() takes the smaller head of the two. On the ideal link every event
-// goes through the FIFO, at O(1).
+// Events come in runs: a symmetric collective schedules dozens of events
+// for one instant (every link's next departure, every frame's arrival)
+// before the next. So the queue keeps runs, each a FIFO of events of one
+// time pushed one after another, and a min-heap of runs by (time, first
+// sequence): most pushes and pops touch a FIFO, not the heap. A push joins
+// one of the few most recently opened runs when one has its time, and opens
+// a new run otherwise; a run that is no longer among those is closed for
+// good. Two runs of one time are then never both open, the older was closed
+// before the newer opened, and every event of the older comes first: the
+// order is exactly (time, sequence). On the ideal link every event joins
+// the run of the instant being processed.
 #ifndef WEFT_SIM_INTERNAL_EVENT_QUEUE_H_
 #define WEFT_SIM_INTERNAL_EVENT_QUEUE_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -39,64 +45,100 @@ class EventQueue {
  public:
   // REQUIRES: time_ns is not before the last popped event's time.
   void push(TimeNs time_ns, EventKind kind, uint32_t index) {
-    const Event e{time_ns, next_sequence_++, index, kind};
-    if (time_ns == instant_ns_) {
-      now_.push_back(e);
-      return;
-    }
-    heap_push(e);
+    const uint64_t sequence = next_sequence_++;
+    runs_[run_for(time_ns, sequence)].push_back(Entry{sequence, index, kind});
+    ++size_;
   }
-  bool empty() const { return heap_.empty() && now_.empty(); }
-  size_t size() const { return heap_.size() + now_.size(); }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
   // REQUIRES: !empty().
-  TimeNs next_time_ns() const { return next().time_ns; }
+  TimeNs next_time_ns() const { return heap_[0].time_ns; }
   // REQUIRES: !empty().
   Event pop() {
-    if (take_heap()) {
-      const Event e = heap_pop();
-      instant_ns_ = e.time_ns;
-      return e;
-    }
-    const Event e = now_.front();
-    now_.pop_front();
-    return e;
+    const Head head = heap_[0];
+    RingQueue<Entry>& run = runs_[head.run];
+    const Entry entry = run.front();
+    run.pop_front();
+    --size_;
+    if (run.empty()) retire(head.run);
+    return Event{head.time_ns, entry.sequence, entry.index, entry.kind};
   }
 
  private:
-  // Children per heap node: a shallower heap than a binary one, whose
-  // children share a cache line or two.
+  // Runs open for pushes at a time: a push at any of their times joins it.
+  static constexpr size_t kOpenRuns = 4;
+  // Children per heap node.
   static constexpr size_t kArity = 4;
+  static constexpr uint32_t kNoRun = ~uint32_t{0};
 
-  static bool before(const Event& a, const Event& b) {
+  struct Entry {
+    uint64_t sequence;
+    uint32_t index;
+    EventKind kind;
+  };
+  // A run in the heap: its time and its first event's sequence.
+  struct Head {
+    TimeNs time_ns;
+    uint64_t sequence;
+    uint32_t run;
+  };
+  struct Open {
+    TimeNs time_ns = 0;
+    uint32_t run = kNoRun;
+  };
+
+  static bool before(const Head& a, const Head& b) {
     return a.time_ns < b.time_ns ||
            (a.time_ns == b.time_ns && a.sequence < b.sequence);
   }
-  // True when the next event is the heap's.
-  bool take_heap() const {
-    return now_.empty() || (!heap_.empty() && before(heap_[0], now_.front()));
-  }
-  const Event& next() const { return take_heap() ? heap_[0] : now_.front(); }
 
-  // The heap moves whole events and keeps the one being placed in
+  // The open run of `time_ns`, or a new one starting with `sequence`
+  // (closing the oldest open run).
+  uint32_t run_for(TimeNs time_ns, uint64_t sequence) {
+    for (const Open& o : open_) {
+      if (o.run != kNoRun && o.time_ns == time_ns) return o.run;
+    }
+    uint32_t run;
+    if (free_runs_.empty()) {
+      run = static_cast<uint32_t>(runs_.size());
+      runs_.emplace_back();
+    } else {
+      run = free_runs_.back();
+      free_runs_.pop_back();
+    }
+    heap_push(Head{time_ns, sequence, run});
+    open_[next_open_] = Open{time_ns, run};
+    next_open_ = (next_open_ + 1) % kOpenRuns;
+    return run;
+  }
+  // `run`, at the top of the heap, is empty: drops it (and closes it).
+  void retire(uint32_t run) {
+    heap_pop();
+    for (Open& o : open_) {
+      if (o.run == run) o.run = kNoRun;
+    }
+    free_runs_.push_back(run);
+  }
+
+  // The heap moves whole entries and keeps the one being placed in
   // registers (std::push_heap and std::pop_heap copy it through memory
   // field by field, and reading it back whole stalls).
-  void heap_push(const Event& e) {
+  void heap_push(const Head& h) {
     size_t hole = heap_.size();
-    heap_.push_back(e);
+    heap_.push_back(h);
     while (hole > 0) {
       const size_t parent = (hole - 1) / kArity;
-      if (!before(e, heap_[parent])) break;
+      if (!before(h, heap_[parent])) break;
       heap_[hole] = heap_[parent];
       hole = parent;
     }
-    heap_[hole] = e;
+    heap_[hole] = h;
   }
-  Event heap_pop() {
-    const Event top = heap_[0];
-    const Event last = heap_.back();
+  void heap_pop() {
+    const Head last = heap_.back();
     heap_.pop_back();
     const size_t n = heap_.size();
-    if (n == 0) return top;
+    if (n == 0) return;
     size_t hole = 0;
     while (true) {
       const size_t first = kArity * hole + 1;
@@ -111,12 +153,14 @@ class EventQueue {
       hole = best;
     }
     heap_[hole] = last;
-    return top;
   }
 
-  std::vector<Event> heap_;  // a kArity-ary min-heap by (time, sequence)
-  RingQueue<Event> now_;     // all due at instant_ns_, in sequence order
-  TimeNs instant_ns_ = 0;    // time of the last event taken from the heap
+  std::vector<RingQueue<Entry>> runs_;  // by run number; drained ones reused
+  std::vector<uint32_t> free_runs_;
+  std::vector<Head> heap_;  // a kArity-ary min-heap of the non-empty runs
+  std::array<Open, kOpenRuns> open_{};
+  size_t next_open_ = 0;  // the slot the next new run takes
+  size_t size_ = 0;
   uint64_t next_sequence_ = 0;
 };
 

@@ -1,4 +1,4 @@
-// The scheduler's containers: the event queue (its same-instant FIFO must
+// The scheduler's containers: the event queue (its runs of one time must
 // give exactly the (time, sequence) order of a plain priority queue), the
 // ready set, the wake-up queue, and the payload pool's buffer reuse.
 #include <algorithm>
@@ -42,8 +42,8 @@ TEST(EventQueue, PopsInTimeThenSchedulingOrderWhateverThePath) {
   Prng prng(42);
   TimeNs now = 0;
   for (uint32_t i = 0; i < 5000; ++i) {
-    // Many events at the instant being processed (the FIFO path), the rest
-    // in the near future (the heap), as a run produces them.
+    // Many events at the instant being processed, the rest at 50 times in
+    // the near future, so runs of one time are closed and opened again.
     const uint64_t pick = prng.below(4);
     const TimeNs t = pick < 2 ? now : now + static_cast<TimeNs>(prng.below(50));
     q.push(t, EventKind::kDepart, i);
@@ -80,6 +80,19 @@ TEST(EventQueue, AnEarlierScheduledEventAtTheSameInstantComesFirst) {
   EXPECT_EQ(q.pop().index, 3u);
   EXPECT_EQ(q.pop().index, 4u);
   EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, AnEventAfterItsTimesRunClosedStillComesInSchedulingOrder) {
+  EventQueue q;
+  q.push(100, EventKind::kDepart, 0);
+  for (uint32_t i = 1; i <= 8; ++i) q.push(100 + i, EventKind::kDepart, i);
+  q.push(100, EventKind::kArrive, 9);  // time 100's first run is closed
+  q.push(101, EventKind::kArrive, 10);
+  q.push(100, EventKind::kArrive, 11);
+  std::vector<uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().index);
+  EXPECT_THAT(order,
+              ElementsAre(0u, 9u, 11u, 1u, 10u, 2u, 3u, 4u, 5u, 6u, 7u, 8u));
 }
 
 TEST(ReadySet, GivesEachMarkedRankOnceInRankOrder) {
