@@ -34,7 +34,7 @@ const char* qp_state_name(QpState state);
 struct FrameLoan {
   static constexpr uint32_t kNone = ~uint32_t{0};
   uint32_t message = kNone;  // WorldCore's in-flight index
-  uint64_t id = 0;           // that message's world-unique number
+  uint32_t id = 0;           // that message's InFlight::id
   bool valid() const { return message != kNone; }
 };
 

@@ -137,7 +137,7 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
   InFlight m;
   m.dst_qp = ep->remote_qp();
   m.pair = ep->pair();
-  m.cable = ep->cable();
+  m.link = ep->link();
   m.length = send->length;
   m.immediate = send->immediate;
   m.frame = pair.frames;
@@ -155,7 +155,7 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
     return;
   }
   m.recv_error = fate.recv_error;
-  m.source = send->frame;
+  m.source = send->frame.data();
   const internal::FrameLoan loan = launch(*ep, fate, m);
   // UC: the send succeeds even when the frame is lost or the link is down.
   ep->complete_front_send(WcStatus::kSuccess, loan);
@@ -177,9 +177,8 @@ internal::FrameLoan WorldCore::launch(const SimEndpoint& ep, const Fate& fate,
     drop(m, ep.rank(), ep.peer(), ep.cable(), fate.drop_reason);
     return {};
   }
-  m.link = ep.link();
   m.refs = fate.duplicate ? 2 : 1;
-  m.id = next_message_id_++;
+  m.id = static_cast<uint32_t>(next_message_id_++);
   uint32_t index;
   if (free_in_flight_.empty()) {
     index = static_cast<uint32_t>(in_flight_.size());
@@ -206,7 +205,7 @@ void WorldCore::end_loan(const internal::FrameLoan& loan) {
       m.placed_in != nullptr)
     return;
   if (place_early(loan.message)) return;
-  m.payload = payloads_.acquire(m.source.span().first(m.length));
+  m.payload = payloads_.acquire({m.source, m.length});
 }
 
 // In a world without faults a frame's receive is known before it arrives:
@@ -234,7 +233,7 @@ bool WorldCore::place_early(uint32_t message) {
   if (dst == nullptr || dst->state() != internal::QpState::kRts) return false;
   const Frame* recv = dst->posted_recv_frame(ahead);
   if (recv == nullptr || m.length > recv->bytes()) return false;
-  if (m.length > 0) std::memcpy(recv->data(), m.source.data(), m.length);
+  if (m.length > 0) std::memcpy(recv->data(), m.source, m.length);
   m.placed_in = recv->data();
   link.placed_dst_qp = m.dst_qp;
   ++link.placed;
@@ -242,8 +241,9 @@ bool WorldCore::place_early(uint32_t message) {
 }
 
 std::span<const std::byte> WorldCore::bytes_of(const InFlight& m) const {
-  return m.payload != kNoPayload ? payloads_.bytes(m.payload)
-                                 : m.source.span().first(m.length);
+  return m.payload != kNoPayload
+             ? payloads_.bytes(m.payload)
+             : std::span<const std::byte>(m.source, m.length);
 }
 
 void WorldCore::schedule_arrival(uint32_t link_index, TimeNs at_ns,
@@ -304,7 +304,7 @@ void WorldCore::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
 }
 
 void WorldCore::arrive(uint32_t message) {
-  const InFlight m = in_flight_[message];
+  const InFlight& m = in_flight_[message];
   const Pair& pair = pairs_[m.pair];
   SimEndpoint* dst = endpoint(m.dst_qp);
   DropReason reason = DropReason::kNone;
@@ -318,7 +318,7 @@ void WorldCore::arrive(uint32_t message) {
     reason = DropReason::kNoReceive;
   }
   if (reason != DropReason::kNone) {
-    drop(m, pair.rank, pair.peer, m.cable, reason);
+    drop(m, pair.rank, pair.peer, links_[m.link].cable, reason);
   } else {
     deliver(*dst, m);
   }

@@ -95,7 +95,7 @@ uint32_t WorldCore::link_index(uint32_t rank, uint32_t peer, uint32_t cable) {
       cable;
   auto [it, inserted] =
       link_by_key_.try_emplace(key, static_cast<uint32_t>(links_.size()));
-  if (inserted) links_.push_back(Link{0, prng_.fork(key), {}, {}});
+  if (inserted) links_.push_back(Link{0, cable, prng_.fork(key), {}, {}});
   return it->second;
 }
 

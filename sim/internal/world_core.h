@@ -36,6 +36,7 @@ class WorldCore {
   static constexpr uint32_t kFirstQpNum = 0x100;
   // InFlight::payload when the bytes are still on loan.
   static constexpr uint32_t kNoPayload = ~uint32_t{0};
+  static constexpr size_t kCacheLineBytes = 64;
   // Longest a rate-injected reorder holds a frame back.
   static constexpr TimeNs kMaxReorderDelayNs = 20 * kNsPerUs;
 
@@ -134,6 +135,7 @@ class WorldCore {
   };
   struct Link {
     TimeNs busy_until_ns = 0;
+    uint32_t cable = 0;  // index into topology.devices(rank, peer)
     Prng prng;
     internal::RingQueue<Departure> departures;
     // Undelayed frames arrive in the order they left; delayed ones go to the
@@ -152,22 +154,25 @@ class WorldCore {
     std::vector<uint32_t> script;  // frame faults for this pair, by frame
     size_t script_cursor = 0;
   };
-  struct InFlight {
+  // One cache line: every departure, poll of its send and arrival reads
+  // it.
+  struct alignas(kCacheLineBytes) InFlight {
     uint32_t dst_qp = 0;
     uint32_t pair = 0;
     uint32_t link = 0;
-    uint32_t cable = 0;  // both ends of a queue pair share it
     uint32_t length = 0;
     uint32_t immediate = 0;
+    uint32_t payload = kNoPayload;
+    uint32_t refs = 0;  // arrivals still to come (2 when duplicated)
+    // The low bits of a world-unique number, so a stale loan is recognised
+    // (were one to match, it would only copy a frame still on loan early).
+    uint32_t id = 0;
     // Where the bytes are: the sender's frame while on loan, then (if the
     // loan ends first) a payload pool buffer.
-    Frame source;
-    uint32_t payload = kNoPayload;
+    const std::byte* source = nullptr;
     // When not null: the bytes are already in the receive frame that
     // starts here, the one the frame will land in (see place_early).
     const std::byte* placed_in = nullptr;
-    uint32_t refs = 0;  // arrivals still to come (2 when duplicated)
-    uint64_t id = 0;    // world-unique, so a stale loan is recognised
     uint64_t frame = 0;
     TimeNs depart_ns = 0;
     WcStatus recv_error = WcStatus::kSuccess;
@@ -183,7 +188,6 @@ class WorldCore {
 
   // What prefetch_rank() loads for one rank: as many lines as one cache
   // line of addresses holds.
-  static constexpr size_t kCacheLineBytes = 64;
   struct alignas(kCacheLineBytes) PrefetchLines {
     std::array<const void*, kCacheLineBytes / sizeof(void*)> lines{};
   };
