@@ -19,12 +19,14 @@ constexpr TimeNs kMaxProbeAfterNs = 10 * kNsPerMs;
 }  // namespace
 
 Engine::Engine(const Clock& clock, uint32_t rank,
-               std::vector<std::unique_ptr<Lane>> lanes)
+               std::vector<std::unique_ptr<Lane>> lanes,
+               uint32_t ranks_sharing_core)
     : clock_(clock),
       rank_(rank),
       lanes_(std::move(lanes)),
       poll_batch_(Endpoint::kMaxPollBatch),
-      waiting_(lanes_.size(), 0) {
+      waiting_(lanes_.size(), 0),
+      prefetch_(ranks_sharing_core >= kPrefetchMinRanks) {
   for (uint32_t i = 0; i < lanes_.size(); ++i) {
     lanes_[i]->set_index(i);
     by_peer_.emplace_back(lane_key(lanes_[i]->peer(), lanes_[i]->cable()),
@@ -123,7 +125,10 @@ absl::Status Engine::run_queue(bool* advanced) {
     }
     absl::Status s = op.runner->advance(advanced);
     if (!s.ok()) return s;
-    if (!op.runner->done()) return absl::OkStatus();
+    if (!op.runner->done()) {
+      if (prefetch_) op.runner->prefetch_next();
+      return absl::OkStatus();
+    }
     op.done = true;
     op.runner.reset();
     queue_.pop_front();
@@ -253,7 +258,7 @@ Progress Engine::progress() {
          rank_, /*every_op=*/true);
     return Progress::done();
   }
-  prefetch_state();
+  if (prefetch_) prefetch_state();
   bool advanced = false;
   // Whether a step now could do more than this one did (see below).
   bool again = false;

@@ -154,8 +154,8 @@ absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
   }
   std::vector<uint32_t> members(size());
   for (uint32_t r = 0; r < size(); ++r) members[r] = r;
-  auto engine = std::make_shared<internal::Engine>(fabric_.clock(), rank_,
-                                                   std::move(lanes_));
+  auto engine = std::make_shared<internal::Engine>(
+      fabric_.clock(), rank_, std::move(lanes_), fabric_.ranks_sharing_core());
   return std::unique_ptr<Group>(new Group(std::move(engine), topology_,
                                           std::move(members), rank_, options_));
 }

@@ -293,7 +293,6 @@ absl::Status OpRunner::advance(bool* advanced) {
     }
     *advanced |= moved;
   }
-  prefetch_next();
   return absl::OkStatus();
 }
 

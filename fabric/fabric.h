@@ -25,6 +25,12 @@ class Fabric {
   virtual uint32_t rank() const = 0;
   // Wall time on hardware, virtual time in the simulator.
   virtual const Clock& clock() const = 0;
+  // How many ranks take turns on the core that runs this one: 1 on
+  // hardware (a rank per process); the world's size in the simulator,
+  // which steps every rank on one thread. With many, a rank's state is
+  // cold in the cache each time it is stepped, and the collectives engine
+  // asks for it ahead (Engine, kPrefetchMinRanks).
+  virtual uint32_t ranks_sharing_core() const { return 1; }
 
   // Maps a page-aligned slab of at least `bytes` and registers it once with
   // every protection domain the fabric has or will open. The fabric owns it;

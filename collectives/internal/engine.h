@@ -44,9 +44,17 @@ class Engine {
   // Steps without the clock moving after which destruction stops waiting
   // (a simulator's clock moves only while its world runs).
   static constexpr uint32_t kLingerStillSteps = 64;
+  // With this many ranks taking turns on one core (Fabric::
+  // ranks_sharing_core()), each step first asks the cache for the lines it
+  // will read. weft_sim_bench: a 128-rank ring all-sum 14% and a 1024-rank
+  // one 14-17% faster with it, 8-rank all-reduce loops 5-20% slower (their
+  // state stays in cache); on hardware a rank owns its core and never
+  // prefetches.
+  static constexpr uint32_t kPrefetchMinRanks = 64;
 
   Engine(const Clock& clock, uint32_t rank,
-         std::vector<std::unique_ptr<Lane>> lanes);
+         std::vector<std::unique_ptr<Lane>> lanes,
+         uint32_t ranks_sharing_core = 1);
   // Lingers: operations end before their last frames are acknowledged, so
   // a healthy engine with nothing queued keeps stepping (resending what is
   // lost) until every frame is acknowledged, for at most kLingerNs, and
@@ -111,6 +119,7 @@ class Engine {
   std::vector<std::pair<uint64_t, Lane*>> by_peer_;
   std::deque<std::shared_ptr<OpState>> queue_;  // front is running
   bool running_ = false;
+  const bool prefetch_;         // see kPrefetchMinRanks
   OpRunner* runner_ = nullptr;  // the front operation's, while it runs
   bool moved_ = false;
   absl::Status failure_;

@@ -65,8 +65,11 @@ class OpRunner {
   // directly (nullptr when none).
   std::string outstanding(const Lane** blame) const;
   const OpIdentity& identity() const { return identity_; }
-  // Asks the cache, all at once, for the lines the next step reads first
-  // (listed at the end of the last one).
+  // For engines whose state goes cold between steps (many ranks on one
+  // core): at the end of a step, asks the cache for what the next step
+  // reads and lists it (hot_); at the start of the next, asks for the
+  // listed lines all at once.
+  void prefetch_next();
   void prefetch_state() const {
     for (uint32_t i = 0; i < hot_count_; ++i) __builtin_prefetch(hot_[i]);
   }
@@ -140,8 +143,6 @@ class OpRunner {
   absl::Status send(LaneWork& w, bool* advanced);
   absl::Status run_locals(bool* advanced);
   bool lane_done(const LaneWork& w) const;
-  // Asks the cache for what the next step reads, and lists it (hot_).
-  void prefetch_next();
   void note_hot(const void* p, size_t bytes);
   // Lines listed by prefetch_next(); the first member, so that the
   // object's first line holds the start of the list.

@@ -26,6 +26,8 @@ SimFabric::SimFabric(WorldCore& core, uint32_t rank)
 
 const Clock& SimFabric::clock() const { return core_.clock(); }
 
+uint32_t SimFabric::ranks_sharing_core() const { return core_.ranks(); }
+
 absl::StatusOr<Slab*> SimFabric::create_slab(uint64_t bytes) {
   // Each slab is one memory region on every device of the rank.
   if (core_.options().apple_limits && !devices_.empty() &&

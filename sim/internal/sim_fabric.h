@@ -28,6 +28,7 @@ class SimFabric final : public Fabric {
   std::string_view kind() const override { return "sim"; }
   uint32_t rank() const override { return rank_; }
   const Clock& clock() const override;
+  uint32_t ranks_sharing_core() const override;
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
   absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
                                                  uint32_t peer) override;
