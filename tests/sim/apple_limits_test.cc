@@ -1,4 +1,5 @@
-// Apple's per-device limits (MLX #3162, #4209) when the world enforces them.
+// Apple's per-device limits (MLX #3162, #4209) when the world enforces them,
+// and what else a simulated rank's fabric reports about its machine.
 #include <memory>
 #include <vector>
 
@@ -61,6 +62,17 @@ TEST(AppleLimits, OffByDefault) {
   }
   for (uint32_t i = 0; i <= kAppleMaxMrsPerDevice; ++i) {
     ASSERT_TRUE(world->fabric(0).create_slab(4096).ok());
+  }
+}
+
+TEST(SimFabric, EveryRankSharesItsCoreWithTheWholeWorld) {
+  // The scheduler steps every rank on one thread; hardware fabrics keep
+  // Fabric's default of 1.
+  WorldOptions options;
+  options.topology = *Topology::ring(5);
+  auto world = *World::create(options);
+  for (uint32_t r = 0; r < 5; ++r) {
+    EXPECT_EQ(world->fabric(r).ranks_sharing_core(), 5u) << "rank " << r;
   }
 }
 
