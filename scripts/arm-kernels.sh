@@ -6,7 +6,7 @@
 # kernels convert with FCVTL/FCVTN on vector registers. Fails on the first
 # mismatch. Not a speed measurement: qemu is an emulator.
 #
-# Not part of CI (it installs packages and takes a minute or more of
+# .ci/run runs it last (it installs packages and takes a minute or more of
 # emulation). Usage: scripts/arm-kernels.sh
 #   WEFT_ARM_OUT=<dir>   where to put the binaries (default build/arm)
 set -euo pipefail
