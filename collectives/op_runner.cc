@@ -297,13 +297,9 @@ absl::Status OpRunner::advance(bool* advanced) {
 }
 
 void OpRunner::note_hot(const void* p, size_t bytes) {
-  const auto first =
-      reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kCacheLineBytes - 1};
-  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
-  for (uintptr_t line = first; line < end && hot_count_ < kHotLines;
-       line += kCacheLineBytes) {
-    hot_[hot_count_++] = reinterpret_cast<const void*>(line);
-  }
+  for_each_line(p, bytes, [this](const void* line) {
+    if (hot_count_ < kHotLines) hot_[hot_count_++] = line;
+  });
 }
 
 void OpRunner::prefetch_next() {
@@ -337,11 +333,9 @@ void OpRunner::prefetch_next() {
       const std::byte* dst =
           at(step.dst_buffer,
              step.dst_offset + uint64_t{w.recv_frame} * identity_.chunk_bytes);
-      const uint32_t bytes = std::min(frame_bytes(step, w.recv_frame),
-                                      kPrefetchLines * kCacheLineBytes);
-      for (uint32_t b = 0; b < bytes; b += kCacheLineBytes) {
-        __builtin_prefetch(dst + b, /*rw=*/1);
-      }
+      const size_t bytes = std::min<size_t>(frame_bytes(step, w.recv_frame),
+                                            kPrefetchLines * kCacheLineBytes);
+      prefetch_bytes</*kForWrite=*/true>(dst, bytes);
       note_hot(dst, bytes);
     }
   }

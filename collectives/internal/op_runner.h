@@ -19,23 +19,13 @@
 
 #include "absl/status/status.h"
 #include "collectives/dtype.h"
+#include "collectives/internal/cache_lines.h"
 #include "collectives/internal/frame_header.h"
 #include "collectives/internal/lane.h"
 #include "collectives/internal/plan.h"
 #include "fabric/errors.h"
 
 namespace weft::internal {
-
-inline constexpr uint32_t kCacheLineBytes = 64;
-// Asks the cache for [p, p + bytes) without waiting for it.
-inline void prefetch_bytes(const void* p, size_t bytes) {
-  const auto first =
-      reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kCacheLineBytes - 1};
-  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
-  for (uintptr_t line = first; line < end; line += kCacheLineBytes) {
-    __builtin_prefetch(reinterpret_cast<const void*>(line));
-  }
-}
 
 struct OpBuffers {
   const std::byte* in = nullptr;

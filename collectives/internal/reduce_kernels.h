@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "collectives/dtype.h"
+#include "collectives/internal/cache_lines.h"
 
 namespace weft::internal {
 
@@ -56,7 +57,6 @@ Kernel kernel_for_op(ReduceOp op, Kernel sum, Kernel prod, Kernel max,
 inline constexpr size_t kPrefetchBlockBytes = 1024;
 inline constexpr size_t kPrefetchAheadBytes = 4096;
 inline constexpr size_t kPrefetchMinBytes = 512 * 1024;
-inline constexpr size_t kCacheLineBytes = 64;
 
 // Prefetches the block kPrefetchAheadBytes past byte `at` of acc and in, if
 // the inputs are large enough and that block lies inside both.
