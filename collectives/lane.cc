@@ -16,6 +16,8 @@ constexpr uint64_t kRegionAlign = 64;
 constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
 // Unanswered probes space out up to this factor.
 constexpr uint32_t kMaxProbeBackoff = 4;
+// Frames past the first missing one that an acknowledgement's sack names.
+constexpr uint32_t kSackFrames = 32;
 
 // a is after b, modulo 2^32.
 bool after(uint32_t a, uint32_t b) {
@@ -266,7 +268,7 @@ absl::Status Lane::absorb_counters(const FrameHeader& h) {
 uint32_t Lane::held_beyond_gap() const {
   uint32_t sack = 0;
   const uint32_t room = config_.window() - (received_ - consumed_);
-  for (uint32_t i = 1; i < room && i <= 32; ++i) {
+  for (uint32_t i = 1; i < room && i <= kSackFrames; ++i) {
     if (held_[seq_index(received_ + i)] != kNoSlot) sack |= 1u << (i - 1);
   }
   return sack;
@@ -278,10 +280,10 @@ absl::Status Lane::resend_missing(uint32_t sack, uint32_t heard) {
   // peer heard: lost, as the cable keeps order (each post of it counts).
   const uint32_t holds_to =
       sack == 0 ? peer_received_
-                : peer_received_ + 1 + (31 - std::countl_zero(sack));
+                : peer_received_ + kSackFrames - std::countl_zero(sack);
   for (uint32_t s = peer_received_; s != next_seq_; ++s) {
     const uint32_t i = s - peer_received_;
-    if (i > 32) break;  // beyond what the sack can say
+    if (i > kSackFrames) break;  // beyond what the sack can say
     const bool held = i > 0 && ((sack >> (i - 1)) & 1u) != 0;
     if (held) continue;
     const uint32_t at = seq_index(s);
