@@ -1,0 +1,82 @@
+// weft-include-check: holds the source tree to the include graph CMake
+// declares (cmake/WeftIncludeGraph.cmake writes it to the build tree), or,
+// with --darwin, to what a macOS build can compile.
+//
+//   weft-include-check --manifest <build>/weft_include_graph.txt [--darwin]
+//
+// Prints one line per problem (file:line: what is wrong and what to do).
+// Exit code: 0 clean, 1 violations, 2 bad input (no or malformed manifest).
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "tools/include-check/darwin_scan.h"
+#include "tools/include-check/include_rules.h"
+#include "tools/include-check/manifest.h"
+#include "tools/include-check/report.h"
+#include "tools/include-check/source_tree.h"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitViolations = 1;
+constexpr int kExitBadInput = 2;
+
+int bad_input(const std::string& what) {
+  std::fprintf(stderr, "weft-include-check: %s\n", what.c_str());
+  return kExitBadInput;
+}
+
+int print(const weft::include_check::Report& report, const char* check) {
+  for (const std::string& note : report.notes) {
+    std::printf("note: %s\n", note.c_str());
+  }
+  for (const auto& warning : report.warnings) {
+    std::printf("warning: %s\n", format(warning).c_str());
+  }
+  for (const auto& error : report.errors) {
+    std::printf("%s\n", format(error).c_str());
+  }
+  std::printf(
+      "weft-include-check (%s): %d files, %zu violations, %zu warnings\n",
+      check, report.files_checked, report.errors.size(),
+      report.warnings.size());
+  return report.errors.empty() ? kExitOk : kExitViolations;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string manifest_path;
+  bool darwin = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--darwin") {
+      darwin = true;
+    } else if (arg == "--manifest" && i + 1 < argc) {
+      manifest_path = argv[++i];
+    } else {
+      return bad_input("unknown argument \"" + std::string(arg) +
+                       "\"; usage: weft-include-check --manifest "
+                       "<build>/weft_include_graph.txt [--darwin]");
+    }
+  }
+  if (manifest_path.empty()) {
+    return bad_input("--manifest <build>/weft_include_graph.txt is required");
+  }
+  std::string error;
+  std::optional<weft::include_check::Manifest> manifest =
+      weft::include_check::read_manifest(manifest_path, &error);
+  if (!manifest) return bad_input(error);
+  std::error_code missing;
+  if (!std::filesystem::is_directory(manifest->root, missing)) {
+    return bad_input(manifest_path + ": root " + manifest->root.string() +
+                     " is not a directory");
+  }
+  weft::include_check::SourceTree tree(std::move(*manifest));
+  if (darwin) return print(check_darwin(tree), "darwin");
+  return print(check_declared_graph(tree), "declared graph");
+}
