@@ -9,3 +9,7 @@ weft_fuzzer(frame_header frame_header_fuzz.cc weft::collectives)
 # again only when a format changes.
 add_executable(weft-fuzz-seeds seed_writer.cc)
 target_link_libraries(weft-fuzz-seeds PRIVATE weft::collectives)
+# Each decodes the private formats it fuzzes (collectives/engine/,
+# collectives/bootstrap/): white-box for weft-include-check.
+set_target_properties(fuzz_wire fuzz_frame_header weft-fuzz-seeds PROPERTIES
+                      WEFT_WHITEBOX weft_collectives)

@@ -1,0 +1,55 @@
+// A tiny source tree in a fresh temporary folder, with a manifest in
+// cmake/WeftIncludeGraph.cmake's format, for the include checker's tests.
+#ifndef WEFT_TESTS_INCLUDE_CHECK_FAKE_TREE_H_
+#define WEFT_TESTS_INCLUDE_CHECK_FAKE_TREE_H_
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "tools/include-check/report.h"
+
+namespace weft::include_check {
+
+struct TargetSpec {
+  std::string name;
+  std::string type = "STATIC_LIBRARY";
+  std::string home;
+  std::string links;            // ';'-separated, as CMake lists them
+  std::string interface_links;  // likewise
+  std::string whitebox;
+  std::string sources;
+  bool linux_only = false;
+};
+
+class FakeTree {
+ public:
+  FakeTree();
+  ~FakeTree();
+  FakeTree(const FakeTree&) = delete;
+  FakeTree& operator=(const FakeTree&) = delete;
+
+  // Writes `text` to `file` (relative to the root), making its folders.
+  void write(std::string_view file, std::string_view text);
+  void add_target(const TargetSpec& target);
+  void add_alias(std::string_view alias, std::string_view target);
+
+  std::string manifest_text() const;
+  Report check_graph() const;  // fails the test if the manifest is bad
+  Report check_darwin() const;
+
+  // The layered tree most tests start from: weft_fabric (fabric/),
+  // weft_sim (sim/, private sim/internal/), weft_collectives (collectives/,
+  // private collectives/engine/), each with a weft:: alias and linking
+  // weft::fabric PUBLIC; the executable weft-devices (tools/weft-devices/)
+  // linking weft::sim. Every file is empty apart from a comment.
+  void add_layers();
+
+ private:
+  std::filesystem::path root_;
+  std::string records_;
+};
+
+}  // namespace weft::include_check
+
+#endif  // WEFT_TESTS_INCLUDE_CHECK_FAKE_TREE_H_
