@@ -7,10 +7,23 @@
 # mismatch. Not a speed measurement: qemu is an emulator.
 #
 # .ci/run runs it last (it installs packages and takes a minute or more of
-# emulation). Usage: scripts/arm-kernels.sh
+# emulation). Linux with apt-get only: on an aarch64 Mac the kernels run
+# natively in the test suite (tests/collectives/reduce_test.cc), and elsewhere
+# the script says why it skips and exits 0.
+# Usage: scripts/arm-kernels.sh
 #   WEFT_ARM_OUT=<dir>   where to put the binaries (default build/arm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+system=$(uname -s)
+if [ "$system" = Darwin ]; then
+  if [ "$(uname -m)" = arm64 ]; then
+    echo "arm-kernels: skipped: native aarch64: the kernels run in the test suite"
+  else
+    echo "arm-kernels: skipped: the cross compiler and qemu-user come from apt-get on Linux"
+  fi
+  exit 0
+fi
 
 out="${WEFT_ARM_OUT:-build/arm}"
 cxx=aarch64-linux-gnu-g++
@@ -20,13 +33,21 @@ flags=(-std=c++20 -O2 -Wall -Wextra -Wpedantic -Wno-missing-field-initializers
 sources=(tests/arm/reduce_arm_check.cc collectives/reduce_arm.cc
          collectives/reduce_x86.cc sim/prng.cc)
 
+sudo_if_needed() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
 need=()
 command -v "$cxx" >/dev/null || need+=(g++-aarch64-linux-gnu)
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
 if ((${#need[@]})); then
+  if [ "$system" != Linux ] || ! command -v apt-get >/dev/null; then
+    echo "arm-kernels: skipped: ${need[*]} missing and no apt-get on $system to install them"
+    exit 0
+  fi
   echo "arm-kernels: installing ${need[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  sudo_if_needed apt-get update -qq
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 mkdir -p "$out"
 

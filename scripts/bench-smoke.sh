@@ -4,6 +4,7 @@
 # minimum times and small cases, so it stays well under a minute on a busy
 # 2-core machine. Fails if a binary fails, reports an error, or overruns
 # its time limit. Not a measurement: docs/benchmarking.md has the real runs.
+# Runs under macOS's /bin/bash 3.2 and without GNU tools.
 #
 # Usage: scripts/bench-smoke.sh
 #   WEFT_BENCH_BUILD_DIR=<dir>  use an already configured build dir instead
@@ -20,16 +21,53 @@ if [[ -z "$build_dir" ]]; then
   cmake --preset default >/dev/null
 fi
 
-# Each benchmark binary and the arguments of its smoke run.
-declare -A bench_args=(
-  [weft_kernels_bench]="--benchmark_filter=/64KiB"
-  [weft_sim_bench]="--benchmark_filter=BM_SimStream|BM_AllReduceLoop/tb5:0/bytes:65536/|BM_FidelityP2p/bytes:4096/|BM_FidelityStepRing/op:2/ranks:4/bytes:65536/|BM_FidelityGroupRing/op:2/ranks:4/bytes:65536/"
-  [weft_collectives_bench]="--benchmark_filter=memcpy|/64KiB|/1MiB|all_sum/mesh/64MiB"
-  [weft_fabric_bench]="--benchmark_filter=."
-  [weft-bench]="-b 1K -e 64K -f 4 -w 1 -n 2"
-)
+# The arguments of one benchmark binary's smoke run.
+bench_args() {
+  case "$1" in
+    weft_kernels_bench) echo "--benchmark_filter=/64KiB" ;;
+    weft_sim_bench) echo "--benchmark_filter=BM_SimStream|BM_AllReduceLoop/tb5:0/bytes:65536/|BM_FidelityP2p/bytes:4096/|BM_FidelityStepRing/op:2/ranks:4/bytes:65536/|BM_FidelityGroupRing/op:2/ranks:4/bytes:65536/" ;;
+    weft_collectives_bench) echo "--benchmark_filter=memcpy|/64KiB|/1MiB|all_sum/mesh/64MiB" ;;
+    weft_fabric_bench) echo "--benchmark_filter=." ;;
+    weft-bench) echo "-b 1K -e 64K -f 4 -w 1 -n 2" ;;
+    *) echo "bench-smoke: no smoke arguments for $1" >&2; return 1 ;;
+  esac
+}
 order=(weft_kernels_bench weft_sim_bench weft_collectives_bench
        weft_fabric_bench weft-bench)
+
+# Runs "$@" for at most $1 seconds (timeout(1) is GNU-only): a watchdog
+# checks once a second that the command still runs and, at the deadline,
+# says so on stderr and kills it (TERM, then KILL 5 s later; the command
+# only, not processes it started: the benchmarks start none). Returns the
+# command's status, 128 + the signal's number when the watchdog killed it.
+run_with_deadline() {
+  local limit=$1
+  shift
+  "$@" &
+  local pid=$!
+  (
+    waited=0
+    while kill -0 "$pid" 2>/dev/null; do
+      if (( waited >= limit )); then
+        echo "bench-smoke: still running after ${limit} s; killing it" >&2
+        kill -TERM "$pid" 2>/dev/null || exit 0
+        sleep 5
+        kill -KILL "$pid" 2>/dev/null || true
+        exit 0
+      fi
+      sleep 1
+      waited=$(( waited + 1 ))
+    done
+  ) &
+  local watchdog=$!
+  local status=0
+  wait "$pid" || status=$?
+  # The command ended first: stop the watchdog (its last sleep of at most
+  # one second ends on its own).
+  kill "$watchdog" 2>/dev/null || true
+  wait "$watchdog" 2>/dev/null || true
+  return "$status"
+}
 
 known=$(cmake --build "$build_dir" --target help | sed -n 's/^\([^ :]*\): .*/\1/p')
 targets=()
@@ -45,12 +83,13 @@ cmake --build "$build_dir" --target "${targets[@]}"
 failed=()
 start=$(date +%s)
 for t in "${targets[@]}"; do
-  read -r -a args <<<"${bench_args[$t]}"
+  line=$(bench_args "$t")
+  read -r -a args <<<"$line"
   if [[ "$t" == weft_*_bench ]]; then args+=("--benchmark_min_time=$min_time"); fi
   log=$(mktemp)
   echo "bench-smoke: $t ${args[*]}"
   t0=$(date +%s)
-  if timeout "$limit_s" "$build_dir/bin/$t" "${args[@]}" >"$log" 2>&1 &&
+  if run_with_deadline "$limit_s" "$build_dir/bin/$t" "${args[@]}" >"$log" 2>&1 &&
      ! grep -qE "ERROR OCCURRED|Failed to match any benchmarks" "$log"; then
     echo "bench-smoke: $t ok ($(( $(date +%s) - t0 )) s)"
   else

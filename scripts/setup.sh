@@ -21,7 +21,7 @@ case "$(uname -s)" in
     if [ "${#missing[@]}" -gt 0 ]; then
       echo "weft setup: installing ${missing[*]}"
       sudo_if_needed apt-get update -qq
-      DEBIAN_FRONTEND=noninteractive sudo_if_needed apt-get install -y -qq "${missing[@]}" >/dev/null
+      sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     fi
     ;;
   Darwin)
