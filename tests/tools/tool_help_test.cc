@@ -1,0 +1,78 @@
+// Every flag of weft-sim, weft-bench and weft-devices has an owner: a flag
+// the binary holds (--helpfull lists them all) is either in one of the
+// tool's flag sets, so --help lists it, or one of absl's own. A flag added
+// without a set would be accepted by every command and missing from --help;
+// this test catches it. Also: --help exits 1 (as absl's did) and groups the
+// flags by set, naming the commands that accept each.
+#include <set>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tool_runner.h"
+
+namespace weft::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The flags of a help text: lines "    --name ...".
+std::set<std::string> listed_flags(const std::string& help) {
+  std::set<std::string> out;
+  for (const std::string& line : lines_of(help)) {
+    if (line.rfind("    --", 0) != 0) continue;
+    const size_t end = line.find_first_of(" =", 6);
+    out.insert(line.substr(6, end == std::string::npos ? end : end - 6));
+  }
+  return out;
+}
+
+void expect_every_flag_owned(const std::string& tool) {
+  const ToolResult full = run_tool(tool, "--helpfull");
+  const ToolResult help = run_tool(tool, "--help");
+  EXPECT_EQ(help.code, 1) << help.out << help.err;
+  const std::set<std::string> all = listed_flags(full.out);
+  const std::set<std::string> owned = listed_flags(help.out);
+  ASSERT_FALSE(owned.empty()) << help.out;
+  const std::set<std::string> absl_own = {"flagfile", "fromenv", "tryfromenv",
+                                          "undefok"};
+  for (const std::string& name : all) {
+    EXPECT_TRUE(owned.count(name) == 1 || absl_own.count(name) == 1)
+        << tool << " --" << name << " is in no flag set (not in --help)";
+  }
+  for (const std::string& name : owned) {
+    EXPECT_EQ(all.count(name), 1u) << tool << " --" << name;
+  }
+}
+
+TEST(ToolHelp, EveryWeftSimFlagIsInASet) {
+  expect_every_flag_owned(WEFT_SIM_PATH);
+}
+
+TEST(ToolHelp, WeftSimHelpNamesTheCommandsOfEachSet) {
+  const ToolResult r = run_tool(WEFT_SIM_PATH, "run --help");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("world flags: the simulated world (study, run, "
+                               "p2p):\n    --ranks ("));
+  EXPECT_THAT(r.out, HasSubstr("collective flags: one collective (run):"));
+  EXPECT_THAT(r.out, HasSubstr("sweep flags:"));
+  EXPECT_THAT(r.out, HasSubstr("    --recovery (see collective flags)\n"));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(ToolHelp, EveryWeftDevicesFlagIsInASet) {
+  expect_every_flag_owned(WEFT_DEVICES_PATH);
+}
+
+#ifdef WEFT_BENCH_PATH
+TEST(ToolHelp, EveryWeftBenchFlagIsInASet) {
+  expect_every_flag_owned(WEFT_BENCH_PATH);
+  const ToolResult r = run_tool(WEFT_BENCH_PATH, "-h");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("world flags: the simulated world:\n"));
+  EXPECT_THAT(r.out, HasSubstr("    --minbytes ("));
+}
+#endif
+
+}  // namespace
+}  // namespace weft::testing

@@ -1,0 +1,34 @@
+// The flags that describe a simulated world, which weft-sim's study, run and
+// p2p and weft-bench share: ranks or device JSON, topology, link model,
+// fault rates and plan, seed, Apple limits, time limit, trace file (the
+// FlagSet kWorldFlags). Values are validated here so bad input exits 2 with
+// one line naming the flag.
+#ifndef WEFT_TOOLS_CLI_WORLD_FLAGS_H_
+#define WEFT_TOOLS_CLI_WORLD_FLAGS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "sim/world.h"
+#include "tools/cli/flag_scope.h"
+
+namespace weft::sim::cli {
+
+struct WorldFlags {
+  WorldOptions options;
+  std::string topology_name;  // "mesh", "ring" or the device JSON path
+  std::string link_name;      // as given to --link
+  std::string trace_path;     // empty: no trace file
+};
+
+// --ranks, --devices, --topology, --cables, --link, --loss, --duplicate,
+// --reorder, --error, --faults, --seed, --apple_limits, --time_limit_ms,
+// --trace.
+extern const FlagSet kWorldFlags;
+
+// Reads and validates the shared flags (after absl::ParseCommandLine).
+absl::StatusOr<WorldFlags> world_flags();
+
+}  // namespace weft::sim::cli
+
+#endif  // WEFT_TOOLS_CLI_WORLD_FLAGS_H_

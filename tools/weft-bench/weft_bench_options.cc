@@ -1,0 +1,250 @@
+#include "tools/weft-bench/weft_bench_options.h"
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "fabric/absl_compat.h"
+#include "fabric/topology.h"
+#include "tools/cli/byte_size.h"
+#include "tools/cli/cli_common.h"
+#include "tools/weft-bench/weft_bench_args.h"
+
+ABSL_FLAG(std::string, minbytes, "32M",
+          "-b: smallest size (nccl-tests' size: the all-gather output, the "
+          "reduce-scatter input, else the buffer; K, M, G suffixes)");
+ABSL_FLAG(std::string, maxbytes, "32M", "-e: largest size");
+ABSL_FLAG(std::string, stepbytes, "1M",
+          "-i: size increment when --stepfactor is 1");
+ABSL_FLAG(std::string, stepfactor, "1",
+          "-f: multiply the size by this from one row to the next (1: add "
+          "--stepbytes instead)");
+ABSL_FLAG(std::string, warmup_iters, "",
+          "-w: untimed iterations before each measurement (default 5 on "
+          "verbs; 1 on the simulator, where every iteration takes the same "
+          "virtual time)");
+ABSL_FLAG(std::string, iters, "",
+          "-n: timed iterations per measurement (default 20 on verbs, 1 on "
+          "the simulator)");
+ABSL_FLAG(std::string, check, "1",
+          "-c: 1 checks every output against a reference computed directly "
+          "(the #wrong column), 0 skips the check (N/A)");
+ABSL_FLAG(std::string, datatype, "float",
+          "-d: float, half, double, bfloat16, int8..int64, uint8..uint64, "
+          "bool, complex64 (nccl-tests' or weft's names)");
+ABSL_FLAG(std::string, redop, "",
+          "-o: reduction of all_reduce, reduce_scatter and reduce: sum, "
+          "prod, max, min (default sum)");
+ABSL_FLAG(std::string, root, "0", "-r: root rank of broadcast and reduce");
+ABSL_FLAG(std::string, op, "all_reduce",
+          "collective(s), comma-separated: all_reduce, all_gather, "
+          "reduce_scatter, broadcast, reduce, all_to_all, sendrecv, or all");
+ABSL_FLAG(std::string, algorithm, "auto",
+          "algorithm(s), comma-separated: auto, mesh, mesh_exchange, "
+          "mesh_scatter, ring");
+ABSL_FLAG(std::string, json, "", "also write the results as JSON here");
+ABSL_FLAG(std::string, plot, "",
+          "also draw bus bandwidth against size, one line per op and "
+          "algorithm, as an SVG chart here");
+ABSL_FLAG(bool, model, false,
+          "print beside each time the Thakur-Rabenseifner-Gropp cost of the "
+          "ring algorithm on the same link, and the ratio time/model");
+ABSL_FLAG(std::string, recovery, "on",
+          "retransmission of lost frames (GroupOptions::recovery): on or off; "
+          "compare the two to see what recovery costs");
+ABSL_FLAG(std::string, send_queue, "1M",
+          "data bytes each cable keeps posted and not yet sent "
+          "(GroupOptions::send_queue_bytes; K, M suffixes): lower recovers "
+          "losses sooner, higher keeps the link busier");
+ABSL_FLAG(std::string, fabric, "sim",
+          "sim: simulated ranks in this process (--ranks, --link, ...), "
+          "virtual time; verbs: this process is one rank of a group formed "
+          "from JACCL's environment (JACCL_RANK, JACCL_IBV_DEVICES, "
+          "JACCL_COORDINATOR), wall time");
+
+namespace weft::bench {
+
+const sim::cli::FlagSet kBenchFlags(
+    "weft-bench", "what to measure and how", FLAGS_minbytes, FLAGS_maxbytes,
+    FLAGS_stepbytes, FLAGS_stepfactor, FLAGS_warmup_iters, FLAGS_iters,
+    FLAGS_check, FLAGS_datatype, FLAGS_redop, FLAGS_root, FLAGS_op,
+    FLAGS_algorithm, FLAGS_json, FLAGS_plot, FLAGS_model, FLAGS_recovery,
+    FLAGS_send_queue, FLAGS_fabric);
+
+namespace {
+
+using sim::cli::parse_byte_size;
+using sim::cli::parse_uint;
+
+constexpr uint64_t kMaxStepFactor = 1024;
+constexpr uint32_t kSimWarmup = 1, kSimIters = 1;
+constexpr uint32_t kVerbsWarmup = 5, kVerbsIters = 20;
+constexpr harness::CollectiveKind kAllOps[] = {
+    harness::CollectiveKind::kAllReduce,
+    harness::CollectiveKind::kAllGather,
+    harness::CollectiveKind::kReduceScatter,
+    harness::CollectiveKind::kBroadcast,
+    harness::CollectiveKind::kReduce,
+    harness::CollectiveKind::kAllToAll,
+    harness::CollectiveKind::kSendRecv};
+
+absl::StatusOr<std::vector<BenchOp>> parse_ops(ReduceOp redop,
+                                               bool redop_given) {
+  std::vector<BenchOp> out;
+  const std::string text = absl::GetFlag(FLAGS_op);
+  for (absl::string_view piece : absl::StrSplit(text, ',')) {
+    if (piece == "all") {
+      for (harness::CollectiveKind k : kAllOps) out.push_back({k, redop});
+      continue;
+    }
+    BenchOp op{harness::CollectiveKind::kAllReduce, redop};
+    ReduceOp named = redop;
+    if (!harness::parse_collective(to_std(piece), &op.kind, &named) ||
+        op.kind == harness::CollectiveKind::kBarrier) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--op: \"", piece, "\" is not a collective weft-bench measures"));
+    }
+    if (!redop_given) op.redop = named;  // all_max: max
+    out.push_back(op);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<harness::AlgorithmRequest>> parse_algorithms() {
+  std::vector<harness::AlgorithmRequest> out;
+  const std::string text = absl::GetFlag(FLAGS_algorithm);
+  for (absl::string_view piece : absl::StrSplit(text, ',')) {
+    harness::AlgorithmRequest a;
+    if (!harness::parse_algorithm_request(to_std(piece), &a)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--algorithm: \"", piece,
+                       "\" is none of auto, mesh, mesh_exchange, "
+                       "mesh_scatter, ring"));
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+absl::Status parse_sizes(BenchOptions* o) {
+  absl::StatusOr<uint64_t> min =
+      parse_byte_size("minbytes", absl::GetFlag(FLAGS_minbytes));
+  if (!min.ok()) return min.status();
+  absl::StatusOr<uint64_t> max =
+      parse_byte_size("maxbytes", absl::GetFlag(FLAGS_maxbytes));
+  if (!max.ok()) return max.status();
+  absl::StatusOr<uint64_t> step =
+      parse_byte_size("stepbytes", absl::GetFlag(FLAGS_stepbytes));
+  if (!step.ok()) return step.status();
+  absl::StatusOr<uint64_t> factor = parse_uint(
+      "stepfactor", absl::GetFlag(FLAGS_stepfactor), 1, kMaxStepFactor);
+  if (!factor.ok()) return factor.status();
+  if (*min > *max) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--minbytes (", *min, ") is larger than --maxbytes (", *max, ")"));
+  }
+  if (*factor == 1 && *step == 0 && *min < *max) {
+    return absl::InvalidArgumentError(
+        "--stepbytes=0 with --stepfactor=1 never reaches --maxbytes");
+  }
+  o->min_bytes = *min;
+  o->max_bytes = *max;
+  o->step_bytes = *step;
+  o->step_factor = *factor;
+  for (uint64_t size = *min; size <= *max;) {
+    if (o->sizes.size() == BenchOptions::kMaxSizes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("these sizes make more than ", BenchOptions::kMaxSizes,
+                       " rows; raise --stepbytes or --stepfactor"));
+    }
+    o->sizes.push_back(size);
+    const uint64_t next =
+        *factor > 1 ? (size == 0 ? 1 : size * *factor) : size + *step;
+    if (next <= size) break;  // overflow
+    size = next;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status parse_iterations(BenchOptions* o) {
+  const bool sim = o->fabric == FabricKind::kSim;
+  const std::string warmup = absl::GetFlag(FLAGS_warmup_iters);
+  const std::string iters = absl::GetFlag(FLAGS_iters);
+  absl::StatusOr<uint64_t> w =
+      warmup.empty()
+          ? (sim ? kSimWarmup : kVerbsWarmup)
+          : parse_uint("warmup_iters", warmup, 0, BenchOptions::kMaxIters);
+  if (!w.ok()) return w.status();
+  absl::StatusOr<uint64_t> n =
+      iters.empty() ? (sim ? kSimIters : kVerbsIters)
+                    : parse_uint("iters", iters, 1, BenchOptions::kMaxIters);
+  if (!n.ok()) return n.status();
+  absl::StatusOr<uint64_t> check =
+      parse_uint("check", absl::GetFlag(FLAGS_check), 0, 1);
+  if (!check.ok()) return check.status();
+  o->warmup_iters = static_cast<uint32_t>(*w);
+  o->iters = static_cast<uint32_t>(*n);
+  o->check = *check != 0;
+  return absl::OkStatus();
+}
+
+absl::Status parse_data(BenchOptions* o, ReduceOp* redop, bool* redop_given) {
+  const std::string dtype = absl::GetFlag(FLAGS_datatype);
+  if (!parse_dtype(weft_dtype_name(dtype), &o->dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--datatype=", dtype, " is not a type (see --help)"));
+  }
+  const std::string r = absl::GetFlag(FLAGS_redop);
+  *redop_given = !r.empty();
+  if (*redop_given && !parse_reduce_op(r, redop)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--redop=", r, " is none of sum, prod, max, min"));
+  }
+  absl::StatusOr<uint64_t> root =
+      parse_uint("root", absl::GetFlag(FLAGS_root), 0, Topology::kMaxRanks - 1);
+  if (!root.ok()) return root.status();
+  o->root = static_cast<uint32_t>(*root);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<BenchOptions> bench_options() {
+  BenchOptions o;
+  const std::string fabric = absl::GetFlag(FLAGS_fabric);
+  if (fabric == "verbs") {
+    o.fabric = FabricKind::kVerbs;
+  } else if (fabric != "sim") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--fabric=", fabric, " is neither sim nor verbs"));
+  }
+  if (absl::Status s = parse_sizes(&o); !s.ok()) return s;
+  if (absl::Status s = parse_iterations(&o); !s.ok()) return s;
+  ReduceOp redop = ReduceOp::kSum;
+  bool redop_given = false;
+  if (absl::Status s = parse_data(&o, &redop, &redop_given); !s.ok()) return s;
+  absl::StatusOr<std::vector<BenchOp>> ops = parse_ops(redop, redop_given);
+  if (!ops.ok()) return ops.status();
+  o.ops = *std::move(ops);
+  absl::StatusOr<std::vector<harness::AlgorithmRequest>> algorithms =
+      parse_algorithms();
+  if (!algorithms.ok()) return algorithms.status();
+  o.algorithms = *std::move(algorithms);
+  absl::StatusOr<bool> recovery =
+      sim::cli::parse_on_off("recovery", absl::GetFlag(FLAGS_recovery));
+  if (!recovery.ok()) return recovery.status();
+  o.group.recovery.enabled = *recovery;
+  absl::StatusOr<uint64_t> send_queue =
+      parse_byte_size("send_queue", absl::GetFlag(FLAGS_send_queue));
+  if (!send_queue.ok()) return send_queue.status();
+  o.group.send_queue_bytes = *send_queue;
+  if (absl::Status s = o.group.validate(); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--send_queue: ", s.message()));
+  }
+  o.json_path = absl::GetFlag(FLAGS_json);
+  o.plot_path = absl::GetFlag(FLAGS_plot);
+  o.model = absl::GetFlag(FLAGS_model);
+  return o;
+}
+
+}  // namespace weft::bench

@@ -1,0 +1,71 @@
+// weft-bench's own flags (nccl-tests' long names where nccl-tests has one;
+// weft_bench_args.h maps its short options onto them) and the options they
+// make, validated so bad input exits 2 with one line naming the flag.
+//
+//   --minbytes/-b --maxbytes/-e --stepbytes/-i --stepfactor/-f   sizes
+//   --warmup_iters/-w --iters/-n --check/-c                      iterations
+//   --datatype/-d --redop/-o --root/-r                           data
+//   --op --algorithm                 what to run (comma-separated lists)
+//   --json --plot --model            outputs
+//   --fabric                         sim (default) or verbs
+//   --recovery --send_queue          the group
+// (the FlagSet kBenchFlags).
+#ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_OPTIONS_H_
+#define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collectives/dtype.h"
+#include "collectives/group_options.h"
+#include "harness/collective_spec.h"
+#include "tools/cli/flag_scope.h"
+
+namespace weft::bench {
+
+namespace harness = ::weft::harness;
+
+enum class FabricKind : uint8_t { kSim, kVerbs };
+
+struct BenchOp {
+  harness::CollectiveKind kind = harness::CollectiveKind::kAllReduce;
+  ReduceOp redop = ReduceOp::kSum;
+};
+
+struct BenchOptions {
+  // Most sizes one run sweeps.
+  static constexpr size_t kMaxSizes = 4096;
+  static constexpr uint32_t kMaxIters = 1'000'000;
+
+  uint64_t min_bytes = 0;
+  uint64_t max_bytes = 0;
+  uint64_t step_bytes = 0;
+  uint64_t step_factor = 1;  // > 1: sizes multiply by it; 1: add step_bytes
+  std::vector<uint64_t> sizes;
+  uint32_t warmup_iters = 0;
+  uint32_t iters = 0;
+  bool check = true;
+  DType dtype = DType::kFloat32;
+  uint32_t root = 0;
+  std::vector<BenchOp> ops;
+  std::vector<harness::AlgorithmRequest> algorithms;
+  std::string json_path;
+  std::string plot_path;
+  bool model = false;
+  // The group every rank forms (--recovery, --send_queue).
+  GroupOptions group;
+  FabricKind fabric = FabricKind::kSim;
+};
+
+// Every flag above; weft-bench also accepts the world flags
+// (tools/cli/world_flags.h).
+extern const sim::cli::FlagSet kBenchFlags;
+
+// Reads and validates the flags (after absl::ParseCommandLine).
+absl::StatusOr<BenchOptions> bench_options();
+
+}  // namespace weft::bench
+
+#endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_OPTIONS_H_

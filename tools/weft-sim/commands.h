@@ -1,0 +1,60 @@
+// weft-sim's subcommands. Each lives in its own file and is listed once in
+// the table in main.cc, with the flag sets it accepts; a command gets argv
+// with its own name removed (argv[0] stays the program) and returns the
+// process exit code (cli_common.h: 0 ok, 1 the run found a problem, 2 bad
+// input).
+#ifndef WEFT_TOOLS_WEFT_SIM_COMMANDS_H_
+#define WEFT_TOOLS_WEFT_SIM_COMMANDS_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tools/cli/flag_scope.h"
+
+namespace weft::sim::cli {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  // The sets whose flags the command accepts; any other weft-sim flag is
+  // bad input.
+  FlagSets flag_sets;
+  int (*run)(int argc, char** argv);
+};
+
+// What parse_command_flags() came to: the arguments as given (normalised,
+// argv[0] first, for reproduce lines), or the exit code to return at once.
+struct CommandArgs {
+  std::vector<std::string> given;
+  std::optional<int> exit_code;
+};
+
+// Normalises and parses argv for `command` (cli_common.h). --help prints
+// every command's flags, set by set, and exits 1 as absl's --help does; a
+// flag in none of the sets main.cc lists for `command` is bad input (2).
+CommandArgs parse_command_flags(int argc, char** argv,
+                                std::string_view command);
+
+// study_command.cc: --max_bytes.
+extern const FlagSet kStudyFlags;
+// p2p_command.cc: --frames, --frame_bytes, --check_determinism.
+extern const FlagSet kP2pFlags;
+
+// p2p_command.cc: point-to-point streams over every cabled pair.
+int run_p2p(int argc, char** argv);
+// study_command.cc: the default study (every collective, mesh and ring,
+// faults on, one table).
+int run_study(int argc, char** argv);
+// run_command.cc: one collective, any op, size, dtype, algorithm and world.
+int run_collective(int argc, char** argv);
+// sweep_command.cc: swarm testing over many seeds against the oracles.
+int run_sweep(int argc, char** argv);
+// shrink_command.cc: a failing sweep seed's faults reduced to a minimal
+// scripted plan.
+int run_shrink(int argc, char** argv);
+
+}  // namespace weft::sim::cli
+
+#endif  // WEFT_TOOLS_WEFT_SIM_COMMANDS_H_

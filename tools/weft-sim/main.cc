@@ -1,0 +1,162 @@
+// weft-sim: the simulator's command-line tool. `weft-sim <command> [flags]`;
+// with no command it runs the default one.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "fabric/absl_compat.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/flag_scope.h"
+#include "tools/cli/world_flags.h"
+#include "tools/weft-sim/collective_flags.h"
+#include "tools/weft-sim/commands.h"
+#include "tools/weft-sim/sweep_flags.h"
+
+namespace weft::sim::cli {
+namespace {
+
+// The sets each command accepts.
+constexpr const FlagSet* kStudySets[] = {&kWorldFlags, &kStudyFlags};
+constexpr const FlagSet* kRunSets[] = {&kWorldFlags, &kCollectiveFlags};
+constexpr const FlagSet* kP2pSets[] = {&kWorldFlags, &kP2pFlags};
+constexpr const FlagSet* kSweepSets[] = {&kSweepFlags};
+constexpr const FlagSet* kShrinkSets[] = {&kShrinkFlags};
+
+// The dispatch table. The first entry is what `weft-sim` with no command
+// (or with only flags) runs.
+constexpr Command kCommands[] = {
+    {"study",
+     "every collective, mesh and ring, 4 KiB to 64 MiB, low-rate faults: one "
+     "table, a trace, exit 0 if every outcome was allowed",
+     kStudySets, run_study},
+    {"run",
+     "one collective (--op, --bytes, --dtype, --algorithm, ...) on any world, "
+     "checked against a reference",
+     kRunSets, run_collective},
+    {"p2p",
+     "point-to-point frame streams over every cabled pair, sequence-checked",
+     kP2pSets, run_p2p},
+    {"sweep",
+     "swarm testing: --seeds N seeds, each its own world, collectives and "
+     "faults, checked against the oracles; a table, replay lines, traces",
+     kSweepSets, run_sweep},
+    {"shrink",
+     "a failing sweep seed's injected faults reduced to a minimal replayable "
+     "fault plan (--seed S)",
+     kShrinkSets, run_shrink},
+};
+
+// Every set of every command, each once, in the table's order.
+std::vector<const FlagSet*> all_flag_sets() {
+  std::vector<const FlagSet*> out;
+  for (const Command& c : kCommands) {
+    for (const FlagSet* set : c.flag_sets) {
+      if (std::find(out.begin(), out.end(), set) == out.end())
+        out.push_back(set);
+    }
+  }
+  return out;
+}
+
+// The sets `command` accepts (none for a name not in the table).
+FlagSets flag_sets_of(std::string_view command) {
+  for (const Command& c : kCommands) {
+    if (c.name == command) return c.flag_sets;
+  }
+  return {};
+}
+
+// The commands that accept `set`: "study, run, p2p".
+std::string users_of(const FlagSet* set) {
+  std::string out;
+  for (const Command& c : kCommands) {
+    if (std::find(c.flag_sets.begin(), c.flag_sets.end(), set) ==
+        c.flag_sets.end()) {
+      continue;
+    }
+    absl::StrAppend(&out, out.empty() ? "" : ", ", to_absl(c.name));
+  }
+  return out;
+}
+
+// --help: the usage message, then every flag, set by set. Exits 1, as
+// absl's --help did.
+int print_help() {
+  const std::vector<const FlagSet*> sets = all_flag_sets();
+  std::vector<std::string> used_by;
+  for (const FlagSet* set : sets) used_by.push_back(users_of(set));
+  std::printf("weft-sim: %s\n\n%s\n",
+              std::string(absl::ProgramUsageMessage()).c_str(),
+              flags_help(sets, used_by).c_str());
+  std::printf("--helpfull also lists absl's own flags (--flagfile, ...).\n");
+  return kExitFailed;
+}
+
+std::string command_list() {
+  std::string out;
+  for (const Command& c : kCommands) {
+    absl::StrAppend(&out, "  ", to_absl(c.name), "  ", to_absl(c.summary),
+                    "\n");
+  }
+  return out;
+}
+
+void configure_usage() {
+  absl::SetProgramUsageMessage(absl::StrCat(
+      "deterministic RDMA fabric simulator\n\nusage: weft-sim [command] "
+      "[--flag=value ...]\n"
+      "commands (default: ",
+      to_absl(kCommands[0].name), "):\n", command_list(),
+      "flag names may use - or _ (--check-determinism, --check_determinism)"));
+}
+
+int dispatch(int argc, char** argv) {
+  configure_usage();
+  if (argc < 2 || argv[1][0] == '-') {
+    return kCommands[0].run(argc, argv);
+  }
+  const std::string_view name = argv[1];
+  for (const Command& c : kCommands) {
+    if (c.name != name) continue;
+    std::vector<char*> rest{argv[0]};
+    rest.insert(rest.end(), argv + 2, argv + argc);
+    rest.push_back(nullptr);
+    return c.run(argc - 1, rest.data());
+  }
+  if (name == "help") {
+    std::fputs(std::string(absl::ProgramUsageMessage()).c_str(), stdout);
+    std::fputs("\n", stdout);
+    return kExitOk;
+  }
+  std::string names;
+  for (const Command& c : kCommands) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", to_absl(c.name));
+  }
+  return bad_input(absl::StrCat("unknown command \"", to_absl(name),
+                                "\"; commands: ", names,
+                                " (weft-sim --help for flags)"));
+}
+
+}  // namespace
+
+CommandArgs parse_command_flags(int argc, char** argv,
+                                std::string_view command) {
+  absl::StatusOr<std::vector<std::string>> args = normalise_flags(argc, argv);
+  if (!args.ok()) return {.exit_code = bad_input(args.status())};
+  if (wants_help(*args)) return {.exit_code = print_help()};
+  CommandArgs out{.given = *args};
+  if (absl::Status s = parse_flags(*args); !s.ok())
+    return {.exit_code = bad_input(s)};
+  const std::vector<const FlagSet*> all = all_flag_sets();
+  const FlagScope scope{"weft-sim", command, flag_sets_of(command), all};
+  if (absl::Status s = check_flag_scope(out.given, scope); !s.ok())
+    return {.exit_code = bad_input(s)};
+  return out;
+}
+
+}  // namespace weft::sim::cli
+
+int main(int argc, char** argv) { return weft::sim::cli::dispatch(argc, argv); }

@@ -1,0 +1,100 @@
+// weft-sim run: one collective (any op, size, dtype, algorithm) on a world
+// built from the shared flags (any topology, link, faults, seed), checked
+// against the reference, printed as one row of the study's table.
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/str_format.h"
+#include "fabric/absl_compat.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/world_flags.h"
+#include "tools/weft-sim/collective_flags.h"
+#include "tools/weft-sim/commands.h"
+#include "tools/weft-sim/row_runner.h"
+
+namespace weft::sim::cli {
+namespace {
+
+// Most ranks whose errors are listed one by one, and most characters of
+// each (deadline errors list every outstanding frame).
+constexpr uint32_t kMaxListedRanks = 16;
+constexpr size_t kMaxErrorChars = 300;
+
+void print_rank_errors(const harness::CaseRun& run) {
+  uint32_t listed = 0;
+  for (uint32_t r = 0; r < run.ranks.size() && listed < kMaxListedRanks; ++r) {
+    const absl::Status& e = run.ranks[r].first_error;
+    if (e.ok()) continue;
+    std::string text(e.message());
+    if (text.size() > kMaxErrorChars)
+      text = text.substr(0, kMaxErrorChars) + "...";
+    std::printf("  rank %u: %s: %s\n", r,
+                absl::StatusCodeToString(e.code()).c_str(), text.c_str());
+    ++listed;
+  }
+}
+
+// The world flags as given on the command line, for the reproduce line.
+std::string world_args(const std::vector<std::string>& args) {
+  constexpr std::string_view kSkip[] = {"--trace"};
+  std::string out;
+  for (size_t i = 1; i < args.size(); ++i) {
+    bool skip = false;
+    for (std::string_view s : kSkip) skip |= args[i].rfind(s, 0) == 0;
+    if (!skip) absl::StrAppend(&out, out.empty() ? "" : " ", args[i]);
+  }
+  return out;
+}
+
+void print_row(const StudyRow& row, const WorldFlags& flags,
+               const std::vector<std::string>& args) {
+  std::printf("weft-sim run: %u ranks, %s\n", flags.options.topology.ranks(),
+              world_summary(flags.options, flags.link_name).c_str());
+  std::fputs(study_header().c_str(), stdout);
+  std::printf("%s\n", study_row_line(row).c_str());
+  const harness::CaseRun& run = row.run;
+  if (row.spec.in_place && row.iterations > 1) {
+    std::printf(
+        "output not checked: in place, each iteration overwrites "
+        "the next one's input\n");
+  }
+  if (run.outcome.verdict != harness::Verdict::kCorrect) print_rank_errors(run);
+  if (run.outcome.verdict == harness::Verdict::kHang) {
+    std::printf("%s\n", run.run.report.c_str());
+  }
+  if (!run.outcome.allowed()) {
+    std::printf("reproduce: %s\n",
+                reproduce_command(row, world_args(args)).c_str());
+  }
+  if (!flags.trace_path.empty()) {
+    std::printf("trace written to %s (open it in ui.perfetto.dev)\n",
+                flags.trace_path.c_str());
+  }
+  std::printf("trace hash: %s\n", hash_hex(row.trace_hash).c_str());
+}
+
+}  // namespace
+
+int run_collective(int argc, char** argv) {
+  const CommandArgs args = parse_command_flags(argc, argv, "run");
+  if (args.exit_code) return *args.exit_code;
+  absl::StatusOr<WorldFlags> flags = world_flags();
+  if (!flags.ok()) return bad_input(flags.status());
+  absl::StatusOr<CollectiveFlags> collective = collective_flags();
+  if (!collective.ok()) return bad_input(collective.status());
+  RowRequest request;
+  request.world = flags->options;
+  request.topology_name = flags->topology_name;
+  request.spec = collective->spec;
+  request.group = collective->group;
+  request.iterations = collective->iterations;
+  request.timeout_ns = collective->timeout_ns;
+  request.trace_path = flags->trace_path;
+  absl::StatusOr<StudyRow> row = run_row(request);
+  if (!row.ok()) return bad_input(row.status());
+  print_row(*row, *flags, args.given);
+  return row->run.outcome.allowed() ? kExitOk : kExitFailed;
+}
+
+}  // namespace weft::sim::cli

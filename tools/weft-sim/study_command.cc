@@ -1,0 +1,254 @@
+// weft-sim's default command, the study: 8 simulated Macs over the tb5
+// link, mesh and ring, every collective at sizes from 4 KiB to 64 MiB with
+// low-rate faults on (study_plan.h), one table, a Perfetto trace of one
+// representative run, and one hash of every run's trace. Exits 0 only when
+// every outcome was an allowed one. Given any of `run`'s flags (--op,
+// --bytes, ...), it runs that single collective instead.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "fabric/absl_compat.h"
+#include "tools/cli/byte_size.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/world_flags.h"
+#include "tools/weft-sim/collective_flags.h"
+#include "tools/weft-sim/commands.h"
+#include "tools/weft-sim/row_runner.h"
+#include "tools/weft-sim/study_plan.h"
+
+ABSL_FLAG(std::string, max_bytes, "64M",
+          "study: leave out the rows larger than this (K, M, G suffixes), "
+          "for a quicker study");
+
+namespace weft::sim::cli {
+
+const FlagSet kStudyFlags("study", "the default study", FLAGS_max_bytes);
+
+namespace {
+
+constexpr char kDefaultTracePath[] = "weft-sim-trace.json";
+
+struct StudyTopology {
+  std::string name;
+  Topology topology;
+};
+
+struct StudyConfig {
+  WorldOptions world;  // topology replaced per row
+  std::string link_name;
+  std::vector<StudyTopology> topologies;
+  std::string trace_path;
+  std::string world_args;  // for reproduce lines, without the topology
+};
+
+bool given(const std::vector<std::string>& args, std::string_view flag) {
+  for (const std::string& a : args) {
+    if (a == absl::StrCat("--", to_absl(flag)) ||
+        a.rfind(absl::StrCat("--", to_absl(flag), "="), 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The world flags as given, without those each reproduce line sets itself.
+std::string world_args_of(const std::vector<std::string>& args) {
+  std::string out;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i].rfind("--trace", 0) == 0 || args[i].rfind("--seed", 0) == 0)
+      continue;
+    absl::StrAppend(&out, out.empty() ? "" : " ", args[i]);
+  }
+  return out;
+}
+
+absl::StatusOr<StudyConfig> study_config(const std::vector<std::string>& args,
+                                         const WorldFlags& flags) {
+  StudyConfig c;
+  c.world = flags.options;
+  c.link_name = flags.link_name;
+  c.world_args = world_args_of(args);
+  const Topology& given_topology = flags.options.topology;
+  if (given(args, "topology") || given(args, "devices")) {
+    c.topologies.push_back({flags.topology_name, given_topology});
+  } else {
+    const uint32_t n = given_topology.ranks();
+    const auto cables =
+        static_cast<uint32_t>(n > 1 ? given_topology.devices(0, 1).size() : 1);
+    absl::StatusOr<Topology> ring = Topology::ring(n, cables);
+    if (!ring.ok()) return ring.status();
+    c.topologies.push_back({"mesh", given_topology});
+    c.topologies.push_back({"ring", *std::move(ring)});
+  }
+  constexpr std::string_view kFaultFlags[] = {"loss", "duplicate", "reorder",
+                                              "error", "faults"};
+  bool fault_flags = false;
+  for (std::string_view f : kFaultFlags) fault_flags |= given(args, f);
+  if (!fault_flags) {
+    c.world.faults.rates = study_fault_rates();
+    const FaultRates& r = c.world.faults.rates;
+    absl::StrAppendFormat(&c.world_args,
+                          "%s--loss=%g --duplicate=%g "
+                          "--reorder=%g --error=%g",
+                          c.world_args.empty() ? "" : " ", r.loss, r.duplicate,
+                          r.reorder, r.error_completion);
+  }
+  c.trace_path = given(args, "trace") ? flags.trace_path : kDefaultTracePath;
+  return c;
+}
+
+bool is_trace_candidate(const harness::CollectiveSpec& spec) {
+  return spec.kind == harness::CollectiveKind::kAllReduce &&
+         spec.op == ReduceOp::kSum && spec.dtype == DType::kFloat32 &&
+         spec.bytes <= kStudyTraceBytes;
+}
+
+// One row to run: which topology, what, with which seed.
+struct PlannedRow {
+  size_t topology = 0;
+  harness::CollectiveSpec spec;
+  uint64_t seed = 0;
+  bool traced = false;
+};
+
+// Every topology's plan without rows over --max_bytes; row r gets seed
+// (--seed) + r; the trace goes to the last topology's largest all-sum of
+// at most kStudyTraceBytes.
+std::vector<PlannedRow> plan_rows(const StudyConfig& c, uint64_t max_bytes) {
+  std::vector<PlannedRow> rows;
+  for (size_t t = 0; t < c.topologies.size(); ++t) {
+    for (const harness::CollectiveSpec& spec : study_plan()) {
+      if (spec.bytes > max_bytes) continue;
+      rows.push_back({t, spec, c.world.seed + rows.size(), false});
+    }
+  }
+  PlannedRow* traced = nullptr;
+  for (PlannedRow& row : rows) {
+    const bool last = row.topology + 1 == c.topologies.size();
+    if (last && is_trace_candidate(row.spec) &&
+        (traced == nullptr || row.spec.bytes > traced->spec.bytes)) {
+      traced = &row;
+    }
+  }
+  if (traced != nullptr && !c.trace_path.empty()) traced->traced = true;
+  return rows;
+}
+
+struct StudyTally {
+  uint64_t folded_hash = kFoldHashStart;
+  uint32_t by_verdict[harness::kVerdictCount] = {};
+  std::vector<std::string> reproduce;
+  std::string traced;  // which row the trace shows
+};
+
+// `weft-sim run` flags that rerun `row` alone, after the row's own flags.
+std::string row_world_args(const StudyConfig& c, const StudyTopology& t,
+                           uint64_t seed) {
+  std::vector<std::string> parts;
+  // A generated topology is not among the flags given: name it.
+  if (t.name == "mesh" || t.name == "ring")
+    parts.push_back(absl::StrCat("--topology=", t.name));
+  if (!c.world_args.empty()) parts.push_back(c.world_args);
+  parts.push_back(absl::StrCat("--seed=", seed));
+  return absl::StrJoin(parts, " ");
+}
+
+absl::Status run_planned(const StudyConfig& c, const PlannedRow& planned,
+                         StudyTally* tally) {
+  const StudyTopology& t = c.topologies[planned.topology];
+  RowRequest request;
+  request.world = c.world;
+  request.world.topology = t.topology;
+  request.world.seed = planned.seed;
+  request.topology_name = t.name;
+  request.spec = planned.spec;
+  if (planned.traced) request.trace_path = c.trace_path;
+  absl::StatusOr<StudyRow> row = run_row(request);
+  if (!row.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s over %s: %s", harness::api_name(planned.spec),
+                        t.name, row.status().message()));
+  }
+  std::printf("%s\n", study_row_line(*row).c_str());
+  std::fflush(stdout);
+  tally->folded_hash = fold_hash(tally->folded_hash, row->trace_hash);
+  ++tally->by_verdict[static_cast<size_t>(row->run.outcome.verdict)];
+  if (!row->run.outcome.allowed()) {
+    tally->reproduce.push_back(
+        reproduce_command(*row, row_world_args(c, t, planned.seed)));
+  }
+  if (planned.traced) {
+    tally->traced = absl::StrFormat("%s %s %u bytes over the %s (seed %u)",
+                                    harness::api_name(planned.spec),
+                                    dtype_name(planned.spec.dtype),
+                                    planned.spec.bytes, t.name, planned.seed);
+  }
+  return absl::OkStatus();
+}
+
+void print_footer(const StudyConfig& c, const StudyTally& tally) {
+  uint32_t total = 0;
+  for (uint32_t n : tally.by_verdict) total += n;
+  std::string counts;
+  for (int v = 0; v < harness::kVerdictCount; ++v) {
+    absl::StrAppendFormat(
+        &counts, "%s%u %s", v == 0 ? "" : ", ", tally.by_verdict[v],
+        harness::verdict_name(static_cast<harness::Verdict>(v)));
+  }
+  std::printf("%u runs: %s\n", total, counts.c_str());
+  for (const std::string& line : tally.reproduce) {
+    std::printf("reproduce: %s\n", line.c_str());
+  }
+  if (!tally.traced.empty()) {
+    std::printf("trace of %s written to %s (open it in ui.perfetto.dev)\n",
+                tally.traced.c_str(), c.trace_path.c_str());
+  }
+  std::printf("trace hash: %s\n", hash_hex(tally.folded_hash).c_str());
+}
+
+}  // namespace
+
+int run_study(int argc, char** argv) {
+  absl::StatusOr<std::vector<std::string>> args = normalise_flags(argc, argv);
+  if (!args.ok()) return bad_input(args.status());
+  if (sets_collective_flag(*args)) return run_collective(argc, argv);
+  const CommandArgs parsed = parse_command_flags(argc, argv, "study");
+  if (parsed.exit_code) return *parsed.exit_code;
+  const std::vector<std::string>& given_args = parsed.given;
+  absl::StatusOr<WorldFlags> flags = world_flags();
+  if (!flags.ok()) return bad_input(flags.status());
+  absl::StatusOr<StudyConfig> config = study_config(given_args, *flags);
+  if (!config.ok()) return bad_input(config.status());
+  std::string names;
+  for (const StudyTopology& t : config->topologies) {
+    absl::StrAppend(&names, names.empty() ? "" : " and ", t.name);
+  }
+  std::printf("weft-sim study: %u ranks, %s, %s\n",
+              flags->options.topology.ranks(), names.c_str(),
+              world_summary(config->world, config->link_name).c_str());
+  std::fputs(study_header().c_str(), stdout);
+  absl::StatusOr<uint64_t> max_bytes =
+      parse_byte_size("max_bytes", absl::GetFlag(FLAGS_max_bytes));
+  if (!max_bytes.ok()) return bad_input(max_bytes.status());
+  StudyTally tally;
+  for (const PlannedRow& row : plan_rows(*config, *max_bytes)) {
+    if (absl::Status s = run_planned(*config, row, &tally); !s.ok())
+      return bad_input(s);
+  }
+  print_footer(*config, tally);
+  for (int v = 0; v < harness::kVerdictCount; ++v) {
+    const bool allowed =
+        harness::verdict_allowed(static_cast<harness::Verdict>(v));
+    if (!allowed && tally.by_verdict[v] > 0) return kExitFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace weft::sim::cli
