@@ -5,6 +5,8 @@
 #ifndef WEFT_BENCH_BENCH_SUPPORT_H_
 #define WEFT_BENCH_BENCH_SUPPORT_H_
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -20,7 +22,20 @@ namespace weft::bench {
 
 inline constexpr uint64_t kKiB = uint64_t{1} << 10;
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
-inline constexpr size_t kPageBytes = 4096;
+
+// This system's page size, asked of the system (4 KiB on x86-64 Linux,
+// 16 KiB on Apple silicon).
+inline size_t page_bytes() {
+  static const size_t bytes = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return bytes;
+}
+
+// At least `bytes` of page-aligned memory (rounded up to whole pages, as
+// aligned_alloc requires); free it with std::free.
+inline void* allocate_pages(size_t bytes) {
+  const size_t page = page_bytes();
+  return std::aligned_alloc(page, (bytes + page - 1) / page * page);
+}
 
 // "64KiB", "64MiB".
 inline std::string size_label(uint64_t bytes) {
@@ -28,12 +43,12 @@ inline std::string size_label(uint64_t bytes) {
                        : std::to_string(bytes / kKiB) + "KiB";
 }
 
-// `bytes` of page-aligned memory (a multiple of the page size), every page
-// written once so no timed loop takes its page faults.
+// `bytes` of page-aligned memory, every page written once so no timed loop
+// takes its page faults.
 class PageBuffer {
  public:
   explicit PageBuffer(size_t bytes, unsigned char fill = 0)
-      : data_(static_cast<std::byte*>(std::aligned_alloc(kPageBytes, bytes))) {
+      : data_(static_cast<std::byte*>(allocate_pages(bytes))) {
     std::memset(data_, fill, bytes);
   }
   ~PageBuffer() { std::free(data_); }

@@ -41,10 +41,10 @@
 #include "collectives/group.h"
 #include "collectives/inprocess_bootstrap.h"
 #include "fabric/clock.h"
-#include "sim/cli/harness/call_program.h"
-#include "sim/cli/harness/collective_spec.h"
-#include "sim/cli/harness/rank_call.h"
-#include "sim/cli/harness/reference.h"
+#include "harness/call_program.h"
+#include "harness/collective_spec.h"
+#include "harness/rank_call.h"
+#include "harness/reference.h"
 #include "sim/world.h"
 
 namespace weft {
@@ -55,13 +55,13 @@ using bench::kKiB;
 using bench::kMiB;
 using bench::PageBuffer;
 using bench::size_label;
-using sim::harness::AlgorithmRequest;
-using sim::harness::CallProgram;
-using sim::harness::CollectiveKind;
-using sim::harness::CollectiveShape;
-using sim::harness::CollectiveSpec;
-using sim::harness::RankCall;
-using sim::harness::Reference;
+using harness::AlgorithmRequest;
+using harness::CallProgram;
+using harness::CollectiveKind;
+using harness::CollectiveShape;
+using harness::CollectiveSpec;
+using harness::RankCall;
+using harness::Reference;
 
 constexpr uint32_t kRanks = 4;
 constexpr uint64_t kMinBytes = 64 * kKiB;
@@ -202,12 +202,12 @@ class CollectiveCase {
   std::unique_ptr<sim::World> world_;
   std::vector<std::unique_ptr<Group>> groups_;  // destroyed before world_
   std::vector<std::unique_ptr<RankCall>> calls_;
-  std::vector<std::vector<sim::harness::Starter>> starters_;
+  std::vector<std::vector<harness::Starter>> starters_;
 };
 
 absl::StatusOr<std::unique_ptr<CollectiveCase>> CollectiveCase::create(
     const CollectiveSpec& spec) {
-  absl::StatusOr<CollectiveShape> shape = sim::harness::shape_of(spec, kRanks);
+  absl::StatusOr<CollectiveShape> shape = harness::shape_of(spec, kRanks);
   if (!shape.ok()) return shape.status();
   auto c = std::unique_ptr<CollectiveCase>(new CollectiveCase(spec, *shape));
   if (absl::Status s = c->form(); !s.ok()) return s;
@@ -235,7 +235,7 @@ absl::Status CollectiveCase::form() {
       form_groups_in_process(fabrics, topology, group_options);
   if (!groups.ok()) return groups.status();
   groups_ = *std::move(groups);
-  call_.algorithm = sim::harness::resolve_algorithm(
+  call_.algorithm = harness::resolve_algorithm(
       spec_, reference_.shape(), topology.is_full_mesh(), group_options);
   for (uint32_t r = 0; r < kRanks; ++r) {
     calls_.push_back(std::make_unique<RankCall>(reference_, r));
@@ -322,8 +322,8 @@ void register_all() {
         const CollectiveSpec spec{
             .kind = kind, .bytes = bytes, .algorithm = algorithm};
         const std::string name = absl::StrFormat(
-            "%s/%s/%s", sim::harness::api_name(spec),
-            sim::harness::algorithm_request_name(algorithm), size_label(bytes));
+            "%s/%s/%s", harness::api_name(spec),
+            harness::algorithm_request_name(algorithm), size_label(bytes));
         benchmark::RegisterBenchmark(name.c_str(), bm_collective, spec)
             ->Unit(benchmark::kMillisecond);
       }

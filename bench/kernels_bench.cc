@@ -13,9 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "benchmark/benchmark.h"
 #include "collectives/dtype.h"
-#include "collectives/reduce.h"
+#include "collectives/kernels/reduce.h"
 
 namespace weft {
 namespace {
@@ -59,12 +60,9 @@ std::vector<unsigned char> one_of(DType dtype) {
 
 // Two page-aligned buffers shared by every benchmark (allocated once, filled
 // per run), as the fabric's slab frames are.
-constexpr size_t kPageBytes = 4096;
-
 struct Buffer {
   Buffer()
-      : data(static_cast<unsigned char*>(
-            std::aligned_alloc(kPageBytes, kMaxBytes))) {}
+      : data(static_cast<unsigned char*>(bench::allocate_pages(kMaxBytes))) {}
   ~Buffer() { std::free(data); }
   unsigned char* data;
 };

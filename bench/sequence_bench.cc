@@ -13,10 +13,10 @@
 //    then poll. items/s is completions per second.
 //  - staging/<in|out>/<frame size>: the engine has no helper of its own for
 //    its staging copies: the copy into a frame is the std::memcpy inside
-//    Lane::send_data (collectives/lane.cc), after the 64-byte frame header,
-//    and the copy out is the std::memcpy (or reduce_into) inside
-//    OpRunner::apply (collectives/op_runner.cc), from the payload after the
-//    header; both are tied to posting and to running an operation. These
+//    Lane::send_data (collectives/engine/lane.cc), after the 64-byte frame
+//    header, and the copy out is the std::memcpy (or reduce_into) inside
+//    OpRunner::apply (collectives/engine/op_runner.cc), from the payload after
+//    the header; both are tied to posting and to running an operation. These
 //    rows measure the same pattern with memcpy: a 64 MiB user buffer cut
 //    into payloads of (frame - 64) bytes, each copied into the next of
 //    `depth` (8) frames of a Slab at offset 64 (in), or from those frames
@@ -37,8 +37,8 @@
 #include "absl/status/statusor.h"
 #include "bench/bench_support.h"
 #include "benchmark/benchmark.h"
+#include "collectives/engine/frame_header.h"
 #include "collectives/group_options.h"
-#include "collectives/internal/frame_header.h"
 #include "fabric/checked_pair.h"
 #include "fabric/completion.h"
 #include "fabric/endpoint.h"

@@ -66,19 +66,14 @@ bool RawRing::open(uint32_t r, uint32_t peer) {
   return true;
 }
 
-std::unique_ptr<Cluster> make_cluster(Topology topology, sim::LinkModel link,
-                                      const GroupOptions& options) {
-  auto c = std::make_unique<Cluster>();
-  c->world = make_world(topology, link);
-  if (c->world == nullptr) return nullptr;
-  std::vector<Fabric*> fabrics;
-  for (uint32_t r = 0; r < c->world->ranks(); ++r)
-    fabrics.push_back(&c->world->fabric(r));
-  absl::StatusOr<std::vector<std::unique_ptr<Group>>> groups =
-      form_groups_in_process(fabrics, topology, options);
-  if (!groups.ok()) return nullptr;
-  c->groups = *std::move(groups);
-  return c;
+std::unique_ptr<SimCluster> make_cluster(Topology topology, sim::LinkModel link,
+                                         const GroupOptions& options) {
+  sim::WorldOptions world;
+  world.topology = std::move(topology);
+  world.link = link;
+  world.keep_trace_events = false;
+  absl::StatusOr<SimCluster> c = SimCluster::create(std::move(world), options);
+  return c.ok() ? std::make_unique<SimCluster>(*std::move(c)) : nullptr;
 }
 
 Progress OpLoop::step() {
@@ -106,16 +101,16 @@ std::string OpLoop::outstanding() const {
                          count_);
 }
 
-LoopResult run_loops(benchmark::State& state, Cluster& c,
+LoopResult run_loops(benchmark::State& state, SimCluster& c,
                      const std::vector<Starter>& starts, uint32_t count) {
   std::vector<std::unique_ptr<RankProgram>> programs;
-  for (uint32_t r = 0; r < c.groups.size(); ++r) {
-    programs.push_back(std::make_unique<OpLoop>(*c.groups[r], c.world->clock(),
+  for (uint32_t r = 0; r < c.size(); ++r) {
+    programs.push_back(std::make_unique<OpLoop>(c.group(r), c.world().clock(),
                                                 starts[r], count));
   }
   LoopResult out;
-  const TimeNs start_ns = c.world->clock().now_ns();
-  if (!run_all(state, *c.world, programs)) return out;
+  const TimeNs start_ns = c.world().clock().now_ns();
+  if (!run_all(state, c.world(), programs)) return out;
   for (const auto& p : programs) {
     const auto& loop = static_cast<const OpLoop&>(*p);
     if (!loop.failure().ok()) {
@@ -126,7 +121,7 @@ LoopResult run_loops(benchmark::State& state, Cluster& c,
     out.done_ns.push_back(loop.done_ns() - start_ns);
   }
   out.ok = true;
-  out.virtual_ns = c.world->clock().now_ns() - start_ns;
+  out.virtual_ns = c.world().clock().now_ns() - start_ns;
   return out;
 }
 

@@ -1,7 +1,7 @@
 // What weft_sim_bench's speed and fidelity suites share: a simulated world
-// with raw endpoints around a ring (RawRing), a world with one weft::Group
-// per rank (Cluster), and rank programs that run an operation over and over
-// (OpLoop, run_loops). A row whose run does not complete is failed with
+// with raw endpoints around a ring (RawRing), the harness's SimCluster
+// (one weft::Group per rank), and rank programs that run an operation over and
+// over (OpLoop, run_loops). A row whose run does not complete is failed with
 // bench::fail_row, so a smoke run notices.
 #ifndef WEFT_BENCH_SIM_BENCH_SUPPORT_H_
 #define WEFT_BENCH_SIM_BENCH_SUPPORT_H_
@@ -22,6 +22,7 @@
 #include "fabric/clock.h"
 #include "fabric/endpoint.h"
 #include "fabric/topology.h"
+#include "harness/sim_cluster.h"
 #include "sim/world.h"
 
 namespace weft::bench {
@@ -89,14 +90,13 @@ bool poll_both(Endpoint& tx, Endpoint& rx, CompletionBatch& batch, Fn on) {
 // ---------------------------------------------------------------------------
 // Groups over a simulated world.
 
-struct Cluster {
-  std::unique_ptr<sim::World> world;
-  std::vector<std::unique_ptr<Group>> groups;  // destroyed before the world
-};
+using harness::SimCluster;
 
-// nullptr if the world or the groups could not be formed.
-std::unique_ptr<Cluster> make_cluster(Topology topology, sim::LinkModel link,
-                                      const GroupOptions& options);
+// The harness's SimCluster over `topology` and `link`, keeping no trace
+// events (the hash is still computed); nullptr if the world or the groups
+// could not be formed.
+std::unique_ptr<SimCluster> make_cluster(Topology topology, sim::LinkModel link,
+                                         const GroupOptions& options);
 
 using Starter = std::function<Operation(Group&)>;
 
@@ -134,7 +134,7 @@ struct LoopResult {
 
 // Runs starts[r] `count` times on each rank r. Not ok (and the row failed)
 // on any failure.
-LoopResult run_loops(benchmark::State& state, Cluster& c,
+LoopResult run_loops(benchmark::State& state, SimCluster& c,
                      const std::vector<Starter>& starts, uint32_t count);
 
 }  // namespace weft::bench

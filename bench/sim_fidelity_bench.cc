@@ -367,16 +367,16 @@ void BM_FidelityGroupRing(benchmark::State& state) {
   TimeNs sim_ns = 0;
   uint64_t frames = 0;
   for (auto _ : state) {
-    std::unique_ptr<Cluster> cluster =
+    std::unique_ptr<SimCluster> cluster =
         make_cluster(*Topology::ring(c.p), alpha_beta_link(), options);
     if (cluster == nullptr) return fail_row(state, "formation failed");
     std::vector<Starter> starts;
     for (uint32_t r = 0; r < c.p; ++r) starts.push_back(c.start(r));
-    const uint64_t frames_before = cluster->world->counters().frames_sent;
+    const uint64_t frames_before = cluster->world().counters().frames_sent;
     const LoopResult run = run_loops(state, *cluster, starts, 1);
     if (!run.ok) return;
     sim_ns = run.virtual_ns;
-    frames = cluster->world->counters().frames_sent - frames_before;
+    frames = cluster->world().counters().frames_sent - frames_before;
     if (!c.correct()) return fail_row(state, "wrong result");
   }
   // Every frame that left, acknowledgements and resent frames included.
@@ -421,7 +421,7 @@ void BM_FidelityGroupP2p(benchmark::State& state) {
   std::vector<std::byte> in(bytes, std::byte{7}), out(bytes);
   TimeNs sim_ns = 0;
   for (auto _ : state) {
-    std::unique_ptr<Cluster> cluster =
+    std::unique_ptr<SimCluster> cluster =
         make_cluster(*Topology::ring(2), alpha_beta_link(), GroupOptions{});
     if (cluster == nullptr) return fail_row(state, "formation failed");
     const std::vector<Starter> starts = {

@@ -235,13 +235,13 @@ void BM_AllReduceLoop(benchmark::State& state) {
   const auto bytes = static_cast<uint64_t>(state.range(1));
   GroupOptions options;
   if (state.range(2) != 0) options.algorithm = Algorithm::kRing;
-  std::unique_ptr<Cluster> c =
+  std::unique_ptr<SimCluster> c =
       make_cluster(*Topology::mesh(kRanks), link, options);
   if (c == nullptr) return fail_row(state, "group formation failed");
   SumBuffers buffers(kRanks, bytes);
   std::vector<Starter> starts;
   for (uint32_t r = 0; r < kRanks; ++r) starts.push_back(buffers.all_sum(r));
-  const sim::Counters before = c->world->counters();
+  const sim::Counters before = c->world().counters();
   TimeNs virtual_ns = 0;
   uint64_t steps = 0;
   const auto wall_start = std::chrono::steady_clock::now();
@@ -253,7 +253,7 @@ void BM_AllReduceLoop(benchmark::State& state) {
   }
   const double wall_s = seconds_since(wall_start);
   const uint64_t events =
-      fabric_events(c->world->counters()) - fabric_events(before);
+      fabric_events(c->world().counters()) - fabric_events(before);
   const double ops = static_cast<double>(state.iterations()) * kOpsPerRun;
   report_event_rates(state, events, wall_s);
   state.counters["events_per_op"] = static_cast<double>(events) / ops;
@@ -277,7 +277,7 @@ void BM_RingAllSum(benchmark::State& state) {
   const auto ranks = static_cast<uint32_t>(state.range(0));
   const uint64_t bytes = 1 * kMiB;
   const auto setup_start = std::chrono::steady_clock::now();
-  std::unique_ptr<Cluster> c = make_cluster(
+  std::unique_ptr<SimCluster> c = make_cluster(
       *Topology::ring(ranks), sim::LinkModel::tb5(), GroupOptions{});
   if (c == nullptr) return fail_row(state, "group formation failed");
   const std::chrono::duration<double> setup_s =
@@ -293,7 +293,7 @@ void BM_RingAllSum(benchmark::State& state) {
                                 DType::kFloat32, ReduceOp::kSum);
     });
   }
-  const sim::Counters before = c->world->counters();
+  const sim::Counters before = c->world().counters();
   TimeNs virtual_ns = 0;
   uint64_t steps = 0;
   for (auto _ : state) {
@@ -306,7 +306,7 @@ void BM_RingAllSum(benchmark::State& state) {
     if (out[r].front() != ranks || out[r].back() != ranks)
       return fail_row(state, "wrong sum");
   }
-  const sim::Counters& after = c->world->counters();
+  const sim::Counters& after = c->world().counters();
   state.counters["setup_s"] = setup_s.count();
   state.counters["virtual_ms"] = static_cast<double>(virtual_ns) / kNsPerMs;
   state.counters["fabric_events"] =

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "collectives/internal/address.h"
-#include "collectives/internal/engine.h"
-#include "collectives/internal/lane.h"
+#include "collectives/bootstrap/address.h"
+#include "collectives/engine/engine.h"
+#include "collectives/engine/lane.h"
 #include "fabric/errors.h"
 
 namespace weft {

@@ -28,8 +28,8 @@ inline constexpr int kAlgorithmCount = 4;
 std::string_view algorithm_name(Algorithm algorithm);
 bool parse_algorithm(std::string_view text, Algorithm* out);
 
-// Recovery from lost, duplicated and reordered frames (DESIGN.md,
-// "Sequence checking and reliability", level 3). Every data frame carries a
+// Recovery from lost, duplicated and reordered frames (docs/faults.md,
+// "Recovery"). Every data frame carries a
 // per-cable sequence number; the receiver places frames by it (reordering
 // inside the window is harmless), discards duplicates and acknowledges
 // cumulatively, naming the frames it holds beyond a gap; the sender keeps

@@ -3,8 +3,8 @@
 // checks, the plan, and the runner the engine executes.
 #include "absl/strings/str_format.h"
 #include "collectives/group.h"
-#include "collectives/internal/algorithms.h"
-#include "collectives/internal/engine.h"
+#include "collectives/algorithms/algorithms.h"
+#include "collectives/engine/engine.h"
 #include "collectives/internal/op_call.h"
 #include "fabric/errors.h"
 

@@ -1,6 +1,6 @@
 #include "collectives/operation.h"
 
-#include "collectives/internal/engine.h"
+#include "collectives/engine/engine.h"
 
 namespace weft {
 

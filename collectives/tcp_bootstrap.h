@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/bootstrap.h"
 #include "collectives/config.h"
-#include "collectives/wire.h"
+#include "collectives/bootstrap/wire.h"
 #include "fabric/clock.h"
 
 namespace weft {

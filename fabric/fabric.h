@@ -28,8 +28,8 @@ class Fabric {
   // How many ranks take turns on the core that runs this one: 1 on
   // hardware (a rank per process); the world's size in the simulator,
   // which steps every rank on one thread. With many, a rank's state is
-  // cold in the cache each time it is stepped, and the collectives engine
-  // asks for it ahead (Engine, kPrefetchMinRanks).
+  // cold in the cache each time it is stepped, so a user of the fabric may
+  // ask the cache for it ahead of each step.
   virtual uint32_t ranks_sharing_core() const { return 1; }
 
   // Maps a page-aligned slab of at least `bytes` and registers it once with

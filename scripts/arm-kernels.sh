@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves the aarch64 reduction kernels (collectives/reduce_arm.cc) bit-exact
+# Proves the aarch64 reduction kernels (collectives/kernels/reduce_arm.cc) bit-exact
 # on an x86 machine: installs a cross compiler and qemu-user, cross-compiles
 # tests/arm/reduce_arm_check.cc statically at -O2 with gcc (and clang, when
 # it links), runs each under qemu-aarch64, and checks that the float16
@@ -30,8 +30,8 @@ cxx=aarch64-linux-gnu-g++
 flags=(-std=c++20 -O2 -Wall -Wextra -Wpedantic -Wno-missing-field-initializers
        -Werror -I.)
 # reduce_x86.cc too: it must define nothing on aarch64, or the link fails.
-sources=(tests/arm/reduce_arm_check.cc collectives/reduce_arm.cc
-         collectives/reduce_x86.cc sim/prng.cc)
+sources=(tests/arm/reduce_arm_check.cc collectives/kernels/reduce_arm.cc
+         collectives/kernels/reduce_x86.cc sim/prng.cc)
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -76,7 +76,7 @@ fi
 
 # The float16 kernels must widen and narrow a vector at a time: count the
 # conversions on v-registers in each float16 kernel of gcc's object.
-"$cxx" "${flags[@]}" -c collectives/reduce_arm.cc -o "$out/reduce_arm.o"
+"$cxx" "${flags[@]}" -c collectives/kernels/reduce_arm.cc -o "$out/reduce_arm.o"
 aarch64-linux-gnu-objdump -d --no-show-raw-insn -C "$out/reduce_arm.o" |
   awk '
     /^[0-9a-f]+ <.*reduce_lanes<[^,]*::Float16Lanes,/ {

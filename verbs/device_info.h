@@ -15,23 +15,12 @@
 #include "absl/status/statusor.h"
 #include "verbs/gid.h"
 #include "verbs/loader.h"
+#include "verbs/port_state.h"
 
 namespace weft::verbs {
 
 // The port weft uses on every device (Thunderbolt RDMA devices have one).
 inline constexpr uint8_t kPort = 1;
-
-// rdma-core's ibv_port_state_str() spelling: "PORT_ACTIVE", "PORT_DOWN", ...
-std::string_view port_state_name(int state);
-// 256 .. 4096 for IBV_MTU_256 .. IBV_MTU_4096; 0 for anything else.
-int mtu_bytes(int mtu);
-// "InfiniBand", "Ethernet", "unspecified".
-std::string_view link_layer_name(int link_layer);
-
-// Why a port that is not ACTIVE usually is not, and what to do.
-std::string_view port_down_causes();
-// What to check when the library lists no devices (platform-specific).
-std::string_view no_devices_remedy();
 
 struct DeviceLimits {
   int max_qp = 0;

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/dtype.h"
 #include "collectives/group_options.h"
-#include "collectives/internal/algorithms.h"
+#include "collectives/algorithms/algorithms.h"
 #include "collectives/internal/op_kind.h"
 
 namespace weft::internal {

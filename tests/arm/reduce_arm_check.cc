@@ -1,4 +1,4 @@
-// Proof that the aarch64 kernels of collectives/reduce_arm.cc give the same
+// Proof that the aarch64 kernels of collectives/kernels/reduce_arm.cc give the same
 // bits as the portable float16/bfloat16 reduction for every input: each
 // kernel from simd_reduce_kernel() against a scalar reference written here
 // from half.h's conversions and the documented op semantics (reduce.cc:
@@ -23,8 +23,8 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/internal/half.h"
-#include "collectives/internal/reduce_kernels.h"
+#include "collectives/kernels/half.h"
+#include "collectives/kernels/reduce_kernels.h"
 #include "sim/prng.h"
 
 namespace weft::internal {

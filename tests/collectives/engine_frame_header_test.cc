@@ -3,8 +3,8 @@
 #include <array>
 #include <vector>
 
-#include "collectives/internal/address.h"
-#include "collectives/internal/frame_header.h"
+#include "collectives/bootstrap/address.h"
+#include "collectives/engine/frame_header.h"
 #include "collectives/internal/op_kind.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "collectives/internal/algorithms.h"
+#include "collectives/algorithms/algorithms.h"
 #include "gtest/gtest.h"
 
 namespace weft::internal {

@@ -11,10 +11,13 @@
 #include "absl/strings/str_format.h"
 #include "collectives/group.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
 #include "sim/world.h"
-#include "sim_cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 constexpr uint32_t kRanks = 4;
@@ -76,16 +79,16 @@ TEST(EngineProgress, AStepThatMovedFramesReportsWaitingOnlyWhenNothingIsLeft) {
   w.link = sim::LinkModel::tb5();
   GroupOptions o;
   o.algorithm = Algorithm::kRing;
-  absl::StatusOr<SimCluster> c = make_cluster(w, o);
+  absl::StatusOr<SimCluster> c = SimCluster::create(w, o);
   ASSERT_TRUE(c.ok()) << c.status();
   std::vector<std::unique_ptr<EagerSum>> sums;
   std::vector<sim::RankProgram*> programs;
   for (uint32_t r = 0; r < kRanks; ++r) {
-    sums.push_back(std::make_unique<EagerSum>(*c->groups[r], *c->world,
+    sums.push_back(std::make_unique<EagerSum>(c->group(r), c->world(),
                                               static_cast<float>(r + 1)));
     programs.push_back(sums.back().get());
   }
-  const sim::RunResult run = c->world->run(programs);
+  const sim::RunResult run = c->world().run(programs);
   ASSERT_TRUE(run.completed()) << run.report;
   const float want = kRanks * (kRanks + 1) / 2;  // 1 + 2 + ... + kRanks
   for (const auto& s : sums) {

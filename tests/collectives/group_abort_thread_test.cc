@@ -5,12 +5,15 @@
 #include <thread>
 #include <vector>
 
-#include "sim_cluster.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 TEST(GroupAbortThread, AbortFromAnotherThreadEndsThePendingOperation) {
@@ -18,9 +21,9 @@ TEST(GroupAbortThread, AbortFromAnotherThreadEndsThePendingOperation) {
   w.topology = *Topology::mesh(2);
   GroupOptions o;
   o.timeout_ns = GroupOptions::kMaxTimeoutNs;
-  absl::StatusOr<SimCluster> cluster = make_cluster(w, o);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  Group& group = *cluster->groups[0];
+  Group& group = cluster->group(0);
   std::vector<float> in(1000, 1.0f);
   std::vector<float> out(1000);
   // Rank 1 never calls: without abort() this waits for its deadline.

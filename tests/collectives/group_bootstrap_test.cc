@@ -3,14 +3,17 @@
 #include <thread>
 #include <vector>
 
-#include "sim_cluster.h"
 #include "collectives/group_builder.h"
 #include "collectives/inprocess_bootstrap.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 using ::testing::HasSubstr;
@@ -109,10 +112,10 @@ TEST(GroupFormation, ConnectRefusesOtherOptionsAndBadAddresses) {
 TEST(GroupFormation, BlockingCallOnAStandingClockSaysHowToDriveIt) {
   sim::WorldOptions w;
   w.topology = *Topology::mesh(2);
-  absl::StatusOr<SimCluster> cluster = make_cluster(w);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w);
   ASSERT_TRUE(cluster.ok());
   ByteVec in(64), out(64);
-  const absl::Status s = cluster->groups[0]->all_sum(in, out, DType::kFloat32);
+  const absl::Status s = cluster->group(0).all_sum(in, out, DType::kFloat32);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("driven with Operation::progress()"));
@@ -132,7 +135,7 @@ TEST(GroupFormation, SlabLimitShrinksFramesOrFails) {
               HasSubstr("raise max_slab_bytes"));
   GroupOptions small;
   small.max_slab_bytes = 4 << 20;  // fits only with smaller frames
-  absl::StatusOr<SimCluster> cluster = make_cluster(w, small);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, small);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   std::vector<PreparedCase> cases;
   cases.emplace_back(

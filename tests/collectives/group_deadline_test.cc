@@ -4,12 +4,15 @@
 // cancels; after any of these the group refuses new work.
 #include <vector>
 
-#include "sim_cluster.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 using ::testing::AnyOf;
@@ -25,7 +28,7 @@ absl::StatusOr<SimCluster> cluster_of(Topology topology,
   w.time_limit_ns = 100 * kTimeoutNs;
   GroupOptions o;
   o.timeout_ns = kTimeoutNs;
-  return make_cluster(w, o);
+  return SimCluster::create(w, o);
 }
 
 TEST(GroupDeadline, SilentPeerIsNamedWithWhatWasOutstanding) {
@@ -35,7 +38,7 @@ TEST(GroupDeadline, SilentPeerIsNamedWithWhatWasOutstanding) {
       Case{.kind = Kind::kAllReduce, .dtype = DType::kFloat32, .count = 100},
       3);
   // Rank 2 never calls.
-  ScriptRun run = run_scripts(*cluster, {{*c.starter(0)}, {*c.starter(1)}, {}});
+  ScriptRun run = cluster->run_scripts({{*c.starter(0)}, {*c.starter(1)}, {}});
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   EXPECT_LE(run.run.end_ns, 2 * kTimeoutNs);
   for (uint32_t r = 0; r < 2; ++r) {
@@ -50,7 +53,7 @@ TEST(GroupDeadline, SilentPeerIsNamedWithWhatWasOutstanding) {
                 HasSubstr("did not finish within its 1000000 ns"));
     EXPECT_THAT(std::string(s.message()),
                 HasSubstr("receive item 0 frame 0 of 1 from peer 2"));
-    EXPECT_FALSE(cluster->groups[r]->health().ok());
+    EXPECT_FALSE(cluster->group(r).health().ok());
   }
 }
 
@@ -127,13 +130,13 @@ TEST(GroupDeadline, AbortCancelsAndPeersHearOfIt) {
   PreparedCase c(
       Case{.kind = Kind::kAllReduce, .dtype = DType::kInt32, .count = 50000},
       2);
-  Group& zero = *cluster->groups[0];
-  ScriptRun run = run_scripts(*cluster, {{[&](Group& g) {
-                                           Operation op = (*c.starter(0))(g);
-                                           g.abort();
-                                           return op;
-                                         }},
-                                         {*c.starter(1)}});
+  Group& zero = cluster->group(0);
+  ScriptRun run = cluster->run_scripts({{[&](Group& g) {
+                                          Operation op = (*c.starter(0))(g);
+                                          g.abort();
+                                          return op;
+                                        }},
+                                        {*c.starter(1)}});
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   EXPECT_EQ(run.results[0][0].code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(error_place(run.results[0][0])->cause, ErrorCause::kCancelled);

@@ -8,10 +8,13 @@
 #include <memory>
 #include <new>
 
-#include "sim_cluster.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 constexpr uint64_t kBytes = (uint64_t{1} << 31) + 64;
@@ -40,11 +43,10 @@ TEST(GroupLarge, BroadcastOver2GiB) {
   world.topology = *Topology::mesh(2);
   world.link = sim::LinkModel::ideal();
   world.keep_trace_events = false;
-  absl::StatusOr<SimCluster> cluster = make_cluster(world);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(world);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   const Bytes a(root.get(), kBytes), b(other.get(), kBytes);
-  ScriptRun run = run_scripts(
-      *cluster,
+  ScriptRun run = cluster->run_scripts(
       {{[&](Group& g) { return g.broadcast_async(a, a, DType::kUint64, 0); }},
        {[&](Group& g) {
          return g.broadcast_async({}, b, DType::kUint64, 0);

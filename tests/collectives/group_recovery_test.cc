@@ -1,6 +1,6 @@
-// Recovery (DESIGN.md level 3): with GroupOptions::recovery on, a lost,
-// duplicated or reordered frame - data or acknowledgement - is survived and
-// the result is bit-exact; with it off the same scripted fault is a typed
+// Recovery (docs/faults.md, "Recovery"): with GroupOptions::recovery on, a
+// lost, duplicated or reordered frame - data or acknowledgement - is survived
+// and the result is bit-exact; with it off the same scripted fault is a typed
 // sequence error. A peer that never acknowledges is Unavailable after the
 // configured retries. A property over many seeds: loss, duplication and
 // reordering alone never end in an error.
@@ -8,13 +8,16 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "sim_cluster.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
 #include "sim/prng.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 using ::testing::HasSubstr;
@@ -53,7 +56,7 @@ Outcome run_one(const Topology& topology, const Case& c,
   w.topology = topology;
   w.faults = faults;
   w.time_limit_ns = 10 * o.timeout_ns;
-  absl::StatusOr<SimCluster> cluster = make_cluster(w, o);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
   EXPECT_TRUE(cluster.ok()) << cluster.status();
   if (!cluster.ok()) return {};
   std::vector<PreparedCase> cases;
@@ -61,7 +64,7 @@ Outcome run_one(const Topology& topology, const Case& c,
   ScriptRun run = run_cases(*cluster, cases);
   EXPECT_TRUE(run.run.completed()) << run.run.report;
   Outcome out;
-  out.faults = cluster->world->counters().faults_total();
+  out.faults = cluster->world().counters().faults_total();
   for (uint32_t r = 0; r < cluster->size(); ++r) {
     out.first.push_back(run.results[r].empty() ? absl::OkStatus()
                                                : run.results[r][0]);
@@ -205,7 +208,7 @@ TEST(Recovery, LossDuplicationAndReorderingNeverFailAnOperation) {
     w.faults.rates.reorder = 0.02 * rng.unit();
     GroupOptions o = options(true);
     if (rng.chance(0.5)) o.depth = GroupOptions::kMinDepth;
-    absl::StatusOr<SimCluster> cluster = make_cluster(w, o);
+    absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     std::vector<PreparedCase> cases;
     for (int i = 0; i < 3; ++i) {
@@ -224,7 +227,7 @@ TEST(Recovery, LossDuplicationAndReorderingNeverFailAnOperation) {
                         ring ? "ring" : "mesh", w.faults.to_text());
     ScriptRun run = run_cases(*cluster, cases);
     ASSERT_TRUE(run.run.completed()) << where << "\n" << run.run.report;
-    faults += cluster->world->counters().faults_total();
+    faults += cluster->world().counters().faults_total();
     for (uint32_t r = 0; r < n; ++r) {
       size_t step = 0;
       for (PreparedCase& c : cases) {

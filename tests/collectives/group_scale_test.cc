@@ -4,10 +4,13 @@
 #include <cstdlib>
 #include <vector>
 
-#include "sim_cluster.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 void ring_all_sum(uint32_t ranks, uint64_t count) {
@@ -17,7 +20,7 @@ void ring_all_sum(uint32_t ranks, uint64_t count) {
   w.keep_trace_events = false;
   GroupOptions o;
   o.max_frame_bytes = GroupOptions::kMinFrameBytes;
-  absl::StatusOr<SimCluster> cluster = make_cluster(w, o);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   std::vector<PreparedCase> cases;
   cases.emplace_back(

@@ -2,12 +2,15 @@
 // and engine, interleaved with the parent's own collectives.
 #include <vector>
 
-#include "sim_cluster.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 using ::testing::HasSubstr;
@@ -15,14 +18,14 @@ using ::testing::HasSubstr;
 TEST(GroupSplit, SubGroupsAndParentInterleave) {
   sim::WorldOptions w;
   w.topology = *Topology::mesh(4);
-  absl::StatusOr<SimCluster> cluster = make_cluster(w);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   // Ranks 0 and 2 form one pair, ranks 3 and 1 (in that order) the other.
   const std::vector<std::vector<uint32_t>> lists = {{0, 2}, {3, 1}};
   std::vector<std::unique_ptr<Group>> child(4);
   for (uint32_t r = 0; r < 4; ++r) {
     absl::StatusOr<std::unique_ptr<Group>> c =
-        cluster->groups[r]->split(lists[r % 2 == 0 ? 0 : 1]);
+        cluster->group(r).split(lists[r % 2 == 0 ? 0 : 1]);
     ASSERT_TRUE(c.ok()) << c.status();
     child[r] = *std::move(c);
   }
@@ -56,7 +59,7 @@ TEST(GroupSplit, SubGroupsAndParentInterleave) {
     scripts[r] = {on_child(*pair_sum[p].starter(cr)), *parent.starter(r),
                   on_child(*pair_gather[p].starter(cr))};
   }
-  ScriptRun run = run_scripts(*cluster, std::move(scripts));
+  ScriptRun run = cluster->run_scripts(std::move(scripts));
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   for (uint32_t r = 0; r < 4; ++r) {
     for (const auto& s : run.results[r])
@@ -71,9 +74,9 @@ TEST(GroupSplit, SubGroupsAndParentInterleave) {
 TEST(GroupSplit, BadListsAreRefused) {
   sim::WorldOptions w;
   w.topology = *Topology::mesh(3);
-  absl::StatusOr<SimCluster> cluster = make_cluster(w);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w);
   ASSERT_TRUE(cluster.ok());
-  Group& g = *cluster->groups[1];
+  Group& g = cluster->group(1);
   const std::vector<std::pair<std::vector<uint32_t>, std::string>> bad = {
       {{0, 2}, "rank 1 is not in the list"},
       {{1, 1}, "rank 1 is listed twice"},
@@ -90,10 +93,10 @@ TEST(GroupSplit, BadListsAreRefused) {
 TEST(GroupSplit, SubsetWithoutARingOrMeshIsRefusedPerCall) {
   sim::WorldOptions w;
   w.topology = *Topology::ring(4);
-  absl::StatusOr<SimCluster> cluster = make_cluster(w);
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w);
   ASSERT_TRUE(cluster.ok());
   const std::vector<uint32_t> evens = {0, 2};
-  absl::StatusOr<std::unique_ptr<Group>> c = cluster->groups[0]->split(evens);
+  absl::StatusOr<std::unique_ptr<Group>> c = cluster->group(0).split(evens);
   ASSERT_TRUE(c.ok());
   ByteVec buf(16);
   Operation op =

@@ -5,16 +5,20 @@
 // once none do).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "collectives/group.h"
 #include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
 #include "sim/world.h"
-#include "sim_cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
+
+using harness::SimCluster;
 namespace {
 
 constexpr uint32_t kCount = 1000;  // one frame each way
@@ -61,15 +65,15 @@ class OneSum final : public sim::RankProgram {
 struct SumRun {
   SumRun(sim::WorldOptions w, GroupOptions o) {
     w.topology = *Topology::mesh(2);
-    absl::StatusOr<SimCluster> made = make_cluster(w, o);
+    absl::StatusOr<SimCluster> made = SimCluster::create(w, o);
     EXPECT_TRUE(made.ok()) << made.status();
     if (!made.ok()) return;
-    cluster = *std::move(made);
-    const Clock& clock = cluster.world->clock();
-    p.push_back(std::make_unique<OneSum>(*cluster.groups[0], clock, 1.0f));
-    p.push_back(std::make_unique<OneSum>(*cluster.groups[1], clock, 2.0f));
+    cluster.emplace(*std::move(made));
+    const Clock& clock = cluster->world().clock();
+    p.push_back(std::make_unique<OneSum>(cluster->group(0), clock, 1.0f));
+    p.push_back(std::make_unique<OneSum>(cluster->group(1), clock, 2.0f));
     programs = {p[0].get(), p[1].get()};
-    run = cluster.world->run(programs);
+    run = cluster->world().run(programs);
     EXPECT_TRUE(run.completed()) << run.report;
     for (const auto& one : p) {
       EXPECT_TRUE(one->status_.ok()) << one->status_;
@@ -77,7 +81,7 @@ struct SumRun {
       EXPECT_EQ(one->out_.back(), 3.0f);
     }
   }
-  SimCluster cluster;
+  std::optional<SimCluster> cluster;
   std::vector<std::unique_ptr<OneSum>> p;
   std::vector<sim::RankProgram*> programs;
   sim::RunResult run;
@@ -105,7 +109,7 @@ TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
   o.timeout_ns = 20 * kNsPerMs;
   SumRun r(dropping({1, 2}), o);
   ASSERT_EQ(r.p.size(), 2u);
-  EXPECT_EQ(r.cluster.world->counters().faults_total(), 2u);
+  EXPECT_EQ(r.cluster->world().counters().faults_total(), 2u);
   const OneSum& p0 = *r.p[0];
   const OneSum& p1 = *r.p[1];
   // Rank 0 had its sum once rank 1's frame arrived; rank 1 waited for the
@@ -117,9 +121,9 @@ TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
   EXPECT_GT(p0.after_.wake_at_ns, p0.ended_ns_);
   EXPECT_LE(p0.after_.wake_at_ns, p1.ended_ns_);
   // Once the resent frame was acknowledged, nothing is pending.
-  r.cluster.world->settle(r.programs, o.timeout_ns);
-  EXPECT_TRUE(r.cluster.groups[0]->progress().is_done());
-  EXPECT_TRUE(r.cluster.groups[1]->progress().is_done());
+  r.cluster->world().settle(r.programs, o.timeout_ns);
+  EXPECT_TRUE(r.cluster->group(0).progress().is_done());
+  EXPECT_TRUE(r.cluster->group(1).progress().is_done());
 }
 
 TEST(GroupTail, ALostLastFrameIsFoundByTheNextFrameNotByATimer) {
@@ -128,7 +132,7 @@ TEST(GroupTail, ALostLastFrameIsFoundByTheNextFrameNotByATimer) {
   // answers at once, naming that acknowledgement as heard; rank 0 resends.
   SumRun r(dropping({1}), GroupOptions{});
   ASSERT_EQ(r.p.size(), 2u);
-  EXPECT_EQ(r.cluster.world->counters().faults_total(), 1u);
+  EXPECT_EQ(r.cluster->world().counters().faults_total(), 1u);
   const sim::LinkModel tb5 = sim::LinkModel::tb5();
   const TimeNs data_ns =
       tb5.serialisation_ns(64 + kCount * sizeof(float)) + tb5.latency_ns;

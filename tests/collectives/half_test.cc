@@ -1,6 +1,6 @@
-// float16 and bfloat16 conversions (collectives/internal/half.h) against
+// float16 and bfloat16 conversions (collectives/kernels/half.h) against
 // known bit patterns and the IEEE reference in half_reference.h.
-#include "collectives/internal/half.h"
+#include "collectives/kernels/half.h"
 
 #include <bit>
 #include <cmath>

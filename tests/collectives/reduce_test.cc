@@ -3,7 +3,7 @@
 // of half_reference.h, complex products on exactly representable values.
 // Each check runs both the dispatching reduce_into (which takes the SIMD
 // kernels where this CPU has them) and the portable kernels.
-#include "collectives/reduce.h"
+#include "collectives/kernels/reduce.h"
 
 #include <bit>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "collectives/internal/reduce_kernels.h"
+#include "collectives/kernels/reduce_kernels.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/collectives/half_reference.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "collectives/bootstrap/wire.h"
 #include "collectives/tcp_bootstrap.h"
-#include "collectives/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tcp_bootstrap_harness.h"

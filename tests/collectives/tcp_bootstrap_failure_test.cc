@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "collectives/bootstrap/wire.h"
 #include "collectives/tcp_bootstrap.h"
-#include "collectives/wire.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

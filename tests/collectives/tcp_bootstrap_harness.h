@@ -24,7 +24,7 @@
 
 #include "absl/strings/str_format.h"
 #include "collectives/tcp_bootstrap.h"
-#include "collectives/wire.h"
+#include "collectives/bootstrap/wire.h"
 #include "gtest/gtest.h"
 
 namespace weft::testing {

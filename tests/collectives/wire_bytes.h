@@ -1,5 +1,5 @@
 // A TCP bootstrap message header written out by hand from the format in
-// collectives/wire.h (not with its encoder), for tests that check the
+// collectives/bootstrap/wire.h (not with its encoder), for tests that check the
 // decoder or send a peer raw bytes.
 #ifndef WEFT_TESTS_COLLECTIVES_WIRE_BYTES_H_
 #define WEFT_TESTS_COLLECTIVES_WIRE_BYTES_H_

@@ -1,4 +1,4 @@
-#include "collectives/wire.h"
+#include "collectives/bootstrap/wire.h"
 
 #include <cstdint>
 #include <string>

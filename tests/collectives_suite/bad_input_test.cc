@@ -134,10 +134,10 @@ std::vector<BadCall> bad_calls() {
 }
 
 TEST_P(CollectivesBadInput, RefusedWithWhatAndWhereAndGroupStaysUsable) {
-  absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
+  absl::StatusOr<std::unique_ptr<Cluster>> cluster =
       make_cluster(spec_of(*Topology::mesh(3)));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  TestCluster& c = **cluster;
+  Cluster& c = **cluster;
   const uint64_t hash_before = c.trace_hash();
   std::vector<ByteVec> a(3, ByteVec(64)), b(3, ByteVec(64));
   for (const BadCall& bad : bad_calls()) {
@@ -173,10 +173,10 @@ TEST_P(CollectivesBadInput, RefusedWithWhatAndWhereAndGroupStaysUsable) {
 }
 
 TEST_P(CollectivesBadInput, NonNeighbourSendOnARingIsRefused) {
-  absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
+  absl::StatusOr<std::unique_ptr<Cluster>> cluster =
       make_cluster(spec_of(*Topology::ring(4)));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  TestCluster& c = **cluster;
+  Cluster& c = **cluster;
   ByteVec buf(8);
   Operation op = c.group(0).send_async(buf, DType::kUint8, 2);
   ASSERT_TRUE(op.done());
@@ -200,7 +200,7 @@ TEST_P(CollectivesBadInput, BadGroupOptionsAreRefused) {
            {"ring_directions", GroupOptions{.ring_directions = 3}},
            {"send_queue_bytes", GroupOptions{.send_queue_bytes = 100}},
            {"timeout_ns", GroupOptions{.timeout_ns = 0}}}) {
-    absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
+    absl::StatusOr<std::unique_ptr<Cluster>> cluster =
         make_cluster(spec_of(*Topology::mesh(2)), options);
     ASSERT_FALSE(cluster.ok()) << field;
     EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);

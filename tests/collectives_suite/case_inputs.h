@@ -1,5 +1,5 @@
 // Inputs and reference reductions for the collectives tests, from the
-// harness's reference (sim/cli/harness/reference.h, plain_arithmetic.h):
+// harness's reference (harness/reference.h, plain_arithmetic.h):
 // never computed by weft's own kernels. Exact inputs are the harness
 // Reference's (every reduction order gives the same bits); the one thing
 // added here is float input whose sums depend on the order of addition,
@@ -14,14 +14,14 @@
 #include <vector>
 
 #include "collectives/dtype.h"
-#include "sim/cli/harness/collective_spec.h"
-#include "sim/cli/harness/plain_arithmetic.h"
-#include "sim/cli/harness/reference.h"
+#include "harness/collective_spec.h"
+#include "harness/plain_arithmetic.h"
+#include "harness/reference.h"
 
 namespace weft::testing {
 
 using ByteVec = std::vector<std::byte>;
-using sim::harness::CollectiveKind;
+using harness::CollectiveKind;
 
 // Every rank's input of `in_count` elements for a collective of `kind`
 // with `op` on `ranks` ranks, from the harness Reference seeded with
@@ -30,16 +30,16 @@ using sim::harness::CollectiveKind;
 inline std::vector<ByteVec> exact_inputs(CollectiveKind kind, DType dtype,
                                          ReduceOp op, uint64_t in_count,
                                          uint32_t ranks, uint64_t salt) {
-  sim::harness::CollectiveSpec spec;
-  spec.kind = sim::harness::reduces(kind) ? kind : CollectiveKind::kAllGather;
+  harness::CollectiveSpec spec;
+  spec.kind = harness::reduces(kind) ? kind : CollectiveKind::kAllGather;
   spec.dtype = dtype;
   spec.op = op;
   const uint64_t in_bytes = in_count * dtype_size(dtype);
   // nccl-tests' size: the all-gather's output, the others' input.
   spec.bytes =
       spec.kind == CollectiveKind::kAllGather ? in_bytes * ranks : in_bytes;
-  const sim::harness::Reference reference(
-      spec, *sim::harness::shape_of(spec, ranks), ranks, salt);
+  const harness::Reference reference(spec, *harness::shape_of(spec, ranks),
+                                     ranks, salt);
   std::vector<ByteVec> inputs(ranks, ByteVec(in_bytes));
   for (uint32_t r = 0; r < ranks; ++r) reference.fill_input(r, inputs[r]);
   return inputs;
@@ -85,7 +85,7 @@ inline ByteVec reference_reduce(DType dtype, ReduceOp op,
   ByteVec acc = inputs.at(0);
   const uint64_t count = acc.size() / dtype_size(dtype);
   for (size_t k = 1; k < inputs.size(); ++k) {
-    sim::harness::plain_reduce(dtype, op, acc.data(), inputs[k].data(), count);
+    harness::plain_reduce(dtype, op, acc.data(), inputs[k].data(), count);
   }
   return acc;
 }

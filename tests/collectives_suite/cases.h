@@ -12,14 +12,21 @@
 
 #include "absl/strings/str_format.h"
 #include "collectives/group.h"
-#include "sim/cli/harness/collective_spec.h"
+#include "harness/cluster.h"
+#include "harness/collective_spec.h"
 #include "tests/collectives_suite/case_inputs.h"
-#include "tests/collectives_suite/cluster.h"
 
 namespace weft::testing {
 
 // The harness's kinds; here kSendRecv is one send from `root` to `peer`.
-using Kind = sim::harness::CollectiveKind;
+using Kind = harness::CollectiveKind;
+// The cluster harness's vocabulary, as the suite's tests name it.
+using harness::Cluster;
+using harness::ClusterFactory;
+using harness::ClusterSpec;
+using harness::LinkKind;
+using harness::ScriptRun;
+using harness::Starter;
 
 struct Case {
   Kind kind = Kind::kAllReduce;
@@ -37,7 +44,7 @@ struct Case {
 
   std::string name() const {
     return absl::StrFormat(
-        "%s %s/%s count=%u root=%u %s %s", sim::harness::collective_name(kind),
+        "%s %s/%s count=%u root=%u %s %s", harness::collective_name(kind),
         dtype_name(dtype), reduce_op_name(op), count, root,
         in_place ? "in-place" : "out-of-place", algorithm_name(algorithm));
   }
@@ -236,8 +243,7 @@ inline std::vector<std::vector<Starter>> scripts_of(
 
 // Runs `cases` one after another on every rank of `cluster` in one run;
 // returns the run and every rank's statuses.
-inline ScriptRun run_cases(TestCluster& cluster,
-                           std::vector<PreparedCase>& cases) {
+inline ScriptRun run_cases(Cluster& cluster, std::vector<PreparedCase>& cases) {
   return cluster.run_scripts(scripts_of(cases, cluster.size()));
 }
 

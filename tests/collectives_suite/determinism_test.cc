@@ -55,7 +55,7 @@ Outputs run(const ClusterFactory& fabric, Algorithm algorithm, LinkKind link,
   spec.link = link;
   GroupOptions o;
   o.max_frame_bytes = 8 << 10;
-  absl::StatusOr<std::unique_ptr<TestCluster>> cluster = fabric.create(spec, o);
+  absl::StatusOr<std::unique_ptr<Cluster>> cluster = fabric.create(spec, o);
   EXPECT_TRUE(cluster.ok()) << cluster.status();
   if (!cluster.ok()) return {};
   std::vector<PreparedCase> cases;

@@ -153,10 +153,10 @@ std::string describe(const std::vector<absl::Status>& results) {
 void run_seed(const ClusterFactory& fabric, uint64_t seed,
               std::map<std::string, int>& outcomes) {
   Scenario sc = scenario(seed);
-  absl::StatusOr<std::unique_ptr<TestCluster>> made =
+  absl::StatusOr<std::unique_ptr<Cluster>> made =
       fabric.create(sc.world, sc.options);
   ASSERT_TRUE(made.ok()) << made.status();
-  TestCluster& cluster = **made;
+  Cluster& cluster = **made;
   const uint32_t n = cluster.size();
   std::vector<PreparedCase> cases;
   for (const Case& c : sc.cases) cases.emplace_back(c, n);

@@ -78,10 +78,10 @@ std::vector<Case> all_cases(uint32_t n, Algorithm algorithm) {
 
 void run_all(const ClusterFactory& fabric, const ClusterSpec& spec,
              const GroupOptions& options, Algorithm algorithm) {
-  absl::StatusOr<std::unique_ptr<TestCluster>> cluster =
+  absl::StatusOr<std::unique_ptr<Cluster>> cluster =
       fabric.create(spec, options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  TestCluster& c = **cluster;
+  Cluster& c = **cluster;
   const uint32_t n = c.size();
   // Where the fabric counts them, every cable is a queue pair.
   for (uint32_t r = 0; r < n; ++r) {

@@ -63,7 +63,7 @@ TEST_P(CollectivesMismatch, EveryRankGetsAMismatchError) {
   for (const Mismatch& m : mismatches()) {
     ClusterSpec spec;
     spec.topology = m.topology;
-    absl::StatusOr<std::unique_ptr<TestCluster>> cluster = make_cluster(spec);
+    absl::StatusOr<std::unique_ptr<Cluster>> cluster = make_cluster(spec);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     const uint32_t n = (*cluster)->size();
     PreparedCase usual(m.usual, n), odd(m.odd, n);
@@ -107,7 +107,7 @@ TEST_P(CollectivesMismatch, EveryRankGetsAMismatchError) {
 TEST_P(CollectivesMismatch, MessageNamesBothCalls) {
   ClusterSpec spec;
   spec.topology = *Topology::mesh(2);
-  absl::StatusOr<std::unique_ptr<TestCluster>> cluster = make_cluster(spec);
+  absl::StatusOr<std::unique_ptr<Cluster>> cluster = make_cluster(spec);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   ByteVec a(40), b(80);
   std::vector<std::vector<Starter>> scripts(2);

@@ -1,6 +1,6 @@
 // The shared collectives suite: the matrix of every collective against the
 // reference, determinism, bad input, mismatched calls and the fault
-// property, each test written once against TestCluster (cluster.h) and
+// property, each test written once against Cluster (cluster.h) and
 // parameterised by the fabric's ClusterFactory. A test binary runs the
 // suite over its fabric with
 //
@@ -16,14 +16,15 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "tests/collectives_suite/cluster.h"
+#include "harness/cluster.h"
+#include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
 
 class CollectivesSuiteTest
     : public ::testing::TestWithParam<const ClusterFactory*> {
  protected:
-  absl::StatusOr<std::unique_ptr<TestCluster>> make_cluster(
+  absl::StatusOr<std::unique_ptr<Cluster>> make_cluster(
       const ClusterSpec& spec, const GroupOptions& options = {}) const {
     return GetParam()->create(spec, options);
   }

@@ -1,5 +1,5 @@
 // Fuzzes the 64-byte header every collectives frame carries
-// (collectives/internal/frame_header.h). Any bytes must give a header or
+// (collectives/engine/frame_header.h). Any bytes must give a header or
 // the typed error computed here from the layout alone (DataLoss for short,
 // foreign or cut frames, FailedPrecondition for another version), and a
 // decoded header must encode back to the same 64 bytes.
@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "collectives/internal/frame_header.h"
+#include "collectives/engine/frame_header.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace weft::internal {

@@ -13,9 +13,9 @@
 
 #include "collectives/dtype.h"
 #include "collectives/group_options.h"
-#include "collectives/internal/frame_header.h"
+#include "collectives/engine/frame_header.h"
 #include "collectives/internal/op_kind.h"
-#include "collectives/wire.h"
+#include "collectives/bootstrap/wire.h"
 
 namespace weft {
 namespace {

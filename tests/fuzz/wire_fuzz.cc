@@ -1,4 +1,4 @@
-// Fuzzes the TCP bootstrap's wire format (collectives/wire.h). Any bytes
+// Fuzzes the TCP bootstrap's wire format (collectives/bootstrap/wire.h). Any bytes
 // must give a message or exactly the typed error wire.h documents (the
 // expected code is computed here from the layout alone), and every body a
 // decoder accepts must encode back to the same bytes. Abort is the one
@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-#include "collectives/wire.h"
+#include "collectives/bootstrap/wire.h"
 #include "fabric/topology.h"
 #include "tests/fuzz/fuzz_check.h"
 

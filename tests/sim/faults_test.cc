@@ -4,7 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/cli/p2p_traffic.h"
+#include "harness/p2p_traffic.h"
 #include "sim/world.h"
 #include "tests/sim/sim_test_util.h"
 
@@ -152,10 +152,10 @@ struct Outcome {
 
 Outcome run_p2p(WorldOptions options) {
   auto world = *World::create(std::move(options));
-  cli::P2pConfig config;
+  harness::P2pConfig config;
   config.frames_per_pair = 200;
   config.frame_bytes = 512;
-  auto traffic = *cli::P2pTraffic::create(*world, config);
+  auto traffic = *harness::P2pTraffic::create(*world, config);
   const RunResult result = world->run(traffic->programs());
   EXPECT_TRUE(result.completed()) << result.report;
   return {world->trace().hash(), world->counters(), world->injected_faults()};

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "sim/cli/p2p_traffic.h"
+#include "harness/p2p_traffic.h"
 #include "sim/world.h"
 
 namespace weft::sim {
@@ -32,10 +32,10 @@ WorldOptions options(uint64_t seed, bool faults, bool keep = true) {
 
 std::unique_ptr<World> run(WorldOptions o) {
   auto world = *World::create(std::move(o));
-  cli::P2pConfig config;
+  harness::P2pConfig config;
   config.frames_per_pair = 100;
   config.frame_bytes = 256;
-  auto traffic = *cli::P2pTraffic::create(*world, config);
+  auto traffic = *harness::P2pTraffic::create(*world, config);
   EXPECT_TRUE(world->run(traffic->programs()).completed());
   return world;
 }

@@ -8,15 +8,18 @@
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/cli/harness/outcome.h"
-#include "sim/cli/harness/plain_arithmetic.h"
-#include "sim/cli/harness/reference.h"
-#include "sim/cli/harness/sim_cluster.h"
+#include "harness/outcome.h"
+#include "harness/plain_arithmetic.h"
+#include "harness/reference.h"
+#include "harness/sim_cluster.h"
 
-namespace weft::sim::harness {
+namespace weft::harness {
 namespace {
 
 using ::testing::HasSubstr;
+using sim::FaultPlan;
+using sim::RunResult;
+using sim::WorldOptions;
 
 TEST(PlainArithmetic, HalfConversionsMatchIeeeBitPatterns) {
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);
@@ -181,14 +184,14 @@ TEST(SimCluster, RunsAreCorrectTimedAndRepeatable) {
   spec.bytes = 1000 * sizeof(float);
   RunOptions options;
   options.iterations = 3;
-  const CaseRun run = *cluster->run(spec, options);
+  const CaseRun run = *cluster.run(spec, options);
   EXPECT_EQ(run.outcome.verdict, Verdict::kCorrect);
   EXPECT_EQ(run.algorithm, Algorithm::kRing);
   EXPECT_GT(run.elapsed_ns, 0);
   EXPECT_GT(run.frames, 0u);
   EXPECT_EQ(run.wrong_elements, 0u);
   auto again = *SimCluster::create(ring_world(4), GroupOptions{});
-  EXPECT_EQ(again->run(spec, options)->elapsed_ns, run.elapsed_ns);
+  EXPECT_EQ(again.run(spec, options)->elapsed_ns, run.elapsed_ns);
 }
 
 TEST(SimCluster, RefusesWhatTheTopologyCannotRun) {
@@ -196,11 +199,11 @@ TEST(SimCluster, RefusesWhatTheTopologyCannotRun) {
   CollectiveSpec spec;
   spec.bytes = 4096;
   spec.algorithm = AlgorithmRequest::kMeshScatter;
-  EXPECT_TRUE(absl::IsInvalidArgument(cluster->check(spec)));
+  EXPECT_TRUE(absl::IsInvalidArgument(cluster.check(spec)));
   spec.algorithm = AlgorithmRequest::kAuto;
   spec.kind = CollectiveKind::kSendRecv;
   spec.in_place = true;
-  EXPECT_TRUE(absl::IsInvalidArgument(cluster->check(spec)));
+  EXPECT_TRUE(absl::IsInvalidArgument(cluster.check(spec)));
 }
 
 TEST(SimCluster, ADroppedFrameIsResentWithRecoveryAndTypedWithout) {
@@ -210,7 +213,7 @@ TEST(SimCluster, ADroppedFrameIsResentWithRecoveryAndTypedWithout) {
   spec.bytes = 1 << 20;
 
   auto recovering = *SimCluster::create(w, GroupOptions{});
-  const CaseRun on = *recovering->run(spec, RunOptions{});
+  const CaseRun on = *recovering.run(spec, RunOptions{});
   EXPECT_EQ(on.faults_injected, 1u);
   EXPECT_EQ(on.outcome.verdict, Verdict::kCorrect) << on.outcome.summary();
   EXPECT_EQ(on.wrong_elements, 0u);
@@ -218,11 +221,11 @@ TEST(SimCluster, ADroppedFrameIsResentWithRecoveryAndTypedWithout) {
   GroupOptions off;
   off.recovery.enabled = false;
   auto detecting = *SimCluster::create(w, off);
-  const CaseRun run = *detecting->run(spec, RunOptions{});
+  const CaseRun run = *detecting.run(spec, RunOptions{});
   EXPECT_EQ(run.faults_injected, 1u);
   EXPECT_EQ(run.outcome.verdict, Verdict::kTypedError) << run.outcome.summary();
   EXPECT_GE(run.outcome.detections, 1u);
 }
 
 }  // namespace
-}  // namespace weft::sim::harness
+}  // namespace weft::harness

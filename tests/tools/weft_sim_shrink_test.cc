@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 
 // Seed 11 draws 8 ranks on a mesh running a reduce at loss 4.5%; with
 // recovery off it injects 14 faults (drops, duplicates, delays) and ends in
-// a typed error that one lost frame explains. A change to the sweep's draw (sim/cli/sweep_case.cc)
+// a typed error that one lost frame explains. A change to the sweep's draw (tools/weft-sim/sweep_case.cc)
 // changes what a seed runs: then pick another seed with more than one
 // injected fault (`weft-sim shrink --seed=S --recovery=off`).
 constexpr char kSeed[] = "11";

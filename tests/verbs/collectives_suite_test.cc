@@ -14,12 +14,12 @@ namespace {
 class VerbsFactory final : public ClusterFactory {
  public:
   const char* name() const override { return "verbs"; }
-  absl::StatusOr<std::unique_ptr<TestCluster>> create(
+  absl::StatusOr<std::unique_ptr<Cluster>> create(
       const ClusterSpec& spec, const GroupOptions& options) const override {
     absl::StatusOr<std::unique_ptr<verbs::testing::VerbsCluster>> c =
         verbs::testing::VerbsCluster::create(spec, options);
     if (!c.ok()) return c.status();
-    return std::unique_ptr<TestCluster>(*std::move(c));
+    return std::unique_ptr<Cluster>(*std::move(c));
   }
   uint64_t fault_seeds() const override { return 120; }
 };

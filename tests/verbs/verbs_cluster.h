@@ -1,7 +1,7 @@
 // Test harness: the collectives over VerbsFabric loaded through the
 // simulated verbs provider (libweft_sim_verbs.so), all ranks in one process
-// and one thread: the shared collectives suite's TestCluster
-// (tests/collectives_suite/cluster.h) for this fabric. The provider's world
+// and one thread: the shared collectives suite's Cluster
+// (harness/cluster.h) for this fabric. The provider's world
 // is configured from a Topology, a link model and a fault plan, each rank
 // gets a VerbsFabric clocked by the world's virtual time, the groups form
 // through form_groups_in_process (the two-phase GroupBuilder path the
@@ -30,18 +30,18 @@
 #include "collectives/inprocess_bootstrap.h"
 #include "fabric/topology.h"
 #include "gtest/gtest.h"
+#include "harness/cluster.h"
+#include "harness/script_program.h"
 #include "sim/faults.h"
-#include "tests/collectives_suite/cluster.h"
-#include "tests/collectives_suite/script_program.h"
 #include "tests/verbs/sim_provider.h"
 
 namespace weft::verbs::testing {
 
-using weft::testing::ClusterSpec;
-using weft::testing::LinkKind;
-using weft::testing::ScriptProgram;
-using weft::testing::ScriptRun;
-using weft::testing::Starter;
+using weft::harness::ClusterSpec;
+using weft::harness::LinkKind;
+using weft::harness::ScriptProgram;
+using weft::harness::ScriptRun;
+using weft::harness::Starter;
 
 // A file under the test's temporary directory, named per process and test
 // (CTest runs tests of one binary in parallel), removed with this object.
@@ -66,7 +66,7 @@ class ScratchFile {
   std::string path_;
 };
 
-class VerbsCluster final : public weft::testing::TestCluster {
+class VerbsCluster final : public weft::harness::Cluster {
  public:
   // Rounds in a row without virtual time moving (no rank polled) before a
   // run is reported as kLivelock: a rank spinning without its fabric.

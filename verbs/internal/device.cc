@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "verbs/device_info.h"
 #include "verbs/internal/verbs_error.h"
+#include "verbs/port_state.h"
 
 namespace weft::verbs::internal {
 

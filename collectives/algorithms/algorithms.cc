@@ -1,0 +1,69 @@
+#include "collectives/algorithms/algorithms.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "collectives/engine/frame_header.h"
+
+namespace weft::internal {
+
+Plan build_plan(const PlanInput& in, Algorithm algorithm, Striping striping) {
+  PlanBuilder pb;
+  const uint32_t stripes = striping.stripes();
+  // Enough for every algorithm but the ring all-to-all (a hint only).
+  constexpr uint64_t kItemsPerRank = 4;
+  pb.reserve(stripes * (kItemsPerRank * in.size + kItemsPerRank));
+  for (uint32_t s = 0; s < stripes; ++s) {
+    const StripeContext c{in, StripeLayout(in.elem, s, stripes),
+                          s / striping.directions,
+                          s % striping.directions == 0 ? 1 : -1};
+    switch (algorithm) {
+      case Algorithm::kMeshScatter:
+        mesh_scatter_stripe(pb, c);
+        break;
+      case Algorithm::kRing:
+        ring_stripe(pb, c);
+        break;
+      case Algorithm::kAuto:
+      case Algorithm::kMeshExchange:
+        mesh_exchange_stripe(pb, c);
+        break;
+    }
+  }
+  return pb.take();
+}
+
+uint64_t nominal_item_bytes(const PlanInput& in, Algorithm algorithm,
+                            Striping striping) {
+  const uint64_t per_stripe =
+      (in.bytes + striping.stripes() - 1) / striping.stripes();
+  const uint64_t per_rank = (per_stripe + in.size - 1) / in.size;
+  const bool chunked =
+      algorithm == Algorithm::kRing || algorithm == Algorithm::kMeshScatter;
+  switch (in.kind) {
+    case OpKind::kAllReduce:
+      return chunked ? per_rank : per_stripe;
+    case OpKind::kBroadcast:
+    case OpKind::kReduce:
+      return algorithm == Algorithm::kMeshScatter ? per_rank : per_stripe;
+    case OpKind::kAllToAll:
+      return per_rank;
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
+    case OpKind::kSendRecv:
+    case OpKind::kBarrier:
+      return per_stripe;
+  }
+  return per_stripe;
+}
+
+uint32_t chunk_payload_bytes(uint64_t nominal_bytes, uint32_t max_frame_bytes) {
+  const uint64_t want =
+      (nominal_bytes + kTargetFramesPerItem - 1) / kTargetFramesPerItem +
+      kHeaderBytes;
+  const uint64_t frame = std::clamp<uint64_t>(
+      std::bit_ceil(want), GroupOptions::kMinFrameBytes, max_frame_bytes);
+  return static_cast<uint32_t>(frame - kHeaderBytes);
+}
+
+}  // namespace weft::internal

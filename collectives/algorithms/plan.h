@@ -1,0 +1,103 @@
+// Plan: what one rank does in one collective, as a list of items that only
+// DESCRIBE data movement: send this slice to that peer over that cable;
+// receive the next slice from a peer and copy or reduce it into here; copy or
+// reduce locally. The engine (op_runner.h) executes plans; no algorithm
+// polls, waits or touches an endpoint.
+//
+// Ordering rules the engine relies on and algorithms must keep:
+//  - Items on one lane (peer, cable) run in item order: a rank's send items
+//    to a lane, in order, match the peer's receive items from that lane.
+//  - Each item moves its slice in frames of the op's chunk size (an empty
+//    slice still moves one empty frame, so every peer sees every item).
+//  - `after` orders items: with kFrame, frame f of this item waits for frame
+//    f of item `after` (same slice length); with kWhole, for all of it.
+#ifndef WEFT_COLLECTIVES_ALGORITHMS_PLAN_H_
+#define WEFT_COLLECTIVES_ALGORITHMS_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft::internal {
+
+enum class BufferId : uint8_t { kIn, kOut, kScratch };
+
+struct Slice {
+  BufferId buffer = BufferId::kIn;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
+enum class ItemKind : uint8_t { kSend, kRecv, kLocal };
+// What a receive or local item does with each frame x of its data:
+// kCopy dst = x; kReduce dst = op(dst, x). Receives only, where `src` is a
+// slice of this rank's own (as long as dst): kReduceAfter dst = op(src, x)
+// and kReduceBefore dst = op(x, src), one pass where a copy of `src` into
+// dst and a kReduce (or a copy of x and a reduce of `src`) would take two,
+// with the same operand order and so the same bytes.
+enum class Apply : uint8_t { kCopy, kReduce, kReduceAfter, kReduceBefore };
+enum class Wait : uint8_t { kNone, kFrame, kWhole };
+
+inline constexpr int32_t kNoItem = -1;
+
+// One cache line: a 1024-rank ring holds eight thousand per rank.
+struct Item {
+  uint32_t peer = 0;  // group rank (send, recv)
+  uint32_t lane = 0;  // cable index towards `peer`
+  int32_t after = kNoItem;
+  ItemKind kind = ItemKind::kLocal;
+  Apply apply = Apply::kCopy;
+  Wait wait = Wait::kNone;
+  // send, local; recv with kReduceAfter or kReduceBefore: the other operand
+  // (a slice of this rank's own, as long as dst).
+  Slice src;
+  Slice dst;  // recv, local
+};
+static_assert(sizeof(Item) <= 64);
+
+struct Dep {
+  int32_t item = kNoItem;
+  Wait wait = Wait::kNone;
+};
+inline Dep frame_of(int32_t item) {
+  return {item, item == kNoItem ? Wait::kNone : Wait::kFrame};
+}
+inline Dep all_of(int32_t item) {
+  return {item, item == kNoItem ? Wait::kNone : Wait::kWhole};
+}
+
+struct Plan {
+  std::vector<Item> items;
+  uint64_t scratch_bytes = 0;
+};
+
+// Appends items and hands out scratch space.
+class PlanBuilder {
+ public:
+  int32_t send(uint32_t peer, uint32_t lane, Slice src, Dep dep = {});
+  int32_t recv(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
+               Dep dep = {});
+  // A receive that combines each frame with `other` (kReduceAfter or
+  // kReduceBefore; it becomes the item's src).
+  int32_t recv_with(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
+                    Slice other, Dep dep = {});
+  int32_t local(Slice src, Slice dst, Apply apply, Dep dep = {});
+  // A fresh scratch region of `bytes`, 64-byte aligned.
+  Slice scratch(uint64_t bytes);
+
+  // Room for `items` items without reallocation.
+  void reserve(uint64_t items) { plan_.items.reserve(items); }
+  Plan take() { return std::move(plan_); }
+  const Plan& plan() const { return plan_; }
+
+ private:
+  int32_t add(Item item, Dep dep);
+  Plan plan_;
+};
+
+// "send to 2 lane 0 out[0, 4096) after #3 frame" for tests and reports.
+std::string describe_item(const Item& item);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_COLLECTIVES_ALGORITHMS_PLAN_H_

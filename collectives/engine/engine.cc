@@ -1,0 +1,335 @@
+#include "collectives/engine/engine.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "fabric/absl_compat.h"
+#include "fabric/errors.h"
+
+namespace weft::internal {
+namespace {
+
+constexpr TimeNs kProbesPerDeadline = 16;
+
+uint64_t lane_key(uint32_t peer, uint32_t cable) {
+  return (uint64_t{peer} << 32) | cable;
+}
+constexpr TimeNs kMaxProbeAfterNs = 10 * kNsPerMs;
+
+}  // namespace
+
+Engine::Engine(const Clock& clock, uint32_t rank,
+               std::vector<std::unique_ptr<Lane>> lanes,
+               uint32_t ranks_sharing_core)
+    : clock_(clock),
+      rank_(rank),
+      lanes_(std::move(lanes)),
+      poll_batch_(Endpoint::kMaxPollBatch),
+      waiting_(lanes_.size(), 0),
+      prefetch_(ranks_sharing_core >= kPrefetchMinRanks) {
+  for (uint32_t i = 0; i < lanes_.size(); ++i) {
+    lanes_[i]->set_index(i);
+    by_peer_.emplace_back(lane_key(lanes_[i]->peer(), lanes_[i]->cable()),
+                          lanes_[i].get());
+  }
+  std::sort(by_peer_.begin(), by_peer_.end());
+}
+
+Engine::~Engine() {
+  // Queued operations may point into buffers already freed: never run
+  // them here.
+  if (!failure_.ok() || !queue_.empty()) return;
+  const TimeNs until = deadline_after(clock_.now_ns(), kLingerNs);
+  TimeNs last_ns = clock_.now_ns();
+  uint32_t still = 0;
+  while (!progress().is_done()) {
+    const TimeNs now_ns = clock_.now_ns();
+    if (now_ns >= until) return;
+    still = now_ns == last_ns ? still + 1 : 0;
+    if (still == kLingerStillSteps) return;
+    last_ns = now_ns;
+  }
+}
+
+Lane* Engine::lane(uint32_t peer, uint32_t cable) const {
+  const uint64_t key = lane_key(peer, cable);
+  auto it = std::lower_bound(by_peer_.begin(), by_peer_.end(), key,
+                             [](const std::pair<uint64_t, Lane*>& e,
+                                uint64_t k) { return e.first < k; });
+  return it == by_peer_.end() || it->first != key ? nullptr : it->second;
+}
+
+std::shared_ptr<OpState> Engine::finished(absl::Status status) {
+  auto op = std::make_shared<OpState>();
+  op->done = true;
+  op->status = std::move(status);
+  return op;
+}
+
+absl::Status Engine::refusal() const {
+  return make_error(
+      absl::StatusCode::kFailedPrecondition,
+      ErrorPlace{rank_, kNoPeer, "", ErrorCause::kGroupFailed},
+      absl::StrFormat("this group failed earlier and refuses new work; "
+                      "rebuild it. The first error was: %s",
+                      failure_.message()));
+}
+
+std::shared_ptr<OpState> Engine::submit(std::unique_ptr<OpRunner> runner,
+                                        TimeNs timeout_ns) {
+  if (!failure_.ok()) return finished(refusal());
+  if (queue_.size() >= kMaxQueued) {
+    return finished(make_error(
+        absl::StatusCode::kResourceExhausted,
+        ErrorPlace{rank_, kNoPeer, "", ErrorCause::kResource},
+        absl::StrFormat("%u operations are queued already; wait for some "
+                        "to finish before starting more",
+                        queue_.size())));
+  }
+  auto op = std::make_shared<OpState>();
+  op->runner = std::move(runner);
+  op->timeout_ns = timeout_ns;
+  queue_.push_back(op);
+  return op;
+}
+
+void Engine::prefetch_state() const {
+  // A scheduler running many ranks on one core steps this one long after
+  // its last step: its lanes and its running operation are cold. Asking for
+  // all their lines at once costs one wait instead of one per line.
+  for (const auto& lane : lanes_) prefetch_bytes(lane.get(), sizeof(Lane));
+  if (runner_ != nullptr) runner_->prefetch_state();
+}
+
+absl::Status Engine::poll_lanes(bool* advanced) {
+  // A lane has at most kMaxDepth receives, as many data sends, an
+  // acknowledgement and an abort outstanding: one poll drains it.
+  static_assert(Endpoint::kMaxPollBatch >= 2 * GroupOptions::kMaxDepth + 2,
+                "one poll must drain a lane (see progress())");
+  for (const auto& lane : lanes_) {
+    absl::Status s = lane->poll(poll_batch_, advanced);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::run_queue(bool* advanced) {
+  while (!queue_.empty()) {
+    OpState& op = *queue_.front();
+    if (!running_) {
+      running_ = true;
+      runner_ = op.runner.get();
+      op.deadline_ns = deadline_after(clock_.now_ns(), op.timeout_ns);
+      absl::Status s = op.runner->start();
+      if (!s.ok()) return s;
+    }
+    absl::Status s = op.runner->advance(advanced);
+    if (!s.ok()) return s;
+    if (!op.runner->done()) {
+      if (prefetch_) op.runner->prefetch_next();
+      return absl::OkStatus();
+    }
+    op.done = true;
+    op.runner.reset();
+    queue_.pop_front();
+    running_ = false;
+    runner_ = nullptr;
+    *advanced = true;
+  }
+  return absl::OkStatus();
+}
+
+TimeNs Engine::probe_after_ns() const {
+  if (!running_) return 0;
+  // A sixteenth of the deadline leaves time for probes to hop along a
+  // chain of waiting ranks before anyone's deadline.
+  return std::clamp<TimeNs>(queue_.front()->timeout_ns / kProbesPerDeadline,
+                            RecoveryOptions::kMinRtoNs, kMaxProbeAfterNs);
+}
+
+void Engine::mark_waiting() {
+  std::fill(waiting_.begin(), waiting_.end(), 0);
+  if (running_) queue_.front()->runner->mark_waiting(waiting_);
+}
+
+uint32_t Engine::suspect(uint32_t* heard_from) {
+  mark_waiting();
+  return suspect_at(clock_.now_ns(), heard_from);
+}
+
+uint32_t Engine::suspect_at(TimeNs now_ns, uint32_t* heard_from) const {
+  *heard_from = kNoPeer;
+  if (!running_) return kNoPeer;
+  const TimeNs probe_ns = probe_after_ns();
+  const Lane* quietest = nullptr;
+  const Lane* reporter = nullptr;
+  for (const auto& lane : lanes_) {
+    if (waiting_[lane->index()] == 0) continue;
+    if (lane->silent_at(now_ns, probe_ns)) {
+      if (quietest == nullptr ||
+          lane->last_heard_ns() < quietest->last_heard_ns()) {
+        quietest = lane.get();
+      }
+    } else if (reporter == nullptr && lane->peer_suspect() != kNoPeer &&
+               lane->peer_suspect() != rank_) {
+      reporter = lane.get();
+    }
+  }
+  if (quietest != nullptr) return quietest->peer();
+  if (reporter == nullptr) return kNoPeer;
+  *heard_from = reporter->peer();
+  return reporter->peer_suspect();
+}
+
+absl::Status Engine::service_lanes(bool* advanced, TimeNs* wake_ns) {
+  mark_waiting();
+  const TimeNs now_ns = clock_.now_ns();
+  const TimeNs probe_ns = probe_after_ns();
+  // Only an acknowledgement carries the suspect: worked out on first need,
+  // from what held before any lane was serviced (as waiting_ does).
+  uint32_t silent = kNoPeer;
+  bool known = false;
+  auto suspect_now = [&] {
+    if (!known) {
+      uint32_t heard_from = kNoPeer;
+      silent = suspect_at(now_ns, &heard_from);
+      known = true;
+    }
+    return silent;
+  };
+  for (const auto& lane : lanes_) {
+    const Lane::Watch watch{waiting_[lane->index()] != 0, probe_ns};
+    absl::Status s =
+        lane->service_at(now_ns, watch, suspect_now, advanced, wake_ns);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::deadline_error(const OpState& op) {
+  const Lane* blame = nullptr;
+  const std::string outstanding = op.runner->outstanding(&blame);
+  ErrorPlace place{rank_, kNoPeer, "", ErrorCause::kDeadline};
+  uint32_t heard_from = kNoPeer;
+  const uint32_t silent = suspect(&heard_from);
+  std::string why = "the peer may have crashed, lost frames or been cut off";
+  if (silent != kNoPeer) {
+    const Lane* direct = nullptr;
+    for (const auto& lane : lanes_) {
+      if (lane->peer() == silent) direct = lane.get();
+    }
+    place = direct != nullptr
+                ? direct->place(ErrorCause::kDeadline)
+                : ErrorPlace{rank_, silent, "", ErrorCause::kDeadline};
+    why = heard_from == kNoPeer
+              ? absl::StrFormat("peer %u has been silent for %d ns", silent,
+                                clock_.now_ns() - direct->last_heard_ns())
+              : absl::StrFormat(
+                    "peer %u, which this rank waits on, reports "
+                    "peer %u silent",
+                    heard_from, silent);
+  } else if (blame != nullptr) {
+    place = blame->place(ErrorCause::kDeadline);
+  }
+  return make_error(
+      absl::StatusCode::kDeadlineExceeded, place,
+      absl::StrFormat("%s did not finish within its %d ns deadline; %s. "
+                      "Outstanding: %s",
+                      describe_op(op.runner->identity()), op.timeout_ns, why,
+                      outstanding));
+}
+
+Progress Engine::progress() {
+  moved_ = false;
+  if (!failure_.ok()) {
+    // Failed: only tell the peers again (each copy goes once the previous
+    // left); what arrives is drained and ignored.
+    bool advanced = false;
+    for (const auto& lane : lanes_) {
+      (void)lane->poll(poll_batch_, &advanced);
+      lane->resend_abort();
+    }
+    return Progress::done();
+  }
+  if (abort_requested_.load(std::memory_order_relaxed)) {
+    fail(make_error(absl::StatusCode::kCancelled,
+                    ErrorPlace{rank_, kNoPeer, "", ErrorCause::kCancelled},
+                    "abort() was called; pending operations were cancelled"),
+         rank_, /*every_op=*/true);
+    return Progress::done();
+  }
+  if (prefetch_) prefetch_state();
+  bool advanced = false;
+  // Whether a step now could do more than this one did (see below).
+  bool again = false;
+  TimeNs wake_ns = kNeverNs;
+  absl::Status s = poll_lanes(&advanced);
+  if (s.ok()) s = run_queue(&advanced);
+  // A frame the lanes' timers sent (a resend, an acknowledgement) can
+  // change what the operation waits on, and so what the timers owe next.
+  if (s.ok()) s = service_lanes(&again, &wake_ns);
+  advanced |= again;
+  // Sending an owed acknowledgement can be what finishes the operation;
+  // the next one (if any) then starts before its lanes were serviced.
+  if (s.ok() && running_ && queue_.front()->runner->done()) {
+    bool ended = false;
+    s = run_queue(&ended);
+    advanced |= ended;
+    again |= ended;
+  }
+  if (s.ok() && running_ && clock_.now_ns() >= queue_.front()->deadline_ns) {
+    s = deadline_error(*queue_.front());
+  }
+  if (!s.ok()) {
+    uint32_t origin = rank_;
+    for (const auto& lane : lanes_) {
+      if (lane->abort_origin().has_value()) origin = *lane->abort_origin();
+    }
+    fail(std::move(s), origin, /*every_op=*/false);
+    return Progress::done();
+  }
+  moved_ = advanced;
+  // A step drains every lane's completions (a poll batch holds more than
+  // a lane can have outstanding) and runs the operation until it is stuck:
+  // another step at this instant would find nothing new unless a
+  // completion arrives, which wakes the caller anyway. So a step that
+  // moved something asks to be called again only when a lane's timer sent
+  // a frame or an operation ended after the lanes were serviced;
+  // otherwise it reports what it waits for, and a scheduler running many
+  // ranks does not step this one again for nothing.
+  if (again) return Progress::advanced();
+  if (queue_.empty()) {
+    // Operations end before their last frames are acknowledged: a lane
+    // may still hold frames to resend, or owe a delayed acknowledgement.
+    // The caller comes back at that timer (or a completion); done once
+    // nothing is pending.
+    const bool settled =
+        std::all_of(lanes_.begin(), lanes_.end(),
+                    [](const auto& l) { return l->settled(); });
+    return settled ? Progress::done() : Progress::waiting(wake_ns);
+  }
+  if (running_) wake_ns = std::min(wake_ns, queue_.front()->deadline_ns);
+  return Progress::waiting(wake_ns);
+}
+
+void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
+  failure_ = status;
+  const std::optional<ErrorPlace> place = error_place(status);
+  const ErrorCause cause = place ? place->cause : ErrorCause::kUnknown;
+  const uint32_t blamed = place ? place->peer : kNoPeer;
+  for (const auto& lane : lanes_) {
+    lane->send_abort(cause, origin, blamed, to_std(status.message()));
+  }
+  bool first = true;
+  for (const auto& op : queue_) {
+    op->done = true;
+    op->status = every_op || first ? status : refusal();
+    op->runner.reset();
+    first = false;
+  }
+  queue_.clear();
+  running_ = false;
+  runner_ = nullptr;
+}
+
+}  // namespace weft::internal

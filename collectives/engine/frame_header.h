@@ -1,0 +1,108 @@
+// FrameHeader: the 64 bytes at the start of every frame the collectives
+// engine sends. It says what the frame is (data, acknowledgement, abort),
+// which operation and chunk it belongs to, and carries the reliability and
+// flow-control counters, so a receiver can refuse a frame that belongs to a
+// different collective (kMismatch) instead of reducing it into the wrong
+// buffer, place frames by sequence number and return credits.
+//
+// Wire layout, little-endian, fixed:
+//   0 magic u32 | 4 version u8 | 5 type u8 | 6 flags u8 | 7 kind u8
+//   8 dtype u8 | 9 reduce op u8 | 10 algorithm u8 | 11 cause u8
+//   12 group id u32 | 16 op sequence u32 | 20 root u32 | 24 total bytes u64
+//   32 item u32 | 36 frame u32 | 40 payload bytes u32 | 44 received u32
+//   48 chunk bytes u32 | 52 consumed u32 | 56 sequence u32 | 60 check u32
+// (check: FNV-1a over bytes 0..59 as fifteen little-endian u32 words).
+// Frames other than data have no item: bytes 32 and 36 carry the origin and
+// the blamed peer (abort) or the suspect and the selective acknowledgement
+// (acknowledgement). An acknowledgement has no operation either: bytes 20
+// carry `heard` and its sequence field the sender's next data number.
+#ifndef WEFT_COLLECTIVES_ENGINE_FRAME_HEADER_H_
+#define WEFT_COLLECTIVES_ENGINE_FRAME_HEADER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "fabric/errors.h"
+
+namespace weft::internal {
+
+inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
+inline constexpr uint8_t kProtocolVersion = 4;
+inline constexpr uint32_t kHeaderBytes = 64;
+
+// kAck: the counters alone (acknowledgement, credit report, probe reply).
+enum class FrameType : uint8_t { kData = 1, kAck = 2, kAbort = 3 };
+
+// Header flags.
+// Data: report `consumed` as soon as this frame is consumed (the sender of
+// an operation that receives nothing waits for its frames to be checked).
+inline constexpr uint8_t kFlagReportNow = 1;
+// Data: acknowledge receipt at once (the sender's last frame on the lane
+// for this operation).
+inline constexpr uint8_t kFlagAckNow = 2;
+// Any frame: the sender heard nothing for a while; answer with kAck.
+inline constexpr uint8_t kFlagProbe = 4;
+
+// What a data frame belongs to: identical on every rank running the same
+// operation, so any difference is a mismatch.
+struct OpIdentity {
+  uint8_t kind = 0;
+  uint8_t dtype = 0;
+  uint8_t reduce_op = 0;
+  uint8_t algorithm = 0;
+  uint32_t group_id = 0;
+  uint32_t op_seq = 0;
+  uint32_t root = 0;
+  uint64_t total_bytes = 0;
+  uint32_t chunk_bytes = 0;
+
+  friend bool operator==(const OpIdentity&, const OpIdentity&) = default;
+};
+
+struct FrameHeader {
+  FrameType type = FrameType::kData;
+  uint8_t flags = 0;
+  OpIdentity op;
+  uint32_t item = 0;   // ordinal of the item among the op's items on the lane
+  uint32_t frame = 0;  // index of this frame within the item
+  uint32_t payload_bytes = 0;
+  // kData: the frame's data sequence number on the lane (modulo 2^32).
+  // kAck: the number the sender's next data frame will get, so every data
+  // frame posted before this acknowledgement is below it.
+  uint32_t seq = 0;
+  // Reliability and flow control, cumulative modulo 2^32: data frames the
+  // sender of this header has received in order (every number below it
+  // arrived) and data frames it has consumed.
+  uint32_t received = 0;
+  uint32_t consumed = 0;
+  // kAbort: the error cause, the rank where the failure started and the
+  // peer that failure blamed (kNoPeer: none).
+  uint8_t cause = 0;
+  uint32_t origin = kNoPeer;
+  uint32_t blamed = kNoPeer;
+  // kAck: the rank the sender believes silent (kNoPeer: none), and which
+  // data frames after the first missing one arrived: bit i set means
+  // number received + 1 + i is held.
+  uint32_t suspect = kNoPeer;
+  uint32_t sack = 0;
+  // kAck (recovery): one past the highest frame number (the immediate)
+  // the sender has received from the peer, of any frame type; 0: none
+  // yet. A frame the peer posted before that one and that did not arrive
+  // was lost, since a cable delivers in posting order.
+  uint32_t heard = 0;
+
+  void encode(std::span<std::byte, kHeaderBytes> out) const;
+  // Checks magic, version, checksum, type and that `frame_bytes` (the bytes
+  // that arrived) equals the header plus the payload it announces.
+  static absl::StatusOr<FrameHeader> decode(std::span<const std::byte> frame);
+};
+
+// "all_sum #7 (ring, float32, 4096 bytes, root 0)" for messages.
+std::string describe_op(const OpIdentity& op);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_COLLECTIVES_ENGINE_FRAME_HEADER_H_

@@ -1,0 +1,396 @@
+#include "collectives/engine/op_runner.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "collectives/kernels/reduce.h"
+
+namespace weft::internal {
+namespace {
+
+uint64_t item_bytes(const Item& item) {
+  return item.kind == ItemKind::kRecv ? item.dst.bytes : item.src.bytes;
+}
+
+}  // namespace
+
+OpRunner::Step OpRunner::step_of(const Item& item, int32_t index,
+                                 uint32_t frames) {
+  Step st;
+  st.src_offset = item.src.offset;
+  st.dst_offset = item.dst.offset;
+  st.bytes = item_bytes(item);
+  st.item = index;
+  st.after = item.after;
+  st.frames = frames;
+  st.src_buffer = item.src.buffer;
+  st.dst_buffer = item.dst.buffer;
+  st.apply = item.apply;
+  st.wait = item.wait;
+  return st;
+}
+
+OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
+                   OpBuffers buffers, uint32_t rank,
+                   const LaneFinder& find_lane)
+    : identity_(identity),
+      dtype_(dtype),
+      op_(op),
+      buffers_(buffers),
+      rank_(rank),
+      scratch_bytes_(plan.scratch_bytes),
+      state_(plan.items.size()) {
+  // Two passes: find each item's lane (consecutive items mostly share
+  // one) and count, then fill vectors reserved to their sizes.
+  const std::vector<Item>& items = plan.items;
+  std::vector<uint32_t> work_of(items.size());  // lanes_ position
+  std::vector<uint32_t> index;  // Lane::index() -> lanes_ position + 1
+  std::vector<uint32_t> sends, recvs;
+  // The last lanes found, most recent first: rings alternate two lanes.
+  struct Found {
+    uint32_t peer = kNoPeer;
+    uint32_t cable = 0;
+    Lane* lane = nullptr;
+  };
+  Found found[2];
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& item = items[i];
+    const uint64_t bytes = item_bytes(item);
+    state_[i].frames = static_cast<uint32_t>(std::max<uint64_t>(
+        1, (bytes + identity_.chunk_bytes - 1) / identity_.chunk_bytes));
+    if (item.kind == ItemKind::kLocal) {
+      locals_.push_back(
+          step_of(item, static_cast<int32_t>(i), state_[i].frames));
+      continue;
+    }
+    if (found[0].lane == nullptr || item.peer != found[0].peer ||
+        item.lane != found[0].cable) {
+      if (found[1].lane != nullptr && item.peer == found[1].peer &&
+          item.lane == found[1].cable) {
+        std::swap(found[0], found[1]);
+      } else {
+        found[1] = found[0];
+        found[0] = Found{item.peer, item.lane, find_lane(item.peer, item.lane)};
+      }
+    }
+    Lane* last = found[0].lane;
+    if (last->index() >= index.size()) index.resize(last->index() + 1, 0);
+    uint32_t& at = index[last->index()];
+    if (at == 0) {
+      lanes_.push_back(LaneWork{.lane = last});
+      sends.push_back(0);
+      recvs.push_back(0);
+      at = static_cast<uint32_t>(lanes_.size());
+    }
+    work_of[i] = at - 1;
+    ++(item.kind == ItemKind::kSend ? sends : recvs)[at - 1];
+  }
+  bool any_recv = false;
+  for (size_t w = 0; w < lanes_.size(); ++w) {
+    lanes_[w].sends.reserve(sends[w]);
+    lanes_[w].recvs.reserve(recvs[w]);
+    any_recv |= recvs[w] > 0;
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& item = items[i];
+    if (item.kind == ItemKind::kLocal) continue;
+    LaneWork& w = lanes_[work_of[i]];
+    (item.kind == ItemKind::kSend ? w.sends : w.recvs)
+        .push_back(step_of(item, static_cast<int32_t>(i), state_[i].frames));
+  }
+  pure_sender_ = !any_recv && !lanes_.empty();
+  for (LaneWork& w : lanes_) w.needs_ack = pure_sender_ && !w.sends.empty();
+}
+
+absl::Status OpRunner::start() {
+  if (scratch_bytes_ > 0) {
+    scratch_.reset(new (std::nothrow) std::byte[scratch_bytes_]);
+    if (!scratch_) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "rank %u: %s needs %u bytes of scratch memory and the allocation "
+          "failed; free memory or use an out-of-place call",
+          rank_, describe_op(identity_), scratch_bytes_));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool OpRunner::dep_ready(int32_t after, Wait wait, uint32_t frame) const {
+  if (after == kNoItem) return true;
+  const ItemState& dep = state_[static_cast<size_t>(after)];
+  if (wait == Wait::kWhole) return dep.done == dep.frames;
+  return dep.done > std::min(frame, dep.frames - 1);
+}
+
+std::byte* OpRunner::at(BufferId b, uint64_t offset) const {
+  switch (b) {
+    case BufferId::kIn:
+      // Plans never write through kIn; the cast only unifies the types.
+      return const_cast<std::byte*>(buffers_.in) + offset;
+    case BufferId::kOut:
+      return buffers_.out + offset;
+    case BufferId::kScratch:
+      return scratch_.get() + offset;
+  }
+  return nullptr;
+}
+
+absl::Status OpRunner::apply(const Step& step, uint32_t frame,
+                             const std::byte* src) {
+  const uint32_t bytes = frame_bytes(step, frame);
+  if (bytes == 0) return absl::OkStatus();
+  std::byte* dst =
+      at(step.dst_buffer,
+         step.dst_offset + uint64_t{frame} * identity_.chunk_bytes);
+  switch (step.apply) {
+    case Apply::kCopy:
+      if (dst != src) std::memcpy(dst, src, bytes);
+      return absl::OkStatus();
+    case Apply::kReduce:
+      if (dst == src) return absl::OkStatus();
+      return reduce_into(dtype_, op_, dst, src, bytes / dtype_size(dtype_));
+    case Apply::kReduceAfter:
+    case Apply::kReduceBefore:
+      break;
+  }
+  const std::byte* other = src_at(step, frame);
+  const bool other_first = step.apply == Apply::kReduceAfter;
+  return combine(dst, other_first ? other : src, other_first ? src : other,
+                 bytes);
+}
+
+absl::Status OpRunner::combine(std::byte* dst, const std::byte* first,
+                               const std::byte* second, uint32_t bytes) const {
+  // dst = op(first, second) as a copy and an in-place reduce, a piece at a
+  // time so the piece is still in the L1 cache when it is reduced.
+  const size_t elem = dtype_size(dtype_);
+  const uint32_t piece = kCombinePieceBytes - kCombinePieceBytes % elem;
+  for (uint32_t done = 0; done < bytes; done += piece) {
+    const uint32_t n = std::min(piece, bytes - done);
+    std::memcpy(dst + done, first + done, n);
+    absl::Status s =
+        reduce_into(dtype_, op_, dst + done, second + done, n / elem);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::mismatch(const LaneWork& w, const FrameHeader& got,
+                                uint32_t want_bytes) const {
+  const Lane& lane = *w.lane;
+  return make_error(
+      absl::StatusCode::kFailedPrecondition, lane.place(ErrorCause::kMismatch),
+      absl::StrFormat(
+          "mismatched collectives: the peer sent a frame of %s (item %u, "
+          "frame %u, %u bytes) but this rank runs %s and expects item %u, "
+          "frame %u, %u bytes; every rank must call the same collectives in "
+          "the same order with the same sizes, dtypes, roots and algorithms",
+          describe_op(got.op), got.item, got.frame, got.payload_bytes,
+          describe_op(identity_), w.check_pos, w.check_frame, want_bytes));
+}
+
+absl::Status OpRunner::check_arrivals(LaneWork& w) {
+  const Lane& lane = *w.lane;
+  while (w.check_pos < w.recvs.size() && w.checked < lane.inbox_size()) {
+    const FrameHeader& h = lane.inbox(w.checked).header;
+    const Step& step = w.recvs[w.check_pos];
+    const uint32_t want = frame_bytes(step, w.check_frame);
+    if (!(h.op == identity_) || h.item != w.check_pos ||
+        h.frame != w.check_frame || h.payload_bytes != want) {
+      return mismatch(w, h, want);
+    }
+    ++w.checked;
+    if (++w.check_frame == step.frames) {
+      w.check_frame = 0;
+      ++w.check_pos;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
+  Lane& lane = *w.lane;
+  while (w.recv_pos < w.recvs.size() && w.checked > 0) {
+    const Step& step = w.recvs[w.recv_pos];
+    if (!ready(step, w.recv_frame)) break;
+    absl::Status s =
+        apply(step, w.recv_frame, lane.payload(lane.inbox(0)).data());
+    if (s.ok()) s = lane.consume_front();
+    if (!s.ok()) return s;
+    --w.checked;
+    *advanced = true;
+    state_[static_cast<size_t>(step.item)].done = ++w.recv_frame;
+    if (w.recv_frame == step.frames) {
+      w.recv_frame = 0;
+      ++w.recv_pos;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
+  Lane& lane = *w.lane;
+  while (w.send_pos < w.sends.size()) {
+    const Step& step = w.sends[w.send_pos];
+    if (!ready(step, w.send_frame) || !lane.can_send_data()) break;
+    FrameHeader h;
+    h.op = identity_;
+    h.item = static_cast<uint32_t>(w.send_pos);
+    h.frame = w.send_frame;
+    const bool last =
+        w.send_pos + 1 == w.sends.size() && w.send_frame + 1 == step.frames;
+    if (w.needs_ack && last) h.flags |= kFlagReportNow;
+    // With recovery the last frame asks for a prompt acknowledgement: it
+    // leaves the send window (and a loss is found) one round trip later,
+    // even when the operation has ended by then.
+    if (lane.recovery() && last) h.flags |= kFlagAckNow;
+    absl::Status s = lane.send_data(h, src_at(step, w.send_frame),
+                                    frame_bytes(step, w.send_frame));
+    if (!s.ok()) return s;
+    *advanced = true;
+    state_[static_cast<size_t>(step.item)].done = ++w.send_frame;
+    if (w.send_frame == step.frames) {
+      w.send_frame = 0;
+      ++w.send_pos;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::run_locals(bool* advanced) {
+  for (const Step& step : locals_) {
+    ItemState& st = state_[static_cast<size_t>(step.item)];
+    while (st.done < st.frames && ready(step, st.done)) {
+      absl::Status s = apply(step, st.done, src_at(step, st.done));
+      if (!s.ok()) return s;
+      ++st.done;
+      *advanced = true;
+    }
+  }
+  std::erase_if(locals_, [&](const Step& step) {
+    const ItemState& st = state_[static_cast<size_t>(step.item)];
+    return st.done == st.frames;
+  });
+  return absl::OkStatus();
+}
+
+absl::Status OpRunner::advance(bool* advanced) {
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (LaneWork& w : lanes_) {
+      // Cheap tests first: most lanes have nothing new at most steps.
+      absl::Status s;
+      if (w.checked < w.lane->inbox_size()) s = check_arrivals(w);
+      if (s.ok() && w.checked > 0) s = receive(w, &moved);
+      if (s.ok() && w.send_pos < w.sends.size()) s = send(w, &moved);
+      if (!s.ok()) return s;
+    }
+    if (!locals_.empty()) {
+      absl::Status s = run_locals(&moved);
+      if (!s.ok()) return s;
+    }
+    *advanced |= moved;
+  }
+  return absl::OkStatus();
+}
+
+void OpRunner::note_hot(const void* p, size_t bytes) {
+  for_each_line(p, bytes, [this](const void* line) {
+    if (hot_count_ < kHotLines) hot_[hot_count_++] = line;
+  });
+}
+
+void OpRunner::prefetch_next() {
+  // Many ranks step between two steps of one rank (a simulator runs them
+  // all on one core), so what the next step reads is cold by then. Now,
+  // while it is at hand: ask for the step records one ahead of the cursors
+  // (they come from memory while other ranks run), and list the lines the
+  // next step reads first (prefetch_state() asks for them all at once):
+  // the cursors, the records at them, the state their dependencies and
+  // receives read, and the first lines of where the next receive writes.
+  hot_count_ = 0;
+  note_hot(lanes_.data(), lanes_.size() * sizeof(LaneWork));
+  for (const LaneWork& w : lanes_) {
+    if (w.send_pos < w.sends.size()) {
+      const Step& step = w.sends[w.send_pos];
+      if (w.send_pos + 1 < w.sends.size()) {
+        __builtin_prefetch(&w.sends[w.send_pos + 1]);
+      }
+      note_hot(&step, sizeof(Step));
+      if (step.after != kNoItem) {
+        note_hot(&state_[static_cast<size_t>(step.after)], sizeof(ItemState));
+      }
+    }
+    if (w.recv_pos < w.recvs.size()) {
+      const Step& step = w.recvs[w.recv_pos];
+      if (w.recv_pos + 1 < w.recvs.size()) {
+        __builtin_prefetch(&w.recvs[w.recv_pos + 1]);
+      }
+      note_hot(&step, sizeof(Step));
+      note_hot(&state_[static_cast<size_t>(step.item)], sizeof(ItemState));
+      const std::byte* dst =
+          at(step.dst_buffer,
+             step.dst_offset + uint64_t{w.recv_frame} * identity_.chunk_bytes);
+      const size_t bytes = std::min<size_t>(frame_bytes(step, w.recv_frame),
+                                            kPrefetchLines * kCacheLineBytes);
+      prefetch_bytes</*kForWrite=*/true>(dst, bytes);
+      note_hot(dst, bytes);
+    }
+  }
+}
+
+bool OpRunner::lane_done(const LaneWork& w) const {
+  const Lane& lane = *w.lane;
+  return w.send_pos == w.sends.size() && w.recv_pos == w.recvs.size() &&
+         lane.data_sends_in_flight() == 0 && !lane.report_owed() &&
+         (!w.needs_ack || lane.all_data_consumed());
+}
+
+bool OpRunner::done() const {
+  return locals_.empty() &&
+         std::all_of(lanes_.begin(), lanes_.end(),
+                     [&](const LaneWork& w) { return lane_done(w); });
+}
+
+void OpRunner::mark_waiting(std::span<uint8_t> waiting) const {
+  for (const LaneWork& w : lanes_) {
+    waiting[w.lane->index()] = lane_done(w) ? 0 : 1;
+  }
+}
+
+std::string OpRunner::outstanding(const Lane** blame) const {
+  std::vector<std::string> parts;
+  const Lane* silent = nullptr;
+  const Lane* stuck = nullptr;
+  for (const LaneWork& w : lanes_) {
+    if (lane_done(w)) continue;
+    const Lane& lane = *w.lane;
+    if (w.recv_pos < w.recvs.size()) {
+      parts.push_back(absl::StrFormat(
+          "receive item %u frame %u of %u from peer %u (%u checked frame(s) "
+          "waiting)",
+          w.recv_pos, w.recv_frame, w.recvs[w.recv_pos].frames, lane.peer(),
+          w.checked));
+      if (w.checked == 0 && silent == nullptr) silent = &lane;
+    }
+    if (w.send_pos < w.sends.size()) {
+      parts.push_back(absl::StrFormat("send item %u frame %u of %u to peer %u",
+                                      w.send_pos, w.send_frame,
+                                      w.sends[w.send_pos].frames, lane.peer()));
+      if (stuck == nullptr && !lane.can_send_data()) stuck = &lane;
+    } else if (stuck == nullptr && w.needs_ack && !lane.all_data_consumed()) {
+      stuck = &lane;
+    }
+    parts.push_back(lane.describe());
+  }
+  if (!locals_.empty()) {
+    parts.push_back(
+        absl::StrFormat("%u local copy/reduce item(s)", locals_.size()));
+  }
+  *blame = silent != nullptr ? silent : stuck;
+  return absl::StrJoin(parts, "; ");
+}
+
+}  // namespace weft::internal

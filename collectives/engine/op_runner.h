@@ -1,0 +1,161 @@
+// OpRunner: executes one operation's Plan over the group's lanes, one
+// non-blocking step at a time. It is the only place where items become
+// frames: it cuts each item into chunks, copies a chunk into a send frame
+// when the item's dependency and the lane's credits allow, checks every
+// arriving frame's header against what this rank expects next on that lane
+// (a different collective, size, dtype, root or algorithm is a kMismatch),
+// and copies or reduces checked frames into place in plan order.
+#ifndef WEFT_COLLECTIVES_ENGINE_OP_RUNNER_H_
+#define WEFT_COLLECTIVES_ENGINE_OP_RUNNER_H_
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "collectives/dtype.h"
+#include "collectives/kernels/cache_lines.h"
+#include "collectives/engine/frame_header.h"
+#include "collectives/engine/lane.h"
+#include "collectives/algorithms/plan.h"
+#include "fabric/errors.h"
+
+namespace weft::internal {
+
+struct OpBuffers {
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+};
+
+class OpRunner {
+ public:
+  // Finds the lane to group rank `peer` over cable `cable`; never null for
+  // the peers and cables a validated plan names.
+  using LaneFinder = std::function<Lane*(uint32_t peer, uint32_t cable)>;
+
+  // `identity` goes into every frame (chunk_bytes is the payload per frame).
+  OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
+           OpBuffers buffers, uint32_t rank, const LaneFinder& find_lane);
+
+  // Allocates scratch; called when the operation starts running.
+  absl::Status start();
+  // Does everything possible now; *advanced when anything moved.
+  absl::Status advance(bool* advanced);
+  bool done() const;
+  // Sets waiting[lane->index()] for each lane this operation still needs
+  // something on (frames to send or receive, acknowledgements): a silent
+  // peer there is probed. Leaves the other entries alone.
+  void mark_waiting(std::span<uint8_t> waiting) const;
+  // What is still outstanding; *blame is the lane it waits on most
+  // directly (nullptr when none).
+  std::string outstanding(const Lane** blame) const;
+  const OpIdentity& identity() const { return identity_; }
+  // For engines whose state goes cold between steps (many ranks on one
+  // core): at the end of a step, asks the cache for what the next step
+  // reads and lists it (hot_); at the start of the next, asks for the
+  // listed lines all at once.
+  void prefetch_next();
+  void prefetch_state() const {
+    for (uint32_t i = 0; i < hot_count_; ++i) __builtin_prefetch(hot_[i]);
+  }
+
+ private:
+  struct ItemState {
+    uint32_t frames = 1;
+    uint32_t done = 0;
+  };
+  // What an item needs at each of its frames, copied from the plan in lane
+  // order: a lane's steps are then read one after another, and the plan's
+  // 64-byte items (eight thousand per rank in a 1024-rank ring, cold in
+  // the cache at each step) are not kept.
+  struct Step {
+    uint64_t src_offset = 0;  // send, local; recv that combines with src
+    uint64_t dst_offset = 0;  // recv, local
+    uint64_t bytes = 0;       // the item's slice length
+    int32_t item = kNoItem;
+    int32_t after = kNoItem;
+    uint32_t frames = 1;
+    BufferId src_buffer = BufferId::kIn;
+    BufferId dst_buffer = BufferId::kOut;
+    Apply apply = Apply::kCopy;
+    Wait wait = Wait::kNone;
+  };
+  struct LaneWork {
+    Lane* lane = nullptr;
+    std::vector<Step> sends;  // in lane order
+    std::vector<Step> recvs;
+    size_t send_pos = 0;
+    size_t recv_pos = 0;
+    // Frames of the items at send_pos and recv_pos done (state_ mirrors
+    // them for dependants).
+    uint32_t send_frame = 0;
+    uint32_t recv_frame = 0;
+    // Validation cursor: the next arrival to check is inbox(checked).
+    size_t check_pos = 0;
+    uint32_t check_frame = 0;
+    uint32_t checked = 0;  // checked arrivals not consumed yet
+    bool needs_ack = false;
+  };
+
+  static Step step_of(const Item& item, int32_t index, uint32_t frames);
+  uint32_t frame_bytes(const Step& step, uint32_t frame) const {
+    const uint64_t start = uint64_t{frame} * identity_.chunk_bytes;
+    return start >= step.bytes
+               ? 0
+               : static_cast<uint32_t>(std::min<uint64_t>(identity_.chunk_bytes,
+                                                          step.bytes - start));
+  }
+  // Frame `frame` of an item waiting on item `after` (as `wait`) may go.
+  bool dep_ready(int32_t after, Wait wait, uint32_t frame) const;
+  bool ready(const Step& step, uint32_t frame) const {
+    return dep_ready(step.after, step.wait, frame);
+  }
+  std::byte* at(BufferId b, uint64_t offset) const;
+  std::byte* src_at(const Step& step, uint32_t frame) const {
+    return at(step.src_buffer,
+              step.src_offset + uint64_t{frame} * identity_.chunk_bytes);
+  }
+  absl::Status apply(const Step& step, uint32_t frame, const std::byte* src);
+  // dst = op(first, second) over `bytes`.
+  absl::Status combine(std::byte* dst, const std::byte* first,
+                       const std::byte* second, uint32_t bytes) const;
+  // combine() works in pieces of this size (fits a core's L1 data cache).
+  static constexpr uint32_t kCombinePieceBytes = 16 << 10;
+  absl::Status check_arrivals(LaneWork& w);
+  absl::Status mismatch(const LaneWork& w, const FrameHeader& got,
+                        uint32_t want_bytes) const;
+  absl::Status receive(LaneWork& w, bool* advanced);
+  absl::Status send(LaneWork& w, bool* advanced);
+  absl::Status run_locals(bool* advanced);
+  bool lane_done(const LaneWork& w) const;
+  void note_hot(const void* p, size_t bytes);
+  // Lines listed by prefetch_next(); the first member, so that the
+  // object's first line holds the start of the list.
+  static constexpr uint32_t kHotLines = 30;
+  std::array<const void*, kHotLines> hot_{};
+  uint32_t hot_count_ = 0;
+  // Lines of the next receive's destination asked for (a frame may be
+  // far larger; the hardware prefetcher follows a copy once it runs).
+  static constexpr uint32_t kPrefetchLines = 8;
+
+  OpIdentity identity_;
+  DType dtype_;
+  ReduceOp op_;
+  OpBuffers buffers_;
+  uint32_t rank_;
+  uint64_t scratch_bytes_ = 0;
+  std::unique_ptr<std::byte[]> scratch_;
+  std::vector<ItemState> state_;
+  std::vector<LaneWork> lanes_;
+  std::vector<Step> locals_;  // local items not finished, in order
+  bool pure_sender_ = false;
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_COLLECTIVES_ENGINE_OP_RUNNER_H_

@@ -1,0 +1,198 @@
+// SendWindow: the sending half of a lane's protocol (lane.h: Credits,
+// Pacing, Retransmission). It numbers data frames, keeps the peer's
+// counters (what it received and consumed), decides when a data frame may
+// be posted, tracks the data send slots and the frames they hold until
+// acknowledged, estimates the round trip and says when and what to resend.
+// It posts nothing: the Lane posts and tells it what was posted and what
+// completed. The Lane's clock is read exactly where the protocol needs the
+// time (a frame posted or leaving, a round-trip sample).
+//
+// Invariants (checked by check_invariants(); numbers modulo 2^32, n =
+// next_seq(), r = peer_received(), c = peer_consumed(), "x <= y" meaning
+// y - x <= n - c):
+//  - Credits: c <= r <= n and n - c <= window: no frame goes into a receive
+//    the peer has not posted, and the peer's counters never pass what was
+//    sent.
+//  - Slots: each data slot has at most one send in flight;
+//    sends_in_flight() counts them and queued_bytes() is the sum of their
+//    frames' bytes, headers included.
+//  - Free list: a slot is free exactly when no send from it is in flight
+//    and it holds no unacknowledged frame; no slot is listed twice.
+//  - Unacknowledged (recovery on): every number in [r, n) is held by one
+//    slot: the table names it, the slot's header carries the number and the
+//    slot is marked unacknowledged; no other slot is marked and the table
+//    names no slot for a number outside [r, n); a number whose slot has a
+//    send in flight has not left yet (no departure time). With recovery off
+//    no slot holds a frame beyond its send.
+//  - Timing: at most kLossyFrames frames left to pace one at a time; at
+//    most max_retries retries; the timeout within [min_rto_ns, max_rto_ns]
+//    (recovery on); srtt and rttvar not negative.
+#ifndef WEFT_COLLECTIVES_ENGINE_SEND_WINDOW_H_
+#define WEFT_COLLECTIVES_ENGINE_SEND_WINDOW_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "collectives/engine/frame_header.h"
+#include "collectives/engine/lane_protocol.h"
+#include "fabric/assert.h"
+#include "fabric/clock.h"
+
+namespace weft::internal {
+
+class SendWindow {
+ public:
+  // What the counters of a frame from the peer said (absorb()).
+  enum class Report : uint8_t {
+    kAccepted,    // new, or what was known already
+    kStale,       // older than what was known (reordered or duplicated)
+    kOverclaimed  // beyond what this side sent: a protocol violation
+  };
+
+  // Data numbering starts at `first_seq` (0 on a lane; tests start near the
+  // wrap). `clock` outlives the window.
+  SendWindow(const LaneConfig& config, const Clock& clock,
+             uint32_t first_seq = 0);
+
+  // A free slot, a credit and room in the send queue.
+  bool can_send() const {
+    return !free_slots_.empty() && next_seq_ - peer_consumed_ < window_ &&
+           queued_bytes_ < queue_limit();
+  }
+  // The slot the next data frame goes out from. REQUIRES: can_send().
+  uint32_t free_slot() const { return free_slots_.back(); }
+  // The data frame numbered next_seq() was posted from free_slot() as the
+  // pair's frame `posted_as`; `header` is what it carries (kept for
+  // resending). REQUIRES: can_send(), header.seq == next_seq().
+  void note_posted(const FrameHeader& header, uint32_t posted_as);
+  // A data send from `slot` completed: the frame left.
+  void note_left(uint32_t slot);
+
+  // Takes in the counters a frame from the peer carries: frames received
+  // in order and consumed. Acknowledged slots are freed, and the round
+  // trip sampled from the oldest one (unless it was resent).
+  Report absorb(uint32_t received, uint32_t consumed);
+
+  // Bit i set: number peer_received() + i is to be resent at once. `sack`
+  // names the frames the peer holds beyond its gap (bit i: number
+  // peer_received() + 1 + i) and `heard` is one past the last pair frame
+  // it heard (0: none). Missing before a held frame and not resent yet:
+  // lost or late after a reorder (the timeout covers a lost copy). Posted
+  // before a frame the peer heard: lost, as the cable keeps order.
+  uint64_t missing(uint32_t sack, uint32_t heard) const;
+  // Number `seq` (unacknowledged) is sent again: returns the slot to post
+  // it from, or kNoSlot when its last post has not left yet (that post
+  // then stands for the copy).
+  uint32_t begin_resend(uint32_t seq);
+  // The copy of `seq` begin_resend() asked for was posted as the pair's
+  // frame `posted_as`.
+  void note_reposted(uint32_t seq, uint32_t posted_as);
+  // A gap was seen: the next kLossyFrames data frames go one at a time.
+  void note_gap() {
+    lossy_frames_left_ = kLossyFrames;
+    WEFT_CHECK_INVARIANTS_OF(*this);
+  }
+  // The timeout fired and the oldest frame was resent: one more retry,
+  // and the timeout doubles (up to max_rto_ns).
+  void note_timeout();
+  bool retries_exhausted() const { return retries_ == max_retries_; }
+
+  // The oldest unacknowledged frame's departure plus the timeout (at least
+  // srtt plus how long the peer's answer may queue); kNeverNs while it
+  // still waits in the local send queue, when all was received, or with
+  // recovery off.
+  TimeNs retransmit_due_ns() const {
+    if (!recovery_ || peer_received_ == next_seq_) return kNeverNs;
+    const uint32_t at = seq_index(peer_received_);
+    const TimeNs left = seq_sent_ns_[at];
+    if (left == kNeverNs) return kNeverNs;
+    return left + std::max(rto_ns_, srtt_ns_ + seq_ack_wait_ns_[at]);
+  }
+
+  uint32_t next_seq() const { return next_seq_; }
+  uint32_t peer_received() const { return peer_received_; }
+  uint32_t peer_consumed() const { return peer_consumed_; }
+  uint32_t unacknowledged() const { return next_seq_ - peer_received_; }
+  bool all_received() const { return peer_received_ == next_seq_; }
+  bool all_consumed() const { return peer_consumed_ == next_seq_; }
+  uint32_t sends_in_flight() const { return sends_in_flight_; }
+  uint64_t queued_bytes() const { return queued_bytes_; }
+  uint32_t lossy_frames_left() const { return lossy_frames_left_; }
+  uint32_t retries() const { return retries_; }
+  TimeNs rto_ns() const { return rto_ns_; }
+  TimeNs srtt_ns() const { return srtt_ns_; }
+  // The header last posted from data slot `slot`.
+  const FrameHeader& slot_header(uint32_t slot) const {
+    return slot_headers_[slot];
+  }
+
+  // WEFT_ASSERTs every invariant above. O(depth).
+  void check_invariants() const;
+
+ private:
+  uint32_t seq_index(uint32_t seq) const { return seq & seq_mask_; }
+  uint32_t depth() const { return static_cast<uint32_t>(slot_posts_.size()); }
+  uint64_t queue_limit() const {
+    return lossy_frames_left_ > 0 ? 1 : send_queue_bytes_;
+  }
+  // A send from `slot` was posted now, behind the others in flight.
+  void count_post(uint32_t slot);
+  void note_received(uint32_t new_received);
+  void sample_round_trip(TimeNs sample_ns);
+
+  // The counters every can_send() and service step reads come first.
+  // Data numbers [peer_received_, next_seq_) are unacknowledged.
+  uint32_t next_seq_;
+  uint32_t peer_received_;
+  uint32_t peer_consumed_;
+  uint32_t sends_in_flight_ = 0;
+  uint64_t queued_bytes_ = 0;  // of the sends in flight
+  // Data frames still to send one at a time after a gap (see Pacing).
+  uint32_t lossy_frames_left_ = 0;
+  uint32_t window_;
+  uint64_t send_queue_bytes_;
+  uint32_t seq_mask_;  // seq_table_mask(depth)
+  uint32_t retries_ = 0;
+  TimeNs rto_ns_;
+  TimeNs srtt_ns_ = 0;  // smoothed round trip (0: no sample yet)
+  TimeNs rttvar_ns_ = 0;
+  TimeNs last_send_done_ns_ = 0;  // when the last data send completed
+  // RecoveryOptions.
+  TimeNs min_rto_ns_;
+  TimeNs max_rto_ns_;
+  uint32_t max_retries_;
+  bool recovery_;
+  const Clock& clock_;
+
+  // Per data slot: the header last posted from it (for resending and for
+  // the bytes its completion frees), sends posted and not completed, and
+  // whether it holds a frame not yet acknowledged (recovery).
+  std::vector<FrameHeader> slot_headers_;
+  std::vector<uint32_t> slot_posts_;
+  std::vector<bool> slot_unacked_;
+  std::vector<uint32_t> free_slots_;
+  // Per data slot: when its last post was made, and the data sends in
+  // flight then (itself included).
+  std::vector<TimeNs> slot_posted_ns_;
+  std::vector<uint32_t> slot_queued_;
+
+  // Tables indexed by data sequence number (seq_index()):
+  // seq_slot_[seq_index(s)] is the slot holding unacknowledged number s.
+  std::vector<uint32_t> seq_slot_;
+  // When number s last left (its send completed); kNeverNs while queued.
+  std::vector<TimeNs> seq_sent_ns_;
+  std::vector<bool> seq_resent_;  // Karn: no round trip from a resent one
+  // The pair frame number (immediate) of number s's last post.
+  std::vector<uint32_t> seq_posted_as_;
+  // How long the peer's acknowledgement of number s may queue behind the
+  // peer's own frames: as many as this side had in flight when s was
+  // posted or when it left, each as long as s took to leave (collectives
+  // send alike both ways). The timeout is at least srtt plus that, so round
+  // trips measured on small frames do not fire early on bigger ones.
+  std::vector<TimeNs> seq_ack_wait_ns_;
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_COLLECTIVES_ENGINE_SEND_WINDOW_H_

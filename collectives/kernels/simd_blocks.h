@@ -1,0 +1,61 @@
+// What the float16/bfloat16 SIMD kernels of every architecture share: the
+// loop that walks whole vector steps a prefetch block at a time, and the
+// choice of one kernel per reduction op. Each architecture's file
+// (reduce_x86.cc, reduce_arm.cc) defines its Lanes (kStep elements per step,
+// reduce<Op>(acc, in) on one step) and its four Op structs, then defines
+// WEFT_SIMD_TARGET (the function attribute its intrinsics need, or nothing)
+// before including this header. Only one of the
+// two files has code in any build (they are guarded by architecture), so
+// the templates are defined once.
+#ifndef WEFT_COLLECTIVES_KERNELS_SIMD_BLOCKS_H_
+#define WEFT_COLLECTIVES_KERNELS_SIMD_BLOCKS_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "collectives/kernels/reduce_kernels.h"
+
+#ifndef WEFT_SIMD_TARGET
+#error "define WEFT_SIMD_TARGET (the kernels' target attribute, or nothing)"
+#endif
+
+namespace weft::internal {
+
+// Bytes of one float16 or bfloat16 element.
+inline constexpr size_t kHalfBytes = sizeof(uint16_t);
+
+// Reduces the whole steps of `count`, a block at a time, each block
+// prefetching a later one (one block if too small to prefetch); returns the
+// elements reduced.
+template <typename Lanes, typename Op>
+WEFT_SIMD_TARGET size_t reduce_lanes(unsigned char* acc,
+                                     const unsigned char* in, size_t count) {
+  constexpr size_t kStepBytes = Lanes::kStep * kHalfBytes;
+  static_assert(kPrefetchBlockBytes % kStepBytes == 0);
+  const size_t whole = count - count % Lanes::kStep;
+  const size_t whole_bytes = whole * kHalfBytes;
+  const size_t block_bytes =
+      whole_bytes < kPrefetchMinBytes ? whole_bytes : kPrefetchBlockBytes;
+  for (size_t block = 0; block < whole_bytes; block += block_bytes) {
+    prefetch_ahead(acc, in, block, whole_bytes);
+    const size_t end = std::min(block + block_bytes, whole_bytes);
+    for (size_t at = block; at < end; at += kStepBytes) {
+      Lanes::template reduce<Op>(acc + at, in + at);
+    }
+  }
+  return whole;
+}
+
+// The kernel of `Lanes` for `op`.
+template <typename Lanes, typename Sum, typename Prod, typename Max,
+          typename Min>
+SimdReduceKernel pick_kernel(ReduceOp op) {
+  return kernel_for_op<SimdReduceKernel>(
+      op, &reduce_lanes<Lanes, Sum>, &reduce_lanes<Lanes, Prod>,
+      &reduce_lanes<Lanes, Max>, &reduce_lanes<Lanes, Min>);
+}
+
+}  // namespace weft::internal
+
+#endif  // WEFT_COLLECTIVES_KERNELS_SIMD_BLOCKS_H_

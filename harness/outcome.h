@@ -1,0 +1,73 @@
+// The verdict on one run of a collective over every rank, as the tools
+// report it. Allowed outcomes are the two the fault semantics promise
+// (collectives/group.h): the bit-exact result, or a typed error that names
+// where it happened. Everything else fails the run.
+//
+//   correct        every rank ended OK with the reference bytes
+//   typed error    some rank ended with an error carrying an ErrorPlace
+//                  with rank, cause and peer (a refusal because the group
+//                  had already failed, kGroupFailed, needs no peer); the
+//                  others ended OK and correct
+//   hang           the simulator stopped the run (no event left, time limit,
+//                  livelock) before every rank's operations ended
+//   CORRUPT        a rank ended OK with bytes that differ from the reference
+//   untyped error  an error without rank, peer or cause
+//
+// Only each rank's first error counts: once a group fails, its later calls
+// are refused by design.
+#ifndef WEFT_HARNESS_OUTCOME_H_
+#define WEFT_HARNESS_OUTCOME_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "sim/world.h"
+
+namespace weft::harness {
+
+enum class Verdict : uint8_t {
+  kCorrect,
+  kTypedError,
+  kHang,
+  kCorrupt,
+  kUntypedError,
+};
+inline constexpr int kVerdictCount = 5;
+// "correct", "typed error", "hang", "CORRUPT", "untyped error".
+std::string_view verdict_name(Verdict verdict);
+bool verdict_allowed(Verdict verdict);
+
+// What one rank ended with.
+struct RankOutcome {
+  bool finished = false;     // every operation of the rank ended
+  absl::Status first_error;  // OK when every operation succeeded
+  bool checked = false;      // its output was compared with the reference
+  uint64_t wrong_elements = 0;
+  // Its group failed by the end of the run: a rank whose own operations
+  // ended OK was told (by a peer's abort) of a failure elsewhere.
+  bool told_of_failure = false;
+};
+
+struct Outcome {
+  Verdict verdict = Verdict::kCorrect;
+  // Ranks that caught a fault themselves (the others learnt of it from a
+  // peer's abort, or were refused because the group had failed).
+  uint32_t detections = 0;
+  // One line of detail: the cause and place of the error, the hang's
+  // reason, or the first corrupt rank.
+  std::string detail;
+
+  // "correct", "typed error (sequence: rank 3, peer 2)", "hang (time
+  // limit)", "CORRUPT (rank 2: 17 wrong elements)", ...
+  std::string summary() const;
+  bool allowed() const { return verdict_allowed(verdict); }
+};
+
+Outcome classify(const sim::RunResult& run, std::span<const RankOutcome> ranks);
+
+}  // namespace weft::harness
+
+#endif  // WEFT_HARNESS_OUTCOME_H_

@@ -1,0 +1,57 @@
+// RankCall: one rank's part of a collective. It owns the rank's buffers,
+// laid out as the Group API wants them out of place or in place (in place:
+// the all-gather input is the rank's block of the output, the
+// reduce-scatter output the rank's block of the input), with the input
+// from the Reference and every output byte not yet written poisoned; and
+// it gives the Group calls that run the collective on this rank, in order
+// (send/recv: even ranks send to rank+1 first and then receive from
+// rank-1, odd ranks the other way round, since a Group runs one operation
+// at a time).
+#ifndef WEFT_HARNESS_RANK_CALL_H_
+#define WEFT_HARNESS_RANK_CALL_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "collectives/group.h"
+#include "collectives/operation.h"
+#include "harness/reference.h"
+
+namespace weft::harness {
+
+// Starts one operation on a rank's Group.
+using Starter = std::function<Operation(Group&)>;
+
+class RankCall {
+ public:
+  // Allocates and fills rank `rank`'s buffers for reference.spec().
+  // REQUIRES: not in place for send/recv.
+  RankCall(const Reference& reference, uint32_t rank);
+  RankCall(const RankCall&) = delete;
+  RankCall& operator=(const RankCall&) = delete;
+
+  // The operations of one run, in order. `call` picks the algorithm and
+  // deadline. REQUIRES: the RankCall outlives the operations.
+  std::vector<Starter> starters(const CallOptions& call);
+
+  // What the rank's output holds (empty when it has none).
+  std::span<const std::byte> output() const { return out_; }
+
+ private:
+  void lay_out_in_place(const Reference& reference);
+  void lay_out_out_of_place(const Reference& reference);
+
+  CollectiveSpec spec_;
+  uint32_t rank_;
+  uint32_t ranks_;
+  std::vector<std::byte> in_storage_;
+  std::vector<std::byte> out_storage_;
+  std::span<const std::byte> in_;
+  std::span<std::byte> out_;
+};
+
+}  // namespace weft::harness
+
+#endif  // WEFT_HARNESS_RANK_CALL_H_

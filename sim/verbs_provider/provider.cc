@@ -1,0 +1,357 @@
+#include "sim/verbs_provider/provider.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "fabric/errors.h"
+#include "sim/verbs_provider/ops.h"
+
+namespace weft::verbs::provider {
+namespace {
+
+// The largest message a port reports.
+constexpr uint32_t kMaxMessageBytes = 1u << 31;
+// Limits ibv_query_device reports when Apple's are not applied.
+constexpr int kMaxQps = 1024;
+constexpr int kMaxMrs = 4096;
+constexpr int kMaxCqs = 1024;
+constexpr int kMaxPds = 1024;
+constexpr uint64_t kGuidPrefix = uint64_t{0x02005e} << 40;
+constexpr int kGuidRankShift = 16;
+// Where the second link-local GID of a port differs from the first.
+constexpr size_t kSecondInterfaceByte = 9;
+
+GidBytes ipv4_gid(uint32_t rank, uint32_t index) {
+  GidBytes g{};
+  g[10] = 0xff;
+  g[11] = 0xff;
+  g[12] = 169;
+  g[13] = 254;
+  g[14] = static_cast<uint8_t>(rank);
+  g[15] = static_cast<uint8_t>(index + 1);
+  return g;
+}
+
+GidBytes link_local_gid(uint32_t rank, uint32_t index) {
+  GidBytes g{};
+  g[0] = 0xfe;
+  g[1] = 0x80;
+  g[8] = 0x02;  // a locally administered interface id
+  g[13] = static_cast<uint8_t>(rank);
+  g[15] = static_cast<uint8_t>(index + 1);
+  return g;
+}
+
+std::vector<GidBytes> gid_table(const Config& config, uint32_t rank,
+                                uint32_t index) {
+  constexpr size_t kMinTable = 2;
+  std::vector<GidBytes> table(kMinTable);
+  switch (config.gid_mode) {
+    case GidMode::kEmpty:
+      break;
+    case GidMode::kLinkLocal:
+      // As Apple's ports before the interface has an IPv4 address: two
+      // link-local entries (MLX #3467).
+      table[0] = link_local_gid(rank, index);
+      table[1] = link_local_gid(rank, index);
+      table[1][kSecondInterfaceByte] = 1;
+      break;
+    case GidMode::kIpv4At: {
+      const uint32_t at = config.ipv4_gid_index;
+      table.resize(std::max<size_t>(kMinTable, at + 1));
+      table[at == 0 ? 1 : 0] = link_local_gid(rank, index);
+      table[at] = ipv4_gid(rank, index);
+      break;
+    }
+  }
+  return table;
+}
+
+}  // namespace
+
+Provider& Provider::instance() {
+  static Provider* const provider = new Provider;
+  return *provider;
+}
+
+bool Provider::ensure_world() {
+  if (world_ != nullptr) return true;
+  absl::StatusOr<Config> config = config_from_environment();
+  absl::Status status = config.status();
+  if (status.ok()) {
+    sim::WorldOptions options;
+    options.topology = config->topology;
+    options.link = config->link;
+    options.faults = config->faults;
+    options.seed = config->seed;
+    options.keep_trace_events = false;
+    absl::StatusOr<std::unique_ptr<sim::World>> world =
+        sim::World::create(std::move(options));
+    status = world.status();
+    if (world.ok()) world_ = *std::move(world);
+  }
+  if (!status.ok()) {
+    last_error_ =
+        absl::StrFormat("weft simulated verbs provider: %s", status.message());
+    if (!reported_) std::fprintf(stderr, "%s\n", last_error_.c_str());
+    reported_ = true;
+    return false;
+  }
+  config_ = *std::move(config);
+  current_rank_ = config_->first_rank;
+  last_error_.clear();
+  build_devices();
+  return true;
+}
+
+void Provider::build_devices() {
+  const Topology& topology = config_->topology;
+  for (uint32_t rank = 0; rank < topology.ranks(); ++rank) {
+    std::vector<SimDevice*> mine;
+    for (uint32_t peer = 0; peer < topology.ranks(); ++peer) {
+      for (const std::string& name : topology.devices(rank, peer)) {
+        auto same = [&](SimDevice* d) { return d->name == name; };
+        auto it = std::find_if(mine.begin(), mine.end(), same);
+        if (it != mine.end()) {
+          (*it)->peer = kNoPeer;  // one device, several peers
+          continue;
+        }
+        auto device = std::make_unique<SimDevice>();
+        std::memset(&device->device, 0, sizeof(device->device));
+        device->device.node_type = IBV_NODE_CA;
+        device->device.transport_type = IBV_TRANSPORT_IB;
+        std::snprintf(device->device.name, sizeof(device->device.name), "%s",
+                      name.c_str());
+        device->rank = rank;
+        device->index = static_cast<uint32_t>(mine.size());
+        device->name = name;
+        device->peer = peer;
+        device->port_down = config_->port_down(name);
+        device->gids = gid_table(*config_, rank, device->index);
+        mine.push_back(device.get());
+        devices_.push_back(std::move(device));
+      }
+    }
+  }
+}
+
+int Provider::reset() {
+  // Device lists not yet freed still point at this world's devices.
+  if (!contexts_.empty() || !lists_.empty()) return EBUSY;
+  lists_.clear();
+  shadows_.clear();
+  devices_.clear();
+  world_.reset();
+  config_.reset();
+  last_error_.clear();
+  reported_ = false;
+  teardown_errors_ = 0;
+  return 0;
+}
+
+int Provider::set_rank(uint32_t rank) {
+  if (!ensure_world() || rank >= config_->topology.ranks()) return EINVAL;
+  current_rank_ = rank;
+  return 0;
+}
+
+int Provider::teardown_error(const char* what) {
+  ++teardown_errors_;
+  std::fprintf(stderr,
+               "weft simulated verbs provider: %s while objects created on "
+               "it are alive (EBUSY)\n",
+               what);
+  return EBUSY;
+}
+
+ibv_device** Provider::get_device_list(int* num_devices) {
+  if (num_devices != nullptr) *num_devices = 0;
+  if (!ensure_world()) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  std::vector<ibv_device*> mine;
+  for (const auto& device : devices_) {
+    if (device->rank == current_rank_) mine.push_back(&device->device);
+  }
+  auto list = std::make_unique<ibv_device*[]>(mine.size() + 1);
+  std::copy(mine.begin(), mine.end(), list.get());
+  list[mine.size()] = nullptr;
+  ibv_device** out = list.get();
+  lists_.emplace(out, std::move(list));
+  if (num_devices != nullptr) *num_devices = static_cast<int>(mine.size());
+  return out;
+}
+
+void Provider::free_device_list(ibv_device** list) { lists_.erase(list); }
+
+SimDevice* Provider::find_device(const ibv_device* device) const {
+  for (const auto& d : devices_) {
+    if (&d->device == device) return d.get();
+  }
+  return nullptr;
+}
+
+const char* Provider::device_name(ibv_device* device) {
+  const SimDevice* d = find_device(device);
+  return d == nullptr ? nullptr : d->device.name;
+}
+
+uint64_t Provider::device_guid(ibv_device* device) {
+  const SimDevice* d = find_device(device);
+  if (d == nullptr) return 0;
+  const uint64_t guid =
+      kGuidPrefix | (uint64_t{d->rank} << kGuidRankShift) | (d->index + 1);
+  uint8_t bytes[sizeof(guid)];
+  for (size_t i = 0; i < sizeof(guid); ++i) {
+    bytes[i] = static_cast<uint8_t>(guid >> (8 * (sizeof(guid) - 1 - i)));
+  }
+  uint64_t big_endian = 0;
+  std::memcpy(&big_endian, bytes, sizeof(big_endian));
+  return big_endian;
+}
+
+ibv_context* Provider::open_device(ibv_device* device) {
+  SimDevice* d = find_device(device);
+  if (d == nullptr) {
+    errno = ENODEV;
+    return nullptr;
+  }
+  auto context = std::make_unique<SimContext>();
+  std::memset(&context->context, 0, sizeof(context->context));
+  context->context.device = device;
+  context->context.cmd_fd = -1;
+  context->context.async_fd = -1;
+  context->context.num_comp_vectors = 1;
+  pthread_mutex_init(&context->context.mutex, nullptr);
+  context->context.abi_compat = nullptr;  // not an extended context
+  fill_operations(&context->context.ops);
+  context->handle = next_handle_++;
+  context->device = d;
+  ibv_context* out = &context->context;
+  contexts_.emplace(out, std::move(context));
+  return out;
+}
+
+SimContext* Provider::find_context(const ibv_context* context) const {
+  auto it = contexts_.find(context);
+  return it == contexts_.end() ? nullptr : it->second.get();
+}
+
+int Provider::close_device(ibv_context* context) {
+  SimContext* c = find_context(context);
+  if (c == nullptr) return EINVAL;
+  for (const auto& [ptr, pd] : pds_) {
+    if (pd->owner == c) return teardown_error("ibv_close_device");
+  }
+  for (const auto& [ptr, cq] : cqs_) {
+    if (cq->owner == c) return teardown_error("ibv_close_device");
+  }
+  pthread_mutex_destroy(&c->context.mutex);
+  contexts_.erase(context);
+  return 0;
+}
+
+int Provider::query_device(ibv_context* context, ibv_device_attr* attr) {
+  const SimContext* c = find_context(context);
+  if (c == nullptr || attr == nullptr) return EINVAL;
+  const bool apple = config_->apple_limits;
+  std::memset(attr, 0, sizeof(*attr));
+  std::snprintf(attr->fw_ver, sizeof(attr->fw_ver), "weft-sim");
+  attr->node_guid = device_guid(context->device);
+  attr->max_qp = apple ? static_cast<int>(kAppleQpsPerDevice) : kMaxQps;
+  attr->max_qp_wr = static_cast<int>(depth_limit(kMaxQueueDepth));
+  attr->max_sge = kMaxSge;
+  attr->max_cq = kMaxCqs;
+  attr->max_cqe = kMaxCqe;
+  attr->max_mr = apple ? static_cast<int>(kAppleMrsPerDevice) : kMaxMrs;
+  attr->max_pd = kMaxPds;
+  attr->phys_port_cnt = 1;
+  return 0;
+}
+
+int Provider::query_port(ibv_context* context, uint8_t port,
+                         ibv_port_attr* attr) {
+  const SimContext* c = find_context(context);
+  if (c == nullptr || attr == nullptr || port != kPort) return EINVAL;
+  // As rdma-core's exported ibv_query_port: every field up to and including
+  // `flags` (the caller may have passed the shorter compat structure).
+  std::memset(attr, 0, offsetof(ibv_port_attr, port_cap_flags2));
+  attr->state = c->device->port_down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
+  attr->max_mtu = kMaxMtu;
+  attr->active_mtu = kActiveMtu;
+  attr->gid_tbl_len = static_cast<int>(c->device->gids.size());
+  attr->max_msg_sz = kMaxMessageBytes;
+  attr->pkey_tbl_len = 1;
+  attr->lid = 0;
+  attr->link_layer = IBV_LINK_LAYER_ETHERNET;
+  return 0;
+}
+
+int Provider::query_gid(ibv_context* context, uint8_t port, int index,
+                        ibv_gid* gid) {
+  const SimContext* c = find_context(context);
+  if (c == nullptr || gid == nullptr || port != kPort || index < 0 ||
+      static_cast<size_t>(index) >= c->device->gids.size()) {
+    errno = EINVAL;
+    return -1;  // as rdma-core's ibv_query_gid
+  }
+  std::memcpy(gid->raw, c->device->gids[static_cast<size_t>(index)].data(),
+              sizeof(gid->raw));
+  return 0;
+}
+
+int Provider::live(std::string_view kind, uint32_t rank, const char* device) {
+  if (kind == "teardown_errors") return teardown_errors_;
+  if (!ensure_world()) return -1;
+  int total = 0;
+  for (const auto& d : devices_) {
+    if (d->rank != rank || (device != nullptr && d->name != device)) continue;
+    const int n = count_on(*d, kind);
+    if (n < 0) return -1;
+    total += n;
+  }
+  return total;
+}
+
+int Provider::count_on(const SimDevice& device, std::string_view kind) const {
+  auto on = [&](const SimContext* c) { return c->device == &device; };
+  int n = 0;
+  if (kind == "contexts") {
+    for (const auto& [p, c] : contexts_) n += on(c.get());
+  } else if (kind == "pds") {
+    for (const auto& [p, pd] : pds_) n += on(pd->owner);
+  } else if (kind == "mrs") {
+    for (const auto& [p, mr] : mrs_) n += on(mr->owner->owner);
+  } else if (kind == "cqs") {
+    for (const auto& [p, cq] : cqs_) n += on(cq->owner);
+  } else if (kind == "qps") {
+    for (const auto& [p, qp] : qps_) n += on(qp->owner->owner);
+  } else {
+    return -1;
+  }
+  return n;
+}
+
+int Provider::qp_sgid_index(uint32_t qp_num) const {
+  auto it = qps_by_num_.find(qp_num);
+  return it == qps_by_num_.end() ? -1 : it->second->sgid_index;
+}
+
+int64_t Provider::now_ns() {
+  return ensure_world() ? world_->clock().now_ns() : -1;
+}
+
+int Provider::crashed(uint32_t rank) {
+  if (!ensure_world() || rank >= world_->ranks()) return -1;
+  return world_->crashed(rank) ? 1 : 0;
+}
+
+uint64_t Provider::trace_hash() {
+  return ensure_world() ? world_->trace().hash() : 0;
+}
+
+}  // namespace weft::verbs::provider

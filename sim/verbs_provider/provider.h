@@ -1,0 +1,135 @@
+// Provider: the simulated verbs provider's state and every verbs call it
+// implements, on one simulated world (sim::World) whose ranks share the
+// process. It validates like a real provider (attribute masks, state
+// transitions, queue pair numbers, GIDs, queue depth) and returns the errno a
+// real one gives; Apple's quirks come from Config. Every public member is
+// called with mutex() held (exports.cc takes it).
+#ifndef WEFT_SIM_VERBS_PROVIDER_PROVIDER_H_
+#define WEFT_SIM_VERBS_PROVIDER_PROVIDER_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/world.h"
+#include "sim/verbs_provider/config.h"
+#include "sim/verbs_provider/objects.h"
+
+namespace weft::verbs::provider {
+
+class Provider {
+ public:
+  // The process's one provider (never destroyed: the library is never
+  // unloaded while weft runs).
+  static Provider& instance();
+  std::mutex& mutex() { return mutex_; }
+
+  // Control (sim_verbs.h).
+  int reset();
+  int set_rank(uint32_t rank);
+  int live(std::string_view kind, uint32_t rank, const char* device);
+  int qp_sgid_index(uint32_t qp_num) const;
+  // -1 (0 for the hash) when the world cannot be built.
+  int64_t now_ns();
+  int crashed(uint32_t rank);
+  uint64_t trace_hash();
+  const char* last_error() const { return last_error_.c_str(); }
+
+  // Devices and contexts (provider.cc). Calls returning a pointer set errno
+  // and return nullptr on failure; the others return an errno.
+  ibv_device** get_device_list(int* num_devices);
+  void free_device_list(ibv_device** list);
+  const char* device_name(ibv_device* device);
+  uint64_t device_guid(ibv_device* device);
+  ibv_context* open_device(ibv_device* device);
+  int close_device(ibv_context* context);
+  int query_device(ibv_context* context, ibv_device_attr* attr);
+  int query_port(ibv_context* context, uint8_t port, ibv_port_attr* attr);
+  int query_gid(ibv_context* context, uint8_t port, int index, ibv_gid* gid);
+
+  // Protection domains, memory regions, completion queues
+  // (provider_memory.cc).
+  ibv_pd* alloc_pd(ibv_context* context);
+  int dealloc_pd(ibv_pd* pd);
+  ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, int access);
+  int dereg_mr(ibv_mr* mr);
+  ibv_cq* create_cq(ibv_context* context, int cqe, void* cq_context);
+  int destroy_cq(ibv_cq* cq);
+
+  // Queue pairs (provider_qp.cc).
+  ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr);
+  int destroy_qp(ibv_qp* qp);
+  int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask);
+
+  // The operation table's data path (provider_data.cc).
+  int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+  int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+  int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
+
+ private:
+  Provider() = default;
+
+  // Builds the world from the environment if there is none; false (with
+  // last_error_ set and printed once) when it cannot.
+  bool ensure_world();
+  void build_devices();
+  SimDevice* find_device(const ibv_device* device) const;
+  SimContext* find_context(const ibv_context* context) const;
+  SimPd* find_pd(const ibv_pd* pd) const;
+  SimCq* find_cq(const ibv_cq* cq) const;
+  SimQp* find_qp(const ibv_qp* qp) const;
+  int count_on(const SimDevice& device, std::string_view kind) const;
+  int teardown_error(const char* what);
+  Slab* shadow_for(uint32_t rank, void* addr, size_t length);
+  SimDevice* far_end(const SimDevice& device) const;
+  const SimDevice* port_of_gid(const GidBytes& gid) const;
+
+  int move_to_rtr(SimQp& qp, const ibv_qp_attr& attr);
+  // Resolves a scatter entry to the simulator's frame; EINVAL if no memory
+  // region of the queue pair's protection domain covers it.
+  int shadow_frame(const SimQp& qp, const ibv_sge& sge, Frame* out) const;
+  int post_one_send(SimQp& qp, const ibv_send_wr& wr);
+  int post_one_recv(SimQp& qp, const ibv_recv_wr& wr);
+  int post_result(int err) const;
+  template <typename Wr>
+  int post_chain(ibv_qp* qp, Wr* wr, Wr** bad_wr,
+                 int (Provider::*post_one)(SimQp&, const Wr&));
+  uint32_t depth_limit(uint32_t capacity) const;
+  // Moves `qp`'s finished work into `cq` (or the other CQ's stash).
+  int drain(SimQp& qp, SimCq& cq, ibv_wc* out, int room);
+  bool to_wc(SimQp& qp, const Completion& c, ibv_wc* wc);
+
+  std::mutex mutex_;
+  std::string last_error_;
+  bool reported_ = false;
+  std::optional<Config> config_;
+  std::unique_ptr<sim::World> world_;
+  uint32_t current_rank_ = 0;
+  std::vector<std::unique_ptr<SimDevice>> devices_;  // every rank's
+  std::map<ibv_device**, std::unique_ptr<ibv_device*[]>> lists_;
+  // Objects by the address handed out (looked up, never iterated for
+  // anything whose order matters).
+  std::map<const ibv_context*, std::unique_ptr<SimContext>> contexts_;
+  std::map<const ibv_pd*, std::unique_ptr<SimPd>> pds_;
+  std::map<const ibv_mr*, std::unique_ptr<SimMr>> mrs_;
+  std::map<const ibv_cq*, std::unique_ptr<SimCq>> cqs_;
+  std::map<const ibv_qp*, std::unique_ptr<SimQp>> qps_;
+  std::map<uint32_t, SimQp*> qps_by_num_;
+  // The simulator's copies of registered memory, by (rank, address,
+  // length); shared by every region over the same bytes.
+  std::map<std::tuple<uint32_t, uintptr_t, size_t>, Slab*> shadows_;
+  uint32_t next_handle_ = 1;
+  uint32_t next_key_ = 1;
+  int teardown_errors_ = 0;
+};
+
+}  // namespace weft::verbs::provider
+
+#endif  // WEFT_SIM_VERBS_PROVIDER_PROVIDER_H_

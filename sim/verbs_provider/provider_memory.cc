@@ -1,0 +1,130 @@
+// Protection domains, memory regions and completion queues.
+#include <cerrno>
+#include <cstring>
+
+#include "sim/verbs_provider/provider.h"
+
+namespace weft::verbs::provider {
+SimPd* Provider::find_pd(const ibv_pd* pd) const {
+  auto it = pds_.find(pd);
+  return it == pds_.end() ? nullptr : it->second.get();
+}
+
+SimCq* Provider::find_cq(const ibv_cq* cq) const {
+  auto it = cqs_.find(cq);
+  return it == cqs_.end() ? nullptr : it->second.get();
+}
+
+ibv_pd* Provider::alloc_pd(ibv_context* context) {
+  SimContext* c = find_context(context);
+  if (c == nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (c->device->port_down) {
+    // Apple's library returns NULL here when the port is down.
+    errno = ENETDOWN;
+    return nullptr;
+  }
+  auto pd = std::make_unique<SimPd>();
+  std::memset(&pd->pd, 0, sizeof(pd->pd));
+  pd->pd.context = context;
+  pd->pd.handle = next_handle_++;
+  pd->owner = c;
+  ibv_pd* out = &pd->pd;
+  pds_.emplace(out, std::move(pd));
+  return out;
+}
+
+int Provider::dealloc_pd(ibv_pd* pd) {
+  SimPd* p = find_pd(pd);
+  if (p == nullptr) return EINVAL;
+  for (const auto& [ptr, mr] : mrs_) {
+    if (mr->owner == p) return teardown_error("ibv_dealloc_pd");
+  }
+  for (const auto& [ptr, qp] : qps_) {
+    if (qp->owner == p) return teardown_error("ibv_dealloc_pd");
+  }
+  pds_.erase(pd);
+  return 0;
+}
+
+Slab* Provider::shadow_for(uint32_t rank, void* addr, size_t length) {
+  const auto key =
+      std::make_tuple(rank, reinterpret_cast<uintptr_t>(addr), length);
+  auto it = shadows_.find(key);
+  if (it != shadows_.end()) return it->second;
+  absl::StatusOr<Slab*> slab = world_->fabric(rank).create_slab(length);
+  if (!slab.ok()) return nullptr;
+  shadows_.emplace(key, *slab);
+  return *slab;
+}
+
+ibv_mr* Provider::reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
+  SimPd* p = find_pd(pd);
+  const bool remote =
+      (access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) != 0;
+  if (p == nullptr || addr == nullptr || length == 0 ||
+      (remote && (access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
+    errno = EINVAL;  // verbs: remote write needs local write
+    return nullptr;
+  }
+  const SimDevice& device = *p->owner->device;
+  if (config_->apple_limits &&
+      count_on(device, "mrs") >= static_cast<int>(kAppleMrsPerDevice)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  Slab* shadow = shadow_for(device.rank, addr, length);
+  if (shadow == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  auto mr = std::make_unique<SimMr>();
+  std::memset(&mr->mr, 0, sizeof(mr->mr));
+  mr->mr.context = pd->context;
+  mr->mr.pd = pd;
+  mr->mr.addr = addr;
+  mr->mr.length = length;
+  mr->mr.handle = next_handle_++;
+  mr->mr.lkey = next_key_++;
+  mr->mr.rkey = mr->mr.lkey;
+  mr->owner = p;
+  mr->shadow = shadow;
+  ibv_mr* out = &mr->mr;
+  mrs_.emplace(out, std::move(mr));
+  return out;
+}
+
+int Provider::dereg_mr(ibv_mr* mr) {
+  if (mrs_.erase(mr) == 0) return EINVAL;
+  return 0;
+}
+
+ibv_cq* Provider::create_cq(ibv_context* context, int cqe, void* cq_context) {
+  SimContext* c = find_context(context);
+  if (c == nullptr || cqe < 1 || cqe > kMaxCqe) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  auto cq = std::make_unique<SimCq>();
+  std::memset(&cq->cq, 0, sizeof(cq->cq));
+  cq->cq.context = context;
+  cq->cq.cq_context = cq_context;
+  cq->cq.handle = next_handle_++;
+  cq->cq.cqe = cqe;
+  cq->owner = c;
+  ibv_cq* out = &cq->cq;
+  cqs_.emplace(out, std::move(cq));
+  return out;
+}
+
+int Provider::destroy_cq(ibv_cq* cq) {
+  SimCq* c = find_cq(cq);
+  if (c == nullptr) return EINVAL;
+  if (!c->qps.empty()) return teardown_error("ibv_destroy_cq");
+  cqs_.erase(cq);
+  return 0;
+}
+
+}  // namespace weft::verbs::provider

@@ -1,0 +1,82 @@
+/* weft's simulated verbs provider (libweft_sim_verbs.so): a shared library
+ * exporting the ibv_* entry points weft's verbs loader resolves, backed by
+ * weft's deterministic simulator, with Apple's quirks switchable. Load it
+ * with WEFT_VERBS_LIBRARY=<path to libweft_sim_verbs.so>.
+ *
+ * One provider instance per process simulates every rank of one world; the
+ * calls below (exported with C linkage, found with dlsym) say which rank the
+ * next ibv_get_device_list() lists devices for, and let tests inspect and
+ * rebuild the world. The world is built from the environment on first use
+ * (docs/verbs-macos.md lists the variables):
+ *
+ *   WEFT_SIM_VERBS_RANKS=N           ranks of a full mesh (default 2)
+ *   WEFT_SIM_VERBS_CABLES=N          cables per pair of the mesh (default 1)
+ *   WEFT_SIM_VERBS_TOPOLOGY=path     JACCL device JSON instead of the mesh
+ *   WEFT_SIM_VERBS_RANK=r            first rank listed (default 0)
+ *   WEFT_SIM_VERBS_SEED=n            simulator seed (default 1)
+ *   WEFT_SIM_VERBS_LINK=spec         link model, sim's syntax (default tb5)
+ *   WEFT_SIM_VERBS_FAULTS=plan       fault plan text, lines split by ';'
+ *   WEFT_SIM_VERBS_FAULTS_FILE=path  fault plan file
+ *   WEFT_SIM_VERBS_POLL_STEP_NS=n    virtual time each poll_cq advances
+ *                                    (default 1000)
+ *   WEFT_SIM_VERBS_GID_MODE=m        ipv4_at:N (default ipv4_at:1: link-local
+ *                                    at 0, IPv4-mapped at 1) | link_local |
+ *                                    empty
+ *   WEFT_SIM_VERBS_PORT=s            active (default) | down | down:dev,dev
+ *   WEFT_SIM_VERBS_APPLE_LIMITS=1    10 queue pairs and 100 memory regions
+ *                                    per device, queue depth 63, post errors
+ *                                    returned negated (-12) as Apple does
+ *   WEFT_SIM_VERBS_QUEUE_DEPTH=n     outstanding requests per queue before
+ *                                    posting fails with ENOMEM (1..1024)
+ */
+#ifndef WEFT_SIM_VERBS_PROVIDER_SIM_VERBS_H_
+#define WEFT_SIM_VERBS_PROVIDER_SIM_VERBS_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Drops the world; the next call rebuilds it from the environment. 0, or
+ * EBUSY while any context is open or any device list is not yet freed
+ * (a VerbsFabric holds its list until it is destroyed). */
+int weft_sim_verbs_reset(void);
+
+/* The rank whose devices the next ibv_get_device_list() returns. 0, or
+ * EINVAL when the world has no such rank (or cannot be built). */
+int weft_sim_verbs_set_rank(uint32_t rank);
+
+/* Live objects of `kind` ("contexts", "pds", "mrs", "cqs", "qps") on rank
+ * `rank`'s device `device` (NULL: every device of the rank); -1 for an
+ * unknown kind or a world that cannot be built. Kind "teardown_errors"
+ * counts objects destroyed out of order (rank and device ignored). */
+int weft_sim_verbs_live(const char* kind, uint32_t rank, const char* device);
+
+/* The GID index queue pair `qp_num` was moved to RTR with, -1 if none. */
+int weft_sim_verbs_qp_sgid_index(uint32_t qp_num);
+
+/* The world's virtual time in nanoseconds (each poll_cq advances it by
+ * WEFT_SIM_VERBS_POLL_STEP_NS); -1 for a world that cannot be built. A
+ * clock for tests that want deadlines in virtual time. */
+int64_t weft_sim_verbs_now_ns(void);
+
+/* 1 when rank `rank` has crashed (a fault plan's crash), 0 when it has
+ * not, -1 for a world that cannot be built or has no such rank. A driver
+ * stops stepping a crashed rank, as the simulator's scheduler does. */
+int weft_sim_verbs_crashed(uint32_t rank);
+
+/* The simulator's trace hash of everything the world did so far (posts,
+ * deliveries, drops, completions, faults): equal for equal sequences of
+ * verbs calls; 0 for a world that cannot be built. */
+uint64_t weft_sim_verbs_trace_hash(void);
+
+/* Why the world could not be built from the environment ("" if it could);
+ * valid until the next call into the provider. */
+const char* weft_sim_verbs_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_SIM_VERBS_PROVIDER_SIM_VERBS_H_ */

@@ -1,0 +1,89 @@
+#include "tools/weft-bench/weft_bench_json.h"
+
+#include "tools/weft-bench/weft_bench_text_file.h"
+#include "collectives/dtype.h"
+#include "nlohmann/json.hpp"
+
+namespace weft::bench {
+namespace {
+
+constexpr int kJsonVersion = 1;
+constexpr int kIndent = 1;
+
+nlohmann::json measurement_json(const BenchRow& row, const Measurement& m) {
+  if (!m.ran) return nullptr;
+  nlohmann::json j;
+  j["error"] =
+      m.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.error);
+  if (!m.error.empty()) return j;
+  j["time_us"] = m.time_us;
+  j["algbw_gbs"] = algbw_gbs(row, m);
+  j["busbw_gbs"] = busbw_gbs(row, m);
+  j["nwrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
+  if (m.model_us > 0) {
+    j["model_us"] = m.model_us;
+    j["ratio"] = m.time_us / m.model_us;
+  }
+  return j;
+}
+
+nlohmann::json row_json(const BenchRow& row) {
+  return {{"size", row.size_bytes},
+          {"count", row.count},
+          {"type", row.type},
+          {"redop", row.redop},
+          {"root", row.root},
+          {"algorithm", row.algorithm},
+          {"bus_factor", row.bus_factor},
+          {"out_of_place", measurement_json(row, row.out_of_place)},
+          {"in_place", measurement_json(row, row.in_place)}};
+}
+
+nlohmann::json block_json(const BenchBlock& block) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const BenchRow& row : block.rows) results.push_back(row_json(row));
+  return {{"op", block.op},
+          {"algorithm", block.algorithm},
+          {"results", std::move(results)},
+          {"average_busbw_gbs", average_busbw_gbs(block)},
+          {"wrong_total", wrong_total(block)},
+          {"errors", error_count(block)}};
+}
+
+}  // namespace
+
+std::string results_json(const std::vector<BenchBlock>& blocks,
+                         const BenchOptions& options,
+                         const JsonContext& context) {
+  nlohmann::json doc;
+  doc["tool"] = "weft-bench";
+  doc["version"] = kJsonVersion;
+  doc["fabric"] = context.fabric;
+  doc["time"] = context.time;
+  doc["ranks"] = context.ranks;
+  doc["where"] = context.where;
+  doc["config"] = {{"minbytes", options.min_bytes},
+                   {"maxbytes", options.max_bytes},
+                   {"stepbytes", options.step_bytes},
+                   {"stepfactor", options.step_factor},
+                   {"warmup_iters", options.warmup_iters},
+                   {"iters", options.iters},
+                   {"check", options.check},
+                   {"datatype", std::string(dtype_name(options.dtype))},
+                   {"model", options.model}};
+  nlohmann::json out = nlohmann::json::array();
+  for (const BenchBlock& block : blocks) out.push_back(block_json(block));
+  doc["blocks"] = std::move(out);
+  return doc.dump(kIndent, ' ', false,
+                  nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
+absl::Status write_results_json(const std::string& path,
+                                const std::vector<BenchBlock>& blocks,
+                                const BenchOptions& options,
+                                const JsonContext& context) {
+  return write_text_file(path, results_json(blocks, options, context));
+}
+
+}  // namespace weft::bench

@@ -1,0 +1,49 @@
+// weft-bench's results as JSON (--json FILE), for tools:
+//
+//   {"tool": "weft-bench", "version": 1, "fabric": "sim", "time": "virtual",
+//    "ranks": 8, "where": "...",
+//    "config": {"minbytes", "maxbytes", "stepbytes", "stepfactor",
+//               "warmup_iters", "iters", "check", "datatype", "model"},
+//    "blocks": [{"op": "all_reduce", "algorithm": "auto",
+//                "results": [{"size", "count", "type", "redop", "root",
+//                             "algorithm", "bus_factor",
+//                             "out_of_place": {"time_us", "algbw_gbs",
+//                                "busbw_gbs", "nwrong", "error",
+//                                "model_us", "ratio"} or null,
+//                             "in_place": {...} or null}],
+//                "average_busbw_gbs", "wrong_total", "errors"}]}
+//
+// nwrong is null when unchecked; model_us and ratio only with --model and
+// where a model applies; a measurement that did not run (in-place
+// send/recv) is null.
+#ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
+#define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "tools/weft-bench/weft_bench_options.h"
+#include "tools/weft-bench/weft_bench_result.h"
+
+namespace weft::bench {
+
+struct JsonContext {
+  std::string fabric;  // "sim" or "verbs"
+  std::string time;    // "virtual" or "wall"
+  uint32_t ranks = 0;
+  std::string where;
+};
+
+std::string results_json(const std::vector<BenchBlock>& blocks,
+                         const BenchOptions& options,
+                         const JsonContext& context);
+// Writes results_json() to `path`; an error names the path.
+absl::Status write_results_json(const std::string& path,
+                                const std::vector<BenchBlock>& blocks,
+                                const BenchOptions& options,
+                                const JsonContext& context);
+
+}  // namespace weft::bench
+
+#endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_

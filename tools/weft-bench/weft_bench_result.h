@@ -1,0 +1,61 @@
+// What weft-bench measures, in nccl-tests' terms: per size a row with the
+// out-of-place and in-place measurements (time per iteration, #wrong), and
+// per (op, algorithm) a block of rows with its footer figures. Bandwidths
+// follow nccl-tests: algbw = size / time, busbw = algbw * the op's bus
+// factor (harness::CollectiveShape::bus_factor).
+#ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RESULT_H_
+#define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RESULT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/collective_spec.h"
+
+namespace weft::bench {
+
+namespace harness = ::weft::harness;
+
+struct Measurement {
+  bool ran = false;    // false: no such form (in-place send/recv)
+  std::string error;   // non-empty: the run failed, and why
+  double time_us = 0;  // per iteration: virtual on the simulator, else wall
+  bool checked = false;
+  uint64_t wrong = 0;   // elements that differ from the reference
+  double model_us = 0;  // --model: the cost model's time, 0 if none applies
+
+  bool ok() const { return ran && error.empty(); }
+};
+
+struct BenchRow {
+  uint64_t size_bytes = 0;
+  uint64_t count = 0;
+  std::string type;   // nccl-tests' type name
+  std::string redop;  // "sum", ..., or "none"
+  int64_t root = -1;  // -1 when the op has no root
+  double bus_factor = 0;
+  std::string algorithm;  // as run: "ring", "mesh_scatter", ...
+  Measurement out_of_place;
+  Measurement in_place;
+};
+
+// Gigabytes (1e9 bytes) per second; 0 when `m` did not run cleanly.
+double algbw_gbs(const BenchRow& row, const Measurement& m);
+double busbw_gbs(const BenchRow& row, const Measurement& m);
+
+struct BenchBlock {
+  std::string op;         // nccl-tests' name: "all_reduce", ...
+  std::string algorithm;  // as asked: "auto", "mesh", "ring", ...
+  std::vector<BenchRow> rows;
+};
+
+// nccl-tests' footer figures: busbw averaged over every clean
+// measurement (both placements), and #wrong summed over all of them.
+double average_busbw_gbs(const BenchBlock& block);
+uint64_t wrong_total(const BenchBlock& block);
+// Measurements that ended in an error.
+uint64_t error_count(const BenchBlock& block);
+
+}  // namespace weft::bench
+
+#endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RESULT_H_

@@ -1,0 +1,178 @@
+#include "tools/weft-devices/device_report.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "fabric/absl_compat.h"
+#include "nlohmann/json.hpp"
+
+namespace weft::verbs::cli {
+namespace {
+
+constexpr std::string_view kLinkLocalOnly =
+    "no IPv4-mapped GID, only link-local: weft falls back to link-local, "
+    "which peers may not reach; give the Thunderbolt interface an IPv4 "
+    "address, e.g. `sudo ifconfig enX inet 169.254.x.y netmask 255.255.0.0`";
+
+std::string guid_text(const DeviceInfo& d) {
+  return d.node_guid.has_value() ? absl::StrFormat("%016x", *d.node_guid)
+                                 : std::string("-");
+}
+
+std::string ipv4_text(const DeviceInfo& d) {
+  auto gid = d.ipv4_gid();
+  return gid.has_value() ? gid_ipv4_text(gid->gid) : std::string("-");
+}
+
+std::string gid_kinds(const DeviceInfo& d) {
+  if (d.gids.empty()) return "none";
+  std::vector<std::string> parts;
+  for (const GidEntry& g : d.gids) {
+    parts.push_back(absl::StrFormat("%d %s", g.index, gid_kind_name(g.kind)));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+std::vector<std::string> diagnosis_lines(const Report& report) {
+  std::vector<std::string> lines;
+  if (!report.status.ok()) {
+    lines.push_back(std::string(report.status.message()));
+    return lines;
+  }
+  for (const DeviceInfo& d : report.devices) {
+    for (const std::string& problem : diagnose(d)) {
+      lines.push_back(absl::StrFormat("%s: %s", d.name, problem));
+    }
+  }
+  if (lines.empty()) {
+    lines.push_back(absl::StrFormat(
+        "ready: %u device(s), every port active with an IPv4-mapped GID",
+        report.devices.size()));
+  }
+  return lines;
+}
+
+void append_details(const DeviceInfo& d, std::string* out) {
+  for (const GidEntry& g : d.gids) {
+    absl::StrAppendFormat(out, "    gid[%d] %s (%s)\n", g.index,
+                          gid_text(g.gid), gid_kind_name(g.kind));
+  }
+  if (d.limits.has_value()) {
+    absl::StrAppendFormat(
+        out,
+        "    limits: %d queue pairs, %d memory regions, %d work requests "
+        "per queue, %d completion queue entries\n",
+        d.limits->max_qp, d.limits->max_mr, d.limits->max_qp_wr,
+        d.limits->max_cqe);
+  }
+}
+
+}  // namespace
+
+Report make_report(const std::string& library) {
+  Report report;
+  report.library = library.empty() ? VerbsLibrary::default_path() : library;
+  absl::StatusOr<const VerbsLibrary*> loaded = VerbsLibrary::load(library);
+  if (!loaded.ok()) {
+    report.failure = Report::Failure::kLibrary;
+    report.status = loaded.status();
+    return report;
+  }
+  absl::StatusOr<std::vector<DeviceInfo>> devices = list_devices(**loaded);
+  if (!devices.ok()) {
+    report.failure = Report::Failure::kNoDevices;
+    report.status = devices.status();
+    return report;
+  }
+  report.devices = *std::move(devices);
+  return report;
+}
+
+std::vector<std::string> diagnose(const DeviceInfo& d) {
+  if (!d.status.ok()) return {std::string(d.status.message())};
+  std::vector<std::string> problems;
+  if (!d.port_active()) {
+    problems.push_back(
+        absl::StrFormat("port %u is %s; %s", static_cast<unsigned>(kPort),
+                        port_state_name(d.port_state), port_down_causes()));
+  }
+  if (!d.ipv4_gid().has_value()) {
+    problems.push_back(choose_gid(d.gids).has_value()
+                           ? std::string(kLinkLocalOnly)
+                           : std::string(no_usable_gid_remedy()));
+  }
+  return problems;
+}
+
+int exit_code(const Report& report) {
+  switch (report.failure) {
+    case Report::Failure::kLibrary:
+      return kExitNoLibrary;
+    case Report::Failure::kNoDevices:
+      return kExitNoDevices;
+    case Report::Failure::kNone:
+      break;
+  }
+  for (const DeviceInfo& d : report.devices) {
+    if (!diagnose(d).empty()) return kExitNotReady;
+  }
+  return kExitReady;
+}
+
+std::string format_text(const Report& report, bool verbose) {
+  std::string out = absl::StrFormat("library: %s\n", report.library);
+  if (report.status.ok()) {
+    constexpr const char* kRow = "%-16s %-16s %-17s %-4s %-11s %-15s %s\n";
+    absl::StrAppendFormat(&out, kRow, "device", "node GUID", "port 1 state",
+                          "MTU", "link layer", "IPv4", "GIDs");
+    for (const DeviceInfo& d : report.devices) {
+      if (!d.status.ok()) {
+        absl::StrAppendFormat(&out, kRow, d.name, guid_text(d), "-", "-", "-",
+                              "-", "-");
+        continue;
+      }
+      absl::StrAppendFormat(
+          &out, kRow, d.name, guid_text(d), port_state_name(d.port_state),
+          absl::StrCat(mtu_bytes(d.active_mtu)), link_layer_name(d.link_layer),
+          ipv4_text(d), gid_kinds(d));
+      if (verbose) append_details(d, &out);
+    }
+  }
+  for (const std::string& line : diagnosis_lines(report)) {
+    absl::StrAppendFormat(&out, "diagnosis: %s\n", line);
+  }
+  return out;
+}
+
+std::string format_json(const Report& report) {
+  nlohmann::json doc;
+  doc["library"] = report.library;
+  doc["devices"] = nlohmann::json::array();
+  for (const DeviceInfo& d : report.devices) {
+    nlohmann::json device = {{"name", d.name},
+                             {"node_guid", guid_text(d)},
+                             {"ready", diagnose(d).empty()},
+                             {"problems", diagnose(d)}};
+    if (d.status.ok()) {
+      device["port_state"] = std::string(port_state_name(d.port_state));
+      device["active_mtu"] = mtu_bytes(d.active_mtu);
+      device["link_layer"] = std::string(link_layer_name(d.link_layer));
+      device["ipv4"] = ipv4_text(d);
+      nlohmann::json gids = nlohmann::json::array();
+      for (const GidEntry& g : d.gids) {
+        gids.push_back({{"index", g.index},
+                        {"gid", gid_text(g.gid)},
+                        {"kind", std::string(gid_kind_name(g.kind))}});
+      }
+      device["gids"] = gids;
+    }
+    doc["devices"].push_back(device);
+  }
+  doc["diagnosis"] = diagnosis_lines(report);
+  doc["exit_code"] = exit_code(report);
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace weft::verbs::cli

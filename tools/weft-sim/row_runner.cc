@@ -1,0 +1,51 @@
+#include "tools/weft-sim/row_runner.h"
+
+#include "absl/strings/str_format.h"
+#include "harness/sim_cluster.h"
+
+namespace weft::sim::cli {
+
+absl::StatusOr<StudyRow> run_row(const RowRequest& request) {
+  WorldOptions world = request.world;
+  world.keep_trace_events = !request.trace_path.empty();
+  const uint64_t seed = world.seed;
+  absl::StatusOr<harness::SimCluster> cluster =
+      harness::SimCluster::create(std::move(world), request.group);
+  if (!cluster.ok()) return cluster.status();
+  harness::RunOptions options;
+  options.iterations = request.iterations;
+  // In place, each iteration's output is the next one's input.
+  options.check = !request.spec.in_place || request.iterations == 1;
+  options.data_seed = seed;
+  options.timeout_ns = request.timeout_ns;
+  absl::StatusOr<harness::CaseRun> run = cluster->run(request.spec, options);
+  if (!run.ok()) return run.status();
+  StudyRow row;
+  row.topology = request.topology_name;
+  row.spec = request.spec;
+  row.iterations = request.iterations;
+  row.run = *std::move(run);
+  const Trace& trace = cluster->world().trace();
+  row.trace_hash = trace.hash();
+  if (!request.trace_path.empty()) {
+    if (absl::Status s = trace.write_perfetto_json(request.trace_path);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return row;
+}
+
+uint64_t fold_hash(uint64_t folded, uint64_t hash) {
+  constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+  constexpr int kBitsPerByte = 8;
+  for (int i = 0; i < 8; ++i) {
+    folded ^= (hash >> (kBitsPerByte * i)) & 0xffu;
+    folded *= kFnvPrime;
+  }
+  return folded;
+}
+
+std::string hash_hex(uint64_t hash) { return absl::StrFormat("%016x", hash); }
+
+}  // namespace weft::sim::cli

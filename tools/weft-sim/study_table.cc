@@ -1,0 +1,91 @@
+#include "tools/weft-sim/study_table.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "fabric/absl_compat.h"
+
+namespace weft::sim::cli {
+namespace {
+
+constexpr char kRowFormat[] =
+    "%-8s %-14s %10s %-9s %-13s %12s %7s %7s %8s %6s %8s  %s";
+constexpr double kBytesPerGigabyte = 1e9;
+constexpr double kNsPerUs = 1e3;
+
+std::string bandwidth(double bytes_per_s) {
+  return absl::StrFormat("%.2f", bytes_per_s / kBytesPerGigabyte);
+}
+
+}  // namespace
+
+std::string world_summary(const WorldOptions& world,
+                          const std::string& link_name) {
+  const FaultRates& r = world.faults.rates;
+  std::string faults = "none";
+  if (r.any()) {
+    faults = absl::StrFormat("loss=%g duplicate=%g reorder=%g error=%g", r.loss,
+                             r.duplicate, r.reorder, r.error_completion);
+  }
+  if (!world.faults.script.empty()) {
+    absl::StrAppendFormat(&faults, " + %u scripted",
+                          world.faults.script.size());
+  }
+  return absl::StrFormat("link %s (%s), faults %s, seed %u", link_name,
+                         world.link.to_string(), faults, world.seed);
+}
+
+std::string study_header() {
+  const std::string names = absl::StrFormat(
+      kRowFormat, "topology", "op", "bytes", "dtype", "algorithm", "time (us)",
+      "algbw", "busbw", "frames", "faults", "detected", "outcome");
+  const std::string units =
+      absl::StrFormat(kRowFormat, "", "", "", "", "", "simulated", "GB/s",
+                      "GB/s", "", "inject", "", "");
+  return absl::StrCat(names, "\n", units, "\n");
+}
+
+std::string study_row_line(const StudyRow& row) {
+  const harness::CaseRun& run = row.run;
+  const double per_iteration_ns =
+      static_cast<double>(run.elapsed_ns) / row.iterations;
+  std::string algbw = "-";
+  std::string busbw = "-";
+  const bool moved_bytes = run.shape.size_bytes > 0 && run.shape.bus_factor > 0;
+  if (run.outcome.verdict == harness::Verdict::kCorrect && moved_bytes &&
+      per_iteration_ns > 0) {
+    const double per_s = static_cast<double>(run.shape.size_bytes) /
+                         (per_iteration_ns / kNsPerS);
+    algbw = bandwidth(per_s);
+    busbw = bandwidth(per_s * run.shape.bus_factor);
+  }
+  return absl::StrFormat(
+      kRowFormat, row.topology, harness::api_name(row.spec),
+      absl::StrCat(run.shape.size_bytes), dtype_name(row.spec.dtype),
+      harness::resolved_algorithm_name(run.algorithm),
+      absl::StrFormat("%.2f", per_iteration_ns / kNsPerUs), algbw, busbw,
+      absl::StrCat(run.frames), absl::StrCat(run.faults_injected),
+      absl::StrCat(run.outcome.detections), run.outcome.summary());
+}
+
+std::string reproduce_command(const StudyRow& row,
+                              const std::string& world_args) {
+  const harness::CollectiveSpec& s = row.spec;
+  std::string out = absl::StrCat(
+      "weft-sim run --op=", to_absl(harness::collective_name(s.kind)),
+      " --bytes=", row.run.shape.size_bytes,
+      " --dtype=", to_absl(dtype_name(s.dtype)));
+  if (row.run.algorithm != Algorithm::kAuto) {
+    absl::StrAppend(
+        &out, " --algorithm=", to_absl(algorithm_name(row.run.algorithm)));
+  }
+  if (harness::reduces(s.kind))
+    absl::StrAppend(&out, " --redop=", to_absl(reduce_op_name(s.op)));
+  if (harness::has_root(s.kind)) absl::StrAppend(&out, " --root=", s.root);
+  if (s.in_place) absl::StrAppend(&out, " --in_place");
+  if (row.iterations > 1)
+    absl::StrAppend(&out, " --iterations=", row.iterations);
+  if (!world_args.empty()) absl::StrAppend(&out, " ", world_args);
+  return out;
+}
+
+}  // namespace weft::sim::cli

@@ -1,0 +1,41 @@
+// The table weft-sim's study and `weft-sim run` print: one row per
+// collective run with its topology, op, size, dtype, algorithm, simulated
+// time, algorithm and bus bandwidth, frames, faults injected and detected,
+// and outcome (README's "What the outputs mean" explains each column).
+#ifndef WEFT_TOOLS_WEFT_SIM_STUDY_TABLE_H_
+#define WEFT_TOOLS_WEFT_SIM_STUDY_TABLE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "harness/collective_spec.h"
+#include "harness/sim_cluster.h"
+#include "sim/world.h"
+
+namespace weft::sim::cli {
+
+struct StudyRow {
+  std::string topology;  // "mesh", "ring", or the device JSON path
+  harness::CollectiveSpec spec;
+  uint32_t iterations = 1;  // the time and bandwidths are per iteration
+  harness::CaseRun run;
+  uint64_t trace_hash = 0;
+};
+
+// "link tb5 (latency_ns=3793,...), faults loss=1e-05 ..., seed 1": the
+// world every row of a table shares.
+std::string world_summary(const WorldOptions& world,
+                          const std::string& link_name);
+
+// The header line and the units line under it.
+std::string study_header();
+std::string study_row_line(const StudyRow& row);
+
+// The command line that reruns `row` alone: `weft-sim run`, the row's
+// collective flags, then `world_args` (the world's flags, as given).
+std::string reproduce_command(const StudyRow& row,
+                              const std::string& world_args);
+
+}  // namespace weft::sim::cli
+
+#endif  // WEFT_TOOLS_WEFT_SIM_STUDY_TABLE_H_

@@ -1,0 +1,49 @@
+// One seed of `weft-sim sweep` (and each trial of `weft-sim shrink`): the
+// seed's case (sweep_case.h) on a fresh simulated cluster, its collectives
+// run one after another until one does not end correct, each checked
+// against the harness Reference, and the oracles applied: the verdict must
+// be an allowed one (correct or typed error; outcome.h) and every surviving
+// rank must agree on the outcome class (all succeeded, or all failed).
+#ifndef WEFT_TOOLS_WEFT_SIM_SWEEP_RUN_H_
+#define WEFT_TOOLS_WEFT_SIM_SWEEP_RUN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/outcome.h"
+#include "tools/weft-sim/sweep_case.h"
+#include "sim/faults.h"
+
+namespace weft::sim::cli {
+
+struct SweepRunOptions {
+  bool recovery = true;  // GroupOptions::recovery.enabled
+  // Replaces the seed's drawn faults (rates and timed faults) when set.
+  std::optional<FaultPlan> faults;
+  // Write the run's Perfetto trace here ("": none).
+  std::string trace_path;
+  // Return World::injected_faults() in SweepRun::injected.
+  bool want_injected = false;
+};
+
+struct SweepRun {
+  harness::Verdict verdict = harness::Verdict::kCorrect;
+  std::string summary;  // Outcome::summary() of the deciding collective
+  // Surviving ranks ended differently: some OK, some with an error.
+  bool ranks_disagree = false;
+  uint32_t ops_run = 0;
+  uint64_t trace_hash = 0;
+  uint64_t faults_injected = 0;
+  std::vector<ScriptedFault> injected;  // with want_injected
+};
+
+// Runs `c` with `options`. Errors only for what is no outcome of the run:
+// a cluster that cannot be built, a trace file that cannot be written.
+absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
+                                        const SweepRunOptions& options);
+
+}  // namespace weft::sim::cli
+
+#endif  // WEFT_TOOLS_WEFT_SIM_SWEEP_RUN_H_
