@@ -26,7 +26,8 @@
 //    no slot holds a frame beyond its send.
 //  - Timing: at most kLossyFrames frames left to pace one at a time; at
 //    most max_retries retries; the timeout within [min_rto_ns, max_rto_ns]
-//    (recovery on); srtt and rttvar not negative.
+//    (recovery on, with options RecoveryOptions::validate() accepts);
+//    srtt and rttvar not negative.
 #ifndef WEFT_COLLECTIVES_ENGINE_SEND_WINDOW_H_
 #define WEFT_COLLECTIVES_ENGINE_SEND_WINDOW_H_
 

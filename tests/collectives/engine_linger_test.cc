@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/internal/engine.h"
+#include "collectives/engine/engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/collectives/lane_fixture.h"

@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/internal/lane.h"
+#include "collectives/engine/lane.h"
 #include "fabric/testing/mock_fabric.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -55,8 +55,20 @@
 //  - Abort: a best-effort frame telling the peer this group failed, with
 //    the cause, the rank where it started, the peer it blamed and the
 //    message.
-#ifndef WEFT_COLLECTIVES_INTERNAL_LANE_H_
-#define WEFT_COLLECTIVES_INTERNAL_LANE_H_
+//
+// The state is split along those lines: a SendWindow (numbering, credits,
+// pacing, the data send slots, retransmission timing), a ReceiveWindow
+// (placement, the inbox, what is owed to the peer) and Liveness (last
+// heard, probes, the peer's abort), each checking its own invariants. The
+// Lane keeps the endpoint, the frames and the glue: it checks and decodes
+// each completion, tells the pieces what happened, and posts what they
+// decide. Its own invariants: the frames match the depth; every frame the
+// receive window holds has its checked data header, with that number, in
+// its slot's arrival (so the inbox hands out frames in sequence order and
+// no receive slot is held twice); the abort frame went out at most
+// kAbortCopies times, with at most kMaxAbortText bytes of message.
+#ifndef WEFT_COLLECTIVES_ENGINE_LANE_H_
+#define WEFT_COLLECTIVES_ENGINE_LANE_H_
 
 #include <cstdint>
 #include <memory>
@@ -67,8 +79,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "collectives/engine/frame_header.h"
+#include "collectives/engine/lane_protocol.h"
+#include "collectives/engine/liveness.h"
+#include "collectives/engine/receive_window.h"
+#include "collectives/engine/send_window.h"
 #include "collectives/group_options.h"
-#include "collectives/internal/frame_header.h"
+#include "fabric/assert.h"
 #include "fabric/clock.h"
 #include "fabric/endpoint.h"
 #include "fabric/errors.h"
@@ -76,25 +93,6 @@
 #include "fabric/slab.h"
 
 namespace weft::internal {
-
-// Receives kept free of data for acknowledgements and aborts.
-inline constexpr uint32_t kControlReserve = 2;
-// After a gap, this many data frames are sent one at a time (Pacing).
-inline constexpr uint32_t kLossyFrames = 128;
-
-struct LaneConfig {
-  uint32_t depth = 8;
-  uint32_t max_frame_bytes = 512 << 10;
-  RecoveryOptions recovery;
-  // Data bytes (headers included) kept posted and not yet sent.
-  uint64_t send_queue_bytes = uint64_t{1} << 20;
-
-  // Data frames the peer may hold at once.
-  uint32_t window() const { return depth - kControlReserve; }
-  uint32_t report_threshold() const { return window() / 2; }
-  // Bytes of slab one lane needs.
-  uint64_t region_bytes() const;
-};
 
 inline constexpr uint32_t kMaxAbortText = 448;
 inline constexpr uint32_t kAbortCopies = 3;
@@ -132,7 +130,7 @@ class Lane {
   ErrorPlace place(ErrorCause cause) const;
   const LaneStats& stats() const { return stats_; }
   // Lost frames are sent again (GroupOptions::recovery.enabled).
-  bool recovery() const { return config_.recovery.enabled; }
+  bool recovery() const { return recovery_; }
 
   absl::StatusOr<Destination> destination() const;
   // Connects and posts every receive.
@@ -150,39 +148,41 @@ class Lane {
   }
   // Set once the peer's abort arrived: the rank where that failure began
   // and the peer it blamed (kNoPeer: none).
-  std::optional<uint32_t> abort_origin() const { return abort_origin_; }
-  uint32_t abort_blamed() const { return abort_blamed_; }
+  std::optional<uint32_t> abort_origin() const {
+    return liveness_.abort_origin();
+  }
+  uint32_t abort_blamed() const { return liveness_.abort_blamed(); }
 
   // Data frames that arrived in order and were not consumed yet, oldest
   // first.
-  size_t inbox_size() const { return received_ - consumed_; }
-  const Arrival& inbox(size_t i) const;
+  size_t inbox_size() const { return receive_.inbox_size(); }
+  const Arrival& inbox(size_t i) const {
+    return arrivals_[receive_.inbox_slot(i)];
+  }
   std::span<const std::byte> payload(const Arrival& a) const;
   // Consumes the oldest arrival and posts its receive again.
   absl::Status consume_front();
 
   // A free send frame, a credit and room in the send queue.
-  bool can_send_data() const;
+  bool can_send_data() const { return send_.can_send(); }
   // Sends `header` (type, counters, sequence and payload length filled in
   // here) and `bytes` of payload. REQUIRES: can_send_data().
   absl::Status send_data(FrameHeader header, const std::byte* payload,
                          uint32_t bytes);
-  uint32_t data_sends_in_flight() const { return sends_in_flight_; }
+  uint32_t data_sends_in_flight() const { return send_.sends_in_flight(); }
   // Every data frame sent was received (recovery) / consumed by the peer.
-  bool all_data_received() const { return peer_received_ == next_seq_; }
-  bool all_data_consumed() const { return peer_consumed_ == next_seq_; }
+  bool all_data_received() const { return send_.all_received(); }
+  bool all_data_consumed() const { return send_.all_consumed(); }
 
   // Nothing in flight and nothing owed: every send completed, every data
   // frame acknowledged (recovery), no acknowledgement due.
   bool settled() const {
-    return sends_in_flight_ == 0 && !ack_busy_ &&
-           (!recovery() || peer_received_ == next_seq_) && !ack_due() &&
-           unreported_since_ns_ == kNeverNs;
+    return send_.sends_in_flight() == 0 && !ack_busy_ &&
+           (!recovery() || send_.all_received()) && !receive_.ack_due() &&
+           receive_.unreported_since_ns() == kNeverNs;
   }
   // True while an acknowledgement this side owes the peer is not sent.
-  bool report_owed() const {
-    return ack_now_ || (report_requested_ && consumed_ != consumed_reported_);
-  }
+  bool report_owed() const { return receive_.report_owed(); }
   // What the running operation needs of this lane's liveness: whether it
   // waits on the peer, and how long a silence is worth a probe (0: never).
   struct Watch {
@@ -205,14 +205,14 @@ class Lane {
   TimeNs next_timer_ns(const Watch& watch) const;
   // When the peer was last heard from; silent: nothing for two probe
   // intervals (a probe went unanswered); whom the peer believes silent.
-  TimeNs last_heard_ns() const { return last_heard_ns_; }
+  TimeNs last_heard_ns() const { return liveness_.last_heard_ns(); }
   bool silent(TimeNs probe_after_ns) const {
     return silent_at(clock_.now_ns(), probe_after_ns);
   }
   bool silent_at(TimeNs now_ns, TimeNs probe_after_ns) const {
-    return probe_after_ns > 0 && now_ns - last_heard_ns_ >= 2 * probe_after_ns;
+    return liveness_.silent_at(now_ns, probe_after_ns);
   }
-  uint32_t peer_suspect() const { return peer_suspect_; }
+  uint32_t peer_suspect() const { return liveness_.peer_suspect(); }
   // Best effort; errors are ignored (the group has failed already).
   void send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
                   std::string_view message);
@@ -223,9 +223,11 @@ class Lane {
   // "peer 3 cable 0 (dev): 5 data frame(s) in flight, ..." for reports.
   std::string describe() const;
 
- private:
-  static constexpr uint32_t kNoSlot = 0xffffffff;
+  // WEFT_ASSERTs the Lane's invariants (see the top of this file) and its
+  // pieces'. O(depth).
+  void check_invariants() const;
 
+ private:
   absl::Status handle_polled(const absl::StatusOr<size_t>& n,
                              std::span<const Completion> batch, bool* advanced);
   absl::Status handle(const Completion& c);
@@ -237,50 +239,9 @@ class Lane {
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
   absl::Status retransmit();
   absl::Status resend(uint32_t seq);
-  // Bit i: data frame received_ + 1 + i is held (kAck's sack).
-  uint32_t held_beyond_gap() const;
-  // Resends, at once, each unacknowledged frame the peer does not hold
-  // (its acknowledgement's sack) that precedes one it holds, or that was
-  // posted before `heard` - 1, the last frame the peer heard from here.
+  // Resends, at once, what the send window finds missing from the peer's
+  // acknowledgement (its sack and the last frame it heard).
   absl::Status resend_missing(uint32_t sack, uint32_t heard);
-  // What service() owes now, timers aside: an acknowledgement.
-  bool ack_due() const {
-    const uint32_t threshold = config_.report_threshold();
-    const bool receipts_due =
-        recovery() && received_ - received_reported_ >= threshold;
-    return report_owed() || receipts_due ||
-           consumed_ - consumed_reported_ >= threshold;
-  }
-  // Arrivals are acknowledged within min_rto_ns / 4 even when fewer than
-  // the threshold came (the sender may be waiting for credits or data):
-  // round trips then stay close to the wire's, and so the timeout.
-  TimeNs delayed_ack_due_ns() const {
-    return unreported_since_ns_ == kNeverNs
-               ? kNeverNs
-               : unreported_since_ns_ + config_.recovery.min_rto_ns / 4;
-  }
-  void note_received(uint32_t new_received);
-  void sample_round_trip(TimeNs sample_ns);
-  // The oldest unacknowledged frame's departure plus the timeout; never
-  // while it still waits in the local send queue.
-  TimeNs retransmit_due_ns() const {
-    if (!recovery() || peer_received_ == next_seq_) return kNeverNs;
-    const uint32_t at = seq_index(peer_received_);
-    const TimeNs left = seq_sent_ns_[at];
-    if (left == kNeverNs) return kNeverNs;
-    return left + std::max(rto_ns_, srtt_ns_ + seq_ack_wait_ns_[at]);
-  }
-  // A data send from `slot` was posted now, behind the others in flight.
-  void note_posted(uint32_t slot) {
-    slot_posted_ns_[slot] = clock_.now_ns();
-    slot_queued_[slot] = sends_in_flight_;
-  }
-  TimeNs probe_due_ns(TimeNs probe_after_ns) const {
-    if (probe_after_ns <= 0) return kNeverNs;
-    const TimeNs heard = last_heard_ns_ + probe_after_ns;
-    const TimeNs spaced = last_probe_ns_ + probe_backoff_ * probe_after_ns;
-    return heard > spaced ? heard : spaced;
-  }
   absl::Status abort_error(const FrameHeader& h,
                            std::span<const std::byte> text);
   absl::Status protocol_error(std::string_view what) const;
@@ -289,90 +250,22 @@ class Lane {
   uint32_t index_ = 0;
   uint32_t peer_;
   uint32_t cable_;
-  LaneConfig config_;
+  uint32_t depth_;           // LaneConfig::depth
+  bool recovery_;            // LaneConfig::recovery.enabled
+  bool ack_busy_ = false;    // the acknowledgement frame is in flight
+  bool abort_busy_ = false;  // the abort frame is in flight
   const Clock& clock_;
   std::vector<Frame> recv_frames_;
   std::vector<Arrival> arrivals_;   // per receive slot: the checked header
   std::vector<Frame> send_frames_;  // data slots, then ack, then abort
-  // Per data slot: the header last sent from it (for resending and for
-  // the bytes its completion frees).
-  std::vector<FrameHeader> send_headers_;
-  // Per data send slot: sends posted and not completed, and whether it
-  // holds a frame not yet acknowledged (recovery).
-  std::vector<uint32_t> slot_posts_;
-  std::vector<bool> slot_unacked_;
-  std::vector<uint32_t> free_data_slots_;
-  bool ack_busy_ = false;
-  bool abort_busy_ = false;
-  uint32_t abort_copies_ = 0;  // abort frames sent
+  uint32_t abort_copies_ = 0;       // abort frames sent
   uint32_t abort_bytes_ = 0;
   SendSequence send_sequence_;
   ReceiveChecker receive_checker_;
   LaneStats stats_;
-
-  // Sending side. Data numbers [peer_received_, next_seq_) are unacknowledged;
-  // seq_slot_[seq_index(s)] is the send slot holding number s.
-  uint32_t next_seq_ = 0;
-  uint32_t sends_in_flight_ = 0;
-  uint64_t queued_send_bytes_ = 0;  // of the sends in flight
-  // Data frames still to send one at a time after a gap (see Pacing).
-  uint32_t lossy_frames_left_ = 0;
-  void note_gap() { lossy_frames_left_ = kLossyFrames; }
-  uint64_t send_queue_limit() const {
-    return lossy_frames_left_ > 0 ? 1 : config_.send_queue_bytes;
-  }
-  uint32_t peer_received_ = 0;
-  uint32_t peer_consumed_ = 0;
-  uint32_t peer_suspect_ = kNoPeer;
-  // Tables indexed by data sequence number have a power-of-two size (at
-  // least depth) so the index is a mask, exact across the wrap at 2^32.
-  uint32_t seq_mask_;
-  uint32_t seq_index(uint32_t seq) const { return seq & seq_mask_; }
-  std::vector<uint32_t> seq_slot_;
-  // When number s last left (its send completed); kNeverNs while queued.
-  std::vector<TimeNs> seq_sent_ns_;
-  std::vector<bool> seq_resent_;  // Karn: no round trip from a resent one
-  // The frame number (immediate) of number s's last post.
-  std::vector<uint32_t> seq_posted_as_;
-  // How long the peer's acknowledgement of number s may queue behind the
-  // peer's own frames: as many as this side had in flight when s was
-  // posted or when it left, each as long as s took to leave (collectives
-  // send alike both ways). The timeout is at least srtt plus that, so round
-  // trips measured on small frames do not fire early on bigger ones.
-  std::vector<TimeNs> seq_ack_wait_ns_;
-  // Per data send slot: when its last post was made, and the data sends
-  // in flight then (itself included); when the last data send completed.
-  std::vector<TimeNs> slot_posted_ns_;
-  std::vector<uint32_t> slot_queued_;
-  TimeNs last_send_done_ns_ = 0;
-  TimeNs rto_ns_ = 0;
-  TimeNs srtt_ns_ = 0;  // smoothed round trip (0: no sample yet)
-  TimeNs rttvar_ns_ = 0;
-  uint32_t retries_ = 0;
-
-  // Receiving side. Numbers [consumed_, received_) are the inbox; a number
-  // in [received_, consumed_ + window) may be held early.
-  // held_[seq_index(s)] is the receive slot holding number s, or kNoSlot.
-  uint32_t received_ = 0;
-  uint32_t consumed_ = 0;
-  std::vector<uint32_t> held_;
-  // One past the highest frame number heard from the peer (recovery; 0:
-  // none yet): acknowledgements carry it (FrameHeader::heard).
-  uint32_t heard_ = 0;
-  uint32_t received_reported_ = 0;
-  uint32_t consumed_reported_ = 0;
-  bool ack_now_ = false;
-  // When the oldest unreported arrival came (recovery; kNeverNs: none).
-  TimeNs unreported_since_ns_ =
-      kNeverNs;                    // a flag or a duplicate asked for an ack
-  bool report_requested_ = false;  // consumed a kFlagReportNow frame
-
-  // Liveness.
-  TimeNs last_heard_ns_ = 0;
-  TimeNs last_probe_ns_ = 0;
-  uint32_t probe_backoff_ = 1;  // 1, 2, 4: unanswered probes space out
-  std::optional<uint32_t> abort_origin_;
-  uint32_t abort_blamed_ = kNoPeer;
+  SendWindow send_;
+  ReceiveWindow receive_;
+  Liveness liveness_;
 };
 
 template <typename SuspectFn>
@@ -381,35 +274,38 @@ absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
                               TimeNs* wake_ns) {
   // Most lanes at most steps: nothing unacknowledged, nothing owed, no
   // probe to send; no timer either.
-  const bool unacked = peer_received_ != next_seq_;
-  if (!unacked && !watch.waiting &&
-      (ack_busy_ || (!ack_due() && unreported_since_ns_ == kNeverNs))) {
+  if (send_.all_received() && !watch.waiting &&
+      (ack_busy_ ||
+       (!receive_.ack_due() && receive_.unreported_since_ns() == kNeverNs))) {
     return absl::OkStatus();
   }
-  if (now_ns >= retransmit_due_ns()) {
+  if (now_ns >= send_.retransmit_due_ns()) {
     absl::Status s = retransmit();
     if (!s.ok()) return s;
     *advanced = true;
   }
   if (!ack_busy_) {
     const bool probe =
-        watch.waiting && now_ns >= probe_due_ns(watch.probe_after_ns);
-    if (probe || ack_due() || now_ns >= delayed_ack_due_ns()) {
+        watch.waiting && now_ns >= liveness_.probe_due_ns(watch.probe_after_ns);
+    if (probe || receive_.ack_due() ||
+        now_ns >= receive_.delayed_ack_due_ns()) {
       absl::Status s = send_ack(probe ? kFlagProbe : 0, suspect());
       if (!s.ok()) return s;
       *advanced = true;
     }
   }
-  TimeNs next = retransmit_due_ns();
+  TimeNs next = send_.retransmit_due_ns();
   if (watch.waiting) {
-    const TimeNs probe = probe_due_ns(watch.probe_after_ns);
+    const TimeNs probe = liveness_.probe_due_ns(watch.probe_after_ns);
     if (probe < next) next = probe;
   }
-  if (!ack_busy_ && delayed_ack_due_ns() < next) next = delayed_ack_due_ns();
+  const TimeNs delayed_ack = receive_.delayed_ack_due_ns();
+  if (!ack_busy_ && delayed_ack < next) next = delayed_ack;
   if (next < *wake_ns) *wake_ns = next;
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
 }  // namespace weft::internal
 
-#endif  // WEFT_COLLECTIVES_INTERNAL_LANE_H_
+#endif  // WEFT_COLLECTIVES_ENGINE_LANE_H_

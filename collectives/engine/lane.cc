@@ -1,0 +1,437 @@
+#include "collectives/engine/lane.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "fabric/absl_compat.h"
+#include "fabric/checked_pair.h"
+
+namespace weft::internal {
+namespace {
+
+constexpr uint64_t kRegionAlign = 64;
+constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
+
+}  // namespace
+
+uint64_t LaneConfig::region_bytes() const {
+  const uint64_t frames = uint64_t{2} * depth * max_frame_bytes;
+  const uint64_t extra = kHeaderBytes + kAbortFrameBytes;
+  return (frames + extra + kRegionAlign - 1) / kRegionAlign * kRegionAlign;
+}
+
+Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
+           LaneConfig config, const Slab& slab, uint64_t offset,
+           const Clock& clock)
+    : endpoint_(std::move(endpoint)),
+      peer_(peer),
+      cable_(cable),
+      depth_(config.depth),
+      recovery_(config.recovery.enabled),
+      clock_(clock),
+      arrivals_(config.depth),
+      send_(config, clock),
+      receive_(config, clock),
+      liveness_(clock.now_ns()) {
+  uint64_t at = offset;
+  auto carve = [&](uint32_t bytes) {
+    absl::StatusOr<Frame> f = slab.frame(at, bytes);
+    WEFT_ASSERT(f.ok(), "the lane's region does not lie in the slab");
+    at += bytes;
+    return *f;
+  };
+  for (uint32_t i = 0; i < depth_; ++i) {
+    recv_frames_.push_back(carve(config.max_frame_bytes));
+  }
+  for (uint32_t i = 0; i < depth_; ++i) {
+    send_frames_.push_back(carve(config.max_frame_bytes));
+  }
+  send_frames_.push_back(carve(kHeaderBytes));
+  send_frames_.push_back(carve(kAbortFrameBytes));
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+ErrorPlace Lane::place(ErrorCause cause) const {
+  const EndpointInfo& info = endpoint_->info();
+  return ErrorPlace{info.rank, info.peer, info.device, cause};
+}
+
+absl::StatusOr<Destination> Lane::destination() const {
+  return endpoint_->destination();
+}
+
+absl::Status Lane::connect(const Destination& peer) {
+  absl::Status s = endpoint_->connect(peer);
+  if (!s.ok()) return s;
+  for (uint32_t slot = 0; slot < depth_; ++slot) {
+    s = endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
+                             recv_frames_[slot]);
+    if (!s.ok()) return s;
+  }
+  liveness_.note_heard(clock_.now_ns());
+  WEFT_CHECK_INVARIANTS_OF(*this);
+  return absl::OkStatus();
+}
+
+absl::Status Lane::handle_polled(const absl::StatusOr<size_t>& n,
+                                 std::span<const Completion> batch,
+                                 bool* advanced) {
+  if (!n.ok()) {
+    return make_error(n.status().code(), place(ErrorCause::kFabric),
+                      absl::StrFormat("polling the endpoint failed: %s",
+                                      n.status().message()));
+  }
+  absl::Status s;
+  for (size_t i = 0; i < *n && s.ok(); ++i) {
+    *advanced = true;
+    s = handle(batch[i]);
+  }
+  WEFT_CHECK_INVARIANTS_OF(*this);
+  return s;
+}
+
+absl::Status Lane::handle(const Completion& c) {
+  if (!c.ok()) return completion_error(c, place(ErrorCause::kCompletionError));
+  if (c.id.kind == WorkKind::kRecv) return handle_recv(c);
+  const uint32_t slot = c.id.slot;
+  if (slot < depth_) {
+    send_.note_left(slot);
+  } else if (slot == depth_) {
+    ack_busy_ = false;
+  } else {
+    abort_busy_ = false;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lane::handle_recv(const Completion& c) {
+  if (!c.has_immediate) {
+    return make_error(absl::StatusCode::kDataLoss, place(ErrorCause::kSequence),
+                      "a frame arrived without a sequence number (no "
+                      "immediate data); the peer is not speaking weft's "
+                      "protocol");
+  }
+  // With recovery the data sequence number in the header places frames;
+  // without it, the pair's numbering must have no gap and no duplicate.
+  if (!recovery()) {
+    const SequenceCheck seq = receive_checker_.check(c.immediate);
+    if (!seq.ok()) return sequence_error(seq, place(ErrorCause::kSequence));
+  }
+  const uint32_t slot = c.id.slot;
+  if (slot >= depth_ || c.byte_len > recv_frames_[slot].bytes()) {
+    return protocol_error(absl::StrFormat(
+        "a receive completed for slot %u with %u bytes, outside the posted "
+        "frames",
+        slot, c.byte_len));
+  }
+  absl::StatusOr<FrameHeader> h =
+      FrameHeader::decode(recv_frames_[slot].span().first(c.byte_len));
+  if (!h.ok()) {
+    return make_error(h.status().code(), place(ErrorCause::kSequence),
+                      to_std(h.status().message()));
+  }
+  liveness_.note_heard(clock_.now_ns());
+  receive_.note_heard(c.immediate);
+  if (h->flags & kFlagProbe) receive_.request_ack();
+  if (h->type == FrameType::kAbort) {
+    return abort_error(
+        *h, recv_frames_[slot].span().subspan(kHeaderBytes, h->payload_bytes));
+  }
+  absl::Status s = absorb_counters(*h);
+  if (!s.ok()) return s;
+  if (h->type == FrameType::kData) return place_data(slot, *h);
+  liveness_.note_suspect(h->suspect);
+  // The peer posted data numbered up to h->seq before this frame, and a
+  // cable keeps order: what has not arrived was lost. Say so at once.
+  receive_.note_peer_next(h->seq);
+  return repost(slot);
+}
+
+absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
+  if (h.flags & kFlagAckNow) receive_.request_ack();
+  switch (receive_.place(h.seq, slot)) {
+    case ReceiveWindow::Placement::kNotNext:
+      return protocol_error(
+          absl::StrFormat("data frame number %u arrived where %u was next",
+                          h.seq, receive_.received()));
+    case ReceiveWindow::Placement::kBeyondWindow:
+      return protocol_error(absl::StrFormat(
+          "data frame number %u arrived beyond the window (%u frames from "
+          "%u)",
+          h.seq, receive_.window(), receive_.consumed()));
+    case ReceiveWindow::Placement::kDuplicate:
+      ++stats_.duplicates;
+      return repost(slot);
+    case ReceiveWindow::Placement::kEarly:
+      ++stats_.placed_early;
+      send_.note_gap();
+      break;
+    case ReceiveWindow::Placement::kNext:
+      break;
+  }
+  arrivals_[slot] = Arrival{slot, h};
+  return absl::OkStatus();
+}
+
+absl::Status Lane::absorb_counters(const FrameHeader& h) {
+  const SendWindow::Report report = send_.absorb(h.received, h.consumed);
+  if (report == SendWindow::Report::kOverclaimed) {
+    return protocol_error(absl::StrFormat(
+        "the peer reports %u frames received and %u consumed, but this side "
+        "sent only %u data frames",
+        h.received, h.consumed, send_.next_seq()));
+  }
+  if (report == SendWindow::Report::kStale && h.type == FrameType::kAck) {
+    ++stats_.stale_counters;
+  }
+  if (recovery() && h.type == FrameType::kAck &&
+      (h.sack != 0 || h.heard != 0) && h.received == send_.peer_received()) {
+    return resend_missing(h.sack, h.heard);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lane::resend_missing(uint32_t sack, uint32_t heard) {
+  const uint32_t first = send_.peer_received();
+  for (uint64_t missing = send_.missing(sack, heard); missing != 0;
+       missing &= missing - 1) {
+    absl::Status s = resend(first + std::countr_zero(missing));
+    if (!s.ok()) return s;
+    send_.note_gap();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lane::resend(uint32_t seq) {
+  const uint32_t slot = send_.begin_resend(seq);
+  if (slot == kNoSlot) return absl::OkStatus();  // still queued
+  const uint32_t posted_as = send_sequence_.peek();
+  const FrameHeader& header = send_.slot_header(slot);
+  absl::Status s = post(slot, header, header.payload_bytes);
+  if (!s.ok()) return s;
+  send_.note_reposted(seq, posted_as);
+  ++stats_.retransmitted;
+  return absl::OkStatus();
+}
+
+std::span<const std::byte> Lane::payload(const Arrival& a) const {
+  return recv_frames_[a.slot].span().subspan(kHeaderBytes,
+                                             a.header.payload_bytes);
+}
+
+absl::Status Lane::consume_front() {
+  WEFT_ASSERT(inbox_size() > 0, "consume_front() with an empty inbox");
+  // The sender waits for a kFlagReportNow frame to be acknowledged once
+  // consumed.
+  const bool report_now =
+      (arrivals_[receive_.inbox_slot(0)].header.flags & kFlagReportNow) != 0;
+  const uint32_t slot = receive_.consume_front(report_now);
+  absl::Status s = repost(slot);
+  WEFT_CHECK_INVARIANTS_OF(*this);
+  return s;
+}
+
+absl::Status Lane::repost(uint32_t slot) {
+  return endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
+                              recv_frames_[slot]);
+}
+
+absl::Status Lane::post(uint32_t slot, FrameHeader header,
+                        uint32_t payload_bytes) {
+  const Frame& frame = send_frames_[slot];
+  header.payload_bytes = payload_bytes;
+  header.received = receive_.received();
+  header.consumed = receive_.consumed();
+  header.encode(frame.span().first<kHeaderBytes>());
+  absl::Status s =
+      endpoint_->post_send(WorkId{WorkKind::kSend, peer_, slot}, frame,
+                           kHeaderBytes + payload_bytes, send_sequence_.peek());
+  if (!s.ok()) return s;
+  send_sequence_.take();
+  // Every frame carries the counters: whatever was owed is reported now.
+  receive_.note_reported();
+  return absl::OkStatus();
+}
+
+absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
+                             uint32_t bytes) {
+  WEFT_ASSERT(can_send_data(), "send_data() without can_send_data()");
+  const uint32_t slot = send_.free_slot();
+  const Frame& frame = send_frames_[slot];
+  WEFT_ASSERT(kHeaderBytes + bytes <= frame.bytes(),
+              "a payload larger than the send frame");
+  if (bytes > 0) std::memcpy(frame.data() + kHeaderBytes, payload, bytes);
+  header.type = FrameType::kData;
+  header.seq = send_.next_seq();
+  header.payload_bytes = bytes;
+  const uint32_t posted_as = send_sequence_.peek();
+  absl::Status s = post(slot, header, bytes);
+  if (s.ok()) {
+    send_.note_posted(header, posted_as);
+    ++stats_.data_sent;
+  }
+  WEFT_CHECK_INVARIANTS_OF(*this);
+  return s;
+}
+
+absl::Status Lane::send_ack(uint8_t flags, uint32_t suspect) {
+  FrameHeader header;
+  header.type = FrameType::kAck;
+  header.flags = flags;
+  header.suspect = suspect;
+  header.seq = send_.next_seq();
+  if (recovery()) {
+    header.sack = receive_.sack();
+    header.heard = receive_.heard();
+  }
+  absl::Status s = post(depth_, header, 0);
+  if (!s.ok()) return s;
+  ack_busy_ = true;
+  ++stats_.acks_sent;
+  if (flags & kFlagProbe) {
+    ++stats_.probes_sent;
+    liveness_.note_probe(clock_.now_ns());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lane::retransmit() {
+  if (send_.retries_exhausted()) {
+    return make_error(
+        absl::StatusCode::kUnavailable, place(ErrorCause::kPeerUnavailable),
+        absl::StrFormat(
+            "peer %u acknowledged nothing after %u retransmissions (last "
+            "timeout %d ns): it crashed, the cable is down or it stopped "
+            "progressing; %u data frame(s) unacknowledged. Check that rank "
+            "and the cable, then rebuild the group",
+            peer_, send_.retries(), send_.rto_ns(), send_.unacknowledged()));
+  }
+  // The oldest only: the peer's answer acknowledges whatever else it holds
+  // (and names what it misses), and a timeout that fired too early costs
+  // one frame, not a window.
+  absl::Status st = resend(send_.peer_received());
+  if (!st.ok()) return st;
+  send_.note_timeout();
+  return absl::OkStatus();
+}
+
+TimeNs Lane::next_timer_ns(const Watch& watch) const {
+  TimeNs next = send_.retransmit_due_ns();
+  if (watch.waiting) {
+    next = std::min(next, liveness_.probe_due_ns(watch.probe_after_ns));
+  }
+  if (!ack_busy_) next = std::min(next, receive_.delayed_ack_due_ns());
+  return next;
+}
+
+absl::Status Lane::service(const Watch& watch, uint32_t suspect,
+                           bool* advanced) {
+  TimeNs wake_ns = kNeverNs;
+  return service_at(
+      clock_.now_ns(), watch, [suspect] { return suspect; }, advanced,
+      &wake_ns);
+}
+
+void Lane::send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
+                      std::string_view message) {
+  if (abort_busy_) return;
+  const uint32_t slot = depth_ + 1;
+  const Frame& frame = send_frames_[slot];
+  const auto bytes =
+      static_cast<uint32_t>(std::min<size_t>(message.size(), kMaxAbortText));
+  if (bytes > 0)
+    std::memcpy(frame.data() + kHeaderBytes, message.data(), bytes);
+  FrameHeader header;
+  header.type = FrameType::kAbort;
+  header.cause = static_cast<uint8_t>(cause);
+  header.origin = origin;
+  header.blamed = blamed;
+  if (post(slot, header, bytes).ok()) {
+    abort_busy_ = true;
+    abort_copies_ = 1;
+    abort_bytes_ = bytes;
+  }
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+void Lane::resend_abort() {
+  if (abort_busy_ || abort_copies_ == 0 || abort_copies_ == kAbortCopies) {
+    return;
+  }
+  const Frame& frame = send_frames_[depth_ + 1];
+  if (endpoint_
+          ->post_send(WorkId{WorkKind::kSend, peer_, depth_ + 1}, frame,
+                      kHeaderBytes + abort_bytes_, send_sequence_.peek())
+          .ok()) {
+    send_sequence_.take();
+    abort_busy_ = true;
+    ++abort_copies_;
+  }
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+absl::Status Lane::abort_error(const FrameHeader& h,
+                               std::span<const std::byte> text) {
+  liveness_.note_abort(h.origin, h.blamed);
+  const std::string message(reinterpret_cast<const char*>(text.data()),
+                            text.size());
+  // A cause this version does not know is reported as unknown.
+  const auto cause = h.cause <= static_cast<uint8_t>(ErrorCause::kGroupFailed)
+                         ? static_cast<ErrorCause>(h.cause)
+                         : ErrorCause::kUnknown;
+  ErrorPlace where = place(cause);
+  // Blame the peer the failure blamed (a crashed rank, say), not the
+  // messenger.
+  if (h.blamed != kNoPeer && h.blamed != where.rank) {
+    where.peer = h.blamed;
+    if (h.blamed != peer_) where.device.clear();
+  }
+  return make_error(
+      absl::StatusCode::kAborted, where,
+      absl::StrFormat("peer %u aborted the group after a failure that began "
+                      "on rank %u (%s): %s",
+                      peer_, h.origin, error_cause_name(cause), message));
+}
+
+absl::Status Lane::protocol_error(std::string_view what) const {
+  return make_error(absl::StatusCode::kDataLoss, place(ErrorCause::kSequence),
+                    absl::StrFormat("protocol violation: %s", what));
+}
+
+std::string Lane::describe() const {
+  return absl::StrFormat(
+      "peer %u cable %u (%s): %u of %u data frame(s) received and %u "
+      "consumed by the peer, %u in the inbox, %u send(s) in flight, %u "
+      "retransmission round(s) without progress, last heard %d ns ago",
+      peer_, cable_, device(), send_.peer_received(), send_.next_seq(),
+      send_.peer_consumed(), inbox_size(), send_.sends_in_flight(),
+      send_.retries(), clock_.now_ns() - liveness_.last_heard_ns());
+}
+
+void Lane::check_invariants() const {
+  send_.check_invariants();
+  receive_.check_invariants();
+  liveness_.check_invariants();
+  WEFT_ASSERT(recv_frames_.size() == depth_ && arrivals_.size() == depth_ &&
+                  send_frames_.size() == depth_ + 2,
+              "the lane's frames do not match its depth");
+  // Every held frame's arrival is its checked data header, under its own
+  // number: a receive slot held twice would carry only one of them.
+  const uint32_t consumed = receive_.consumed();
+  for (uint32_t i = 0; i < receive_.window(); ++i) {
+    const uint32_t slot = receive_.slot_holding(consumed + i);
+    if (slot == kNoSlot) continue;
+    const Arrival& a = arrivals_[slot];
+    WEFT_ASSERT(a.slot == slot && a.header.type == FrameType::kData &&
+                    a.header.seq == consumed + i,
+                "a held receive slot's arrival is not the frame it holds");
+  }
+  WEFT_ASSERT(abort_copies_ <= kAbortCopies, "more abort copies than allowed");
+  WEFT_ASSERT(abort_bytes_ <= kMaxAbortText, "an abort message too long");
+  WEFT_ASSERT(!abort_busy_ || abort_copies_ > 0,
+              "an abort send in flight, but none was sent");
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,52 @@
+// What the pieces of a Lane share (lane.h; send_window.h, receive_window.h,
+// liveness.h): the lane's configuration, the protocol's constants, and the
+// modular arithmetic on data sequence numbers, which wrap at 2^32.
+#ifndef WEFT_COLLECTIVES_ENGINE_LANE_PROTOCOL_H_
+#define WEFT_COLLECTIVES_ENGINE_LANE_PROTOCOL_H_
+
+#include <bit>
+#include <cstdint>
+
+#include "collectives/group_options.h"
+
+namespace weft::internal {
+
+// Receives kept free of data for acknowledgements and aborts.
+inline constexpr uint32_t kControlReserve = 2;
+// After a gap, this many data frames are sent one at a time (Pacing).
+inline constexpr uint32_t kLossyFrames = 128;
+// Frames past the first missing one that an acknowledgement's sack names.
+inline constexpr uint32_t kSackFrames = 32;
+// No slot: a table entry that holds no frame.
+inline constexpr uint32_t kNoSlot = 0xffffffff;
+
+struct LaneConfig {
+  uint32_t depth = 8;
+  uint32_t max_frame_bytes = 512 << 10;
+  RecoveryOptions recovery;
+  // Data bytes (headers included) kept posted and not yet sent.
+  uint64_t send_queue_bytes = uint64_t{1} << 20;
+
+  // Data frames the peer may hold at once.
+  uint32_t window() const { return depth - kControlReserve; }
+  uint32_t report_threshold() const { return window() / 2; }
+  // Bytes of slab one lane needs.
+  uint64_t region_bytes() const;
+};
+
+// a is after b, modulo 2^32 (within half the number space).
+inline bool seq_after(uint32_t a, uint32_t b) {
+  const uint32_t d = a - b;
+  return d != 0 && d < 0x80000000u;
+}
+
+// Tables indexed by data sequence number have a power-of-two size (at least
+// depth, so more than a window) and are indexed by `seq & mask`: exact across
+// the wrap at 2^32, and the numbers of one window never share an entry.
+inline uint32_t seq_table_mask(uint32_t depth) {
+  return std::bit_ceil(depth) - 1;
+}
+
+}  // namespace weft::internal
+
+#endif  // WEFT_COLLECTIVES_ENGINE_LANE_PROTOCOL_H_
