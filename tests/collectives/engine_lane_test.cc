@@ -7,6 +7,7 @@
 // become typed errors.
 #include <string>
 
+#include "fabric/assert.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -415,6 +416,24 @@ TEST_F(LaneTest, SendsAnAbortEvenWithAFullWindow) {
   EXPECT_EQ(h.cause, static_cast<uint8_t>(ErrorCause::kDeadline));
   EXPECT_EQ(h.blamed, 2u);
   EXPECT_EQ(h.payload_bytes, 16u);
+}
+
+// An endpoint that reports a send completed twice: the lane's count of
+// sends in flight no longer matches its slots, and a Debug build aborts
+// rather than go on with it.
+using LaneDeathTest = LaneTest;
+
+TEST_F(LaneDeathTest, ASendCompletedTwiceAborts) {
+  if constexpr (!kChecksInvariants) {
+    GTEST_SKIP() << "invariants are checked in Debug builds only";
+  }
+  ASSERT_TRUE(send(1).ok());
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  Completion again;
+  again.id = sent_[0].id;
+  pending_.push_back(again);
+  EXPECT_DEATH(static_cast<void>(poll()), "more than one send in flight");
 }
 
 TEST_F(StrictLaneTest, SequenceGapIsATypedErrorAndNothingIsQueued) {
