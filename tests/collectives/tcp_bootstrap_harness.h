@@ -188,8 +188,17 @@ class RawSocket {
     if (ready != 1) return RawSocket();
     return RawSocket(::accept(fd_, nullptr, nullptr));
   }
+  // A peer that closed must not kill the test with SIGPIPE: Linux has
+  // MSG_NOSIGNAL per send, macOS SO_NOSIGPIPE per socket.
   void send_bytes(const std::vector<uint8_t>& b) {
-    EXPECT_EQ(::send(fd_, b.data(), b.size(), MSG_NOSIGNAL), ssize_t(b.size()));
+#ifdef MSG_NOSIGNAL
+    constexpr int kFlags = MSG_NOSIGNAL;
+#else
+    constexpr int kFlags = 0;
+    const int one = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
+#endif
+    EXPECT_EQ(::send(fd_, b.data(), b.size(), kFlags), ssize_t(b.size()));
   }
   // Reads until `bytes` have arrived, the peer closes or the deadline passes.
   std::vector<uint8_t> receive(size_t bytes) {
