@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "tools/include-check/darwin_scan.h"
 

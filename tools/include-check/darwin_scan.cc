@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cctype>
+#include <optional>
 #include <set>
+#include <utility>
 
 namespace weft::include_check {
 namespace {

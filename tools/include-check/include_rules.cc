@@ -2,6 +2,7 @@
 #include "tools/include-check/include_rules.h"
 
 #include <filesystem>
+#include <string_view>
 #include <vector>
 
 namespace weft::include_check {

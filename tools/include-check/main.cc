@@ -1,8 +1,10 @@
 // weft-include-check: holds the source tree to the include graph CMake
 // declares (cmake/WeftIncludeGraph.cmake writes it to the build tree), or,
-// with --darwin, to what a macOS build can compile.
+// with --darwin, to what a macOS build can compile, or, with --iwyu, to
+// including the standard and Abseil headers whose names each file uses.
 //
-//   weft-include-check --manifest <build>/weft_include_graph.txt [--darwin]
+//   weft-include-check --manifest <build>/weft_include_graph.txt
+//                      [--darwin | --iwyu]
 //
 // Prints one line per problem (file:line: what is wrong and what to do).
 // Exit code: 0 clean, 1 violations, 2 bad input (no or malformed manifest).
@@ -12,9 +14,11 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "tools/include-check/darwin_scan.h"
 #include "tools/include-check/include_rules.h"
+#include "tools/include-check/iwyu_scan.h"
 #include "tools/include-check/manifest.h"
 #include "tools/include-check/report.h"
 #include "tools/include-check/source_tree.h"
@@ -52,17 +56,23 @@ int print(const weft::include_check::Report& report, const char* check) {
 int main(int argc, char** argv) {
   std::string manifest_path;
   bool darwin = false;
+  bool iwyu = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--darwin") {
       darwin = true;
+    } else if (arg == "--iwyu") {
+      iwyu = true;
     } else if (arg == "--manifest" && i + 1 < argc) {
       manifest_path = argv[++i];
     } else {
       return bad_input("unknown argument \"" + std::string(arg) +
                        "\"; usage: weft-include-check --manifest "
-                       "<build>/weft_include_graph.txt [--darwin]");
+                       "<build>/weft_include_graph.txt [--darwin | --iwyu]");
     }
+  }
+  if (darwin && iwyu) {
+    return bad_input("--darwin and --iwyu are separate checks");
   }
   if (manifest_path.empty()) {
     return bad_input("--manifest <build>/weft_include_graph.txt is required");
@@ -78,5 +88,8 @@ int main(int argc, char** argv) {
   }
   weft::include_check::SourceTree tree(std::move(*manifest));
   if (darwin) return print(check_darwin(tree), "darwin");
+  if (iwyu) {
+    return print(check_include_what_you_use(tree), "include what you use");
+  }
   return print(check_declared_graph(tree), "declared graph");
 }

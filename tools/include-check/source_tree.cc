@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <system_error>
+#include <utility>
 
 namespace weft::include_check {
 namespace fs = std::filesystem;
