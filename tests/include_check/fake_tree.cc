@@ -5,10 +5,12 @@
 
 #include <fstream>
 #include <optional>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "tools/include-check/darwin_scan.h"
 #include "tools/include-check/include_rules.h"
+#include "tools/include-check/iwyu_scan.h"
 #include "tools/include-check/manifest.h"
 #include "tools/include-check/source_tree.h"
 
@@ -53,23 +55,22 @@ std::string FakeTree::manifest_text() const {
          (root_ / "build").string() + "\n" + records_;
 }
 
-Report FakeTree::check_graph() const {
+Report FakeTree::run(Report (*check)(const SourceTree&)) const {
   std::string error;
   std::optional<Manifest> manifest = parse_manifest(manifest_text(), &error);
   EXPECT_TRUE(manifest.has_value()) << error;
   if (!manifest) return {};
   SourceTree tree(std::move(*manifest));
-  return check_declared_graph(tree);
+  return check(tree);
 }
 
+Report FakeTree::check_graph() const { return run(check_declared_graph); }
+
 Report FakeTree::check_darwin() const {
-  std::string error;
-  std::optional<Manifest> manifest = parse_manifest(manifest_text(), &error);
-  EXPECT_TRUE(manifest.has_value()) << error;
-  if (!manifest) return {};
-  SourceTree tree(std::move(*manifest));
-  return include_check::check_darwin(tree);
+  return run(include_check::check_darwin);
 }
+
+Report FakeTree::check_iwyu() const { return run(check_include_what_you_use); }
 
 void FakeTree::add_layers() {
   for (const char* file :

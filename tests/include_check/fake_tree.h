@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "tools/include-check/report.h"
+#include "tools/include-check/source_tree.h"
 
 namespace weft::include_check {
 
@@ -37,6 +38,7 @@ class FakeTree {
   std::string manifest_text() const;
   Report check_graph() const;  // fails the test if the manifest is bad
   Report check_darwin() const;
+  Report check_iwyu() const;
 
   // The layered tree most tests start from: weft_fabric (fabric/),
   // weft_sim (sim/, private sim/internal/), weft_collectives (collectives/,
@@ -46,6 +48,8 @@ class FakeTree {
   void add_layers();
 
  private:
+  Report run(Report (*check)(const SourceTree&)) const;
+
   std::filesystem::path root_;
   std::string records_;
 };

@@ -2,6 +2,8 @@
 // is true or false, anything else is unknown.
 #include "tools/include-check/pp_condition.h"
 
+#include <string_view>
+
 #include "gtest/gtest.h"
 #include "tools/include-check/darwin_scan.h"
 
