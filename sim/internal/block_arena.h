@@ -6,12 +6,19 @@
 // general heap they lie scattered among the ranks' other state and cost a
 // TLB miss per visit, packed into huge pages they do not. Freed blocks are
 // reused; chunks are kept for the life of the process. Thread-safe.
+//
+// Every free block lies in one of the chunks, at a whole number of blocks
+// from its start and before the unused part of the newest chunk, and is on
+// the free list once.
 #ifndef WEFT_SIM_INTERNAL_BLOCK_ARENA_H_
 #define WEFT_SIM_INTERNAL_BLOCK_ARENA_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <vector>
+
+#include "sim/internal/check_cadence.h"
 
 namespace weft::sim::internal {
 
@@ -33,8 +40,23 @@ class BlockArena {
   // True when `p` lies in one of this arena's chunks.
   bool owns(const void* p) const;
 
+  // O(free blocks * log + chunks).
+  void check_invariants() const;
+
  private:
+  // allocate() and release() run for every endpoint opened and closed,
+  // thousands in a large world: the block they touch is checked each
+  // time, the whole free list every kFullCheckEvery calls (see
+  // CheckCadence).
+  static constexpr uint32_t kFullCheckEvery = 64;
+
   bool add_chunk();
+  // True when `p` is the start of a block carved from a chunk. mu_ held.
+  bool is_block(const void* p) const;
+  // check_invariants() with mu_ held.
+  void check_locked() const;
+  // The checks after allocate() or release() of `block`. mu_ held.
+  void check_after(const void* block);
 
   const size_t block_bytes_;
   mutable std::mutex mu_;
@@ -42,6 +64,7 @@ class BlockArena {
   std::vector<char*> chunks_;
   char* next_ = nullptr;  // unused part of the newest chunk
   char* end_ = nullptr;
+  CheckCadence<kFullCheckEvery> full_checks_;
 };
 
 }  // namespace weft::sim::internal

@@ -7,15 +7,18 @@
 // starts again at its first slot, so a queue that is mostly empty (a
 // completion queue between polls) keeps reusing the same few cache lines
 // instead of walking through all N slots. Neither changes the FIFO order.
+// Its size never exceeds N, its head is a slot, and an empty ring's head is
+// its first slot.
 #ifndef WEFT_SIM_INTERNAL_FIXED_RING_H_
 #define WEFT_SIM_INTERNAL_FIXED_RING_H_
 
 #include <array>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+
+#include "fabric/assert.h"
 
 namespace weft::sim::internal {
 
@@ -28,25 +31,37 @@ class FixedRing {
   bool full() const { return size_ == N; }
   size_t size() const { return size_; }
 
+  // REQUIRES: !empty().
   T& front() {
-    assert(!empty());
+    WEFT_ASSERT(!empty(), "front() of an empty FixedRing");
     return items_[head_];
   }
+  // REQUIRES: i < size().
   const T& operator[](size_t i) const {
-    assert(i < size_);
+    WEFT_ASSERT(i < size_, "FixedRing index past its size");
     return items_[(head_ + i) % N];
   }
   // REQUIRES: !full().
   void push_back(const T& item) {
-    assert(!full());
+    WEFT_ASSERT(!full(), "push_back() on a full FixedRing");
     items_[(head_ + size_) % N] = item;
     ++size_;
+    WEFT_CHECK_INVARIANTS_OF(*this);
   }
   // REQUIRES: !empty().
   void pop_front() {
-    assert(!empty());
+    WEFT_ASSERT(!empty(), "pop_front() of an empty FixedRing");
     --size_;
     head_ = size_ == 0 ? 0 : static_cast<Index>((head_ + 1) % N);
+    WEFT_CHECK_INVARIANTS_OF(*this);
+  }
+
+  // O(1).
+  void check_invariants() const {
+    WEFT_ASSERT(size_ <= N, "a FixedRing holds more than its capacity");
+    WEFT_ASSERT(head_ < N, "a FixedRing's head is outside its slots");
+    WEFT_ASSERT(size_ > 0 || head_ == 0,
+                "an empty FixedRing does not start again at its first slot");
   }
 
  private:

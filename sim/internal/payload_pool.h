@@ -1,17 +1,22 @@
 // PayloadPool: byte buffers for frames in flight whose sender may already
 // reuse its own frame (see FrameLoan), reused so a steady stream of messages
 // allocates nothing (and clears no memory) once the pool has warmed up.
+// Every buffer is either in use (acquired, not yet released) or on the free
+// list, never both; one in use is held by exactly one frame in flight (see
+// Transport).
 #ifndef WEFT_SIM_INTERNAL_PAYLOAD_POOL_H_
 #define WEFT_SIM_INTERNAL_PAYLOAD_POOL_H_
 
 #include <bit>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
 #include <vector>
+
+#include "fabric/assert.h"
+#include "sim/internal/check_cadence.h"
 
 namespace weft::sim::internal {
 
@@ -37,18 +42,56 @@ class PayloadPool {
     if (!bytes.empty()) std::memcpy(b.data.get(), bytes.data(), bytes.size());
     b.size = bytes.size();
     b.in_use = true;
+    check_after(id);
     return id;
   }
+  // REQUIRES: `id` is in use.
   void release(uint32_t id) {
-    assert(buffers_[id].in_use);
+    WEFT_ASSERT(id < buffers_.size() && buffers_[id].in_use,
+                "a payload buffer released that is not in use");
     buffers_[id].in_use = false;
     free_.push_back(id);
+    check_after(id);
   }
   std::span<const std::byte> bytes(uint32_t id) const {
     return {buffers_[id].data.get(), buffers_[id].size};
   }
+  // Buffers acquired and not yet released.
+  size_t in_use() const { return buffers_.size() - free_.size(); }
+
+  // O(buffers).
+  void check_invariants() const {
+    std::vector<bool> listed(buffers_.size(), false);
+    for (const uint32_t id : free_) {
+      WEFT_ASSERT(id < buffers_.size() && !listed[id],
+                  "the payload pool's free list holds a buffer twice");
+      listed[id] = true;
+    }
+    for (size_t id = 0; id < buffers_.size(); ++id) {
+      const Buffer& b = buffers_[id];
+      WEFT_ASSERT(b.in_use != listed[id],
+                  "a payload buffer is both in use and free, or neither");
+      WEFT_ASSERT(b.size <= b.capacity && (b.capacity == 0 || b.data),
+                  "a payload buffer holds more bytes than it has room for");
+    }
+  }
 
  private:
+  // acquire() and release() run for every frame whose loan ends in
+  // flight: the buffer they touched is checked each time, the whole pool
+  // every kFullCheckEvery calls (see CheckCadence).
+  static constexpr uint32_t kFullCheckEvery = 64;
+  void check_after(uint32_t id) {
+    if constexpr (weft::internal::kChecksInvariants) {
+      const Buffer& b = buffers_[id];
+      WEFT_ASSERT(free_.size() <= buffers_.size(),
+                  "more free payload buffers than buffers");
+      WEFT_ASSERT(b.size <= b.capacity && (b.capacity == 0 || b.data),
+                  "a payload buffer holds more bytes than it has room for");
+      if (full_checks_.due()) WEFT_CHECK_INVARIANTS_OF(*this);
+    }
+  }
+
   struct Buffer {
     std::unique_ptr<std::byte[]> data;
     size_t capacity = 0;
@@ -57,6 +100,7 @@ class PayloadPool {
   };
   std::vector<Buffer> buffers_;
   std::vector<uint32_t> free_;
+  CheckCadence<kFullCheckEvery> full_checks_;
 };
 
 }  // namespace weft::sim::internal

@@ -1,8 +1,13 @@
 #include "sim/internal/sim_endpoint.h"
 
+#include <span>
+#include <string_view>
 #include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "fabric/assert.h"
 #include "fabric/errors.h"
 #include "sim/internal/block_arena.h"
 #include "sim/internal/sim_fabric.h"
@@ -119,7 +124,8 @@ SimEndpoint::SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer,
 SimEndpoint::~SimEndpoint() {
   // Unpolled send completions: the caller may reuse those frames now.
   for (size_t i = 0; i < completions_.size(); ++i) {
-    if (completions_[i].loan.valid()) core_.end_loan(completions_[i].loan);
+    if (completions_[i].loan.valid())
+      core_.transport().end_loan(completions_[i].loan);
   }
   core_.unregister_endpoint(self_.qp_num);
   fabric_.remove_endpoint(this);
@@ -171,6 +177,7 @@ absl::Status SimEndpoint::connect(const Destination& peer) {
   TraceEvent e =
       core_.trace_event(TraceKind::kConnect, info_.rank, info_.peer, cable_);
   core_.record(e);
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
@@ -201,10 +208,11 @@ absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
   core_.record(e);
   const PostedRecv recv{id, frame};
   if (state_ == QpState::kError) {
-    complete_recv(recv, WcStatus::kWrFlushErr, 0, 0);
+    queue_recv_completion(recv, WcStatus::kWrFlushErr, 0, 0);
   } else {
     recvs_.push_back(recv);
   }
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
@@ -237,11 +245,12 @@ absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
   core_.record(e);
   if (state_ == QpState::kError) {
     push_completion(make_completion(id, WcStatus::kWrFlushErr, 0), true);
-    return absl::OkStatus();
+  } else {
+    const uint64_t ticket = next_ticket_++;
+    sends_.push_back(PostedSend{id, frame, length, immediate, ticket});
+    core_.transport().schedule_departure(*this, ticket, length);
   }
-  const uint64_t ticket = next_ticket_++;
-  sends_.push_back(PostedSend{id, frame, length, immediate, ticket});
-  core_.schedule_departure(*this, ticket, length);
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
@@ -259,12 +268,13 @@ size_t SimEndpoint::drain(std::span<Completion> out) {
     if (q.is_send) {
       --sends_outstanding_;
       // Polled: from now on the caller may reuse the frame.
-      if (q.loan.valid()) core_.end_loan(q.loan);
+      if (q.loan.valid()) core_.transport().end_loan(q.loan);
     } else {
       --recvs_outstanding_;
     }
     completions_.pop_front();
   }
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return n;
 }
 
@@ -275,11 +285,18 @@ void SimEndpoint::push_completion(const Completion& c, bool is_send,
 }
 
 void SimEndpoint::complete_front_send(WcStatus status, FrameLoan loan) {
+  queue_send_completion(status, loan);
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+void SimEndpoint::queue_send_completion(WcStatus status, FrameLoan loan) {
   const PostedSend& s = sends_.front();
   push_completion(make_completion(s.id, status, s.length), true, loan);
   sends_.pop_front();
 }
 
+// Not checked here: the receive is outstanding but in neither queue until
+// complete_recv() (which checks) queues its completion.
 SimEndpoint::PostedRecv SimEndpoint::take_recv() {
   PostedRecv r = recvs_.front();
   recvs_.pop_front();
@@ -288,6 +305,12 @@ SimEndpoint::PostedRecv SimEndpoint::take_recv() {
 
 void SimEndpoint::complete_recv(const PostedRecv& recv, WcStatus status,
                                 uint32_t bytes, uint32_t immediate) {
+  queue_recv_completion(recv, status, bytes, immediate);
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+void SimEndpoint::queue_recv_completion(const PostedRecv& recv, WcStatus status,
+                                        uint32_t bytes, uint32_t immediate) {
   Completion c = make_completion(recv.id, status, bytes);
   if (status == WcStatus::kSuccess) {
     c.has_immediate = true;
@@ -298,9 +321,47 @@ void SimEndpoint::complete_recv(const PostedRecv& recv, WcStatus status,
 
 void SimEndpoint::enter_error() {
   state_ = QpState::kError;
-  while (!sends_.empty()) complete_front_send(WcStatus::kWrFlushErr);
+  // Checked once flushed: in error, nothing is posted.
+  while (!sends_.empty()) queue_send_completion(WcStatus::kWrFlushErr);
   while (!recvs_.empty())
-    complete_recv(take_recv(), WcStatus::kWrFlushErr, 0, 0);
+    queue_recv_completion(take_recv(), WcStatus::kWrFlushErr, 0, 0);
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+void SimEndpoint::check_invariants() const {
+  WEFT_ASSERT(rank_ == info_.rank && peer_ == info_.peer,
+              "an endpoint's cached rank or peer differs from its info");
+  WEFT_ASSERT(
+      sends_outstanding_ <= kMaxSends && recvs_outstanding_ <= kMaxRecvs,
+      "more work requests outstanding than an endpoint allows");
+  // Outstanding from posting until the completion is polled: each is still
+  // posted or has its completion queued, never both.
+  uint32_t send_completions = 0;
+  for (size_t i = 0; i < completions_.size(); ++i) {
+    const Queued& q = completions_[i];
+    send_completions += q.is_send ? 1 : 0;
+    WEFT_ASSERT(!q.loan.valid() ||
+                    (q.is_send && q.completion.status == WcStatus::kSuccess),
+                "a frame is on loan for a completion other than a sent one");
+  }
+  WEFT_ASSERT(sends_.size() + send_completions == sends_outstanding_,
+              "an endpoint's sends outstanding miscount its posted sends "
+              "and their queued completions");
+  WEFT_ASSERT(recvs_.size() + (completions_.size() - send_completions) ==
+                  recvs_outstanding_,
+              "an endpoint's receives outstanding miscount its posted "
+              "receives and their queued completions");
+  // An error flushes everything posted; sends are only posted once
+  // connected.
+  WEFT_ASSERT(state_ != QpState::kError || (sends_.empty() && recvs_.empty()),
+              "an endpoint in error still has work requests posted");
+  WEFT_ASSERT(state_ == QpState::kRts || sends_.empty(),
+              "an endpoint not ready to send has sends posted");
+  for (size_t i = 0; i < sends_.size(); ++i) {
+    WEFT_ASSERT(sends_[i].ticket < next_ticket_ &&
+                    (i == 0 || sends_[i - 1].ticket < sends_[i].ticket),
+                "an endpoint's posted sends are out of posting order");
+  }
 }
 
 std::string SimEndpoint::describe() const {

@@ -1,19 +1,26 @@
 // SimEndpoint: one simulated UC queue pair. It keeps the verbs-side state
 // (RESET/INIT/RTS/ERROR, posted sends and receives, the completion queue)
-// and enforces the contract of fabric/endpoint.h; WorldCore moves its frames
+// and enforces the contract of fabric/endpoint.h; Transport moves its frames
 // over the simulated links.
 //
 // A work request is outstanding from the moment it is posted until poll()
 // returns its completion (as on verbs, where a send queue slot frees when
 // its completion is consumed), so the completion queue never holds more
-// than kMaxSends + kMaxRecvs entries.
+// than kMaxSends + kMaxRecvs entries. So a send is outstanding while it is
+// posted (not yet departed) or its completion is queued, never both, and
+// likewise a receive; and a queue pair in error has nothing posted.
 #ifndef WEFT_SIM_INTERNAL_SIM_ENDPOINT_H_
 #define WEFT_SIM_INTERNAL_SIM_ENDPOINT_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "absl/base/attributes.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/endpoint.h"
 #include "sim/internal/fixed_ring.h"
 
@@ -24,6 +31,10 @@ class SimFabric;
 
 namespace internal {
 
+// The simulator lays its hot structures out by cache lines (an endpoint's
+// first line, a frame in flight, a rank's prefetch lines).
+inline constexpr size_t kCacheLineBytes = 64;
+
 enum class QpState : uint8_t { kReset, kInit, kRts, kError };
 const char* qp_state_name(QpState state);
 
@@ -33,7 +44,7 @@ const char* qp_state_name(QpState state);
 // endpoint closes), and not at all when the frame was delivered first.
 struct FrameLoan {
   static constexpr uint32_t kNone = ~uint32_t{0};
-  uint32_t message = kNone;  // WorldCore's in-flight index
+  uint32_t message = kNone;  // Transport's in-flight index
   uint32_t id = 0;           // that message's InFlight::id
   bool valid() const { return message != kNone; }
 };
@@ -68,7 +79,7 @@ class SimEndpoint final : public Endpoint {
                          uint32_t immediate) override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
 
-  // For WorldCore.
+  // For WorldCore and Transport.
   uint32_t qp_num() const { return self_.qp_num; }
   uint32_t rank() const { return rank_; }
   uint32_t peer() const { return peer_; }
@@ -102,6 +113,10 @@ class SimEndpoint final : public Endpoint {
   // "qpn 260 to peer 1 on sim_0_1_0: RTS, 2 sends and 1 receive posted, ..."
   std::string describe() const;
 
+  // WEFT_ASSERTs the counts of work requests outstanding against the
+  // queues and the state. O(kMaxSends + kMaxRecvs).
+  void check_invariants() const;
+
  private:
   struct Queued {
     Completion completion;
@@ -112,6 +127,11 @@ class SimEndpoint final : public Endpoint {
   ABSL_ATTRIBUTE_NOINLINE size_t drain(std::span<Completion> out);
   absl::Status check_frame(const Frame& frame, std::string_view what) const;
   void push_completion(const Completion& c, bool is_send, FrameLoan loan = {});
+  // complete_front_send() and complete_recv() without the check, for
+  // flushing (the endpoint is consistent only once all are flushed).
+  void queue_send_completion(WcStatus status, FrameLoan loan = {});
+  void queue_recv_completion(const PostedRecv& recv, WcStatus status,
+                             uint32_t bytes, uint32_t immediate);
   absl::Status error(absl::StatusCode code, std::string_view message) const;
 
   // The first cache line (with the vtable pointer) holds what a poll, a

@@ -1,10 +1,16 @@
 #include "sim/internal/sim_fabric.h"
 
 #include <algorithm>
+#include <functional>
+#include <string_view>
+#include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "fabric/assert.h"
 #include "fabric/errors.h"
 #include "sim/internal/sim_endpoint.h"
 #include "sim/internal/world_core.h"
@@ -22,6 +28,7 @@ SimFabric::SimFabric(WorldCore& core, uint32_t rank)
       }
     }
   }
+  WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 const Clock& SimFabric::clock() const { return core_.clock(); }
@@ -45,6 +52,7 @@ absl::StatusOr<Slab*> SimFabric::create_slab(uint64_t bytes) {
   Slab* raw = slab->get();
   slabs_.push_back(*std::move(slab));
   slab_set_.insert(raw);
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return raw;
 }
 
@@ -69,18 +77,52 @@ uint32_t SimFabric::device_index(const std::string& device) const {
 }
 
 void SimFabric::add_endpoint(internal::SimEndpoint* endpoint) {
+  WEFT_ASSERT(endpoint->rank() == rank_, "another rank's endpoint added");
   endpoints_.push_back(endpoint);
   core_.set_prefetch_lines(rank_, endpoints_);
+  check_sometimes();
 }
 
 void SimFabric::remove_endpoint(internal::SimEndpoint* endpoint) {
   std::erase(endpoints_, endpoint);
   core_.set_prefetch_lines(rank_, endpoints_);
+  check_sometimes();
 }
 
 void SimFabric::release_qp(const std::string& device) {
   auto it = qps_per_device_.find(device);
   if (it != qps_per_device_.end() && it->second > 0) --it->second;
+  check_sometimes();
+}
+
+void SimFabric::check_invariants() const {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    WEFT_ASSERT(std::find(devices_.begin() + i + 1, devices_.end(),
+                          devices_[i]) == devices_.end(),
+                "a rank's device is listed twice");
+  }
+  WEFT_ASSERT(slab_set_.size() == slabs_.size(),
+              "the slab lookup disagrees with the slabs");
+  for (const auto& slab : slabs_) {
+    WEFT_ASSERT(slab_set_.contains(slab.get()),
+                "a slab is missing from the slab lookup");
+  }
+  const bool apple = core_.options().apple_limits;
+  for (const auto& [device, qps] : qps_per_device_) {
+    WEFT_ASSERT(
+        std::find(devices_.begin(), devices_.end(), device) != devices_.end(),
+        "queue pairs counted on a device the rank does not have");
+    WEFT_ASSERT(!apple || qps <= kAppleMaxQpsPerDevice,
+                "more queue pairs on a device than Apple's limit");
+  }
+  std::vector<const internal::SimEndpoint*> open(endpoints_.begin(),
+                                                 endpoints_.end());
+  std::sort(open.begin(), open.end(), std::less<>());
+  WEFT_ASSERT(std::adjacent_find(open.begin(), open.end()) == open.end(),
+              "an endpoint is listed open twice");
+  for (const internal::SimEndpoint* ep : open) {
+    WEFT_ASSERT(ep->rank() == rank_, "another rank's endpoint is listed open");
+  }
 }
 
 absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
@@ -130,8 +172,8 @@ absl::StatusOr<std::unique_ptr<Endpoint>> SimFabric::open(
   uint32_t cable = 0;
   if (absl::Status s = check_open(device, peer, &cable); !s.ok()) return s;
   ++qps_per_device_[std::string(device)];
-  const uint32_t link = core_.link_index(rank_, peer, cable);
-  const uint32_t pair = core_.pair_index(rank_, peer);
+  const uint32_t link = core_.transport().link_index(rank_, peer, cable);
+  const uint32_t pair = core_.transport().pair_index(rank_, peer);
   return std::unique_ptr<Endpoint>(new internal::SimEndpoint(
       core_, *this, peer, cable, std::string(device), link, pair));
 }

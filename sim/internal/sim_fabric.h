@@ -1,7 +1,9 @@
 // SimFabric: one rank's Fabric in a simulated world: the world's virtual
 // clock, real mmap'd slabs (one memory region per device of the rank), and
 // endpoints on the devices the topology gives the rank, with Apple's
-// per-device limits when the world enforces them.
+// per-device limits when the world enforces them. Its devices are
+// distinct, its slab lookup holds exactly its slabs, and its open endpoints
+// are its rank's, each listed once.
 #ifndef WEFT_SIM_INTERNAL_SIM_FABRIC_H_
 #define WEFT_SIM_INTERNAL_SIM_FABRIC_H_
 
@@ -9,10 +11,15 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fabric/assert.h"
 #include "fabric/fabric.h"
+#include "sim/internal/check_cadence.h"
 
 namespace weft::sim {
 
@@ -44,9 +51,21 @@ class SimFabric final : public Fabric {
   void add_endpoint(internal::SimEndpoint* endpoint);
   void remove_endpoint(internal::SimEndpoint* endpoint);
 
+  // O(devices^2 + slabs + endpoints log endpoints).
+  void check_invariants() const;
+
  private:
+  // A rank opens and closes up to an endpoint per peer and cable: the full
+  // check runs every kFullCheckEvery of those calls (see CheckCadence).
+  static constexpr uint32_t kFullCheckEvery = 64;
+
   absl::Status check_open(std::string_view device, uint32_t peer,
                           uint32_t* cable) const;
+  // check_invariants() every kFullCheckEvery calls (inline: nothing is left
+  // of it where checks are off).
+  void check_sometimes() {
+    if (full_checks_.due()) WEFT_CHECK_INVARIANTS_OF(*this);
+  }
 
   WorldCore& core_;
   uint32_t rank_;
@@ -55,6 +74,7 @@ class SimFabric final : public Fabric {
   std::vector<internal::SimEndpoint*> endpoints_;  // open, in opening order
   std::vector<std::unique_ptr<Slab>> slabs_;
   absl::flat_hash_set<const Slab*> slab_set_;  // lookups only, never iterated
+  internal::CheckCadence<kFullCheckEvery> full_checks_;
 };
 
 }  // namespace weft::sim

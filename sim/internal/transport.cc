@@ -2,10 +2,13 @@
 // direction (serialisation; a busy link queues), departs (its send
 // completes, its bytes are copied, faults are decided), and arrives
 // latency_ns later into the peer's oldest posted receive, or is dropped.
-#include <algorithm>
-#include <cassert>
-#include <cstring>
+#include "sim/internal/transport.h"
 
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "fabric/assert.h"
 #include "sim/internal/world_core.h"
 
 namespace weft::sim {
@@ -24,41 +27,80 @@ constexpr WcStatus kRecvSideErrors[] = {
 using internal::EventKind;
 using internal::SimEndpoint;
 
-void WorldCore::schedule_departure(const SimEndpoint& ep, uint64_t ticket,
+Transport::Transport(WorldCore& core, const WorldOptions& options)
+    : core_(core),
+      options_(options),
+      prng_(options.seed),
+      rates_any_(options.faults.rates.any()),
+      faultless_(!rates_any_ && options.faults.script.empty()),
+      serialisation_ns_(options.link.serialisation_ns(serialised_bytes_)) {}
+
+uint32_t Transport::link_index(uint32_t rank, uint32_t peer, uint32_t cable) {
+  const uint64_t key =
+      (uint64_t{rank} * Topology::kMaxRanks + peer) * Topology::kMaxCables +
+      cable;
+  auto [it, inserted] =
+      link_by_key_.try_emplace(key, static_cast<uint32_t>(links_.size()));
+  if (inserted) links_.push_back(Link{0, cable, prng_.fork(key), {}, {}});
+  check_sometimes();
+  return it->second;
+}
+
+uint32_t Transport::pair_index(uint32_t rank, uint32_t peer) {
+  const uint64_t key = uint64_t{rank} * Topology::kMaxRanks + peer;
+  auto [it, inserted] =
+      pair_by_key_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
+  if (!inserted) return it->second;
+  Pair pair;
+  pair.rank = rank;
+  pair.peer = peer;
+  const std::vector<ScriptedFault>& script = options_.faults.script;
+  for (uint32_t i = 0; i < script.size(); ++i) {
+    const ScriptedFault& f = script[i];
+    if (f.rank != rank || f.peer != peer) continue;
+    if (f.is_frame_fault()) pair.script.push_back(i);
+    if (f.kind == FaultKind::kLinkDown)
+      pair.down_at_ns = std::min(pair.down_at_ns, f.at_ns);
+  }
+  std::stable_sort(pair.script.begin(), pair.script.end(),
+                   [&](uint32_t a, uint32_t b) {
+                     return script[a].frame < script[b].frame;
+                   });
+  pairs_.push_back(std::move(pair));
+  check_sometimes();
+  return it->second;
+}
+
+void Transport::schedule_departure(const SimEndpoint& ep, uint64_t ticket,
                                    uint32_t length) {
   Link& link = links_[ep.link()];
-  const TimeNs start = std::max(now(), link.busy_until_ns);
+  const TimeNs start = std::max(core_.now(), link.busy_until_ns);
   // Saturates: a hand-built model may serialise for kNeverNs.
   const TimeNs leave = deadline_after(start, serialisation_ns(length));
   link.busy_until_ns = leave;
   if (link.departures.empty())
-    events_.push(leave, EventKind::kDepart, ep.link());
+    core_.schedule(leave, EventKind::kDepart, ep.link());
   link.departures.push_back(Departure{leave, ep.qp_num(), ticket});
+  check_after(ep.link());
 }
 
-void WorldCore::depart_next(uint32_t link_index) {
+void Transport::on_depart(uint32_t link_index) {
   Link& link = links_[link_index];
   const Departure d = link.departures.front();
   link.departures.pop_front();
   if (!link.departures.empty()) {
-    events_.push(link.departures.front().leave_ns, EventKind::kDepart,
-                 link_index);
+    core_.schedule(link.departures.front().leave_ns, EventKind::kDepart,
+                   link_index);
   }
   depart(d.qp_num, d.ticket);
+  check_after(link_index);
 }
 
-void WorldCore::inject(const ScriptedFault& f, uint32_t cable) {
-  ++counters_.faults[static_cast<size_t>(f.kind)];
-  injected_.push_back(f);
-  TraceEvent e = trace_event(TraceKind::kFault, f.rank, f.peer, cable);
-  e.frame = f.frame;
-  e.status = f.status;
-  e.fault = f.kind;
-  e.start_ns = f.duration_ns;
-  record(e);
+void Transport::inject(const ScriptedFault& f, uint32_t cable) {
+  core_.note_fault(f, cable);
 }
 
-void WorldCore::apply_script(const ScriptedFault& f, Fate* fate) {
+void Transport::apply_script(const ScriptedFault& f, Fate* fate) {
   switch (f.kind) {
     case FaultKind::kDrop:
       fate->drop_reason = DropReason::kLoss;
@@ -80,7 +122,7 @@ void WorldCore::apply_script(const ScriptedFault& f, Fate* fate) {
 
 // Draws this frame's rate faults from its link's own generator. Draws happen
 // in a fixed order and only for non-zero rates.
-void WorldCore::draw_rates(const SimEndpoint& ep, const Pair& pair,
+void Transport::draw_rates(const SimEndpoint& ep, const Pair& pair,
                            Fate* fate) {
   const FaultRates& rates = options_.faults.rates;
   Link& link = links_[ep.link()];
@@ -112,7 +154,7 @@ void WorldCore::draw_rates(const SimEndpoint& ep, const Pair& pair,
   }
 }
 
-WorldCore::Fate WorldCore::fate_of(const SimEndpoint& ep, Pair& pair) {
+Transport::Fate Transport::fate_of(const SimEndpoint& ep, Pair& pair) {
   Fate fate;
   const std::vector<ScriptedFault>& script = options_.faults.script;
   while (pair.script_cursor < pair.script.size()) {
@@ -127,13 +169,14 @@ WorldCore::Fate WorldCore::fate_of(const SimEndpoint& ep, Pair& pair) {
   return fate;
 }
 
-void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
-  SimEndpoint* ep = endpoint(qp_num);
-  if (ep == nullptr || crashed_[ep->rank()]) return;  // closed, or NIC dead
+void Transport::depart(uint32_t qp_num, uint64_t ticket) {
+  SimEndpoint* ep = core_.endpoint(qp_num);
+  if (ep == nullptr || core_.crashed(ep->rank())) return;  // closed/NIC dead
   const SimEndpoint::PostedSend* send = ep->front_send();
   if (send == nullptr || send->ticket != ticket) return;  // flushed meanwhile
   Pair& pair = pairs_[ep->pair()];
   ++pair.frames;
+  const TimeNs now = core_.now();
   InFlight m;
   m.dst_qp = ep->remote_qp();
   m.pair = ep->pair();
@@ -141,10 +184,10 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
   m.length = send->length;
   m.immediate = send->immediate;
   m.frame = pair.frames;
-  m.depart_ns = now();
+  m.depart_ns = now;
   // A dead link direction drops everything, before any fault is drawn.
   Fate fate;
-  if (now() >= pair.down_at_ns) {
+  if (now >= pair.down_at_ns) {
     fate.drop_reason = DropReason::kLinkDown;
   } else if (rates_any_ || pair.script_cursor < pair.script.size()) {
     fate = fate_of(*ep, pair);
@@ -164,15 +207,15 @@ void WorldCore::depart(uint32_t qp_num, uint64_t ticket) {
 // Puts a departing frame on the wire: traces the departure and schedules
 // its arrival (twice when duplicated), unless it is dropped on the way out.
 // Its bytes stay in the sender's frame, on loan (see FrameLoan).
-internal::FrameLoan WorldCore::launch(const SimEndpoint& ep, const Fate& fate,
+internal::FrameLoan Transport::launch(const SimEndpoint& ep, const Fate& fate,
                                       InFlight m) {
-  ++counters_.frames_sent;
+  ++core_.counters().frames_sent;
   TraceEvent e =
-      trace_event(TraceKind::kDepart, ep.rank(), ep.peer(), ep.cable());
+      core_.trace_event(TraceKind::kDepart, ep.rank(), ep.peer(), ep.cable());
   e.sequence = m.immediate;
   e.frame = m.frame;
   e.bytes = m.length;
-  record(e);
+  core_.record(e);
   if (fate.drop_reason != DropReason::kNone) {
     drop(m, ep.rank(), ep.peer(), ep.cable(), fate.drop_reason);
     return {};
@@ -188,10 +231,10 @@ internal::FrameLoan WorldCore::launch(const SimEndpoint& ep, const Fate& fate,
     free_in_flight_.pop_back();
     in_flight_[index] = m;
   }
-  const TimeNs arrival = now() + options_.link.latency_ns + fate.delay_ns;
+  const TimeNs arrival = core_.now() + options_.link.latency_ns + fate.delay_ns;
   for (uint32_t copy = 0; copy < m.refs; ++copy) {
     if (fate.delay_ns > 0) {
-      events_.push(arrival, EventKind::kArrive, index);
+      core_.schedule(arrival, EventKind::kArrive, index);
     } else {
       schedule_arrival(ep.link(), arrival, index);
     }
@@ -199,13 +242,15 @@ internal::FrameLoan WorldCore::launch(const SimEndpoint& ep, const Fate& fate,
   return internal::FrameLoan{index, m.id};
 }
 
-void WorldCore::end_loan(const internal::FrameLoan& loan) {
+void Transport::end_loan(const internal::FrameLoan& loan) {
   InFlight& m = in_flight_[loan.message];
   if (m.id != loan.id || m.refs == 0 || m.payload != kNoPayload ||
       m.placed_in != nullptr)
     return;
-  if (place_early(loan.message)) return;
-  m.payload = payloads_.acquire({m.source, m.length});
+  if (!place_early(loan.message)) {
+    m.payload = payloads_.acquire({m.source, m.length});
+  }
+  check_after(m.link);
 }
 
 // In a world without faults a frame's receive is known before it arrives:
@@ -219,7 +264,7 @@ void WorldCore::end_loan(const internal::FrameLoan& loan) {
 // back, and if it is posted and fits, the bytes go there now: one copy
 // instead of two. A posted receive's frame belongs to the fabric until its
 // completion, so nobody sees them early.
-bool WorldCore::place_early(uint32_t message) {
+bool Transport::place_early(uint32_t message) {
   InFlight& m = in_flight_[message];
   if (!faultless_) return false;
   Link& link = links_[m.link];
@@ -229,7 +274,7 @@ bool WorldCore::place_early(uint32_t message) {
       (ahead > 0 && link.placed_dst_qp != m.dst_qp)) {
     return false;
   }
-  const SimEndpoint* dst = endpoint(m.dst_qp);
+  const SimEndpoint* dst = core_.endpoint(m.dst_qp);
   if (dst == nullptr || dst->state() != internal::QpState::kRts) return false;
   const Frame* recv = dst->posted_recv_frame(ahead);
   if (recv == nullptr || m.length > recv->bytes()) return false;
@@ -240,77 +285,89 @@ bool WorldCore::place_early(uint32_t message) {
   return true;
 }
 
-std::span<const std::byte> WorldCore::bytes_of(const InFlight& m) const {
+std::span<const std::byte> Transport::bytes_of(const InFlight& m) const {
   return m.payload != kNoPayload
              ? payloads_.bytes(m.payload)
              : std::span<const std::byte>(m.source, m.length);
 }
 
-void WorldCore::schedule_arrival(uint32_t link_index, TimeNs at_ns,
+void Transport::schedule_arrival(uint32_t link_index, TimeNs at_ns,
                                  uint32_t message) {
   Link& link = links_[link_index];
   if (link.arrivals.empty()) {
-    events_.push(at_ns, EventKind::kArriveLink, link_index);
+    core_.schedule(at_ns, EventKind::kArriveLink, link_index);
+  } else {
+    WEFT_ASSERT(link.arrivals.back().arrive_ns <= at_ns,
+                "an undelayed frame would arrive before one that left earlier "
+                "on its link");
   }
   link.arrivals.push_back(Arrival{at_ns, message});
 }
 
-void WorldCore::arrive_next(uint32_t link_index) {
+void Transport::on_arrive_link(uint32_t link_index) {
   Link& link = links_[link_index];
   const Arrival a = link.arrivals.front();
   link.arrivals.pop_front();
   if (in_flight_[a.message].placed_in != nullptr) --link.placed;
   if (!link.arrivals.empty()) {
-    events_.push(link.arrivals.front().arrive_ns, EventKind::kArriveLink,
-                 link_index);
+    core_.schedule(link.arrivals.front().arrive_ns, EventKind::kArriveLink,
+                   link_index);
   }
   arrive(a.message);
+  check_after(link_index);
 }
 
-void WorldCore::release(uint32_t message) {
+void Transport::on_arrive(uint32_t message) {
+  arrive(message);
+  check_after(in_flight_[message].link);
+}
+
+void Transport::release(uint32_t message) {
   InFlight& m = in_flight_[message];
+  WEFT_ASSERT(m.refs > 0, "a frame in flight released more often than sent");
   if (--m.refs > 0) return;
   if (m.payload != kNoPayload) payloads_.release(m.payload);
   free_in_flight_.push_back(message);
 }
 
-void WorldCore::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
+void Transport::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
                      uint32_t cable, DropReason reason) {
-  ++counters_.frames_dropped;
+  Counters& counters = core_.counters();
+  ++counters.frames_dropped;
   switch (reason) {
     case DropReason::kNoReceive:
-      ++counters_.dropped_no_receive;
+      ++counters.dropped_no_receive;
       break;
     case DropReason::kLoss:
-      ++counters_.dropped_loss;
+      ++counters.dropped_loss;
       break;
     case DropReason::kLinkDown:
-      ++counters_.dropped_link_down;
+      ++counters.dropped_link_down;
       break;
     case DropReason::kPeerCrashed:
-      ++counters_.dropped_peer_crashed;
+      ++counters.dropped_peer_crashed;
       break;
     default:
-      ++counters_.dropped_not_ready;
+      ++counters.dropped_not_ready;
       break;
   }
-  TraceEvent e = trace_event(TraceKind::kDrop, sender, receiver, cable);
+  TraceEvent e = core_.trace_event(TraceKind::kDrop, sender, receiver, cable);
   e.sequence = m.immediate;
   e.frame = m.frame;
   e.bytes = m.length;
   e.drop = reason;
   e.start_ns = m.depart_ns;
-  record(e);
+  core_.record(e);
 }
 
-void WorldCore::arrive(uint32_t message) {
+void Transport::arrive(uint32_t message) {
   const InFlight& m = in_flight_[message];
   const Pair& pair = pairs_[m.pair];
-  SimEndpoint* dst = endpoint(m.dst_qp);
+  SimEndpoint* dst = core_.endpoint(m.dst_qp);
   DropReason reason = DropReason::kNone;
-  if (now() >= pair.down_at_ns) {
+  if (core_.now() >= pair.down_at_ns) {
     reason = DropReason::kLinkDown;
-  } else if (crashed_[pair.peer]) {
+  } else if (core_.crashed(pair.peer)) {
     reason = DropReason::kPeerCrashed;
   } else if (dst == nullptr || dst->state() != internal::QpState::kRts) {
     reason = DropReason::kNotReady;
@@ -325,17 +382,17 @@ void WorldCore::arrive(uint32_t message) {
   release(message);
 }
 
-void WorldCore::deliver(SimEndpoint& dst, const InFlight& m) {
-  ++counters_.frames_delivered;
+void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
+  ++core_.counters().frames_delivered;
   const SimEndpoint::PostedRecv recv = dst.take_recv();
-  TraceEvent e =
-      trace_event(TraceKind::kDeliver, dst.rank(), dst.peer(), dst.cable());
+  TraceEvent e = core_.trace_event(TraceKind::kDeliver, dst.rank(), dst.peer(),
+                                   dst.cable());
   e.work = recv.id;
   e.sequence = m.immediate;
   e.frame = m.frame;
   e.bytes = m.length;
   e.start_ns = m.depart_ns;
-  record(e);
+  core_.record(e);
   WcStatus status = m.recv_error;
   if (status == WcStatus::kSuccess && m.length > recv.frame.bytes()) {
     status = WcStatus::kLocLenErr;
@@ -345,11 +402,120 @@ void WorldCore::deliver(SimEndpoint& dst, const InFlight& m) {
     dst.enter_error();
     return;
   }
-  assert(m.placed_in == nullptr || m.placed_in == recv.frame.data());
+  WEFT_ASSERT(m.placed_in == nullptr || m.placed_in == recv.frame.data(),
+              "a frame placed early landed in another receive than the one "
+              "it was placed in");
   if (m.length > 0 && m.placed_in == nullptr) {
     std::memcpy(recv.frame.data(), bytes_of(m).data(), m.length);
   }
   dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate);
+}
+
+// The checks, in the order of the structures they walk.
+
+void Transport::check_link_ends(const Link& link) const {
+  if (!link.departures.empty()) {
+    WEFT_ASSERT(link.departures.back().leave_ns == link.busy_until_ns,
+                "a link's last queued departure does not leave when the link "
+                "is reserved until");
+    WEFT_ASSERT(link.departures.front().leave_ns >= core_.now(),
+                "a link is reserved for a departure before now");
+  }
+  if (!link.arrivals.empty()) {
+    WEFT_ASSERT(link.arrivals.front().arrive_ns >= core_.now(),
+                "a frame on a link was due to arrive before now");
+  }
+  WEFT_ASSERT(link.placed <= link.arrivals.size(),
+              "more frames placed early on a link than are in flight on it");
+}
+
+void Transport::check_link(uint32_t index) const {
+  const Link& link = links_[index];
+  check_link_ends(link);
+  WEFT_ASSERT(link.cable < Topology::kMaxCables, "a link on no cable");
+  for (size_t i = 1; i < link.departures.size(); ++i) {
+    WEFT_ASSERT(link.departures[i - 1].leave_ns <= link.departures[i].leave_ns,
+                "departures queued on a link out of order");
+  }
+  for (size_t i = 0; i < link.arrivals.size(); ++i) {
+    const InFlight& m = in_flight_[link.arrivals[i].message];
+    WEFT_ASSERT(m.refs > 0 && m.link == index,
+                "a link's queued arrival is not a frame in flight on it");
+    WEFT_ASSERT((m.placed_in != nullptr) == (i < link.placed),
+                "the frames placed early on a link are not its first ones");
+    WEFT_ASSERT(i >= link.placed || m.dst_qp == link.placed_dst_qp,
+                "frames placed early on a link for different queue pairs");
+    if (i == 0) continue;
+    const Arrival& before = link.arrivals[i - 1];
+    const InFlight& earlier = in_flight_[before.message];
+    WEFT_ASSERT(before.arrive_ns <= link.arrivals[i].arrive_ns &&
+                    earlier.depart_ns <= m.depart_ns &&
+                    earlier.frame <= m.frame,
+                "frames in flight on a link are not in departure order");
+  }
+}
+
+void Transport::check_frames() const {
+  std::vector<bool> free(in_flight_.size(), false);
+  for (const uint32_t message : free_in_flight_) {
+    WEFT_ASSERT(message < in_flight_.size() && !free[message],
+                "the free list of frames in flight holds a slot twice");
+    WEFT_ASSERT(in_flight_[message].refs == 0,
+                "a free frame in flight slot still has arrivals to come");
+    free[message] = true;
+  }
+  size_t with_payload = 0;
+  for (size_t i = 0; i < in_flight_.size(); ++i) {
+    const InFlight& m = in_flight_[i];
+    WEFT_ASSERT(free[i] || m.refs > 0,
+                "a frame in flight slot with no arrivals to come is not free");
+    if (free[i]) continue;
+    WEFT_ASSERT(m.refs <= 2, "a frame in flight arrives more than twice");
+    WEFT_ASSERT(m.link < links_.size() && m.pair < pairs_.size(),
+                "a frame in flight on no link or pair");
+    if (m.payload == kNoPayload) continue;
+    ++with_payload;
+    WEFT_ASSERT(m.placed_in == nullptr,
+                "a frame placed early also holds a payload buffer");
+    WEFT_ASSERT(payloads_.bytes(m.payload).size() == m.length,
+                "a frame's payload buffer holds another length than it");
+  }
+  // Each buffer in use belongs to exactly one frame in flight whose loan
+  // ended before it was placed or delivered.
+  WEFT_ASSERT(with_payload == payloads_.in_use(),
+              "payload buffers in use differ from the frames in flight "
+              "holding one");
+}
+
+void Transport::check_invariants() const {
+  WEFT_ASSERT(link_by_key_.size() == links_.size() &&
+                  pair_by_key_.size() == pairs_.size(),
+              "the link or pair lookup disagrees with the links or pairs");
+  for (const auto& [key, index] : link_by_key_) {
+    WEFT_ASSERT(index < links_.size() &&
+                    links_[index].cable == key % Topology::kMaxCables,
+                "a link lookup entry names another link");
+  }
+  for (uint32_t i = 0; i < links_.size(); ++i) check_link(i);
+  const std::vector<ScriptedFault>& script = options_.faults.script;
+  for (const Pair& pair : pairs_) {
+    WEFT_ASSERT(pair.script_cursor <= pair.script.size(),
+                "a pair's fault script cursor is past its script");
+    for (size_t i = 0; i < pair.script.size(); ++i) {
+      const ScriptedFault& f = script[pair.script[i]];
+      WEFT_ASSERT(f.rank == pair.rank && f.peer == pair.peer,
+                  "a pair's fault script holds another pair's fault");
+      WEFT_ASSERT(i == 0 || script[pair.script[i - 1]].frame <= f.frame,
+                  "a pair's fault script is not in frame order");
+      WEFT_ASSERT(i >= pair.script_cursor || f.frame <= pair.frames,
+                  "a pair's fault script passed a frame not yet sent");
+    }
+  }
+  check_frames();
+  payloads_.check_invariants();
+  WEFT_ASSERT(
+      serialisation_ns_ == options_.link.serialisation_ns(serialised_bytes_),
+      "the remembered serialisation time is for another length");
 }
 
 }  // namespace weft::sim

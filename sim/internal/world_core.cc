@@ -1,12 +1,15 @@
 // WorldCore: construction, the queue pair registry, scripted timed faults and
-// the event dispatch. The frame path (departure, faults, arrival) is in
-// transport.cc.
+// the event dispatch. The frame path (departure, faults, arrival) is
+// Transport's, in transport.cc.
 #include "sim/internal/world_core.h"
 
 #include <algorithm>
+#include <numeric>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "fabric/assert.h"
 
 namespace weft::sim {
 
@@ -37,13 +40,10 @@ absl::StatusOr<std::unique_ptr<WorldCore>> WorldCore::create(
 
 WorldCore::WorldCore(WorldOptions options)
     : options_(std::move(options)),
-      prng_(options_.seed),
       trace_(options_.keep_trace_events),
-      ready_(options_.topology.ranks()) {
+      ready_(options_.topology.ranks()),
+      transport_(*this, options_) {
   const uint32_t n = ranks();
-  rates_any_ = options_.faults.rates.any();
-  faultless_ = !rates_any_ && options_.faults.script.empty();
-  serialisation_ns_ = options_.link.serialisation_ns(serialised_bytes_);
   crashed_.assign(n, false);
   prefetch_lines_.resize(n);
   stalls_.resize(n);
@@ -81,46 +81,20 @@ uint32_t WorldCore::next_qp_num() const {
 
 uint32_t WorldCore::register_endpoint(SimEndpoint* endpoint) {
   const uint32_t qp_num = next_qp_num();
+  WEFT_ASSERT(endpoint->qp_num() == qp_num,
+              "an endpoint registered under another queue pair number than "
+              "its own");
   endpoints_.push_back(endpoint);
+  check_sometimes();
   return qp_num;
 }
 
 void WorldCore::unregister_endpoint(uint32_t qp_num) {
+  WEFT_ASSERT(
+      endpoint(qp_num) != nullptr && endpoint(qp_num)->qp_num() == qp_num,
+      "a queue pair unregistered that is not registered");
   endpoints_[qp_num - kFirstQpNum] = nullptr;
-}
-
-uint32_t WorldCore::link_index(uint32_t rank, uint32_t peer, uint32_t cable) {
-  const uint64_t key =
-      (uint64_t{rank} * Topology::kMaxRanks + peer) * Topology::kMaxCables +
-      cable;
-  auto [it, inserted] =
-      link_by_key_.try_emplace(key, static_cast<uint32_t>(links_.size()));
-  if (inserted) links_.push_back(Link{0, cable, prng_.fork(key), {}, {}});
-  return it->second;
-}
-
-uint32_t WorldCore::pair_index(uint32_t rank, uint32_t peer) {
-  const uint64_t key = uint64_t{rank} * Topology::kMaxRanks + peer;
-  auto [it, inserted] =
-      pair_by_key_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
-  if (!inserted) return it->second;
-  Pair pair;
-  pair.rank = rank;
-  pair.peer = peer;
-  const std::vector<ScriptedFault>& script = options_.faults.script;
-  for (uint32_t i = 0; i < script.size(); ++i) {
-    const ScriptedFault& f = script[i];
-    if (f.rank != rank || f.peer != peer) continue;
-    if (f.is_frame_fault()) pair.script.push_back(i);
-    if (f.kind == FaultKind::kLinkDown)
-      pair.down_at_ns = std::min(pair.down_at_ns, f.at_ns);
-  }
-  std::stable_sort(pair.script.begin(), pair.script.end(),
-                   [&](uint32_t a, uint32_t b) {
-                     return script[a].frame < script[b].frame;
-                   });
-  pairs_.push_back(std::move(pair));
-  return it->second;
+  check_sometimes();
 }
 
 uint64_t WorldCore::process_due() {
@@ -130,19 +104,20 @@ uint64_t WorldCore::process_due() {
     ++n;
   }
   counters_.events += n;
+  check_sometimes();
   return n;
 }
 
 void WorldCore::handle(const internal::Event& e) {
   switch (e.kind) {
     case EventKind::kDepart:
-      depart_next(e.index);
+      transport_.on_depart(e.index);
       break;
     case EventKind::kArrive:
-      arrive(e.index);
+      transport_.on_arrive(e.index);
       break;
     case EventKind::kArriveLink:
-      arrive_next(e.index);
+      transport_.on_arrive_link(e.index);
       break;
     case EventKind::kFaultStart:
       scripted(e.index, false);
@@ -182,6 +157,17 @@ void WorldCore::scripted(uint32_t index, bool end) {
   }
 }
 
+void WorldCore::note_fault(const ScriptedFault& f, uint32_t cable) {
+  ++counters_.faults[static_cast<size_t>(f.kind)];
+  injected_.push_back(f);
+  TraceEvent e = trace_event(TraceKind::kFault, f.rank, f.peer, cable);
+  e.frame = f.frame;
+  e.status = f.status;
+  e.fault = f.kind;
+  e.start_ns = f.duration_ns;
+  record(e);
+}
+
 void WorldCore::note_completion(const SimEndpoint& ep, const Completion& c) {
   ready_.mark(ep.rank());
   if (c.status == WcStatus::kSuccess) {
@@ -211,9 +197,32 @@ void WorldCore::set_prefetch_lines(uint32_t rank,
     for (const SimEndpoint* ep : endpoints) {
       if (n == out.lines.size()) return;
       out.lines[n++] =
-          reinterpret_cast<const char*>(ep) + line * kCacheLineBytes;
+          reinterpret_cast<const char*>(ep) + line * internal::kCacheLineBytes;
     }
   }
+}
+
+void WorldCore::check_invariants() const {
+  const uint32_t n = ranks();
+  WEFT_ASSERT(fabrics_.size() == n && prefetch_lines_.size() == n &&
+                  crashed_.size() == n && stalls_.size() == n,
+              "the world keeps per-rank state for another number of ranks");
+  for (uint32_t r = 0; r < n; ++r) {
+    WEFT_ASSERT(fabrics_[r]->rank() == r, "a rank's fabric is another's");
+  }
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    WEFT_ASSERT(
+        endpoints_[i] == nullptr || endpoints_[i]->qp_num() == kFirstQpNum + i,
+        "a registry slot holds another queue pair's endpoint");
+  }
+  // Every fault counted is kept, and every one kept was counted.
+  const uint64_t counted = std::accumulate(counters_.faults.begin(),
+                                           counters_.faults.end(), uint64_t{0});
+  WEFT_ASSERT(counted == injected_.size(),
+              "the faults counted differ from the faults injected");
+  events_.check_invariants();
+  ready_.check_invariants();
+  transport_.check_invariants();
 }
 
 std::string WorldCore::describe_endpoints(uint32_t rank) const {

@@ -5,6 +5,7 @@
 // that either way every receive gets exactly its own frame's bytes, whatever
 // order sends, polls and receive posts come in, and that a receive no frame
 // lands in keeps its own bytes.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>

@@ -1,15 +1,19 @@
 // The scheduler's containers: the event queue (its runs of one time must
 // give exactly the (time, sequence) order of a plain priority queue), the
-// ready set, the wake-up queue, and the payload pool's buffer reuse.
+// ready set, the wake-up queue, the payload pool's buffer reuse, and (where
+// invariant checks are on) that breaking a container's contract aborts.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <tuple>
 #include <vector>
 
+#include "fabric/assert.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/internal/event_queue.h"
+#include "sim/internal/fixed_ring.h"
 #include "sim/internal/payload_pool.h"
 #include "sim/internal/ready_set.h"
 #include "sim/internal/wake_queue.h"
@@ -157,7 +161,9 @@ TEST(PayloadPool, ReusedBuffersHoldExactlyTheNewBytes) {
   for (size_t i = 0; i < small.size(); ++i) small[i] = std::byte(200 + i);
   const uint32_t a = pool.acquire(big);
   EXPECT_TRUE(std::ranges::equal(pool.bytes(a), big));
+  EXPECT_EQ(pool.in_use(), 1u);
   pool.release(a);
+  EXPECT_EQ(pool.in_use(), 0u);
   const uint32_t b = pool.acquire(small);  // the same buffer, shorter
   EXPECT_EQ(b, a);
   EXPECT_TRUE(std::ranges::equal(pool.bytes(b), small));
@@ -168,6 +174,28 @@ TEST(PayloadPool, ReusedBuffersHoldExactlyTheNewBytes) {
   EXPECT_EQ(d, b);
   EXPECT_TRUE(pool.bytes(d).empty());
   EXPECT_TRUE(std::ranges::equal(pool.bytes(c), big));
+  EXPECT_EQ(pool.in_use(), 2u);
+}
+
+TEST(ContainerDeathTest, PoppingAnEmptyFixedRingAborts) {
+  if (!weft::internal::kChecksInvariants) {
+    GTEST_SKIP() << "invariant checks are compiled out of this build";
+  }
+  FixedRing<int, 4> ring;
+  ring.push_back(1);
+  ring.pop_front();
+  EXPECT_DEATH(ring.pop_front(), "pop_front\\(\\) of an empty FixedRing");
+}
+
+TEST(ContainerDeathTest, ReleasingAPayloadBufferTwiceAborts) {
+  if (!weft::internal::kChecksInvariants) {
+    GTEST_SKIP() << "invariant checks are compiled out of this build";
+  }
+  PayloadPool pool;
+  const std::byte bytes[4] = {};
+  const uint32_t id = pool.acquire(bytes);
+  pool.release(id);
+  EXPECT_DEATH(pool.release(id), "released that is not in use");
 }
 
 }  // namespace

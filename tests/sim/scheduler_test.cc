@@ -1,9 +1,12 @@
 // The scheduler: stepping order, virtual-time jumps, wake-ups, hang, time
 // limit and livelock detection with their reports, stalled and crashed
 // ranks.
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/world.h"

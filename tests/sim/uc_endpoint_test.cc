@@ -2,8 +2,12 @@
 // completion on departure, silent drop without a receive, LOC_LEN_ERR,
 // flushing after an error, receive order, the outstanding limits, frame and
 // connect validation.
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <string>
 
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/world.h"
