@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "bench/bench_support.h"
 #include "benchmark/benchmark.h"
 #include "collectives/dtype.h"

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bench/bench_support.h"
 #include "benchmark/benchmark.h"

@@ -22,8 +22,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "bench/bench_support.h"
 #include "bench/sim_bench_support.h"

@@ -1,6 +1,7 @@
 #include "collectives/group.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "collectives/algorithms/algorithms.h"

@@ -1,7 +1,10 @@
 #include "collectives/group_builder.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "collectives/bootstrap/address.h"
 #include "collectives/engine/engine.h"

@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/bootstrap.h"
 #include "collectives/group.h"

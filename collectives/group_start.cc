@@ -1,10 +1,18 @@
 // Group::start: from a validated call to a queued operation: the route
 // (algorithm and striping over cables), the frame identity every peer
 // checks, the plan, and the runner the engine executes.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "collectives/group.h"
 #include "collectives/algorithms/algorithms.h"
 #include "collectives/engine/engine.h"
+#include "collectives/group.h"
 #include "collectives/internal/op_call.h"
 #include "fabric/errors.h"
 

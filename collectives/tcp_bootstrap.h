@@ -21,13 +21,14 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/bootstrap.h"
-#include "collectives/config.h"
 #include "collectives/bootstrap/wire.h"
+#include "collectives/config.h"
 #include "fabric/clock.h"
 
 namespace weft {

@@ -1,5 +1,7 @@
 #include "fabric/checked_pair.h"
 
+#include <cstdint>
+
 #include "absl/strings/str_format.h"
 
 namespace weft {

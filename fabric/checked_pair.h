@@ -7,6 +7,7 @@
 #define WEFT_FABRIC_CHECKED_PAIR_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "absl/status/status.h"

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -24,9 +25,10 @@ absl::Status parse_cell(const nlohmann::json& cell, uint32_t i, uint32_t j,
                         std::vector<std::string>* out) {
   if (cell.is_null()) return absl::OkStatus();
   if (i == j) {
-    return bad(absl::StrFormat("cell [%u][%u] names a device on the diagonal "
-                               "(a rank cannot be cabled to itself)",
-                               i, j));
+    return bad(
+        absl::StrFormat("cell [%u][%u] names a device on the diagonal "
+                        "(a rank cannot be cabled to itself)",
+                        i, j));
   }
   if (cell.is_string()) {
     out->push_back(cell.get<std::string>());
@@ -44,15 +46,18 @@ absl::Status parse_cell(const nlohmann::json& cell, uint32_t i, uint32_t j,
       out->push_back(name.get<std::string>());
     }
   } else {
-    return bad(absl::StrFormat("cell [%u][%u] is a %s", i, j, cell.type_name()));
+    return bad(
+        absl::StrFormat("cell [%u][%u] is a %s", i, j, cell.type_name()));
   }
   for (const auto& name : *out) {
     if (name.empty()) {
-      return bad(absl::StrFormat("cell [%u][%u] has an empty device name", i, j));
+      return bad(
+          absl::StrFormat("cell [%u][%u] has an empty device name", i, j));
     }
   }
   if (out->empty()) {
-    return bad(absl::StrFormat("cell [%u][%u] is an empty list (use null)", i, j));
+    return bad(
+        absl::StrFormat("cell [%u][%u] is an empty list (use null)", i, j));
   }
   return absl::OkStatus();
 }
@@ -76,20 +81,26 @@ absl::Status check_generated(uint32_t ranks, uint32_t cables) {
 }  // namespace
 
 absl::StatusOr<Topology> Topology::parse_json(std::string_view text) {
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json doc =
+      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return bad("not valid JSON");
-  if (!doc.is_array() || doc.empty()) return bad("the top level is not a non-empty list");
+  if (!doc.is_array() || doc.empty())
+    return bad("the top level is not a non-empty list");
   if (doc.size() > kMaxRanks) {
-    return bad(absl::StrFormat("%u ranks, more than %u", doc.size(), kMaxRanks));
+    return bad(
+        absl::StrFormat("%u ranks, more than %u", doc.size(), kMaxRanks));
   }
   const auto ranks = static_cast<uint32_t>(doc.size());
   Topology topo(ranks);
   for (uint32_t i = 0; i < ranks; ++i) {
     const auto& row = doc[i];
-    if (!row.is_array()) return bad(absl::StrFormat("row %u is a %s, not a list", i, row.type_name()));
+    if (!row.is_array())
+      return bad(
+          absl::StrFormat("row %u is a %s, not a list", i, row.type_name()));
     if (row.size() != ranks) {
-      return bad(absl::StrFormat("row %u has %u cells but there are %u rows (not square)",
-                                 i, row.size(), ranks));
+      return bad(absl::StrFormat(
+          "row %u has %u cells but there are %u rows (not square)", i,
+          row.size(), ranks));
     }
     for (uint32_t j = 0; j < ranks; ++j) {
       absl::Status s = parse_cell(row[j], i, j, &topo.cell(i, j));
@@ -121,7 +132,8 @@ absl::StatusOr<Topology> Topology::mesh(uint32_t ranks, uint32_t cables) {
   for (uint32_t i = 0; i < ranks; ++i) {
     for (uint32_t j = 0; j < ranks; ++j) {
       if (i == j) continue;
-      for (uint32_t c = 0; c < cables; ++c) topo.cell(i, j).push_back(cable_name(i, j, c));
+      for (uint32_t c = 0; c < cables; ++c)
+        topo.cell(i, j).push_back(cable_name(i, j, c));
     }
   }
   return topo;
@@ -133,7 +145,8 @@ absl::StatusOr<Topology> Topology::ring(uint32_t ranks, uint32_t cables) {
   for (uint32_t i = 0; i < ranks && ranks > 1; ++i) {
     for (uint32_t j : {(i + 1) % ranks, (i + ranks - 1) % ranks}) {
       if (!topo.cell(i, j).empty()) continue;  // two ranks: both are one
-      for (uint32_t c = 0; c < cables; ++c) topo.cell(i, j).push_back(cable_name(i, j, c));
+      for (uint32_t c = 0; c < cables; ++c)
+        topo.cell(i, j).push_back(cable_name(i, j, c));
     }
   }
   return topo;
@@ -151,7 +164,8 @@ bool Topology::is_full_mesh() const {
 bool Topology::has_ring() const {
   if (ranks_ < 2) return true;
   for (uint32_t i = 0; i < ranks_; ++i) {
-    if (!connected(i, (i + 1) % ranks_) || !connected((i + 1) % ranks_, i)) return false;
+    if (!connected(i, (i + 1) % ranks_) || !connected((i + 1) % ranks_, i))
+      return false;
   }
   return true;
 }

@@ -1,6 +1,7 @@
 #include "fabric/wc_status.h"
 
 #include <array>
+#include <string>
 
 #include "absl/strings/ascii.h"
 
@@ -59,10 +60,12 @@ std::string_view wc_status_symbol(WcStatus status) {
 
 bool parse_wc_status(std::string_view text, WcStatus* out) {
   std::string upper(text);
-  for (char& ch : upper) ch = absl::ascii_toupper(static_cast<unsigned char>(ch));
+  for (char& ch : upper)
+    ch = absl::ascii_toupper(static_cast<unsigned char>(ch));
   std::string_view wanted = upper;
   constexpr std::string_view kPrefix = "IBV_WC_";
-  if (wanted.substr(0, kPrefix.size()) == kPrefix) wanted.remove_prefix(kPrefix.size());
+  if (wanted.substr(0, kPrefix.size()) == kPrefix)
+    wanted.remove_prefix(kPrefix.size());
   for (int32_t code = 0; code < kWcStatusCount; ++code) {
     std::string_view symbol = kEntries[static_cast<size_t>(code)].symbol;
     symbol.remove_prefix(kPrefix.size());

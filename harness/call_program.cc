@@ -1,5 +1,7 @@
 #include "harness/call_program.h"
 
+#include <utility>
+
 #include "absl/strings/str_format.h"
 
 namespace weft::harness {

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 
 namespace weft::harness {

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
@@ -81,7 +82,8 @@ std::string Outcome::summary() const {
   return out;
 }
 
-Outcome classify(const sim::RunResult& run, std::span<const RankOutcome> ranks) {
+Outcome classify(const sim::RunResult& run,
+                 std::span<const RankOutcome> ranks) {
   Outcome out;
   for (uint32_t r = 0; r < ranks.size(); ++r) {
     const RankOutcome& rank = ranks[r];

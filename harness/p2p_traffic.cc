@@ -1,10 +1,15 @@
 #include "harness/p2p_traffic.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <map>
+#include <span>
+#include <string>
 #include <tuple>
+#include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fabric/checked_pair.h"

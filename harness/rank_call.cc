@@ -1,5 +1,7 @@
 #include "harness/rank_call.h"
 
+#include <cstddef>
+
 namespace weft::harness {
 namespace {
 

@@ -10,6 +10,7 @@
 #ifndef WEFT_HARNESS_RANK_CALL_H_
 #define WEFT_HARNESS_RANK_CALL_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>

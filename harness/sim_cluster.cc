@@ -1,6 +1,7 @@
 #include "harness/sim_cluster.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "collectives/inprocess_bootstrap.h"

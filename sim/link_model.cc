@@ -4,10 +4,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "fabric/absl_compat.h"
 
@@ -72,8 +74,8 @@ absl::Status parse_item(std::string_view spec, absl::string_view item,
     if (!absl::SimpleAtod(value, &gbps) || !std::isfinite(gbps) ||
         (gbps != 0 && (gbps < LinkModel::kMinBandwidthGbps ||
                        gbps > LinkModel::kMaxBandwidthGbps))) {
-      return bad_spec(spec, absl::StrFormat(
-                                "bandwidth_gbps=%s is not 0 (infinite) or a "
+      return bad_spec(
+          spec, absl::StrFormat("bandwidth_gbps=%s is not 0 (infinite) or a "
                                 "number in %g..%g",
                                 value, LinkModel::kMinBandwidthGbps,
                                 LinkModel::kMaxBandwidthGbps));

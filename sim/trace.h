@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/clock.h"
 #include "fabric/wc_status.h"
 #include "fabric/work_id.h"

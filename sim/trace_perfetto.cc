@@ -1,9 +1,14 @@
 // Trace export to Chrome trace JSON (the format ui.perfetto.dev and
 // chrome://tracing open).
+#include <cstdint>
 #include <fstream>
 #include <map>
+#include <string>
 #include <tuple>
+#include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"

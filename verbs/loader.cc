@@ -6,7 +6,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "fabric/errors.h"
 

@@ -1,5 +1,8 @@
 #include "verbs/verbs_fabric.h"
 
+#include <optional>
+
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "fabric/logging.h"
 #include "fabric/work_id.h"

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
 #include "fabric/errors.h"

@@ -1,6 +1,9 @@
 // Mesh algorithms: every rank talks to every peer directly. Reductions run
 // in rank order (acc = x0, acc = op(acc, x1), ...), so every rank and every
 // run gets the same bytes, whatever order frames arrive in.
+#include <cstdint>
+#include <vector>
+
 #include "collectives/algorithms/algorithms.h"
 
 namespace weft::internal {

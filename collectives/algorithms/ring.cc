@@ -3,6 +3,7 @@
 // direction); data moves from position p to p+1. Each step's send waits,
 // frame by frame, for the receive that produced its data, so frames stream
 // around the ring (pipelining) without any algorithm waiting itself.
+#include <cstdint>
 #include <vector>
 
 #include "collectives/algorithms/algorithms.h"

@@ -1,5 +1,6 @@
 #include "collectives/bootstrap/address.h"
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "collectives/bootstrap.h"
 

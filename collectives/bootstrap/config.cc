@@ -1,8 +1,14 @@
 #include "collectives/config.h"
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"

@@ -1,7 +1,15 @@
 #include "collectives/inprocess_bootstrap.h"
 
 #include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <utility>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "collectives/group_builder.h"

@@ -4,9 +4,16 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <utility>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "collectives/bootstrap/tcp_rendezvous.h"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "fabric/topology.h"

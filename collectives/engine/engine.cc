@@ -1,6 +1,7 @@
 #include "collectives/engine/engine.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "collectives/dtype.h"
 #include "collectives/group_options.h"

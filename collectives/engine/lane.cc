@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
+#include <utility>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
 #include "fabric/checked_pair.h"

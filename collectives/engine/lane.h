@@ -70,6 +70,7 @@
 #ifndef WEFT_COLLECTIVES_ENGINE_LANE_H_
 #define WEFT_COLLECTIVES_ENGINE_LANE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -79,6 +80,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane_protocol.h"
 #include "collectives/engine/liveness.h"

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,11 +19,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "collectives/algorithms/plan.h"
 #include "collectives/dtype.h"
-#include "collectives/kernels/cache_lines.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane.h"
-#include "collectives/algorithms/plan.h"
+#include "collectives/kernels/cache_lines.h"
 #include "fabric/errors.h"
 
 namespace weft::internal {

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "fabric/errors.h"
 

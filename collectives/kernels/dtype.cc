@@ -1,6 +1,7 @@
 #include "collectives/dtype.h"
 
 #include <array>
+#include <string_view>
 
 namespace weft {
 namespace {
@@ -27,8 +28,8 @@ constexpr std::array<DTypeInfo, kDTypeCount> kDTypes = {{
     {"complex64", 8},
 }};
 
-constexpr std::array<std::string_view, kReduceOpCount> kOps = {
-    "sum", "prod", "max", "min"};
+constexpr std::array<std::string_view, kReduceOpCount> kOps = {"sum", "prod",
+                                                               "max", "min"};
 
 }  // namespace
 

@@ -4,10 +4,15 @@
 #ifndef WEFT_FABRIC_TESTING_MOCK_FABRIC_H_
 #define WEFT_FABRIC_TESTING_MOCK_FABRIC_H_
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/endpoint.h"
 #include "fabric/fabric.h"
 #include "gmock/gmock.h"
@@ -34,8 +39,7 @@ class MockFabric : public Fabric {
   MOCK_METHOD(std::string_view, kind, (), (const, override));
   MOCK_METHOD(uint32_t, rank, (), (const, override));
   MOCK_METHOD(const Clock&, clock, (), (const, override));
-  MOCK_METHOD(absl::StatusOr<Slab*>, create_slab, (uint64_t bytes),
-              (override));
+  MOCK_METHOD(absl::StatusOr<Slab*>, create_slab, (uint64_t bytes), (override));
   MOCK_METHOD(absl::StatusOr<std::unique_ptr<Endpoint>>, open,
               (std::string_view device, uint32_t peer), (override));
 };

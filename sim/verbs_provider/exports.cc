@@ -4,6 +4,8 @@
 // The version script (exports.map) keeps every other symbol local.
 #include <infiniband/verbs.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <mutex>
 
 #include "fabric/wc_status.h"

@@ -8,6 +8,7 @@
 #include <infiniband/verbs.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -15,12 +15,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
-#include "sim/world.h"
 #include "sim/verbs_provider/config.h"
 #include "sim/verbs_provider/objects.h"
+#include "sim/world.h"
 
 namespace weft::verbs::provider {
 

@@ -8,9 +8,14 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <span>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "sim/verbs_provider/ops.h"
 #include "sim/verbs_provider/provider.h"
 

@@ -1,7 +1,11 @@
 // Protection domains, memory regions and completion queues.
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <memory>
+#include <utility>
 
+#include "absl/status/statusor.h"
 #include "sim/verbs_provider/provider.h"
 
 namespace weft::verbs::provider {

@@ -1,8 +1,13 @@
 // Queue pairs: creation, destruction and the state machine.
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <memory>
+#include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/errors.h"
 #include "sim/verbs_provider/provider.h"
 #include "sim/verbs_provider/qp_transitions.h"

@@ -1,5 +1,7 @@
 #include "collectives/dtype.h"
 
+#include <cstdint>
+
 #include "gtest/gtest.h"
 
 namespace weft {

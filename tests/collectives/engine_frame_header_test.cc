@@ -1,8 +1,13 @@
 // The frame header and the group address: round trips and every way a
 // malformed one is refused.
 #include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "collectives/bootstrap/address.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/internal/op_kind.h"

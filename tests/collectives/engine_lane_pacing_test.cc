@@ -1,9 +1,11 @@
 // Pacing of a Lane's data sends: at most GroupOptions::send_queue_bytes
 // posted and not yet sent, acknowledgements never held back, and after a
 // gap the next kLossyFrames frames one at a time.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/collectives/lane_fixture.h"

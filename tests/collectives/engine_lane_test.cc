@@ -5,8 +5,13 @@
 // when asked for; unacknowledged frames are resent with back-off until the
 // retries run out; a silent peer is probed; aborts and counter violations
 // become typed errors.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "fabric/assert.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"

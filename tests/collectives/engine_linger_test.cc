@@ -1,6 +1,7 @@
 // Destroying an Engine lingers: frames not yet acknowledged are resent
 // for up to Engine::kLingerNs, an acknowledgement ends that at once, and a
 // clock that stands still (the simulator's) ends it without waiting.
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>

@@ -3,7 +3,9 @@
 // lane is exactly what its peer expects on that lane, in the same order and
 // sizes; dependencies point backwards and pair equal lengths; every slice
 // lies inside its buffer; every output byte is written.
+#include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 

@@ -2,9 +2,13 @@
 // pending operation that a progress loop drives (run under TSan by the tsan
 // preset), and the group then refuses new work.
 #include <atomic>
+#include <cstdint>
+#include <span>
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,8 +1,14 @@
 // Group formation: the in-process bootstrap for ranks in threads, the
 // blocking create_group() path, what connect() refuses, and blocking calls.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/group_builder.h"
 #include "collectives/inprocess_bootstrap.h"
 #include "fabric/errors.h"

@@ -2,8 +2,13 @@
 // that peer and what was outstanding; a crashed rank is reported by every
 // survivor; a stall shorter than the deadline is not declared dead; abort()
 // cancels; after any of these the group refuses new work.
+#include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

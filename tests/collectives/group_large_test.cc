@@ -4,10 +4,13 @@
 // repeated, each copy stamped with its index so a misplaced block shows
 // (frames hold 512 KiB - 64 bytes, so frame edges never line up with tiles).
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
 
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "harness/sim_cluster.h"
 #include "tests/collectives_suite/cases.h"

@@ -4,9 +4,12 @@
 // sequence error. A peer that never acknowledges is Unavailable after the
 // configured retries. A property over many seeds: loss, duplication and
 // reordering alone never end in an error.
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"

@@ -1,9 +1,12 @@
 // Scale: a ring all-sum over 256 simulated ranks in the normal suite (small
 // in bytes, so it stays fast), and over 1024 ranks as an opt-in test
 // (--gtest_also_run_disabled_tests, or WEFT_SCALE_1024=1).
+#include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "harness/sim_cluster.h"
 #include "tests/collectives_suite/cases.h"

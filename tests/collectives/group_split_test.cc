@@ -1,7 +1,13 @@
 // split(): sub-groups over a subset of ranks that share the parent's cables
 // and engine, interleaved with the parent's own collectives.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -6,10 +6,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/engine/lane.h"
 #include "fabric/testing/mock_fabric.h"
 #include "gmock/gmock.h"

@@ -12,8 +12,10 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "collectives/kernels/reduce_kernels.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

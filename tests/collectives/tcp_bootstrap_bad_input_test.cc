@@ -2,10 +2,14 @@
 // version, oversized lengths, messages cut short, impossible ranks, and
 // answers out of turn, on either side of the handshake and in an exchange.
 // Each side reports what was wrong and the other is told why.
+#include <cstdint>
 #include <future>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/bootstrap/wire.h"
 #include "collectives/tcp_bootstrap.h"

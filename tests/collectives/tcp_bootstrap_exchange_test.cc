@@ -6,9 +6,13 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/tcp_bootstrap.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

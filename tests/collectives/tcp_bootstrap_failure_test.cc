@@ -1,9 +1,13 @@
 // TcpBootstrap when a rank is silent or gone: deadlines that name the rank
 // that never joined or contributed, and a rank or coordinator that closes
 // its channel (during setup or after) named by every survivor.
+#include <cstdint>
 #include <future>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/bootstrap/wire.h"
 #include "collectives/tcp_bootstrap.h"

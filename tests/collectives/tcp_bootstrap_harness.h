@@ -22,9 +22,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "collectives/tcp_bootstrap.h"
 #include "collectives/bootstrap/wire.h"
+#include "collectives/tcp_bootstrap.h"
 #include "gtest/gtest.h"
 
 namespace weft::testing {

@@ -1,9 +1,13 @@
 // TcpBootstrap rendezvous over 127.0.0.1: who may listen and connect, the
 // group of one, a rank retrying until the coordinator starts, and handshakes
 // that fail the whole group (a rank joining twice, another group size).
+#include <cstdint>
 #include <future>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/tcp_bootstrap.h"
 #include "gmock/gmock.h"

@@ -1,9 +1,12 @@
 #include "collectives/bootstrap/wire.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/collectives/wire_bytes.h"

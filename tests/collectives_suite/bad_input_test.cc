@@ -1,10 +1,17 @@
 // Bad arguments, over every fabric: InvalidArgument (cause kBadInput)
 // saying what is wrong and where, nothing sent, and the group still works
 // afterwards.
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -2,6 +2,7 @@
 // changes its bits with their inputs (case_inputs.h).
 #include "tests/collectives_suite/case_inputs.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "gtest/gtest.h"

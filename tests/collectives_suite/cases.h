@@ -5,6 +5,8 @@
 #ifndef WEFT_TESTS_COLLECTIVES_SUITE_CASES_H_
 #define WEFT_TESTS_COLLECTIVES_SUITE_CASES_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>

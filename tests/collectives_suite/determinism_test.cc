@@ -4,8 +4,11 @@
 // order) gives identical bytes, the mesh algorithms reduce in rank order
 // exactly, and a rerun makes the same calls (the fabric's trace hash
 // repeats).
+#include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/collectives_suite/cases.h"

@@ -6,10 +6,16 @@
 // cause; the first error a rank sees is never a bare refusal. Wrong data
 // fails; a hang fails. Every seed replays exactly (the verbs path runs its
 // deadlines on the provider's virtual time).
+#include <cstdint>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"

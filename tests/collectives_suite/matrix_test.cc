@@ -3,8 +3,13 @@
 // many frames), mesh and ring algorithms, in place and out of place, on
 // mesh topologies with one and two cables and on a ring topology, over
 // every fabric.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/collectives_suite/cases.h"

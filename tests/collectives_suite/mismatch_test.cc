@@ -2,8 +2,14 @@
 // sizes, dtypes, roots or algorithms, get a kMismatch error on every rank,
 // over every fabric: never a hang, never data reduced into the wrong
 // buffer.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

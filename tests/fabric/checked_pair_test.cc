@@ -2,6 +2,9 @@
 // what an endpoint reports; the endpoint is a gMock MockEndpoint.
 #include "fabric/checked_pair.h"
 
+#include <cstdint>
+
+#include "absl/status/status.h"
 #include "fabric/testing/mock_fabric.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -11,10 +14,10 @@ namespace {
 
 using ::testing::_;
 using ::testing::HasSubstr;
-using ::testing::Return;
-using ::testing::ReturnRef;
 using testing::MockEndpoint;
+using ::testing::Return;
 using testing::ReturnCompletions;
+using ::testing::ReturnRef;
 
 Completion recv(uint32_t slot, uint32_t sequence) {
   Completion c;
@@ -57,7 +60,8 @@ TEST_F(CheckedPairTest, FailedPostDoesNotConsumeANumber) {
 
 TEST_F(CheckedPairTest, InOrderReceivesPass) {
   CheckedPair pair(ep_);
-  EXPECT_CALL(ep_, poll(_)).WillOnce(ReturnCompletions({recv(0, 0), recv(1, 1)}));
+  EXPECT_CALL(ep_, poll(_))
+      .WillOnce(ReturnCompletions({recv(0, 0), recv(1, 1)}));
   Completion out[4];
   size_t good = 0;
   EXPECT_TRUE(pair.poll(out, &good).ok());
@@ -104,7 +108,8 @@ TEST_F(CheckedPairTest, ReceiveWithoutImmediateIsRejected) {
 
 TEST_F(CheckedPairTest, EndpointFailurePassesThrough) {
   CheckedPair pair(ep_);
-  EXPECT_CALL(ep_, poll(_)).WillOnce(Return(absl::UnavailableError("device gone")));
+  EXPECT_CALL(ep_, poll(_))
+      .WillOnce(Return(absl::UnavailableError("device gone")));
   Completion out[1];
   size_t good = 0;
   EXPECT_EQ(pair.poll(out, &good).code(), absl::StatusCode::kUnavailable);

@@ -1,5 +1,10 @@
 #include "fabric/destination.h"
 
+#include <cstdint>
+#include <span>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 
 namespace weft {
@@ -35,8 +40,8 @@ TEST(Destination, RoundTrips) {
 
 TEST(Destination, WrongSizeIsAnError) {
   const auto wire = sample().encode();
-  absl::StatusOr<Destination> back =
-      Destination::decode(std::span<const uint8_t>(wire.data(), wire.size() - 1));
+  absl::StatusOr<Destination> back = Destination::decode(
+      std::span<const uint8_t>(wire.data(), wire.size() - 1));
   EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
 }
 

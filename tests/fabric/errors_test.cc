@@ -1,12 +1,17 @@
 #include "fabric/errors.h"
 
+#include <optional>
+
+#include "absl/status/status.h"
 #include "gtest/gtest.h"
 
 namespace weft {
 namespace {
 
 TEST(MakeError, PrefixesPlaceAndCarriesPayload) {
-  ErrorPlace place{.rank = 1, .peer = 4, .device = "dev|with|bars",
+  ErrorPlace place{.rank = 1,
+                   .peer = 4,
+                   .device = "dev|with|bars",
                    .cause = ErrorCause::kDeadline};
   absl::Status s = make_error(absl::StatusCode::kDeadlineExceeded, place,
                               "peer silent for 5 s");

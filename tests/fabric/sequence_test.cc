@@ -1,7 +1,9 @@
 #include "fabric/sequence.h"
 
 #include <cstdint>
+#include <optional>
 
+#include "absl/status/status.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -2,8 +2,13 @@
 
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 
 namespace weft {
@@ -20,7 +25,8 @@ TEST(Slab, IsPageAlignedAndRoundedToPages) {
 }
 
 TEST(Slab, RejectsZeroAndHugeSizes) {
-  EXPECT_EQ(Slab::create(0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Slab::create(0).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Slab::create(Slab::kMaxBytes + 1).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

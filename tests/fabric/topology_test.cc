@@ -1,5 +1,9 @@
 #include "fabric/topology.h"
 
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -74,8 +78,9 @@ TEST(Topology, JsonRoundTrip) {
 }
 
 TEST(Topology, MissingFileIsNotFound) {
-  EXPECT_EQ(Topology::load_json_file("/nonexistent/devices.json").status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      Topology::load_json_file("/nonexistent/devices.json").status().code(),
+      absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "fabric/wc_status.h"
 
+#include <cstdint>
+
 #include "gtest/gtest.h"
 
 namespace weft {
@@ -8,7 +10,8 @@ namespace {
 TEST(WcStatus, NamesMatchVerbsWording) {
   EXPECT_EQ(wc_status_name(WcStatus::kSuccess), "success");
   EXPECT_EQ(wc_status_name(WcStatus::kLocLenErr), "local length error");
-  EXPECT_EQ(wc_status_name(WcStatus::kWrFlushErr), "Work Request Flushed Error");
+  EXPECT_EQ(wc_status_name(WcStatus::kWrFlushErr),
+            "Work Request Flushed Error");
   EXPECT_EQ(wc_status_name(999), "unknown");
   EXPECT_EQ(wc_status_name(-1), "unknown");
 }

@@ -1,5 +1,8 @@
 #include "fabric/work_id.h"
 
+#include <cstdint>
+#include <optional>
+
 #include "gtest/gtest.h"
 
 namespace weft {

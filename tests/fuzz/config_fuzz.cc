@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/config.h"
 #include "tests/fuzz/fuzz_check.h"
 

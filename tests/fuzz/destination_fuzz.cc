@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
+#include "absl/status/statusor.h"
 #include "fabric/destination.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -15,6 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const auto wire = d->encode();
-  if (size != wire.size() || std::memcmp(wire.data(), data, size) != 0) std::abort();
+  if (size != wire.size() || std::memcmp(wire.data(), data, size) != 0)
+    std::abort();
   return 0;
 }

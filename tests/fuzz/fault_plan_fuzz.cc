@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "sim/faults.h"
 #include "tests/fuzz/fuzz_check.h"
 

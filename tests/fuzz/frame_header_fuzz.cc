@@ -14,6 +14,8 @@
 #include <span>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/engine/frame_header.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "sim/link_model.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "collectives/dtype.h"
-#include "collectives/group_options.h"
-#include "collectives/engine/frame_header.h"
-#include "collectives/internal/op_kind.h"
+#include "absl/status/status.h"
 #include "collectives/bootstrap/wire.h"
+#include "collectives/dtype.h"
+#include "collectives/engine/frame_header.h"
+#include "collectives/group_options.h"
+#include "collectives/internal/op_kind.h"
 
 namespace weft {
 namespace {

@@ -5,16 +5,20 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/topology.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<weft::Topology> topo = weft::Topology::parse_json(text);
   if (!topo.ok()) {
-    if (topo.status().code() != absl::StatusCode::kInvalidArgument) std::abort();
+    if (topo.status().code() != absl::StatusCode::kInvalidArgument)
+      std::abort();
     return 0;
   }
-  absl::StatusOr<weft::Topology> back = weft::Topology::parse_json(topo->to_json());
+  absl::StatusOr<weft::Topology> back =
+      weft::Topology::parse_json(topo->to_json());
   if (!back.ok() || back->ranks() != topo->ranks()) std::abort();
   for (uint32_t i = 0; i < topo->ranks(); ++i) {
     for (uint32_t j = 0; j < topo->ranks(); ++j) {

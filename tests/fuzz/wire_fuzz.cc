@@ -1,5 +1,5 @@
-// Fuzzes the TCP bootstrap's wire format (collectives/bootstrap/wire.h). Any bytes
-// must give a message or exactly the typed error wire.h documents (the
+// Fuzzes the TCP bootstrap's wire format (collectives/bootstrap/wire.h). Any
+// bytes must give a message or exactly the typed error wire.h documents (the
 // expected code is computed here from the layout alone), and every body a
 // decoder accepts must encode back to the same bytes. Abort is the one
 // lossy message (unknown codes become Unknown, unprintable reason bytes
@@ -15,6 +15,8 @@
 #include <span>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/bootstrap/wire.h"
 #include "fabric/topology.h"
 #include "tests/fuzz/fuzz_check.h"

@@ -1,8 +1,12 @@
 // Apple's per-device limits (MLX #3162, #4209) when the world enforces them,
 // and what else a simulated rank's fabric reports about its machine.
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/world.h"

@@ -1,5 +1,10 @@
 // FaultPlan's text form: every line kind, round-trips, and bad input that
 // names the line and what is wrong.
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/faults.h"

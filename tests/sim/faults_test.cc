@@ -1,5 +1,7 @@
 // Every frame and timed fault kind, scripted, in a two-rank world, and
 // rate-injected faults reported back as a script that replays the run.
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"

@@ -2,6 +2,12 @@
 // exactly latency + overhead + bytes/bandwidth, queueing behind a busy link.
 #include "sim/link_model.h"
 
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/world.h"

@@ -3,6 +3,7 @@
 #ifndef WEFT_TESTS_SIM_SIM_TEST_UTIL_H_
 #define WEFT_TESTS_SIM_SIM_TEST_UTIL_H_
 
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>

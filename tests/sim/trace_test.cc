@@ -1,14 +1,20 @@
 // The trace: determinism of its hash (same seed twice, other seeds with
 // faults), the hash as the documented function of the events, and the
 // Perfetto export.
+#include <cstdint>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
 #include "harness/p2p_traffic.h"
+#include "nlohmann/json.hpp"
 #include "sim/world.h"
 
 namespace weft::sim {

@@ -7,6 +7,7 @@
 #include "tools/cli/flag_scope.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/flags/declare.h"

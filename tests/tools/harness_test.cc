@@ -1,6 +1,8 @@
 // The harness weft-sim and weft-bench share: its 16-bit float conversions
 // against IEEE bit patterns, its reference outputs against outputs built
 // here by hand, the verdicts it gives, and a simulated cluster's runs.
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -16,10 +18,10 @@
 namespace weft::harness {
 namespace {
 
-using ::testing::HasSubstr;
 using sim::FaultPlan;
 using sim::RunResult;
 using sim::WorldOptions;
+using ::testing::HasSubstr;
 
 TEST(PlainArithmetic, HalfConversionsMatchIeeeBitPatterns) {
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);

@@ -7,8 +7,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"

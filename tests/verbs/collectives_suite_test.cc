@@ -2,8 +2,11 @@
 // loaded through the simulated verbs provider (verbs_cluster.h). The fault
 // property runs the first half of the simulator's seeds, to stay fast
 // under ASan.
+#include <cstdint>
 #include <memory>
+#include <utility>
 
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "tests/collectives_suite/suite.h"
 #include "tests/verbs/verbs_cluster.h"

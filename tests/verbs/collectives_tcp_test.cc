@@ -6,11 +6,16 @@
 // point, so ranks on several threads are safe; the ranks' fabrics are
 // opened one after another on the main thread, because the rank whose
 // devices the provider lists is process-wide.
+#include <chrono>
+#include <cstdint>
 #include <future>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/group_builder.h"
 #include "collectives/tcp_bootstrap.h"

@@ -3,8 +3,11 @@
 #include "verbs/gid.h"
 
 #include <cerrno>
+#include <cstdint>
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"

@@ -5,7 +5,9 @@
 #include <arpa/inet.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"

@@ -3,12 +3,15 @@
 // device, teardown, and misuse. Apple's quirks have their own file.
 #include "verbs/verbs_fabric.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"

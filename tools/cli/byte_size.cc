@@ -3,6 +3,7 @@
 #include <cctype>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"

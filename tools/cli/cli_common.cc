@@ -1,6 +1,7 @@
 #include "tools/cli/cli_common.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"

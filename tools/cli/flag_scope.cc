@@ -5,6 +5,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "fabric/absl_compat.h"
 
 namespace weft::sim::cli {

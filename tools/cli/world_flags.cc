@@ -1,6 +1,11 @@
 #include "tools/cli/world_flags.h"
 
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"

@@ -11,7 +11,11 @@
 namespace weft::include_check {
 namespace {
 
-constexpr std::array<std::string_view, 14> kBannedNames = {
+// MSG_NOSIGNAL: macOS sets SO_NOSIGPIPE on the socket instead;
+// TCP_KEEPIDLE: macOS names it TCP_KEEPALIVE.
+constexpr std::array<std::string_view, 16> kBannedNames = {
+    "MSG_NOSIGNAL",
+    "TCP_KEEPIDLE",
     "MADV_HUGEPAGE",
     "MAP_HUGETLB",
     "MAP_POPULATE",

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/flags/reflection.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/absl_compat.h"
 #include "tools/cli/flag_scope.h"

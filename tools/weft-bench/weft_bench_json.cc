@@ -1,8 +1,10 @@
 #include "tools/weft-bench/weft_bench_json.h"
 
-#include "tools/weft-bench/weft_bench_text_file.h"
+#include <utility>
+
 #include "collectives/dtype.h"
 #include "nlohmann/json.hpp"
+#include "tools/weft-bench/weft_bench_text_file.h"
 
 namespace weft::bench {
 namespace {

@@ -19,6 +19,7 @@
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -3,12 +3,18 @@
 // link and reports virtual time; --fabric verbs makes this process one rank
 // of a group formed from JACCL's environment and reports wall time.
 // docs/benchmarking.md shows how to run it and compare with other tools.
+#include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/absl_compat.h"
 #include "tools/cli/cli_common.h"

@@ -1,8 +1,12 @@
 #include "tools/weft-bench/weft_bench_options.h"
 
+#include <utility>
+
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "fabric/absl_compat.h"
 #include "fabric/topology.h"
 #include "tools/cli/byte_size.h"

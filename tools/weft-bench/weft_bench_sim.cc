@@ -1,5 +1,10 @@
 #include "tools/weft-bench/weft_bench_sim.h"
 
+#include <cstdint>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 
 namespace weft::bench {

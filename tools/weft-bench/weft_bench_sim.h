@@ -5,12 +5,15 @@
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_SIM_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_SIM_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
-#include "tools/weft-bench/weft_bench_runner.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "harness/sim_cluster.h"
 #include "tools/cli/world_flags.h"
+#include "tools/weft-bench/weft_bench_runner.h"
 
 namespace weft::bench {
 

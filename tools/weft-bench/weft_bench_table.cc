@@ -1,6 +1,8 @@
 #include "tools/weft-bench/weft_bench_table.h"
 
 #include <cstdint>
+#include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

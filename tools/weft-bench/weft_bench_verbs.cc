@@ -1,8 +1,14 @@
 #include "tools/weft-bench/weft_bench_verbs.h"
 
 #include <array>
+#include <cstdint>
 #include <cstring>
+#include <span>
+#include <utility>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/group_builder.h"
 #include "collectives/tcp_bootstrap.h"

@@ -8,16 +8,20 @@
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_VERBS_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_VERBS_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "tools/weft-bench/weft_bench_runner.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/bootstrap.h"
 #include "collectives/config.h"
 #include "collectives/group.h"
 #include "fabric/fabric.h"
 #include "harness/rank_call.h"
 #include "sim/link_model.h"
+#include "tools/weft-bench/weft_bench_runner.h"
 
 namespace weft::bench {
 

@@ -1,7 +1,10 @@
 #include "tools/weft-devices/device_report.h"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"

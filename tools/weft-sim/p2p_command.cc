@@ -1,9 +1,15 @@
 // weft-sim p2p: builds a world from the shared flags, runs point-to-point
 // streams over every cabled pair, and prints what the receivers saw.
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "harness/p2p_traffic.h"
 #include "tools/cli/cli_common.h"

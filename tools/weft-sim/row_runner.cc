@@ -1,5 +1,8 @@
 #include "tools/weft-sim/row_runner.h"
 
+#include <utility>
+
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "harness/sim_cluster.h"
 

@@ -1,10 +1,15 @@
 // weft-sim run: one collective (any op, size, dtype, algorithm) on a world
 // built from the shared flags (any topology, link, faults, seed), checked
 // against the reference, printed as one row of the study's table.
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
 #include "tools/cli/cli_common.h"

@@ -6,11 +6,14 @@
 // plan, writes it to --out, and gives the command that replays it. Exits 0
 // with a plan, 1 when the seed does not fail (or its faults replayed as a
 // script do not reproduce the failure), 2 for bad flags.
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "tools/cli/cli_common.h"
 #include "tools/weft-sim/commands.h"

@@ -1,6 +1,7 @@
 #include "tools/weft-sim/shrink_faults.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace weft::sim::cli {
 namespace {

@@ -1,6 +1,7 @@
 #include "tools/weft-sim/sweep_case.h"
 
 #include <array>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

@@ -1,7 +1,10 @@
 #include "tools/weft-sim/sweep_flags.h"
 
+#include <utility>
+
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tools/cli/cli_common.h"

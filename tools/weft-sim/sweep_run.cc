@@ -1,7 +1,10 @@
 #include "tools/weft-sim/sweep_run.h"
 
 #include <memory>
+#include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "harness/sim_cluster.h"
 
 namespace weft::sim::cli {

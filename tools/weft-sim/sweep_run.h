@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "harness/outcome.h"
-#include "tools/weft-sim/sweep_case.h"
 #include "sim/faults.h"
+#include "tools/weft-sim/sweep_case.h"
 
 namespace weft::sim::cli {
 

@@ -6,6 +6,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "verbs/device_info.h"

@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
