@@ -5,8 +5,8 @@
 set -euo pipefail
 
 debian_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
-                 libabsl-dev nlohmann-json3-dev libibverbs-dev)
-brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json)
+                 libabsl-dev nlohmann-json3-dev libibverbs-dev shellcheck)
+brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json shellcheck)
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
