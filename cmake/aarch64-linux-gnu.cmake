@@ -63,3 +63,10 @@ endforeach()
 find_program(WEFT_QEMU_AARCH64 qemu-aarch64 REQUIRED)
 set(CMAKE_CROSSCOMPILING_EMULATOR ${WEFT_QEMU_AARCH64} -L ${weft_cross_root}
     -E LD_LIBRARY_PATH=${weft_arm64_libpath})
+# The page size the tests see (qemu's -p: sysconf(_SC_PAGESIZE) and mmap's
+# granularity): 16384 as on Apple silicon; empty for the host's 4096.
+set(WEFT_QEMU_PAGE_SIZE "" CACHE STRING
+    "Page size qemu-aarch64 gives the test binaries (16384 as on Apple silicon); empty: the host's")
+if(WEFT_QEMU_PAGE_SIZE)
+  list(APPEND CMAKE_CROSSCOMPILING_EMULATOR -p ${WEFT_QEMU_PAGE_SIZE})
+endif()
