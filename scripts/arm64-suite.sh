@@ -6,8 +6,8 @@
 # same trace hash as the native build (determinism across architectures).
 # Fails on a failed build, a failed test or a different hash. Not a speed
 # measurement: qemu is an emulator, and on an x86-64 host it does not show
-# aarch64's weaker memory ordering. Apple's 16 KiB pages: set
-# WEFT_ARM64_PAGE_SIZE=16384 (below).
+# aarch64's weaker memory ordering. The tests see Apple's 16 KiB pages
+# (WEFT_ARM64_PAGE_SIZE, below).
 #
 # Linux (x86-64) with apt-get only; elsewhere it says why it skips and exits
 # 0. What it changes on the machine, and how to undo it:
@@ -36,8 +36,8 @@
 #   WEFT_ARM64_JOBS=<n>       build and CTest jobs (default 2)
 #   WEFT_ARM64_TEST_LIMIT=<s> most one test binary may take (default 1800)
 #   WEFT_ARM64_PAGE_SIZE=<b>  the page size qemu gives the tests (qemu -p):
-#                             16384 as on Apple silicon; default: the host's
-#                             (4096, as on most aarch64 Linux)
+#                             default 16384, as on Apple silicon; 4096 as on
+#                             most aarch64 Linux
 #   WEFT_NATIVE_SIM=<file>    the native weft-sim to compare with (default
 #                             build/default/bin/weft-sim, built if missing)
 set -euo pipefail
@@ -69,7 +69,7 @@ sysroot="${WEFT_ARM64_SYSROOT:-/var/cache/weft-arm64/sysroot}"
 build="${WEFT_ARM64_BUILD:-build/aarch64}"
 jobs="${WEFT_ARM64_JOBS:-2}"
 test_limit="${WEFT_ARM64_TEST_LIMIT:-1800}"
-page_size="${WEFT_ARM64_PAGE_SIZE:-}"
+page_size="${WEFT_ARM64_PAGE_SIZE:-16384}"
 native_sim="${WEFT_NATIVE_SIM:-build/default/bin/weft-sim}"
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 cross_root=/usr/aarch64-linux-gnu
