@@ -136,13 +136,8 @@ struct MinLanes {
 }  // namespace
 
 SimdReduceKernel simd_reduce_kernel(DType dtype, ReduceOp op) {
-  if (dtype == DType::kFloat16)
-    return pick_kernel<Float16Lanes, SumLanes, ProdLanes, MaxLanes, MinLanes>(
-        op);
-  if (dtype == DType::kBFloat16)
-    return pick_kernel<BFloat16Lanes, SumLanes, ProdLanes, MaxLanes, MinLanes>(
-        op);
-  return nullptr;
+  return half_kernel<Float16Lanes, BFloat16Lanes, SumLanes, ProdLanes, MaxLanes,
+                     MinLanes>(dtype, op);
 }
 
 }  // namespace weft::internal

@@ -141,13 +141,8 @@ struct MinLanes {
 SimdReduceKernel simd_reduce_kernel(DType dtype, ReduceOp op) {
   static const bool usable = cpu_has_avx2_f16c();
   if (!usable) return nullptr;
-  if (dtype == DType::kFloat16)
-    return pick_kernel<Float16Lanes, SumLanes, ProdLanes, MaxLanes, MinLanes>(
-        op);
-  if (dtype == DType::kBFloat16)
-    return pick_kernel<BFloat16Lanes, SumLanes, ProdLanes, MaxLanes, MinLanes>(
-        op);
-  return nullptr;
+  return half_kernel<Float16Lanes, BFloat16Lanes, SumLanes, ProdLanes, MaxLanes,
+                     MinLanes>(dtype, op);
 }
 
 }  // namespace weft::internal

@@ -56,6 +56,20 @@ SimdReduceKernel pick_kernel(ReduceOp op) {
       &reduce_lanes<Lanes, Max>, &reduce_lanes<Lanes, Min>);
 }
 
+// The kernel for `dtype` and `op` from an architecture's float16 and
+// bfloat16 Lanes; nullptr for any other dtype.
+template <typename Float16Lanes, typename BFloat16Lanes, typename Sum,
+          typename Prod, typename Max, typename Min>
+SimdReduceKernel half_kernel(DType dtype, ReduceOp op) {
+  if (dtype == DType::kFloat16) {
+    return pick_kernel<Float16Lanes, Sum, Prod, Max, Min>(op);
+  }
+  if (dtype == DType::kBFloat16) {
+    return pick_kernel<BFloat16Lanes, Sum, Prod, Max, Min>(op);
+  }
+  return nullptr;
+}
+
 }  // namespace weft::internal
 
 #endif  // WEFT_COLLECTIVES_KERNELS_SIMD_BLOCKS_H_
