@@ -35,39 +35,9 @@ bench_args() {
 order=(weft_kernels_bench weft_sim_bench weft_collectives_bench
        weft_fabric_bench weft-bench)
 
-# Runs "$@" for at most $1 seconds (timeout(1) is GNU-only): a watchdog
-# checks once a second that the command still runs and, at the deadline,
-# says so on stderr and kills it (TERM, then KILL 5 s later; the command
-# only, not processes it started: the benchmarks start none). Returns the
-# command's status, 128 + the signal's number when the watchdog killed it.
-run_with_deadline() {
-  local limit=$1
-  shift
-  "$@" &
-  local pid=$!
-  (
-    waited=0
-    while kill -0 "$pid" 2>/dev/null; do
-      if (( waited >= limit )); then
-        echo "bench-smoke: still running after ${limit} s; killing it" >&2
-        kill -TERM "$pid" 2>/dev/null || exit 0
-        sleep 5
-        kill -KILL "$pid" 2>/dev/null || true
-        exit 0
-      fi
-      sleep 1
-      waited=$(( waited + 1 ))
-    done
-  ) &
-  local watchdog=$!
-  local status=0
-  wait "$pid" || status=$?
-  # The command ended first: stop the watchdog (its last sleep of at most
-  # one second ends on its own).
-  kill "$watchdog" 2>/dev/null || true
-  wait "$watchdog" 2>/dev/null || true
-  return "$status"
-}
+# run_with_deadline (timeout(1) is GNU-only).
+# shellcheck source=scripts/lib/deadline.sh
+. scripts/lib/deadline.sh
 
 known=$(cmake --build "$build_dir" --target help | sed -n 's/^\([^ :]*\): .*/\1/p')
 targets=()
@@ -89,15 +59,19 @@ for t in "${targets[@]}"; do
   log=$(mktemp)
   echo "bench-smoke: $t ${args[*]}"
   t0=$(date +%s)
-  if run_with_deadline "$limit_s" "$build_dir/bin/$t" "${args[@]}" >"$log" 2>&1 &&
+  killed="$log.killed"
+  if run_with_deadline "$limit_s" "$killed" "$build_dir/bin/$t" "${args[@]}" >"$log" 2>&1 &&
      ! grep -qE "ERROR OCCURRED|Failed to match any benchmarks" "$log"; then
     echo "bench-smoke: $t ok ($(( $(date +%s) - t0 )) s)"
   else
     cat "$log"
+    if [[ -e "$killed" ]]; then
+      echo "bench-smoke: still running after ${limit_s} s; killed it" >&2
+    fi
     echo "bench-smoke: $t FAILED" >&2
     failed+=("$t")
   fi
-  rm -f "$log"
+  rm -f "$log" "$killed"
 done
 echo "bench-smoke: ${#targets[@]} binaries in $(( $(date +%s) - start )) s"
 if [[ ${#failed[@]} -gt 0 ]]; then

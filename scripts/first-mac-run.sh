@@ -188,39 +188,9 @@ record_output() {
   tail -n 120 "$log" | sed 's/^/  /' >>"$out"
 }
 
-# Runs "$@" for at most $1 seconds (timeout(1) is GNU-only): a watchdog
-# checks once a second that the command still runs and at the deadline
-# kills it (TERM, then KILL 5 s later; the command only: the programs run
-# this way start no others) and leaves the file $2. Returns the command's
-# status.
-run_with_deadline() {
-  local limit=$1 marker=$2
-  shift 2
-  "$@" &
-  local pid=$!
-  active_pid=$pid
-  (
-    waited=0
-    while kill -0 "$pid" 2>/dev/null; do
-      if (( waited >= limit )); then
-        : >"$marker"
-        kill -TERM "$pid" 2>/dev/null || exit 0
-        sleep 5
-        kill -KILL "$pid" 2>/dev/null || true
-        exit 0
-      fi
-      sleep 1
-      waited=$(( waited + 1 ))
-    done
-  ) &
-  local watchdog=$!
-  local status=0
-  wait "$pid" || status=$?
-  active_pid=""
-  kill "$watchdog" 2>/dev/null || true
-  wait "$watchdog" 2>/dev/null || true
-  return "$status"
-}
+# run_with_deadline LIMIT MARKER COMMAND... (timeout(1) is GNU-only).
+# shellcheck source=scripts/lib/deadline.sh
+. "$repo/scripts/lib/deadline.sh"
 
 # run_cmd LIMIT LABEL COMMAND...: runs COMMAND from the checkout (stdout and
 # stderr into one log; at most LIMIT seconds, 0 for no limit) and records
@@ -337,11 +307,13 @@ write_summary() {
 # (steps not reached: SKIPPED), removes the scratch files.
 # shellcheck disable=SC2317  # called by the EXIT trap
 finish() {
-  if [[ -n "$active_pid" ]]; then
-    kill -TERM "$active_pid" 2>/dev/null
+  local pid
+  for pid in "$active_pid" "$deadline_pid"; do
+    [[ -n "$pid" ]] || continue
+    kill -TERM "$pid" 2>/dev/null
     sleep 1
-    kill -KILL "$active_pid" 2>/dev/null
-  fi
+    kill -KILL "$pid" 2>/dev/null
+  done
   (( summary_written )) || write_summary >/dev/null
   rm -rf "$tmp"
 }
