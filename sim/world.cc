@@ -1,6 +1,8 @@
 #include "sim/world.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -254,6 +256,15 @@ void World::advance_to(TimeNs t_ns) {
     core_->process_due();
   }
   if (t_ns > core_->now()) core_->advance_to(t_ns);
+}
+
+std::optional<TimeNs> World::next_event_ns() const {
+  if (!core_->has_events()) return std::nullopt;
+  return core_->next_event_ns();
+}
+
+std::string World::describe_endpoints(uint32_t rank) const {
+  return core_->describe_endpoints(rank);
 }
 
 TimeNs World::run_until_idle() {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -132,6 +133,14 @@ class World {
   void advance_to(TimeNs t_ns);
   // With no programs: handles events until none is left; returns the time.
   TimeNs run_until_idle();
+
+  // The virtual time of the next event (a frame leaving or arriving, a
+  // timed fault), if any is due. For drivers that advance time themselves
+  // (the simulation server), with advance_to().
+  std::optional<TimeNs> next_event_ns() const;
+  // Each live endpoint of `rank`, described, one per line ("qpn 260 to peer
+  // 1 on sim_0_1_0: RTS, 2 sends and 1 receive posted, ...").
+  std::string describe_endpoints(uint32_t rank) const;
 
   bool crashed(uint32_t rank) const;
   const Trace& trace() const;

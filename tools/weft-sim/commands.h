@@ -55,6 +55,17 @@ int run_sweep(int argc, char** argv);
 // scripted plan.
 int run_shrink(int argc, char** argv);
 
+#ifdef WEFT_HAVE_SIM_SERVER
+// serve_command.cc (Linux): --socket, --on_deadlock, --on_crash,
+// --connect_timeout_s; and launch's -n, --timeout_s.
+extern const FlagSet kServeFlags;
+extern const FlagSet kLaunchFlags;
+// The simulation server for verbs programs in processes of their own.
+int run_serve(int argc, char** argv);
+// A server plus N ranks of a program, started as mpirun would.
+int run_launch(int argc, char** argv);
+#endif
+
 }  // namespace weft::sim::cli
 
 #endif  // WEFT_TOOLS_WEFT_SIM_COMMANDS_H_

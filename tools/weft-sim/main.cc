@@ -27,6 +27,11 @@ constexpr const FlagSet* kRunSets[] = {&kWorldFlags, &kCollectiveFlags};
 constexpr const FlagSet* kP2pSets[] = {&kWorldFlags, &kP2pFlags};
 constexpr const FlagSet* kSweepSets[] = {&kSweepFlags};
 constexpr const FlagSet* kShrinkSets[] = {&kShrinkFlags};
+#ifdef WEFT_HAVE_SIM_SERVER
+constexpr const FlagSet* kServeSets[] = {&kWorldFlags, &kServeFlags};
+constexpr const FlagSet* kLaunchSets[] = {&kWorldFlags, &kServeFlags,
+                                          &kLaunchFlags};
+#endif
 
 // The dispatch table. The first entry is what `weft-sim` with no command
 // (or with only flags) runs.
@@ -50,6 +55,17 @@ constexpr Command kCommands[] = {
      "a failing sweep seed's injected faults reduced to a minimal replayable "
      "fault plan (--seed S)",
      kShrinkSets, run_shrink},
+#ifdef WEFT_HAVE_SIM_SERVER
+    {"serve",
+     "the simulation server: one world whose ranks are processes of their "
+     "own, running verbs programs over the simulated provider "
+     "(WEFT_SIM_SERVER)",
+     kServeSets, run_serve},
+    {"launch",
+     "starts a server and N ranks of a program (-n N -- PROGRAM ARGS), as "
+     "mpirun does; prints each rank's exit and the trace hash",
+     kLaunchSets, run_launch},
+#endif
 };
 
 // Every set of every command, each once, in the table's order.

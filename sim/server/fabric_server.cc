@@ -1,0 +1,924 @@
+#include "sim/server/fabric_server.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <span>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "fabric/assert.h"
+#include "fabric/completion.h"
+#include "fabric/endpoint.h"
+#include "fabric/slab.h"
+#include "fabric/work_id.h"
+
+namespace weft::sim::server {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// How long a write to a client may wait for it to read.
+constexpr auto kWriteDeadline = std::chrono::seconds(10);
+// The poll loop's period, for tick() and the connect deadline.
+constexpr int kTickMs = 100;
+// Queue pair numbers handed out: rank r's k-th is ((r + 1) << 12) | k, a
+// function of the rank's own calls only, so they do not depend on which
+// process asked first.
+constexpr uint32_t kQpsPerRank = 1u << 12;
+// Smallest frame the pool hands out, and the least it maps at once.
+constexpr uint32_t kMinFrameBytes = 64;
+constexpr uint64_t kMinChunkBytes = uint64_t{1} << 20;
+
+WallDeadline write_deadline() { return SteadyClock::now() + kWriteDeadline; }
+
+std::string micros(TimeNs ns) {
+  return absl::StrFormat("%.3f us", static_cast<double>(ns) / kNsPerUs);
+}
+
+}  // namespace
+
+// Frames of the sizes the clients post, carved from slabs of one rank's
+// simulated fabric (the simulator only moves frames of its own slabs) and
+// reused, by power-of-two size class.
+class FabricServer::FramePool {
+ public:
+  explicit FramePool(Fabric& fabric) : fabric_(fabric) {}
+
+  // A frame of at least `bytes` (its class's size).
+  absl::StatusOr<Frame> take(uint32_t bytes) {
+    const uint64_t size = std::bit_ceil(std::max(bytes, kMinFrameBytes));
+    std::vector<Frame>& free = free_[size];
+    if (free.empty()) {
+      const uint64_t chunk = std::max(size, kMinChunkBytes);
+      absl::StatusOr<Slab*> slab = fabric_.create_slab(chunk);
+      if (!slab.ok()) return slab.status();
+      for (uint64_t at = 0; at + size <= (*slab)->bytes(); at += size) {
+        absl::StatusOr<Frame> f =
+            (*slab)->frame(at, static_cast<uint32_t>(size));
+        if (f.ok()) free.push_back(*f);
+      }
+      std::reverse(free.begin(), free.end());  // hand out in address order
+    }
+    Frame out = free.back();
+    free.pop_back();
+    return out;
+  }
+  void give(const Frame& frame) { free_[frame.bytes()].push_back(frame); }
+
+ private:
+  Fabric& fabric_;
+  std::map<uint64_t, std::vector<Frame>> free_;
+};
+
+struct FabricServer::Client {
+  int fd = -1;
+  MessageReader reader;
+  bool hello = false;
+  uint32_t rank = 0;
+  pid_t pid = 0;
+  std::string program;
+};
+
+// A change to the world a client asked for, applied at the barrier.
+struct FabricServer::Action {
+  MsgType type = MsgType::kConnect;
+  uint32_t qp_num = 0;
+  uint32_t remote_qp_num = 0;
+  uint64_t work_id = 0;
+  uint32_t immediate = 0;
+  uint32_t length = 0;
+  std::vector<std::byte> payload;
+};
+
+struct FabricServer::Rank {
+  uint32_t index = 0;
+  bool expected = false;
+  Client* client = nullptr;
+  bool ever_connected = false;
+  bool gone = false;
+  bool crash_noticed = false;
+  // Waiting in the fabric: the call, and the latest virtual time to wake.
+  bool waiting = false;
+  std::string waits_in;
+  std::optional<TimeNs> wake_at;
+  std::deque<Action> actions;
+  // Completions not yet handed to the client: the Step body's tail.
+  uint32_t outbox_count = 0;
+  std::vector<std::byte> outbox;
+  uint32_t next_qp = 0;
+  std::unique_ptr<FramePool> frames;
+};
+
+struct FabricServer::Qp {
+  uint32_t num = 0;
+  uint32_t rank = 0;
+  uint32_t peer = 0;
+  std::string device;
+  std::unique_ptr<Endpoint> ep;  // opened at the first barrier after kOpen
+  bool open_failed = false;
+  bool connected = false;
+  bool to_nowhere = false;  // connected to a queue pair that does not exist
+  // Work the simulator's queue pair has no room for yet (it holds
+  // Endpoint::kMaxSends and kMaxRecvs), posted in order as room frees.
+  std::deque<Action> sends_waiting;
+  std::deque<Action> recvs_waiting;
+  uint32_t sends_in_sim = 0;
+  uint32_t recvs_in_sim = 0;
+  std::map<uint64_t, Frame> frames;  // by work id: what the simulator holds
+  // For deadlock reports.
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  std::string last_sent = "none";
+  std::string last_received = "none";
+};
+
+absl::StatusOr<std::unique_ptr<FabricServer>> FabricServer::create(
+    ServerOptions options) {
+  sockaddr_un addr{};
+  if (options.socket_path.empty() ||
+      options.socket_path.size() >= sizeof(addr.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "socket path '%s' is empty or longer than %u bytes: use a shorter "
+        "directory",
+        options.socket_path, sizeof(addr.sun_path) - 1));
+  }
+  absl::StatusOr<std::unique_ptr<World>> world =
+      World::create(options.world);
+  if (!world.ok()) return world.status();
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("socket(): ", std::strerror(errno)));
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, options.socket_path.data(),
+              options.socket_path.size());
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) !=
+          0 ||
+      ::listen(fd, 64) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cannot listen on '%s': %s", options.socket_path, std::strerror(err)));
+  }
+  return std::unique_ptr<FabricServer>(
+      new FabricServer(std::move(options), *std::move(world), fd));
+}
+
+FabricServer::FabricServer(ServerOptions options, std::unique_ptr<World> world,
+                           int fd)
+    : options_(std::move(options)), world_(std::move(world)), listen_fd_(fd) {
+  for (uint32_t r = 0; r < world_->ranks(); ++r) {
+    auto rank = std::make_unique<Rank>();
+    rank->index = r;
+    rank->expected =
+        options_.expected_ranks.empty() ||
+        std::find(options_.expected_ranks.begin(),
+                  options_.expected_ranks.end(),
+                  r) != options_.expected_ranks.end();
+    rank->frames = std::make_unique<FramePool>(world_->fabric(r));
+    ranks_.push_back(std::move(rank));
+  }
+}
+
+FabricServer::~FabricServer() {
+  for (auto& c : clients_) ::close(c->fd);
+  qps_.clear();  // endpoints before the world
+  ::close(listen_fd_);
+  ::unlink(options_.socket_path.c_str());
+}
+
+std::optional<pid_t> FabricServer::pid_of(uint32_t rank) const {
+  if (rank >= ranks_.size() || ranks_[rank]->client == nullptr) {
+    return std::nullopt;
+  }
+  return ranks_[rank]->client->pid;
+}
+
+ServeResult FabricServer::serve() {
+  while (!result_) {
+    std::vector<pollfd> fds;
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (const auto& c : clients_) fds.push_back({c->fd, POLLIN, 0});
+    const int n = ::poll(fds.data(), fds.size(), kTickMs);
+    if (n < 0 && errno != EINTR) break;
+    if (n > 0) {
+      // Clients first (in the order they came), then new ones.
+      std::vector<Client*> ready;
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents != 0) ready.push_back(clients_[i - 1].get());
+      }
+      for (Client* c : ready) read_client(*c);
+      if ((fds[0].revents & POLLIN) != 0) accept_client();
+    }
+    if (options_.tick && !options_.tick()) {
+      result_ = ServeResult{ServeResult::Outcome::kStopped,
+                            world_->clock().now_ns(), ""};
+      break;
+    }
+    if (first_connect_ &&
+        SteadyClock::now() - *first_connect_ > options_.connect_timeout) {
+      for (auto& r : ranks_) {
+        if (r->expected && !r->ever_connected && !r->gone) {
+          std::fprintf(stderr,
+                       "weft-sim serve: rank %u did not connect within %lld "
+                       "ms; counting it as gone\n",
+                       r->index,
+                       static_cast<long long>(options_.connect_timeout.count()));
+          r->gone = true;
+        }
+      }
+    }
+    try_step();
+    bool finished = true;
+    for (const auto& r : ranks_) {
+      if (r->expected && !r->gone) finished = false;
+    }
+    if (finished && !result_) {
+      result_ = released_result_.value_or(ServeResult{
+          ServeResult::Outcome::kFinished, world_->clock().now_ns(), ""});
+    }
+  }
+  return result_.value_or(ServeResult{ServeResult::Outcome::kStopped,
+                                      world_->clock().now_ns(), ""});
+}
+
+void FabricServer::accept_client() {
+  const int fd = ::accept4(listen_fd_, nullptr, nullptr,
+                           SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) return;
+  auto c = std::make_unique<Client>();
+  c->fd = fd;
+  clients_.push_back(std::move(c));
+  if (!first_connect_) first_connect_ = SteadyClock::now();
+}
+
+bool FabricServer::read_client(Client& client) {
+  bool closed = false;
+  absl::Status status = client.reader.fill(client.fd, &closed);
+  if (!status.ok()) {
+    drop(client, std::string(status.message()));
+    return false;
+  }
+  while (std::optional<Message> m = client.reader.next()) {
+    if (!handle(client, *m)) return false;
+  }
+  if (closed) {
+    drop(client, "");
+    return false;
+  }
+  return true;
+}
+
+void FabricServer::drop(Client& client, const std::string& why) {
+  if (!why.empty()) {
+    const std::string text = absl::StrCat("weft-sim serve: ", why);
+    const std::array<std::span<const std::byte>, 1> parts = {
+        std::as_bytes(std::span(text))};
+    (void)write_message(client.fd, MsgType::kFatal, parts, write_deadline());
+    std::fprintf(stderr, "weft-sim serve: dropped a client%s: %s\n",
+                 client.hello ? absl::StrFormat(" (rank %u)", client.rank).c_str()
+                              : "",
+                 why.c_str());
+  }
+  ::close(client.fd);
+  if (client.hello && ranks_[client.rank]->client == &client) {
+    leave(client.rank);
+  }
+  std::erase_if(clients_, [&](const auto& c) { return c.get() == &client; });
+}
+
+void FabricServer::rank_gone(uint32_t rank) {
+  if (rank >= ranks_.size()) return;
+  Rank& r = *ranks_[rank];
+  if (r.client != nullptr) {
+    Client* c = r.client;
+    drop(*c, "");
+  } else {
+    r.gone = true;
+  }
+}
+
+// A rank's process has gone: its queue pairs go with it, as a process's do
+// when it exits.
+void FabricServer::leave(uint32_t rank) {
+  Rank& r = *ranks_[rank];
+  r.client = nullptr;
+  r.gone = true;
+  r.waiting = false;
+  for (auto& [num, qp] : qps_) {
+    if (qp->rank != rank) continue;
+    Action close;
+    close.type = MsgType::kClose;
+    close.qp_num = num;
+    r.actions.push_back(std::move(close));
+  }
+}
+
+bool FabricServer::handle(Client& client, const Message& m) {
+  if (!client.hello) {
+    if (m.type != MsgType::kHello) {
+      drop(client, "the first message must be hello");
+      return false;
+    }
+    return handle_hello(client, m);
+  }
+  switch (m.type) {
+    case MsgType::kOpen:
+      return handle_open(client, m);
+    case MsgType::kConnect:
+    case MsgType::kPostSend:
+    case MsgType::kPostRecv:
+    case MsgType::kClose:
+      return queue_action(client, m);
+    case MsgType::kWait:
+      return handle_wait(client, m);
+    case MsgType::kQuery:
+      return handle_query(client, m);
+    default:
+      drop(client, absl::StrFormat("a client may not send '%s'",
+                                   msg_type_name(m.type)));
+      return false;
+  }
+}
+
+bool FabricServer::handle_hello(Client& client, const Message& m) {
+  std::optional<Hello> hello = m.fixed<Hello>();
+  Welcome w;
+  std::string text;
+  if (!hello) {
+    text = "a hello message too short for its structure";
+  } else if (hello->version != kProtocolVersion) {
+    text = absl::StrFormat(
+        "client speaks protocol version %u, this server %u: use the "
+        "provider library built with this weft-sim",
+        hello->version, kProtocolVersion);
+  } else if (hello->rank >= ranks_.size()) {
+    text = absl::StrFormat(
+        "rank %u is outside this world's %u ranks (set WEFT_SIM_RANK)",
+        hello->rank, ranks_.size());
+  } else if (ranks_[hello->rank]->client != nullptr ||
+             ranks_[hello->rank]->gone) {
+    text = absl::StrFormat(
+        "rank %u %s: each rank is one process", hello->rank,
+        ranks_[hello->rank]->gone ? "has already come and gone"
+                                  : "is already connected");
+  }
+  if (!text.empty()) {
+    w.ok = 0;
+    w.text_bytes = static_cast<uint32_t>(text.size());
+    const std::array<std::span<const std::byte>, 2> parts = {
+        bytes_of(w), std::as_bytes(std::span(text))};
+    (void)write_message(client.fd, MsgType::kWelcome, parts, write_deadline());
+    std::fprintf(stderr, "weft-sim serve: refused a client: %s\n",
+                 text.c_str());
+    ::close(client.fd);
+    std::erase_if(clients_, [&](const auto& c) { return c.get() == &client; });
+    return false;
+  }
+  client.hello = true;
+  client.rank = hello->rank;
+  client.pid = hello->pid;
+  client.program.assign(hello->program,
+                        strnlen(hello->program, sizeof(hello->program)));
+  Rank& r = *ranks_[client.rank];
+  r.client = &client;
+  r.ever_connected = true;
+  const std::string topology = world_->options().topology.to_json();
+  w.ok = 1;
+  w.rank = client.rank;
+  w.ranks = world_->ranks();
+  w.now_ns = world_->clock().now_ns();
+  w.seed = world_->options().seed;
+  w.apple_limits = world_->options().apple_limits ? 1 : 0;
+  w.text_bytes = static_cast<uint32_t>(topology.size());
+  const std::array<std::span<const std::byte>, 2> parts = {
+      bytes_of(w), std::as_bytes(std::span(topology))};
+  if (!write_message(client.fd, MsgType::kWelcome, parts, write_deadline())
+           .ok()) {
+    drop(client, "");
+    return false;
+  }
+  return true;
+}
+
+bool FabricServer::handle_open(Client& client, const Message& m) {
+  std::optional<Open> open = m.fixed<Open>();
+  std::span<const std::byte> tail = m.tail<Open>();
+  Opened reply;
+  std::string text;
+  Rank& r = *ranks_[client.rank];
+  if (!open || tail.size() != open->name_bytes) {
+    drop(client, "an open message whose name does not fit it");
+    return false;
+  }
+  const std::string device(reinterpret_cast<const char*>(tail.data()),
+                           tail.size());
+  const Topology& topology = world_->options().topology;
+  if (open->peer >= topology.ranks() || open->peer == client.rank ||
+      std::find(topology.devices(client.rank, open->peer).begin(),
+                topology.devices(client.rank, open->peer).end(),
+                device) == topology.devices(client.rank, open->peer).end()) {
+    text = absl::StrFormat("rank %u has no device '%s' cabled to rank %u",
+                           client.rank, device, open->peer);
+  } else if (r.next_qp >= kQpsPerRank) {
+    text = absl::StrFormat("rank %u has opened %u queue pairs, the most "
+                           "the server numbers",
+                           client.rank, kQpsPerRank);
+    reply.resource_exhausted = 1;
+  }
+  if (text.empty()) {
+    const uint32_t num = ((client.rank + 1) << 12) | r.next_qp++;
+    auto qp = std::make_unique<Qp>();
+    qp->num = num;
+    qp->rank = client.rank;
+    qp->peer = open->peer;
+    qp->device = device;
+    qps_.emplace(num, std::move(qp));
+    Action a;
+    a.type = MsgType::kOpen;
+    a.qp_num = num;
+    r.actions.push_back(std::move(a));
+    reply.ok = 1;
+    reply.qp_num = num;
+  }
+  reply.text_bytes = static_cast<uint32_t>(text.size());
+  const std::array<std::span<const std::byte>, 2> parts = {
+      bytes_of(reply), std::as_bytes(std::span(text))};
+  if (!write_message(client.fd, MsgType::kOpened, parts, write_deadline())
+           .ok()) {
+    drop(client, "");
+    return false;
+  }
+  return true;
+}
+
+bool FabricServer::queue_action(Client& client, const Message& m) {
+  Action a;
+  a.type = m.type;
+  bool ok = false;
+  switch (m.type) {
+    case MsgType::kConnect:
+      if (auto c = m.fixed<Connect>()) {
+        a.qp_num = c->qp_num;
+        a.remote_qp_num = c->remote_qp_num;
+        ok = m.body.size() == sizeof(Connect);
+      }
+      break;
+    case MsgType::kPostSend:
+      if (auto p = m.fixed<PostSend>()) {
+        a.qp_num = p->qp_num;
+        a.work_id = p->work_id;
+        a.immediate = p->immediate;
+        a.length = p->length;
+        std::span<const std::byte> tail = m.tail<PostSend>();
+        ok = tail.size() == p->length;
+        a.payload.assign(tail.begin(), tail.end());
+      }
+      break;
+    case MsgType::kPostRecv:
+      if (auto p = m.fixed<PostRecv>()) {
+        a.qp_num = p->qp_num;
+        a.work_id = p->work_id;
+        a.length = p->length;
+        ok = m.body.size() == sizeof(PostRecv);
+      }
+      break;
+    case MsgType::kClose:
+      if (auto c = m.fixed<Close>()) {
+        a.qp_num = c->qp_num;
+        ok = m.body.size() == sizeof(Close);
+      }
+      break;
+    default:
+      break;
+  }
+  auto qp = qps_.find(a.qp_num);
+  if (!ok || qp == qps_.end() || qp->second->rank != client.rank) {
+    drop(client, absl::StrFormat("a malformed '%s' message, or one naming "
+                                 "queue pair %u, which is not this rank's",
+                                 msg_type_name(m.type), a.qp_num));
+    return false;
+  }
+  ranks_[client.rank]->actions.push_back(std::move(a));
+  return true;
+}
+
+bool FabricServer::handle_wait(Client& client, const Message& m) {
+  std::optional<Wait> wait = m.fixed<Wait>();
+  std::span<const std::byte> tail = m.tail<Wait>();
+  if (!wait || tail.size() != wait->what_bytes) {
+    drop(client, "a wait message whose text does not fit it");
+    return false;
+  }
+  Rank& r = *ranks_[client.rank];
+  r.waiting = true;
+  r.waits_in.assign(reinterpret_cast<const char*>(tail.data()), tail.size());
+  r.wake_at = wait->wake_at_ns >= 0 ? std::optional<TimeNs>(wait->wake_at_ns)
+                                    : std::nullopt;
+  if (released_) {
+    answer(r, kStepReleased);
+  } else if (r.crash_noticed) {
+    answer(r, kStepCrashed);
+  } else if (r.outbox_count > 0 ||
+             (r.wake_at && *r.wake_at <= world_->clock().now_ns())) {
+    // What it waits for is here already: no barrier needed, and nothing
+    // of the world changes.
+    answer(r, 0);
+  }
+  return true;
+}
+
+bool FabricServer::handle_query(Client& client, const Message& m) {
+  std::optional<Query> q = m.fixed<Query>();
+  Answer a;
+  if (!q) {
+    drop(client, "a query message too short for its structure");
+    return false;
+  }
+  switch (static_cast<QueryKind>(q->kind)) {
+    case QueryKind::kTraceHash:
+      a.value = static_cast<int64_t>(world_->trace().hash());
+      break;
+    case QueryKind::kCrashed:
+      a.value = q->rank < ranks_.size() && world_->crashed(q->rank) ? 1 : 0;
+      break;
+    default:
+      drop(client, absl::StrFormat("unknown query %u", q->kind));
+      return false;
+  }
+  const std::array<std::span<const std::byte>, 1> parts = {bytes_of(a)};
+  if (!write_message(client.fd, MsgType::kAnswer, parts, write_deadline())
+           .ok()) {
+    drop(client, "");
+    return false;
+  }
+  return true;
+}
+
+bool FabricServer::all_waiting() const {
+  bool any = false;
+  for (const auto& r : ranks_) {
+    if (!r->expected || r->gone) continue;
+    if (r->client == nullptr || !r->waiting) return false;
+    any = true;
+  }
+  return any;
+}
+
+void FabricServer::try_step() {
+  if (released_ || result_) return;
+  // Ranks that left still have their queue pairs to close.
+  if (!all_waiting()) return;
+  for (;;) {
+    apply_actions();
+    harvest();
+    notice_crashes();
+    if (answer_waiters()) return;
+    // Nothing for any waiting rank at this instant: move time.
+    std::optional<TimeNs> next = world_->next_event_ns();
+    for (const auto& r : ranks_) {
+      if (r->waiting && r->wake_at && (!next || *r->wake_at < *next)) {
+        next = std::max(*r->wake_at, world_->clock().now_ns());
+      }
+    }
+    if (!next) {
+      deadlock("every rank waits on the fabric and nothing is in flight",
+               ServeResult::Outcome::kDeadlock);
+      return;
+    }
+    if (*next > world_->options().time_limit_ns) {
+      deadlock(absl::StrFormat("virtual time would pass the time limit (%s)",
+                               micros(world_->options().time_limit_ns)),
+               ServeResult::Outcome::kTimeLimit);
+      return;
+    }
+    world_->advance_to(*next);
+  }
+}
+
+void FabricServer::apply_actions() {
+  // Opens first, in rank order, so a connect finds its far end opened even
+  // when that rank's open was queued in this same round.
+  for (auto& r : ranks_) {
+    for (Action& a : r->actions) {
+      if (a.type == MsgType::kOpen) apply(r->index, a);
+    }
+  }
+  for (auto& r : ranks_) {
+    while (!r->actions.empty()) {
+      Action a = std::move(r->actions.front());
+      r->actions.pop_front();
+      if (a.type != MsgType::kOpen) apply(r->index, a);
+    }
+  }
+}
+
+void FabricServer::apply(uint32_t rank, Action& a) {
+  auto it = qps_.find(a.qp_num);
+  if (it == qps_.end()) return;
+  Qp& qp = *it->second;
+  switch (a.type) {
+    case MsgType::kOpen: {
+      absl::StatusOr<std::unique_ptr<Endpoint>> ep =
+          world_->fabric(rank).open(qp.device, qp.peer);
+      if (ep.ok()) {
+        qp.ep = *std::move(ep);
+      } else {
+        qp.open_failed = true;
+        std::fprintf(stderr, "weft-sim serve: rank %u: %s\n", rank,
+                     std::string(ep.status().message()).c_str());
+      }
+      return;
+    }
+    case MsgType::kConnect: {
+      auto far = qps_.find(a.remote_qp_num);
+      if (qp.ep == nullptr || qp.connected) return;
+      qp.connected = true;
+      if (far == qps_.end() || far->second->ep == nullptr ||
+          far->second->rank != qp.peer) {
+        qp.to_nowhere = true;  // UC does not check: frames go nowhere
+        return;
+      }
+      absl::StatusOr<Destination> d = far->second->ep->destination();
+      if (d.ok()) (void)qp.ep->connect(*d);
+      return;
+    }
+    case MsgType::kPostSend:
+      qp.sends_waiting.push_back(std::move(a));
+      post_to_sim(qp);
+      return;
+    case MsgType::kPostRecv:
+      qp.recvs_waiting.push_back(std::move(a));
+      post_to_sim(qp);
+      return;
+    case MsgType::kClose: {
+      Rank& r = *ranks_[rank];
+      qp.ep.reset();
+      for (auto& [id, frame] : qp.frames) r.frames->give(frame);
+      qps_.erase(it);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// Posts what waits for room in the simulator's queue pair. Work the
+// simulator cannot take at all (a queue pair that never opened, a send to
+// nowhere) completes here as it would on hardware.
+void FabricServer::post_to_sim(Qp& qp) {
+  Rank& r = *ranks_[qp.rank];
+  auto complete_here = [&](const Action& a, bool is_send, WcStatus status) {
+    StepCompletion c;
+    c.work_id = a.work_id;
+    c.qp_num = qp.num;
+    c.status = static_cast<int32_t>(status);
+    c.byte_len = is_send ? a.length : 0;
+    const auto bytes = bytes_of(c);
+    r.outbox.insert(r.outbox.end(), bytes.begin(), bytes.end());
+    ++r.outbox_count;
+  };
+  while (!qp.sends_waiting.empty() &&
+         (qp.ep == nullptr || qp.to_nowhere ||
+          qp.sends_in_sim < Endpoint::kMaxSends)) {
+    Action a = std::move(qp.sends_waiting.front());
+    qp.sends_waiting.pop_front();
+    if (qp.ep == nullptr) {
+      complete_here(a, true, WcStatus::kWrFlushErr);
+      continue;
+    }
+    if (qp.to_nowhere) {
+      complete_here(a, true, WcStatus::kSuccess);
+      continue;
+    }
+    absl::StatusOr<Frame> frame = r.frames->take(a.length);
+    if (!frame.ok()) {
+      complete_here(a, true, WcStatus::kLocProtErr);
+      continue;
+    }
+    std::memcpy(frame->data(), a.payload.data(), a.length);
+    const std::optional<WorkId> id = WorkId::decode(a.work_id);
+    absl::Status s = id ? qp.ep->post_send(*id, *frame, a.length, a.immediate)
+                        : absl::InvalidArgumentError("bad work id");
+    if (!s.ok()) {
+      r.frames->give(*frame);
+      complete_here(a, true, WcStatus::kLocQpOpErr);
+      continue;
+    }
+    qp.frames[a.work_id] = *frame;
+    ++qp.sends_in_sim;
+    ++qp.sent;
+    qp.last_sent = absl::StrFormat("%s, %u bytes, posted at %s",
+                                   id->to_string(), a.length,
+                                   micros(world_->clock().now_ns()));
+  }
+  while (!qp.recvs_waiting.empty() &&
+         (qp.ep == nullptr || qp.recvs_in_sim < Endpoint::kMaxRecvs)) {
+    Action a = std::move(qp.recvs_waiting.front());
+    qp.recvs_waiting.pop_front();
+    if (qp.ep == nullptr) {
+      complete_here(a, false, WcStatus::kWrFlushErr);
+      continue;
+    }
+    absl::StatusOr<Frame> frame = r.frames->take(a.length);
+    const std::optional<WorkId> id = WorkId::decode(a.work_id);
+    absl::Status s = frame.ok() ? absl::OkStatus() : frame.status();
+    if (s.ok()) {
+      s = id ? qp.ep->post_recv(*id, frame->sub(0, a.length))
+             : absl::InvalidArgumentError("bad work id");
+    }
+    if (!s.ok()) {
+      if (frame.ok()) r.frames->give(*frame);
+      complete_here(a, false, WcStatus::kLocQpOpErr);
+      continue;
+    }
+    qp.frames[a.work_id] = *frame;
+    ++qp.recvs_in_sim;
+  }
+}
+
+// Moves every completion the simulator queued into its rank's outbox (with
+// the bytes of each receive), returns frames, and posts what waited for
+// room.
+void FabricServer::harvest() {
+  std::array<Completion, Endpoint::kMaxPollBatch> batch;
+  for (auto& [num, qp_ptr] : qps_) {
+    Qp& qp = *qp_ptr;
+    if (qp.ep == nullptr) continue;
+    Rank& r = *ranks_[qp.rank];
+    for (;;) {
+      absl::StatusOr<size_t> n = qp.ep->poll(batch);
+      if (!n.ok() || *n == 0) break;
+      for (size_t i = 0; i < *n; ++i) {
+        const Completion& done = batch[i];
+        const bool is_send = done.id.kind == WorkKind::kSend;
+        StepCompletion c;
+        c.work_id = done.id.encode();
+        c.qp_num = num;
+        c.status = static_cast<int32_t>(done.status);
+        c.byte_len = done.byte_len;
+        c.immediate = done.immediate;
+        c.has_immediate = done.has_immediate ? 1 : 0;
+        auto frame = qp.frames.find(c.work_id);
+        std::span<const std::byte> payload;
+        if (!is_send && done.ok() && frame != qp.frames.end()) {
+          payload = frame->second.span().first(
+              std::min<size_t>(done.byte_len, frame->second.bytes()));
+          ++qp.received;
+          qp.last_received = absl::StrFormat(
+              "%s, %u bytes, at %s", done.id.to_string(), done.byte_len,
+              micros(world_->clock().now_ns()));
+        }
+        c.payload_bytes = static_cast<uint32_t>(payload.size());
+        const auto head = bytes_of(c);
+        r.outbox.insert(r.outbox.end(), head.begin(), head.end());
+        r.outbox.insert(r.outbox.end(), payload.begin(), payload.end());
+        ++r.outbox_count;
+        if (frame != qp.frames.end()) {
+          r.frames->give(frame->second);
+          qp.frames.erase(frame);
+        }
+        --(is_send ? qp.sends_in_sim : qp.recvs_in_sim);
+      }
+    }
+    post_to_sim(qp);
+  }
+}
+
+void FabricServer::notice_crashes() {
+  for (auto& r : ranks_) {
+    if (r->crash_noticed || !world_->crashed(r->index)) continue;
+    r->crash_noticed = true;
+    std::fprintf(stderr,
+                 "weft-sim serve: rank %u crashed at %s (fault plan)\n",
+                 r->index, micros(world_->clock().now_ns()).c_str());
+    if (r->client == nullptr) continue;
+    if (options_.on_crash == ServerOptions::OnCrash::kKill &&
+        r->client->pid > 0) {
+      ::kill(r->client->pid, SIGKILL);
+    } else if (r->waiting) {
+      answer(*r, kStepCrashed);
+    }
+  }
+}
+
+bool FabricServer::answer_waiters() {
+  bool any = false;
+  const TimeNs now = world_->clock().now_ns();
+  for (auto& r : ranks_) {
+    if (!r->waiting || r->client == nullptr) continue;
+    const bool crashed = r->crash_noticed;
+    if (r->outbox_count > 0 || (r->wake_at && *r->wake_at <= now) ||
+        crashed) {
+      answer(*r, crashed ? kStepCrashed : 0);
+      any = true;
+    }
+  }
+  return any;
+}
+
+void FabricServer::answer(Rank& r, uint32_t flags) {
+  Step step;
+  step.now_ns = world_->clock().now_ns();
+  step.completions = r.outbox_count;
+  step.flags = flags;
+  const std::array<std::span<const std::byte>, 2> parts = {
+      bytes_of(step), std::span<const std::byte>(r.outbox)};
+  r.waiting = false;
+  r.wake_at.reset();
+  r.outbox.clear();
+  r.outbox_count = 0;
+  if (!write_message(r.client->fd, MsgType::kStep, parts, write_deadline())
+           .ok()) {
+    drop(*r.client, "");
+  }
+}
+
+std::string FabricServer::report(const std::string& why) const {
+  std::string out = absl::StrFormat(
+      "weft-sim serve: deadlock at virtual time %s: %s; no program can "
+      "progress.\n",
+      micros(world_->clock().now_ns()), why);
+  for (const auto& r : ranks_) {
+    if (!r->expected) continue;
+    if (r->client == nullptr) {
+      absl::StrAppend(&out, absl::StrFormat("rank %u: %s\n", r->index,
+                                            r->ever_connected
+                                                ? "its process has ended"
+                                                : "never connected"));
+      continue;
+    }
+    absl::StrAppend(
+        &out, absl::StrFormat("rank %u (pid %d, %s): waits in %s\n", r->index,
+                              r->client->pid, r->client->program,
+                              r->waits_in.empty() ? "the fabric" : r->waits_in));
+    for (const auto& [num, qp] : qps_) {
+      if (qp->rank != r->index) continue;
+      absl::StrAppend(
+          &out,
+          absl::StrFormat(
+              "  qp %u to rank %u on %s: %u receives and %u sends posted "
+              "(%u and %u more waiting for room), %u frames sent, %u "
+              "received%s\n    last sent: %s\n    last received: %s\n",
+              num, qp->peer, qp->device, qp->recvs_in_sim, qp->sends_in_sim,
+              qp->recvs_waiting.size(), qp->sends_waiting.size(), qp->sent,
+              qp->received,
+              qp->ep == nullptr ? ", never opened"
+              : qp->to_nowhere  ? ", connected to no queue pair"
+              : !qp->connected  ? ", not connected"
+                                : "",
+              qp->last_sent, qp->last_received));
+    }
+  }
+  const std::vector<ScriptedFault> faults = world_->injected_faults();
+  absl::StrAppend(&out, absl::StrFormat("faults injected so far: %u\n",
+                                        faults.size()));
+  for (const ScriptedFault& f : faults) {
+    absl::StrAppend(&out, "  ", f.to_text(), "\n");
+  }
+  return out;
+}
+
+void FabricServer::deadlock(const std::string& why,
+                            ServeResult::Outcome outcome) {
+  const std::string text = report(why);
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+  result_ = ServeResult{outcome, world_->clock().now_ns(), text};
+  if (options_.on_deadlock == ServerOptions::OnDeadlock::kLeave) {
+    released_ = true;
+    for (auto& r : ranks_) {
+      if (r->waiting && r->client != nullptr) answer(*r, kStepReleased);
+    }
+    // Serving goes on (answering at once) until the ranks have gone.
+    released_result_ = *std::move(result_);
+    result_.reset();
+    return;
+  }
+  const std::string fatal = absl::StrCat(
+      "weft-sim serve ended this rank: ",
+      outcome == ServeResult::Outcome::kDeadlock ? "deadlock" : "time limit",
+      " (the report is in the server's output)");
+  for (auto& c : clients_) {
+    const std::array<std::span<const std::byte>, 1> parts = {
+        std::as_bytes(std::span(fatal))};
+    (void)write_message(c->fd, MsgType::kFatal, parts, write_deadline());
+  }
+}
+
+}  // namespace weft::sim::server

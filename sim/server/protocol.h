@@ -1,0 +1,152 @@
+// The simulation server's wire protocol: what a rank's process (the
+// simulated verbs provider in client mode, sim/server/remote_world.h) and
+// `weft-sim serve` (sim/server/fabric_server.h) say to each other over a
+// local stream socket. Each message is a Header and `bytes` of body: a
+// fixed structure, then the variable part it announces. Both ends run on
+// one machine, so the structures travel in host byte order.
+//
+// The protocol is the fabric contract of fabric/endpoint.h across a
+// process boundary: open an endpoint, connect it, post sends and receives,
+// and wait for completions. Everything that changes the simulated world
+// (open, connect, post, close) is queued by the server and applied only when
+// every rank waits on the fabric, in rank order, so the world's trace does
+// not depend on how the host schedules the processes.
+#ifndef WEFT_SIM_SERVER_PROTOCOL_H_
+#define WEFT_SIM_SERVER_PROTOCOL_H_
+
+#include <array>
+#include <cstdint>
+
+namespace weft::sim::server {
+
+// Bumped on every change to a message below; a client speaking another
+// version is refused with a message naming both.
+inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kMagic = 0x74666577;  // "weft"
+// Largest body either end accepts (a send's payload plus its structure);
+// anything longer is a protocol error, not an allocation.
+inline constexpr uint64_t kMaxBodyBytes = (uint64_t{1} << 31) + 4096;
+
+// The socket's path, for clients.
+inline constexpr char kServerVariable[] = "WEFT_SIM_SERVER";
+// Which rank a process is, in the order they are consulted: weft's own,
+// JACCL's, MLX's, then the launchers' (Open MPI, MPICH/PMI, PMIx, Slurm).
+inline constexpr std::array<const char*, 7> kRankVariables = {
+    "WEFT_SIM_RANK",        "JACCL_RANK", "MLX_RANK", "OMPI_COMM_WORLD_RANK",
+    "PMI_RANK",             "PMIX_RANK",  "SLURM_PROCID"};
+
+enum class MsgType : uint32_t {
+  kHello = 1,   // client: Hello
+  kWelcome,     // server: Welcome + topology JSON (or the refusal's text)
+  kOpen,        // client: Open + device name; answered by kOpened
+  kOpened,      // server: Opened + error text
+  kConnect,     // client: Connect (queued)
+  kPostSend,    // client: PostSend + payload (queued)
+  kPostRecv,    // client: PostRecv (queued)
+  kClose,       // client: Close (queued)
+  kWait,        // client: Wait + what it waits in; answered by kStep
+  kStep,        // server: Step + completions (each + its payload)
+  kQuery,       // client: Query; answered by kAnswer
+  kAnswer,      // server: Answer
+  kFatal,       // server: the text of why the client must stop
+};
+
+struct Header {
+  uint32_t magic = kMagic;
+  uint32_t type = 0;
+  uint64_t bytes = 0;  // of the body that follows
+};
+
+struct Hello {
+  uint32_t version = kProtocolVersion;
+  uint32_t rank = 0;
+  int32_t pid = 0;
+  char program[64] = {};
+};
+
+struct Welcome {
+  uint32_t version = kProtocolVersion;
+  uint32_t ok = 0;  // 0: refused, the text says why
+  uint32_t rank = 0;
+  uint32_t ranks = 0;
+  int64_t now_ns = 0;
+  uint64_t seed = 0;
+  uint32_t apple_limits = 0;
+  uint32_t text_bytes = 0;  // topology JSON, or the refusal
+};
+
+struct Open {
+  uint32_t peer = 0;
+  uint32_t name_bytes = 0;
+};
+
+struct Opened {
+  uint32_t ok = 0;
+  uint32_t qp_num = 0;
+  uint32_t resource_exhausted = 0;
+  uint32_t text_bytes = 0;
+};
+
+struct Connect {
+  uint32_t qp_num = 0;
+  uint32_t remote_qp_num = 0;
+};
+
+struct PostSend {
+  uint32_t qp_num = 0;
+  uint32_t immediate = 0;  // host order
+  uint64_t work_id = 0;    // WorkId::encode()
+  uint32_t length = 0;     // payload bytes that follow
+  uint32_t pad = 0;
+};
+
+struct PostRecv {
+  uint32_t qp_num = 0;
+  uint32_t length = 0;  // the receive frame's size
+  uint64_t work_id = 0;
+};
+
+struct Close {
+  uint32_t qp_num = 0;
+};
+
+struct Wait {
+  int64_t wake_at_ns = -1;  // wake no later than this virtual time; -1: none
+  uint32_t what_bytes = 0;  // the call it waits in, for deadlock reports
+  uint32_t pad = 0;
+};
+
+// Step flags.
+inline constexpr uint32_t kStepCrashed = 1;   // this rank crashed
+inline constexpr uint32_t kStepReleased = 2;  // the server stopped serving
+
+struct Step {
+  int64_t now_ns = 0;
+  uint32_t completions = 0;
+  uint32_t flags = 0;
+};
+
+struct StepCompletion {
+  uint64_t work_id = 0;
+  uint32_t qp_num = 0;
+  int32_t status = 0;  // WcStatus
+  uint32_t byte_len = 0;
+  uint32_t immediate = 0;
+  uint32_t has_immediate = 0;
+  uint32_t payload_bytes = 0;  // receives: the bytes that arrived
+};
+
+enum class QueryKind : uint32_t { kTraceHash = 1, kCrashed = 2 };
+
+struct Query {
+  uint32_t kind = 0;
+  uint32_t rank = 0;
+};
+
+struct Answer {
+  int64_t value = 0;
+};
+
+}  // namespace weft::sim::server
+
+#endif  // WEFT_SIM_SERVER_PROTOCOL_H_

@@ -1,0 +1,374 @@
+#include "sim/server/remote_world.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <span>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "fabric/completion.h"
+#include "fabric/endpoint.h"
+#include "fabric/slab.h"
+#include "fabric/wc_status.h"
+#include "fabric/work_id.h"
+
+namespace weft::sim::server {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr auto kRequestTimeout = std::chrono::seconds(30);
+
+std::span<const std::byte> text_bytes(std::string_view s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+}  // namespace
+
+absl::StatusOr<uint32_t> rank_from_environment() {
+  for (const char* name : kRankVariables) {
+    const char* value = std::getenv(name);
+    if (value == nullptr) continue;
+    uint32_t rank = 0;
+    const char* end = value + std::strlen(value);
+    auto [ptr, ec] = std::from_chars(value, end, rank);
+    if (ec != std::errc() || ptr != end || ptr == value) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s='%s' is not a rank: give a number from 0", name, value));
+    }
+    return rank;
+  }
+  return absl::InvalidArgumentError(
+      "no rank: set WEFT_SIM_RANK (or JACCL_RANK, MLX_RANK, or run under a "
+      "launcher that sets its rank variable)");
+}
+
+class RemoteWorld::RemoteEndpoint final : public Endpoint {
+ public:
+  RemoteEndpoint(RemoteWorld& world, uint32_t qp_num, EndpointInfo info)
+      : world_(world), qp_num_(qp_num), info_(std::move(info)) {
+    self_.qp_num = qp_num;
+    world_.attach(qp_num, this);
+  }
+  ~RemoteEndpoint() override {
+    world_.detach(qp_num_);
+    Close c;
+    c.qp_num = qp_num_;
+    const std::array<std::span<const std::byte>, 1> parts = {bytes_of(c)};
+    (void)world_.send(MsgType::kClose, parts);
+  }
+
+  const EndpointInfo& info() const override { return info_; }
+  absl::StatusOr<Destination> destination() const override { return self_; }
+
+  absl::Status connect(const Destination& peer) override {
+    if (connected_) {
+      return absl::FailedPreconditionError("the queue pair is connected");
+    }
+    connected_ = true;
+    Connect c;
+    c.qp_num = qp_num_;
+    c.remote_qp_num = peer.qp_num;
+    const std::array<std::span<const std::byte>, 1> parts = {bytes_of(c)};
+    return world_.send(MsgType::kConnect, parts);
+  }
+
+  absl::Status post_recv(WorkId id, const Frame& frame) override {
+    PostRecv p;
+    p.qp_num = qp_num_;
+    p.length = frame.bytes();
+    p.work_id = id.encode();
+    frames_[p.work_id] = frame;
+    const std::array<std::span<const std::byte>, 1> parts = {bytes_of(p)};
+    return world_.send(MsgType::kPostRecv, parts);
+  }
+
+  absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
+                         uint32_t immediate) override {
+    if (length > frame.bytes()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "a send of %u bytes from a frame of %u", length, frame.bytes()));
+    }
+    PostSend p;
+    p.qp_num = qp_num_;
+    p.immediate = immediate;
+    p.work_id = id.encode();
+    p.length = length;
+    const std::array<std::span<const std::byte>, 2> parts = {
+        bytes_of(p), std::as_bytes(frame.span().first(length))};
+    return world_.send(MsgType::kPostSend, parts);
+  }
+
+  absl::StatusOr<size_t> poll(std::span<Completion> out) override {
+    size_t n = 0;
+    while (n < out.size() && !done_.empty()) {
+      out[n++] = done_.front();
+      done_.pop_front();
+    }
+    return n;
+  }
+
+  // A completion the server sent; a receive's bytes land in its frame.
+  void complete(const StepCompletion& c, std::span<const std::byte> payload) {
+    std::optional<WorkId> id = WorkId::decode(c.work_id);
+    if (!id) return;
+    Completion done;
+    done.id = *id;
+    done.status = static_cast<WcStatus>(c.status);
+    done.status_name = wc_status_name(c.status);
+    done.byte_len = c.byte_len;
+    done.has_immediate = c.has_immediate != 0;
+    done.immediate = c.immediate;
+    auto frame = frames_.find(c.work_id);
+    if (frame != frames_.end()) {
+      const size_t n = std::min<size_t>(payload.size(), frame->second.bytes());
+      if (n > 0) std::memcpy(frame->second.data(), payload.data(), n);
+      frames_.erase(frame);
+    }
+    done_.push_back(done);
+  }
+
+ private:
+  RemoteWorld& world_;
+  uint32_t qp_num_;
+  EndpointInfo info_;
+  Destination self_;
+  bool connected_ = false;
+  std::map<uint64_t, Frame> frames_;  // posted receives, by work id
+  std::deque<Completion> done_;
+};
+
+class RemoteWorld::RemoteFabric final : public Fabric {
+ public:
+  explicit RemoteFabric(RemoteWorld& world) : world_(world) {}
+
+  std::string_view kind() const override { return "sim"; }
+  uint32_t rank() const override { return world_.rank(); }
+  const Clock& clock() const override { return world_.clock(); }
+
+  absl::StatusOr<Slab*> create_slab(uint64_t bytes) override {
+    absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
+    if (!slab.ok()) return slab.status();
+    slabs_.push_back(*std::move(slab));
+    return slabs_.back().get();
+  }
+
+  absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
+                                                 uint32_t peer) override {
+    Open o;
+    o.peer = peer;
+    o.name_bytes = static_cast<uint32_t>(device.size());
+    const std::array<std::span<const std::byte>, 2> parts = {
+        bytes_of(o), text_bytes(device)};
+    absl::StatusOr<Message> m =
+        world_.request(MsgType::kOpen, parts, MsgType::kOpened);
+    if (!m.ok()) return m.status();
+    std::optional<Opened> opened = m->fixed<Opened>();
+    std::span<const std::byte> tail = m->tail<Opened>();
+    if (!opened || tail.size() != opened->text_bytes) {
+      return absl::InternalError("a malformed answer from the server");
+    }
+    if (opened->ok == 0) {
+      const std::string text(reinterpret_cast<const char*>(tail.data()),
+                             tail.size());
+      return opened->resource_exhausted != 0
+                 ? absl::ResourceExhaustedError(text)
+                 : absl::InvalidArgumentError(text);
+    }
+    EndpointInfo info{world_.rank(), peer, std::string(device)};
+    return std::unique_ptr<Endpoint>(
+        new RemoteEndpoint(world_, opened->qp_num, std::move(info)));
+  }
+
+ private:
+  RemoteWorld& world_;
+  std::vector<std::unique_ptr<Slab>> slabs_;
+};
+
+absl::StatusOr<std::unique_ptr<RemoteWorld>> RemoteWorld::connect(
+    const std::string& socket_path, uint32_t rank,
+    std::chrono::milliseconds wait_timeout) {
+  sockaddr_un addr{};
+  if (socket_path.empty() || socket_path.size() >= sizeof(addr.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s='%s' is not a socket path", kServerVariable, socket_path));
+  }
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrFormat("socket(): %s",
+                                               std::strerror(errno)));
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) !=
+      0) {
+    const int err = errno;
+    ::close(fd);
+    return absl::UnavailableError(absl::StrFormat(
+        "no simulation server at %s='%s' (%s): start one with `weft-sim "
+        "serve` or run the program under `weft-sim launch`",
+        kServerVariable, socket_path, std::strerror(err)));
+  }
+  Hello hello;
+  hello.rank = rank;
+  hello.pid = static_cast<int32_t>(::getpid());
+  if (FILE* f = std::fopen("/proc/self/comm", "r")) {
+    if (std::fgets(hello.program, sizeof(hello.program), f) != nullptr) {
+      hello.program[std::strcspn(hello.program, "\n")] = '\0';
+    }
+    std::fclose(f);
+  }
+  const std::array<std::span<const std::byte>, 1> parts = {bytes_of(hello)};
+  const auto deadline = SteadyClock::now() + kRequestTimeout;
+  MessageReader reader;
+  absl::Status sent = write_message(fd, MsgType::kHello, parts, deadline);
+  absl::StatusOr<Message> m =
+      sent.ok() ? read_message(fd, reader, deadline) : sent;
+  if (!m.ok()) {
+    ::close(fd);
+    return m.status();
+  }
+  std::optional<Welcome> w = m->fixed<Welcome>();
+  std::span<const std::byte> tail = m->tail<Welcome>();
+  if (m->type != MsgType::kWelcome || !w || tail.size() != w->text_bytes) {
+    ::close(fd);
+    return absl::InternalError(
+        "the simulation server answered hello with something else");
+  }
+  const std::string text(reinterpret_cast<const char*>(tail.data()),
+                         tail.size());
+  if (w->ok == 0) {
+    ::close(fd);
+    return absl::FailedPreconditionError(text);
+  }
+  absl::StatusOr<Topology> topology = Topology::parse_json(text);
+  if (!topology.ok()) {
+    ::close(fd);
+    return topology.status();
+  }
+  auto world = std::unique_ptr<RemoteWorld>(
+      new RemoteWorld(fd, rank, *std::move(topology), wait_timeout));
+  world->reader_ = std::move(reader);
+  world->seed_ = w->seed;
+  world->apple_limits_ = w->apple_limits != 0;
+  world->clock_.advance_to(w->now_ns);
+  return world;
+}
+
+RemoteWorld::RemoteWorld(int fd, uint32_t rank, Topology topology,
+                         std::chrono::milliseconds wait_timeout)
+    : fd_(fd),
+      rank_(rank),
+      topology_(std::move(topology)),
+      wait_timeout_(wait_timeout),
+      fabric_(std::make_unique<RemoteFabric>(*this)) {}
+
+RemoteWorld::~RemoteWorld() {
+  fabric_.reset();
+  ::close(fd_);
+}
+
+Fabric& RemoteWorld::fabric() { return *fabric_; }
+
+void RemoteWorld::attach(uint32_t qp_num, RemoteEndpoint* endpoint) {
+  endpoints_[qp_num] = endpoint;
+}
+
+void RemoteWorld::detach(uint32_t qp_num) { endpoints_.erase(qp_num); }
+
+absl::Status RemoteWorld::send(
+    MsgType type, std::span<const std::span<const std::byte>> parts) {
+  return write_message(fd_, type, parts, SteadyClock::now() + kRequestTimeout);
+}
+
+void RemoteWorld::ended(const Message& fatal) {
+  std::fprintf(stderr, "%.*s\n", static_cast<int>(fatal.body.size()),
+               reinterpret_cast<const char*>(fatal.body.data()));
+  std::fflush(stderr);
+  std::_Exit(kEndedExitCode);
+}
+
+absl::StatusOr<Message> RemoteWorld::read(MsgType want) {
+  absl::StatusOr<Message> m = read_message(
+      fd_, reader_,
+      SteadyClock::now() +
+          (want == MsgType::kStep ? wait_timeout_ : kRequestTimeout));
+  if (!m.ok()) return m.status();
+  if (m->type == MsgType::kFatal) ended(*m);
+  if (m->type != want) {
+    return absl::InternalError(absl::StrFormat(
+        "the simulation server sent '%s' where '%s' was due",
+        msg_type_name(m->type), msg_type_name(want)));
+  }
+  return m;
+}
+
+absl::StatusOr<Message> RemoteWorld::request(
+    MsgType type, std::span<const std::span<const std::byte>> parts,
+    MsgType answer) {
+  if (absl::Status s = send(type, parts); !s.ok()) return s;
+  return read(answer);
+}
+
+absl::Status RemoteWorld::wait(std::string_view what,
+                               std::optional<TimeNs> wake_at_ns) {
+  if (crashed_) {
+    return absl::AbortedError(absl::StrFormat(
+        "rank %u has crashed (the simulation's fault plan)", rank_));
+  }
+  Wait w;
+  w.wake_at_ns = wake_at_ns.value_or(-1);
+  w.what_bytes = static_cast<uint32_t>(what.size());
+  const std::array<std::span<const std::byte>, 2> parts = {bytes_of(w),
+                                                           text_bytes(what)};
+  absl::StatusOr<Message> m = request(MsgType::kWait, parts, MsgType::kStep);
+  if (!m.ok()) return m.status();
+  deliver(*m);
+  if (crashed_) {
+    return absl::AbortedError(absl::StrFormat(
+        "rank %u has crashed (the simulation's fault plan)", rank_));
+  }
+  return absl::OkStatus();
+}
+
+void RemoteWorld::deliver(const Message& m) {
+  std::optional<Step> step = m.fixed<Step>();
+  if (!step) return;
+  if (step->now_ns > clock_.now_ns()) clock_.advance_to(step->now_ns);
+  crashed_ = crashed_ || (step->flags & kStepCrashed) != 0;
+  released_ = released_ || (step->flags & kStepReleased) != 0;
+  std::span<const std::byte> rest = m.tail<Step>();
+  for (uint32_t i = 0; i < step->completions; ++i) {
+    if (rest.size() < sizeof(StepCompletion)) return;
+    StepCompletion c;
+    std::memcpy(&c, rest.data(), sizeof(c));
+    rest = rest.subspan(sizeof(c));
+    if (rest.size() < c.payload_bytes) return;
+    std::span<const std::byte> payload = rest.first(c.payload_bytes);
+    rest = rest.subspan(c.payload_bytes);
+    auto ep = endpoints_.find(c.qp_num);
+    if (ep != endpoints_.end()) ep->second->complete(c, payload);
+  }
+}
+
+absl::StatusOr<uint64_t> RemoteWorld::trace_hash() {
+  Query q;
+  q.kind = static_cast<uint32_t>(QueryKind::kTraceHash);
+  const std::array<std::span<const std::byte>, 1> parts = {bytes_of(q)};
+  absl::StatusOr<Message> m = request(MsgType::kQuery, parts, MsgType::kAnswer);
+  if (!m.ok()) return m.status();
+  std::optional<Answer> a = m->fixed<Answer>();
+  if (!a) return absl::InternalError("a malformed answer from the server");
+  return static_cast<uint64_t>(a->value);
+}
+
+}  // namespace weft::sim::server

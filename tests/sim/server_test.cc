@@ -1,0 +1,216 @@
+// The simulation server (FabricServer) with RemoteWorld clients on threads
+// of this process, each its own connection as a rank's process would be:
+// bytes cross the socket intact, the trace does not depend on scheduling,
+// and a lost frame that leaves every rank waiting is reported as a
+// deadlock naming the rank and the fault.
+#include <stdlib.h>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fabric/completion.h"
+#include "fabric/endpoint.h"
+#include "fabric/slab.h"
+#include "fabric/topology.h"
+#include "fabric/work_id.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/faults.h"
+#include "sim/link_model.h"
+#include "sim/server/fabric_server.h"
+#include "sim/server/remote_world.h"
+
+namespace weft::sim::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint32_t kBytes = 4096;
+constexpr uint32_t kMessages = 8;
+constexpr auto kWaitTimeout = std::chrono::seconds(60);
+
+std::string private_dir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "weft-server-test-XXXXXX")
+          .string();
+  EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
+  return pattern;
+}
+
+// What one rank's client saw.
+struct RankLog {
+  absl::Status status;
+  std::vector<std::vector<std::byte>> received;
+  std::vector<uint32_t> immediates;
+  bool released = false;
+};
+
+std::byte pattern(uint32_t message, uint32_t i) {
+  return static_cast<std::byte>((message * 131 + i * 7 + 3) & 0xff);
+}
+
+// Rank 0 sends kMessages messages of kBytes to rank 1, each after rank 1
+// has answered the one before (a ping-pong), over the world's one cable.
+RankLog play(const std::string& socket, uint32_t rank,
+             std::promise<uint32_t>& mine,
+             std::shared_future<uint32_t> theirs) {
+  RankLog log;
+  absl::StatusOr<std::unique_ptr<RemoteWorld>> world =
+      RemoteWorld::connect(socket, rank, kWaitTimeout);
+  if (!world.ok()) {
+    log.status = world.status();
+    mine.set_value(0);
+    return log;
+  }
+  const uint32_t peer = 1 - rank;
+  const std::string device = (*world)->topology().devices(rank, peer)[0];
+  absl::StatusOr<std::unique_ptr<Endpoint>> ep =
+      (*world)->fabric().open(device, peer);
+  if (!ep.ok()) {
+    log.status = ep.status();
+    mine.set_value(0);
+    return log;
+  }
+  mine.set_value((*ep)->destination()->qp_num);
+  Destination far;
+  far.qp_num = theirs.get();
+  absl::StatusOr<Slab*> slab = (*world)->fabric().create_slab(2 * kBytes);
+  Frame out = *(*slab)->frame(0, kBytes);
+  Frame in = *(*slab)->frame(kBytes, kBytes);
+  log.status = (*ep)->connect(far);
+  uint32_t slot = 0;
+  auto await = [&](WorkKind kind) -> std::optional<Completion> {
+    std::array<Completion, 4> batch;
+    for (;;) {
+      absl::StatusOr<size_t> n = (*ep)->poll(batch);
+      for (size_t i = 0; n.ok() && i < *n; ++i) {
+        if (batch[i].id.kind == kind) return batch[i];
+      }
+      if ((*world)->released()) {
+        log.released = true;
+        return std::nullopt;
+      }
+      absl::Status s = (*world)->wait(
+          kind == WorkKind::kRecv ? "a test's receive" : "a test's send",
+          std::nullopt);
+      if (!s.ok()) {
+        log.status = s;
+        return std::nullopt;
+      }
+    }
+  };
+  for (uint32_t m = 0; m < kMessages && log.status.ok(); ++m) {
+    const bool sends_first = rank == 0;
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool sending = (turn == 0) == sends_first;
+      if (sending) {
+        for (uint32_t i = 0; i < kBytes; ++i) out.data()[i] = pattern(m, i);
+        log.status.Update((*ep)->post_send(
+            WorkId{WorkKind::kSend, peer, slot++}, out, kBytes, 100 + m));
+        if (!await(WorkKind::kSend)) return log;
+      } else {
+        log.status.Update(
+            (*ep)->post_recv(WorkId{WorkKind::kRecv, peer, slot++}, in));
+        std::optional<Completion> c = await(WorkKind::kRecv);
+        if (!c) return log;
+        log.received.emplace_back(in.data(), in.data() + c->byte_len);
+        log.immediates.push_back(c->immediate);
+      }
+    }
+  }
+  return log;
+}
+
+struct PingpongRun {
+  ServeResult result;
+  uint64_t trace_hash = 0;
+  std::array<RankLog, 2> logs;
+};
+
+PingpongRun run_pingpong(FaultPlan faults, ServerOptions::OnDeadlock on_deadlock) {
+  ServerOptions options;
+  options.world.topology = *Topology::mesh(2);
+  options.world.link = LinkModel::tb5();
+  options.world.faults = std::move(faults);
+  options.world.seed = 7;
+  options.socket_path = private_dir() + "/socket";
+  options.on_deadlock = on_deadlock;
+  absl::StatusOr<std::unique_ptr<FabricServer>> server =
+      FabricServer::create(options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  PingpongRun run;
+  std::thread serving([&] { run.result = (*server)->serve(); });
+  std::array<std::promise<uint32_t>, 2> qps;
+  std::array<std::shared_future<uint32_t>, 2> futures = {
+      qps[0].get_future().share(), qps[1].get_future().share()};
+  std::thread r1([&] {
+    run.logs[1] = play(options.socket_path, 1, qps[1], futures[0]);
+  });
+  run.logs[0] = play(options.socket_path, 0, qps[0], futures[1]);
+  r1.join();
+  serving.join();
+  run.trace_hash = (*server)->world().trace().hash();
+  std::filesystem::remove_all(
+      std::filesystem::path(options.socket_path).parent_path());
+  return run;
+}
+
+TEST(FabricServer, BytesAndImmediatesCrossTheSocketIntact) {
+  const PingpongRun run = run_pingpong({}, ServerOptions::OnDeadlock::kEnd);
+  EXPECT_EQ(run.result.outcome, ServeResult::Outcome::kFinished);
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    const RankLog& log = run.logs[rank];
+    ASSERT_TRUE(log.status.ok()) << "rank " << rank << ": " << log.status;
+    ASSERT_EQ(log.received.size(), kMessages) << "rank " << rank;
+    for (uint32_t m = 0; m < kMessages; ++m) {
+      ASSERT_EQ(log.received[m].size(), kBytes);
+      for (uint32_t i = 0; i < kBytes; ++i) {
+        ASSERT_EQ(log.received[m][i], pattern(m, i))
+            << "rank " << rank << " message " << m << " byte " << i;
+      }
+      EXPECT_EQ(log.immediates[m], 100 + m);
+    }
+  }
+  // 2 * kMessages one-way trips of the tb5 link at least.
+  EXPECT_GE(run.result.end_ns,
+            2 * kMessages * LinkModel::tb5().latency_ns);
+}
+
+TEST(FabricServer, TheTraceDoesNotDependOnHowThreadsAreScheduled) {
+  const PingpongRun a = run_pingpong({}, ServerOptions::OnDeadlock::kEnd);
+  const PingpongRun b = run_pingpong({}, ServerOptions::OnDeadlock::kEnd);
+  EXPECT_NE(a.trace_hash, 0u);
+  EXPECT_EQ(a.trace_hash, b.trace_hash);
+  EXPECT_EQ(a.result.end_ns, b.result.end_ns);
+}
+
+TEST(FabricServer, ALostFrameWithEveryRankWaitingIsReportedAsADeadlock) {
+  absl::StatusOr<FaultPlan> plan = FaultPlan::parse("drop from=0 to=1 frame=3");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PingpongRun run = run_pingpong(*plan, ServerOptions::OnDeadlock::kLeave);
+  EXPECT_EQ(run.result.outcome, ServeResult::Outcome::kDeadlock);
+  // Rank 1 got two messages and waits for the third; rank 0 waits for the
+  // answer to it.
+  EXPECT_EQ(run.logs[1].received.size(), 2u);
+  EXPECT_TRUE(run.logs[0].released);
+  EXPECT_TRUE(run.logs[1].released);
+  EXPECT_THAT(run.result.report, HasSubstr("deadlock"));
+  EXPECT_THAT(run.result.report, HasSubstr("rank 1 ("));
+  EXPECT_THAT(run.result.report, HasSubstr("waits in a test's receive"));
+  EXPECT_THAT(run.result.report, HasSubstr("1 receives and 0 sends posted"));
+  EXPECT_THAT(run.result.report, HasSubstr("drop from=0 to=1 frame=3"));
+}
+
+}  // namespace
+}  // namespace weft::sim::server
