@@ -60,6 +60,19 @@ class Endpoint {
   // big-endian on the wire). REQUIRES: length <= frame.bytes().
   virtual absl::Status post_send(WorkId id, const Frame& frame,
                                  uint32_t length, uint32_t immediate) = 0;
+  // A SEND without an immediate (verbs' IBV_WR_SEND): its receive completes
+  // with has_immediate false. weft's own traffic always carries one; the
+  // simulator offers this for the verbs programs of others it runs.
+  // Default: Unimplemented.
+  virtual absl::Status post_send_without_immediate(WorkId id,
+                                                   const Frame& frame,
+                                                   uint32_t length) {
+    (void)id;
+    (void)frame;
+    (void)length;
+    return absl::UnimplementedError(
+        "this fabric sends only with an immediate");
+  }
 
   // Fills a prefix of `out` with finished work; returns how many. Never
   // blocks. An error return means the endpoint itself failed (not a work

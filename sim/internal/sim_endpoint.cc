@@ -218,6 +218,17 @@ absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
 
 absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
                                     uint32_t length, uint32_t immediate) {
+  return post(id, frame, length, immediate, true);
+}
+
+absl::Status SimEndpoint::post_send_without_immediate(WorkId id,
+                                                      const Frame& frame,
+                                                      uint32_t length) {
+  return post(id, frame, length, 0, false);
+}
+
+absl::Status SimEndpoint::post(WorkId id, const Frame& frame, uint32_t length,
+                               uint32_t immediate, bool has_immediate) {
   if (state_ != QpState::kRts && state_ != QpState::kError) {
     return error(absl::StatusCode::kFailedPrecondition,
                  absl::StrFormat("post_send on qpn %u in state %s; connect() "
@@ -247,7 +258,8 @@ absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
     push_completion(make_completion(id, WcStatus::kWrFlushErr, 0), true);
   } else {
     const uint64_t ticket = next_ticket_++;
-    sends_.push_back(PostedSend{id, frame, length, immediate, ticket});
+    sends_.push_back(
+        PostedSend{id, frame, length, immediate, ticket, has_immediate});
     core_.transport().schedule_departure(*this, ticket, length);
   }
   WEFT_CHECK_INVARIANTS_OF(*this);
@@ -304,15 +316,17 @@ SimEndpoint::PostedRecv SimEndpoint::take_recv() {
 }
 
 void SimEndpoint::complete_recv(const PostedRecv& recv, WcStatus status,
-                                uint32_t bytes, uint32_t immediate) {
-  queue_recv_completion(recv, status, bytes, immediate);
+                                uint32_t bytes, uint32_t immediate,
+                                bool has_immediate) {
+  queue_recv_completion(recv, status, bytes, immediate, has_immediate);
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 void SimEndpoint::queue_recv_completion(const PostedRecv& recv, WcStatus status,
-                                        uint32_t bytes, uint32_t immediate) {
+                                        uint32_t bytes, uint32_t immediate,
+                                        bool has_immediate) {
   Completion c = make_completion(recv.id, status, bytes);
-  if (status == WcStatus::kSuccess) {
+  if (status == WcStatus::kSuccess && has_immediate) {
     c.has_immediate = true;
     c.immediate = immediate;
   }

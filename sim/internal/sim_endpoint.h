@@ -57,6 +57,7 @@ class SimEndpoint final : public Endpoint {
     uint32_t length = 0;
     uint32_t immediate = 0;
     uint64_t ticket = 0;
+    bool has_immediate = true;
   };
   struct PostedRecv {
     WorkId id;
@@ -77,6 +78,8 @@ class SimEndpoint final : public Endpoint {
   absl::Status post_recv(WorkId id, const Frame& frame) override;
   absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
                          uint32_t immediate) override;
+  absl::Status post_send_without_immediate(WorkId id, const Frame& frame,
+                                           uint32_t length) override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
 
   // For WorldCore and Transport.
@@ -107,7 +110,7 @@ class SimEndpoint final : public Endpoint {
   PostedRecv take_recv();
   // Queues a receive completion.
   void complete_recv(const PostedRecv& recv, WcStatus status, uint32_t bytes,
-                     uint32_t immediate);
+                     uint32_t immediate, bool has_immediate = true);
   // Moves to the error state and flushes every posted work request.
   void enter_error();
   // "qpn 260 to peer 1 on sim_0_1_0: RTS, 2 sends and 1 receive posted, ..."
@@ -131,7 +134,10 @@ class SimEndpoint final : public Endpoint {
   // flushing (the endpoint is consistent only once all are flushed).
   void queue_send_completion(WcStatus status, FrameLoan loan = {});
   void queue_recv_completion(const PostedRecv& recv, WcStatus status,
-                             uint32_t bytes, uint32_t immediate);
+                             uint32_t bytes, uint32_t immediate,
+                             bool has_immediate = true);
+  absl::Status post(WorkId id, const Frame& frame, uint32_t length,
+                    uint32_t immediate, bool has_immediate);
   absl::Status error(absl::StatusCode code, std::string_view message) const;
 
   // The first cache line (with the vtable pointer) holds what a poll, a

@@ -183,6 +183,7 @@ void Transport::depart(uint32_t qp_num, uint64_t ticket) {
   m.link = ep->link();
   m.length = send->length;
   m.immediate = send->immediate;
+  m.has_immediate = send->has_immediate;
   m.frame = pair.frames;
   m.depart_ns = now;
   // A dead link direction drops everything, before any fault is drawn.
@@ -408,7 +409,8 @@ void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
   if (m.length > 0 && m.placed_in == nullptr) {
     std::memcpy(recv.frame.data(), bytes_of(m).data(), m.length);
   }
-  dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate);
+  dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate,
+                    m.has_immediate);
 }
 
 // The checks, in the order of the structures they walk.

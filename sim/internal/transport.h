@@ -141,6 +141,7 @@ class Transport {
     uint64_t frame = 0;
     TimeNs depart_ns = 0;
     WcStatus recv_error = WcStatus::kSuccess;
+    bool has_immediate = true;  // false: a SEND without one
   };
   // What happens to one departing frame.
   struct Fate {

@@ -101,6 +101,7 @@ struct FabricServer::Action {
   uint64_t work_id = 0;
   uint32_t immediate = 0;
   uint32_t length = 0;
+  bool has_immediate = true;
   std::vector<std::byte> payload;
 };
 
@@ -485,6 +486,7 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
         a.work_id = p->work_id;
         a.immediate = p->immediate;
         a.length = p->length;
+        a.has_immediate = (p->flags & kSendWithoutImmediate) == 0;
         std::span<const std::byte> tail = m.tail<PostSend>();
         ok = tail.size() == p->length;
         a.payload.assign(tail.begin(), tail.end());
@@ -713,8 +715,11 @@ void FabricServer::post_to_sim(Qp& qp) {
     }
     std::memcpy(frame->data(), a.payload.data(), a.length);
     const std::optional<WorkId> id = WorkId::decode(a.work_id);
-    absl::Status s = id ? qp.ep->post_send(*id, *frame, a.length, a.immediate)
-                        : absl::InvalidArgumentError("bad work id");
+    absl::Status s =
+        !id ? absl::InvalidArgumentError("bad work id")
+        : a.has_immediate
+            ? qp.ep->post_send(*id, *frame, a.length, a.immediate)
+            : qp.ep->post_send_without_immediate(*id, *frame, a.length);
     if (!s.ok()) {
       r.frames->give(*frame);
       complete_here(a, true, WcStatus::kLocQpOpErr);

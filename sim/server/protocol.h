@@ -97,8 +97,9 @@ struct PostSend {
   uint32_t immediate = 0;  // host order
   uint64_t work_id = 0;    // WorkId::encode()
   uint32_t length = 0;     // payload bytes that follow
-  uint32_t pad = 0;
+  uint32_t flags = 0;      // kSendWithoutImmediate
 };
+inline constexpr uint32_t kSendWithoutImmediate = 1;
 
 struct PostRecv {
   uint32_t qp_num = 0;

@@ -94,6 +94,16 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
 
   absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
                          uint32_t immediate) override {
+    return send(id, frame, length, immediate, 0);
+  }
+
+  absl::Status post_send_without_immediate(WorkId id, const Frame& frame,
+                                           uint32_t length) override {
+    return send(id, frame, length, 0, kSendWithoutImmediate);
+  }
+
+  absl::Status send(WorkId id, const Frame& frame, uint32_t length,
+                    uint32_t immediate, uint32_t flags) {
     if (length > frame.bytes()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "a send of %u bytes from a frame of %u", length, frame.bytes()));
@@ -103,6 +113,7 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     p.immediate = immediate;
     p.work_id = id.encode();
     p.length = length;
+    p.flags = flags;
     const std::array<std::span<const std::byte>, 2> parts = {
         bytes_of(p), std::as_bytes(frame.span().first(length))};
     return world_.send(MsgType::kPostSend, parts);

@@ -55,6 +55,26 @@ TEST(UcEndpoint, SendCompletesOnDepartureAndArrivesAfterLatency) {
   EXPECT_EQ(got[0].immediate, 0xabcdu);
 }
 
+TEST(UcEndpoint, ASendWithoutImmediateCompletesItsReceiveWithoutOne) {
+  auto p = make_pair(two_rank_options());
+  const Frame out = p.frame_a(0, 64);
+  std::memset(out.data(), 0x5a, 64);
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 1), p.frame_b(0, 64)).ok());
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 2), p.frame_b(64, 64)).ok());
+  ASSERT_TRUE(p.a->post_send_without_immediate(send_id(1, 0), out, 48).ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 1), out, 16, 9).ok());
+  p.world->run_until_idle();
+  auto got = poll_all(*p.b);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(got[0].ok());
+  EXPECT_EQ(got[0].byte_len, 48u);
+  EXPECT_FALSE(got[0].has_immediate);
+  EXPECT_EQ(p.frame_b(0, 64).data()[47], std::byte{0x5a});
+  // The next one, with an immediate, still has it.
+  EXPECT_TRUE(got[1].has_immediate);
+  EXPECT_EQ(got[1].immediate, 9u);
+}
+
 TEST(UcEndpoint, TheSenderMayReuseItsFrameOncePolled) {
   auto p = make_pair(two_rank_options());
   const Frame out = p.frame_a(0, 64);
