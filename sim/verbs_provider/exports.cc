@@ -1,10 +1,13 @@
 // The simulated provider's exported entry points: rdma-core's ibv_*
 // functions (with the real header's signatures) and the weft_sim_verbs_*
 // control calls of sim_verbs.h. Each takes the provider's lock and forwards.
-// The version script (exports.map) keeps every other symbol local.
+// The version script (exports.map) gives each ibv_* function the symbol
+// version rdma-core gives it, so programs linked against rdma-core's
+// libibverbs.so.1 bind to these, and keeps every other symbol local.
 #include <infiniband/verbs.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 
@@ -20,7 +23,22 @@ Provider& locked(std::unique_lock<std::mutex>* lock) {
   *lock = std::unique_lock<std::mutex>(p.mutex());
   return p;
 }
+
+// A name for each value of an enum that starts at `first`; "unknown"
+// outside, as rdma-core's ibv_*_str functions answer.
+template <size_t N>
+const char* name_of(int value, int first, const char* const (&names)[N]) {
+  if (value < first || value - first >= static_cast<int>(N)) return "unknown";
+  return names[value - first];
+}
 }  // namespace
+
+// rdma-core's infiniband/driver.h (not installed by libibverbs-dev) declares
+// ibv_query_gid_type with this enum: what sysfs calls the GID's type.
+enum ibv_gid_type_sysfs {
+  IBV_GID_TYPE_SYSFS_IB_ROCE_V1,
+  IBV_GID_TYPE_SYSFS_ROCE_V2,
+};
 
 // Parenthesised names: rdma-core's header defines some as macros.
 extern "C" {
@@ -96,12 +114,8 @@ int ibv_dereg_mr(ibv_mr* mr) {
 ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context,
                       ibv_comp_channel* channel, int comp_vector) {
   std::unique_lock<std::mutex> lock;
-  Provider& p = locked(&lock);
-  if (channel != nullptr || comp_vector != 0) {
-    errno = EINVAL;  // no completion channels in the simulator
-    return nullptr;
-  }
-  return p.create_cq(context, cqe, cq_context);
+  return locked(&lock).create_cq(context, cqe, cq_context, channel,
+                                 comp_vector);
 }
 
 int ibv_destroy_cq(ibv_cq* cq) {
@@ -124,9 +138,97 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
   return locked(&lock).modify_qp(qp, attr, attr_mask);
 }
 
+int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask,
+                 ibv_qp_init_attr* init_attr) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).query_qp(qp, attr, attr_mask, init_attr);
+}
+
+int ibv_query_gid_type(ibv_context* context, uint8_t port_num,
+                       unsigned int index, ibv_gid_type_sysfs* type) {
+  std::unique_lock<std::mutex> lock;
+  int value = 0;
+  const int rc = locked(&lock).query_gid_type(
+      context, port_num, index, type == nullptr ? nullptr : &value);
+  if (rc == 0) *type = static_cast<ibv_gid_type_sysfs>(value);
+  return rc;
+}
+
+ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).create_comp_channel(context);
+}
+
+int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).destroy_comp_channel(channel);
+}
+
+int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
+                     void** cq_context) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).get_cq_event(channel, cq, cq_context);
+}
+
+void ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
+  std::unique_lock<std::mutex> lock;
+  locked(&lock).ack_cq_events(cq, nevents);
+}
+
+// The simulated devices have no sysfs directory: every file reads as
+// missing (ibv_devinfo asks for board_id and prints nothing then).
+int ibv_read_sysfs_file(const char* /*dir*/, const char* /*file*/,
+                        char* /*buf*/, size_t /*size*/) {
+  errno = ENOENT;
+  return -1;
+}
+
 const char* ibv_wc_status_str(ibv_wc_status status) {
   // NUL-terminated: the names are string literals.
   return weft::wc_status_name(static_cast<int32_t>(status)).data();
+}
+
+const char* ibv_node_type_str(ibv_node_type node_type) {
+  static const char* const kNames[] = {"InfiniBand channel adapter",
+                                       "InfiniBand switch",
+                                       "InfiniBand router",
+                                       "iWARP NIC",
+                                       "usNIC",
+                                       "usNIC UDP",
+                                       "unspecified"};
+  return name_of(node_type, IBV_NODE_CA, kNames);
+}
+
+const char* ibv_port_state_str(ibv_port_state port_state) {
+  static const char* const kNames[] = {
+      "no state change (NOP)", "down", "init", "armed", "active",
+      "active defer"};
+  return name_of(port_state, IBV_PORT_NOP, kNames);
+}
+
+const char* ibv_event_type_str(ibv_event_type event) {
+  static const char* const kNames[] = {
+      "CQ error",
+      "local work queue catastrophic error",
+      "invalid request local work queue error",
+      "local access violation work queue error",
+      "communication established",
+      "send queue drained",
+      "path migrated",
+      "path migration request error",
+      "local catastrophic error",
+      "port active",
+      "port error",
+      "LID change",
+      "P_Key change",
+      "SM change",
+      "SRQ catastrophic error",
+      "SRQ limit reached",
+      "last WQE reached",
+      "client reregistration",
+      "GID table change",
+      "WQ fatal"};
+  return name_of(event, IBV_EVENT_CQ_ERR, kNames);
 }
 
 int weft_sim_verbs_reset(void) {

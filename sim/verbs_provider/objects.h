@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,6 +29,8 @@ inline constexpr ibv_mtu kMaxMtu = IBV_MTU_4096;
 inline constexpr ibv_mtu kActiveMtu = IBV_MTU_1024;
 inline constexpr int kMaxSge = 1;  // scatter entries per work request
 inline constexpr int kMaxCqe = 4096;
+// Inline sends are not simulated: queue pairs report and accept none.
+inline constexpr uint32_t kMaxInlineData = 0;
 
 // One RDMA device of one rank: a cable end.
 struct SimDevice {
@@ -58,13 +61,35 @@ struct SimMr {
   Slab* shadow = nullptr;  // the simulator's copy of the registered bytes
 };
 
+struct SimCq;
+
+// A completion channel: its events in the order they were raised, and an
+// eventfd (channel.fd) whose count is the number of events not yet read,
+// so the fd is readable exactly while one is pending.
+struct SimChannel {
+  ibv_comp_channel channel;
+  SimContext* owner = nullptr;
+  std::deque<SimCq*> events;
+};
+
 struct SimQp;
 
 struct SimCq {
   ibv_cq cq;
   SimContext* owner = nullptr;
-  std::vector<SimQp*> qps;    // attached queue pairs, in creation order
-  std::vector<ibv_wc> stash;  // completions found while polling another CQ
+  SimChannel* channel = nullptr;  // null: no completion events
+  std::vector<SimQp*> qps;        // attached queue pairs, in creation order
+  // Completions taken from the simulator but not yet polled: found while
+  // polling another CQ, or while looking for a completion event.
+  std::vector<ibv_wc> stash;
+  // Completions added to this CQ so far; an armed CQ raises its event once
+  // this passes armed_mark, the count when it was armed.
+  uint64_t added = 0;
+  uint64_t armed_mark = 0;
+  bool armed = false;
+  // Events ibv_get_cq_event returned; the CQ cannot be destroyed until
+  // ibv_ack_cq_events has acknowledged them all (cq.comp_events_completed).
+  uint32_t events_reported = 0;
 };
 
 // A work request the simulator holds, until its completion is polled.
@@ -83,9 +108,12 @@ struct SimQp {
   SimCq* send_cq = nullptr;
   SimCq* recv_cq = nullptr;
   ibv_qp_cap cap{};
+  int sq_sig_all = 0;  // as created (the data path signals per request)
   std::unique_ptr<Endpoint> endpoint;  // the simulator's queue pair
   uint32_t remote_qp_num = 0;
   int sgid_index = -1;
+  // What ibv_modify_qp set, for ibv_query_qp.
+  ibv_qp_attr attr{};
   uint32_t next_slot = 0;
   uint32_t sends = 0;  // outstanding
   uint32_t recvs = 0;

@@ -1,8 +1,12 @@
+// Devices and contexts: the world built from the environment, the control
+// calls of sim_verbs.h, device lists, GUIDs, opening and closing, and what
+// ibv_query_device, ibv_query_port, ibv_query_gid(_type) report.
 #include "sim/verbs_provider/provider.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -24,8 +28,21 @@ constexpr int kMaxQps = 1024;
 constexpr int kMaxMrs = 4096;
 constexpr int kMaxCqs = 1024;
 constexpr int kMaxPds = 1024;
-constexpr uint64_t kGuidPrefix = uint64_t{0x02005e} << 40;
+// A device's node GUID: the company id 02:00:5e (locally administered),
+// then the rank and the device's index among the rank's devices, plus one:
+// 02:00:5e:00:00:<rank, 16 bits>:<index + 1, 16 bits>.
+constexpr uint32_t kCompanyId = 0x02005e;
+constexpr uint64_t kGuidPrefix = uint64_t{kCompanyId} << 40;
 constexpr int kGuidRankShift = 16;
+// What the port reports for its link, as an InfiniBand port would: width 8x
+// (code 4) at 10 Gb/s per lane (code 4, QDR) is Thunderbolt 5's 80 Gb/s.
+constexpr uint8_t kActiveWidth8x = 4;
+constexpr uint8_t kActiveSpeed10Gbps = 4;
+constexpr uint8_t kPhysStateDisabled = 3;
+constexpr uint8_t kPhysStateLinkUp = 5;
+constexpr uint8_t kVirtualLanes1 = 1;  // max_vl_num code for one lane
+// Page sizes memory regions may use: 4 KiB and every larger power of two.
+constexpr uint64_t kPageSizeCap = ~uint64_t{0xfff};
 // Where the second link-local GID of a port differs from the first.
 constexpr size_t kSecondInterfaceByte = 9;
 
@@ -163,12 +180,10 @@ int Provider::set_rank(uint32_t rank) {
   return 0;
 }
 
-int Provider::teardown_error(const char* what) {
+int Provider::teardown_error(const char* what, const char* why) {
   ++teardown_errors_;
-  std::fprintf(stderr,
-               "weft simulated verbs provider: %s while objects created on "
-               "it are alive (EBUSY)\n",
-               what);
+  std::fprintf(stderr, "weft simulated verbs provider: %s while %s (EBUSY)\n",
+               what, why);
   return EBUSY;
 }
 
@@ -255,6 +270,9 @@ int Provider::close_device(ibv_context* context) {
   for (const auto& [ptr, cq] : cqs_) {
     if (cq->owner == c) return teardown_error("ibv_close_device");
   }
+  for (const auto& [ptr, channel] : channels_) {
+    if (channel->owner == c) return teardown_error("ibv_close_device");
+  }
   pthread_mutex_destroy(&c->context.mutex);
   contexts_.erase(context);
   return 0;
@@ -265,8 +283,13 @@ int Provider::query_device(ibv_context* context, ibv_device_attr* attr) {
   if (c == nullptr || attr == nullptr) return EINVAL;
   const bool apple = config_->apple_limits;
   std::memset(attr, 0, sizeof(*attr));
-  std::snprintf(attr->fw_ver, sizeof(attr->fw_ver), "weft-sim");
+  std::snprintf(attr->fw_ver, sizeof(attr->fw_ver), "%s",
+                WEFT_SIM_VERBS_FW_VER);
   attr->node_guid = device_guid(context->device);
+  attr->sys_image_guid = attr->node_guid;  // one device per "adapter"
+  attr->max_mr_size = UINT64_MAX;
+  attr->page_size_cap = kPageSizeCap;
+  attr->vendor_id = kCompanyId;
   attr->max_qp = apple ? static_cast<int>(kAppleQpsPerDevice) : kMaxQps;
   attr->max_qp_wr = static_cast<int>(depth_limit(kMaxQueueDepth));
   attr->max_sge = kMaxSge;
@@ -274,6 +297,10 @@ int Provider::query_device(ibv_context* context, ibv_device_attr* attr) {
   attr->max_cqe = kMaxCqe;
   attr->max_mr = apple ? static_cast<int>(kAppleMrsPerDevice) : kMaxMrs;
   attr->max_pd = kMaxPds;
+  // No RDMA read, atomics, shared receive queues, address handles or
+  // multicast: UC queue pairs only.
+  attr->atomic_cap = IBV_ATOMIC_NONE;
+  attr->max_pkeys = 1;
   attr->phys_port_cnt = 1;
   return 0;
 }
@@ -285,13 +312,20 @@ int Provider::query_port(ibv_context* context, uint8_t port,
   // As rdma-core's exported ibv_query_port: every field up to and including
   // `flags` (the caller may have passed the shorter compat structure).
   std::memset(attr, 0, offsetof(ibv_port_attr, port_cap_flags2));
-  attr->state = c->device->port_down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
+  const bool down = c->device->port_down;
+  attr->state = down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
   attr->max_mtu = kMaxMtu;
   attr->active_mtu = kActiveMtu;
   attr->gid_tbl_len = static_cast<int>(c->device->gids.size());
+  // A RoCE port: GIDs from IP addresses, no LID, no subnet manager.
+  attr->port_cap_flags = IBV_PORT_IP_BASED_GIDS;
   attr->max_msg_sz = kMaxMessageBytes;
   attr->pkey_tbl_len = 1;
   attr->lid = 0;
+  attr->max_vl_num = kVirtualLanes1;
+  attr->active_width = kActiveWidth8x;
+  attr->active_speed = kActiveSpeed10Gbps;
+  attr->phys_state = down ? kPhysStateDisabled : kPhysStateLinkUp;
   attr->link_layer = IBV_LINK_LAYER_ETHERNET;
   return 0;
 }
@@ -306,6 +340,25 @@ int Provider::query_gid(ibv_context* context, uint8_t port, int index,
   }
   std::memcpy(gid->raw, c->device->gids[static_cast<size_t>(index)].data(),
               sizeof(gid->raw));
+  return 0;
+}
+
+int Provider::query_gid_type(ibv_context* context, uint8_t port,
+                             unsigned int index, int* type) {
+  const SimContext* c = find_context(context);
+  if (c == nullptr || type == nullptr || port != kPort ||
+      index >= c->device->gids.size()) {
+    errno = EINVAL;
+    return -1;  // as rdma-core's ibv_query_gid_type
+  }
+  // Every GID of a simulated port is a RoCE v2 one (routable, UDP); an
+  // unused entry reads as IB/RoCE v1, as rdma-core reports an empty GID.
+  constexpr int kIbRoceV1 = 0;
+  constexpr int kRoceV2 = 1;
+  const GidBytes& gid = c->device->gids[index];
+  const bool empty =
+      std::all_of(gid.begin(), gid.end(), [](uint8_t b) { return b == 0; });
+  *type = empty ? kIbRoceV1 : kRoceV2;
   return 0;
 }
 
@@ -335,6 +388,8 @@ int Provider::count_on(const SimDevice& device, std::string_view kind) const {
     for (const auto& [p, cq] : cqs_) n += on(cq->owner);
   } else if (kind == "qps") {
     for (const auto& [p, qp] : qps_) n += on(qp->owner->owner);
+  } else if (kind == "channels") {
+    for (const auto& [p, ch] : channels_) n += on(ch->owner);
   } else {
     return -1;
   }

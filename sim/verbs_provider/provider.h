@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "fabric/clock.h"
 #include "sim/verbs_provider/config.h"
 #include "sim/verbs_provider/objects.h"
 #include "sim/world.h"
@@ -54,6 +55,10 @@ class Provider {
   int query_device(ibv_context* context, ibv_device_attr* attr);
   int query_port(ibv_context* context, uint8_t port, ibv_port_attr* attr);
   int query_gid(ibv_context* context, uint8_t port, int index, ibv_gid* gid);
+  // rdma-core's private ibv_query_gid_type: 0 and *type (0: IB/RoCE v1, 1:
+  // RoCE v2), or -1 with errno EINVAL.
+  int query_gid_type(ibv_context* context, uint8_t port, unsigned int index,
+                     int* type);
 
   // Protection domains, memory regions, completion queues
   // (provider_memory.cc).
@@ -61,13 +66,29 @@ class Provider {
   int dealloc_pd(ibv_pd* pd);
   ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, int access);
   int dereg_mr(ibv_mr* mr);
-  ibv_cq* create_cq(ibv_context* context, int cqe, void* cq_context);
+  ibv_cq* create_cq(ibv_context* context, int cqe, void* cq_context,
+                    ibv_comp_channel* channel, int comp_vector);
   int destroy_cq(ibv_cq* cq);
+
+  // Completion channels and events (provider_events.cc). In-process, a
+  // wait is driven by the thread that waits: ibv_get_cq_event advances the
+  // world as poll_cq does until an armed CQ of the channel gets a
+  // completion, for at most the world's time limit of virtual time.
+  ibv_comp_channel* create_comp_channel(ibv_context* context);
+  int destroy_comp_channel(ibv_comp_channel* channel);
+  int req_notify_cq(ibv_cq* cq, int solicited_only);
+  // 0, or -1 with errno: ETIMEDOUT when the time limit passed (or nothing
+  // in flight could ever raise an event), EAGAIN when the channel's fd is
+  // non-blocking and no event is pending, EINVAL for an unknown channel.
+  int get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);
+  void ack_cq_events(ibv_cq* cq, unsigned int nevents);
 
   // Queue pairs (provider_qp.cc).
   ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr);
   int destroy_qp(ibv_qp* qp);
   int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask);
+  int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask,
+               ibv_qp_init_attr* init_attr);
 
   // The operation table's data path (provider_data.cc).
   int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
@@ -86,8 +107,10 @@ class Provider {
   SimPd* find_pd(const ibv_pd* pd) const;
   SimCq* find_cq(const ibv_cq* cq) const;
   SimQp* find_qp(const ibv_qp* qp) const;
+  SimChannel* find_channel(const ibv_comp_channel* channel) const;
   int count_on(const SimDevice& device, std::string_view kind) const;
-  int teardown_error(const char* what);
+  int teardown_error(const char* what,
+                     const char* why = "objects created on it are alive");
   Slab* shadow_for(uint32_t rank, void* addr, size_t length);
   SimDevice* far_end(const SimDevice& device) const;
   const SimDevice* port_of_gid(const GidBytes& gid) const;
@@ -107,6 +130,16 @@ class Provider {
   int drain(SimQp& qp, SimCq& cq, ibv_wc* out, int room);
   bool to_wc(SimQp& qp, const Completion& c, ibv_wc* wc);
 
+  // Completion events (provider_events.cc). Takes every completion the
+  // simulator holds for `cq` into its stash.
+  void stash_all(SimCq& cq);
+  // Raises the event of each armed CQ that got a completion since it was
+  // armed, in the order the CQs were armed.
+  void raise_events();
+  void remove_events(SimCq& cq);
+  TimeNs next_wait_step(const SimChannel& channel, TimeNs now_ns,
+                        TimeNs deadline_ns) const;
+
   std::mutex mutex_;
   std::string last_error_;
   bool reported_ = false;
@@ -121,6 +154,8 @@ class Provider {
   std::map<const ibv_pd*, std::unique_ptr<SimPd>> pds_;
   std::map<const ibv_mr*, std::unique_ptr<SimMr>> mrs_;
   std::map<const ibv_cq*, std::unique_ptr<SimCq>> cqs_;
+  std::map<const ibv_comp_channel*, std::unique_ptr<SimChannel>> channels_;
+  std::vector<SimCq*> armed_;  // in the order they were armed
   std::map<const ibv_qp*, std::unique_ptr<SimQp>> qps_;
   std::map<uint32_t, SimQp*> qps_by_num_;
   // The simulator's copies of registered memory, by (rank, address,

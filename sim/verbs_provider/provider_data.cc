@@ -45,11 +45,18 @@ int post_recv_op(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   return p.post_recv(qp, wr, bad_wr);
 }
 
+int req_notify_cq_op(ibv_cq* cq, int solicited_only) {
+  Provider& p = Provider::instance();
+  std::lock_guard<std::mutex> lock(p.mutex());
+  return p.req_notify_cq(cq, solicited_only);
+}
+
 }  // namespace
 
 void fill_operations(ibv_context_ops* ops) {
   std::memset(ops, 0, sizeof(*ops));
   ops->poll_cq = poll_cq_op;
+  ops->req_notify_cq = req_notify_cq_op;
   ops->post_send = post_send_op;
   ops->post_recv = post_recv_op;
 }
@@ -196,6 +203,7 @@ int Provider::drain(SimQp& qp, SimCq& cq, ibv_wc* out, int room) {
       ibv_wc wc;
       if (!to_wc(qp, batch[i], &wc)) continue;
       SimCq& target = wc.opcode == IBV_WC_SEND ? *qp.send_cq : *qp.recv_cq;
+      ++target.added;
       if (&target == &cq) {
         out[filled++] = wc;
       } else {
@@ -219,6 +227,7 @@ int Provider::poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     if (filled == num_entries) break;
     filled += drain(*qp, *c, wc + filled, num_entries - filled);
   }
+  raise_events();
   return filled;
 }
 

@@ -1,9 +1,12 @@
 // Protection domains, memory regions and completion queues.
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "sim/verbs_provider/provider.h"
@@ -105,19 +108,30 @@ int Provider::dereg_mr(ibv_mr* mr) {
   return 0;
 }
 
-ibv_cq* Provider::create_cq(ibv_context* context, int cqe, void* cq_context) {
+ibv_cq* Provider::create_cq(ibv_context* context, int cqe, void* cq_context,
+                            ibv_comp_channel* channel, int comp_vector) {
   SimContext* c = find_context(context);
-  if (c == nullptr || cqe < 1 || cqe > kMaxCqe) {
+  SimChannel* ch = channel == nullptr ? nullptr : find_channel(channel);
+  // The channel must be one of this context's; the vector one of its
+  // num_comp_vectors (1), as the kernel checks.
+  if (c == nullptr || cqe < 1 || cqe > kMaxCqe ||
+      (channel != nullptr && (ch == nullptr || ch->owner != c)) ||
+      comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
     errno = EINVAL;
     return nullptr;
   }
   auto cq = std::make_unique<SimCq>();
   std::memset(&cq->cq, 0, sizeof(cq->cq));
   cq->cq.context = context;
+  cq->cq.channel = channel;
   cq->cq.cq_context = cq_context;
   cq->cq.handle = next_handle_++;
   cq->cq.cqe = cqe;
+  pthread_mutex_init(&cq->cq.mutex, nullptr);
+  pthread_cond_init(&cq->cq.cond, nullptr);
   cq->owner = c;
+  cq->channel = ch;
+  if (ch != nullptr) ++ch->channel.refcnt;
   ibv_cq* out = &cq->cq;
   cqs_.emplace(out, std::move(cq));
   return out;
@@ -127,6 +141,17 @@ int Provider::destroy_cq(ibv_cq* cq) {
   SimCq* c = find_cq(cq);
   if (c == nullptr) return EINVAL;
   if (!c->qps.empty()) return teardown_error("ibv_destroy_cq");
+  if (c->events_reported != cq->comp_events_completed) {
+    // rdma-core's ibv_destroy_cq would wait for the acknowledgement forever.
+    return teardown_error("ibv_destroy_cq",
+                          "completion events it reported are not "
+                          "acknowledged (call ibv_ack_cq_events first)");
+  }
+  remove_events(*c);
+  std::erase(armed_, c);
+  if (c->channel != nullptr) --c->channel->channel.refcnt;
+  pthread_cond_destroy(&cq->cond);
+  pthread_mutex_destroy(&cq->mutex);
   cqs_.erase(cq);
   return 0;
 }

@@ -1,4 +1,4 @@
-// Queue pairs: creation, destruction and the state machine.
+// Queue pairs: creation, destruction, the state machine and ibv_query_qp.
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -30,12 +30,27 @@ bool is_ipv4_mapped(const GidBytes& gid) {
          gid[kZeros] == 0xff && gid[kZeros + 1] == 0xff;
 }
 
+// Copies what `mask` says `attr` sets into `kept` (for ibv_query_qp).
+void remember(const ibv_qp_attr& attr, int mask, ibv_qp_attr* kept) {
+  if ((mask & IBV_QP_STATE) != 0) kept->qp_state = attr.qp_state;
+  if ((mask & IBV_QP_ACCESS_FLAGS) != 0) {
+    kept->qp_access_flags = attr.qp_access_flags;
+  }
+  if ((mask & IBV_QP_PKEY_INDEX) != 0) kept->pkey_index = attr.pkey_index;
+  if ((mask & IBV_QP_PORT) != 0) kept->port_num = attr.port_num;
+  if ((mask & IBV_QP_AV) != 0) kept->ah_attr = attr.ah_attr;
+  if ((mask & IBV_QP_PATH_MTU) != 0) kept->path_mtu = attr.path_mtu;
+  if ((mask & IBV_QP_RQ_PSN) != 0) kept->rq_psn = attr.rq_psn;
+  if ((mask & IBV_QP_SQ_PSN) != 0) kept->sq_psn = attr.sq_psn;
+  if ((mask & IBV_QP_DEST_QPN) != 0) kept->dest_qp_num = attr.dest_qp_num;
+}
+
 bool caps_ok(const ibv_qp_cap& cap) {
   return cap.max_send_wr >= 1 && cap.max_send_wr <= kMaxQueueDepth &&
          cap.max_recv_wr >= 1 && cap.max_recv_wr <= kMaxQueueDepth &&
          cap.max_send_sge == static_cast<uint32_t>(kMaxSge) &&
          cap.max_recv_sge == static_cast<uint32_t>(kMaxSge) &&
-         cap.max_inline_data == 0;
+         cap.max_inline_data == kMaxInlineData;
 }
 
 }  // namespace
@@ -91,6 +106,11 @@ ibv_qp* Provider::create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
   qp->send_cq = send_cq;
   qp->recv_cq = recv_cq;
   qp->cap = attr->cap;
+  qp->sq_sig_all = attr->sq_sig_all;
+  qp->attr.qp_state = IBV_QPS_RESET;
+  qp->attr.cur_qp_state = IBV_QPS_RESET;
+  qp->attr.path_mtu = kActiveMtu;
+  qp->attr.port_num = kPort;
   qp->endpoint = *std::move(endpoint);
   SimQp* raw = qp.get();
   send_cq->qps.push_back(raw);
@@ -199,6 +219,28 @@ int Provider::modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
     if (const int err = move_to_rtr(*q, *attr); err != 0) return err;
   }
   qp->state = next;
+  remember(*attr, mask, &q->attr);
+  return 0;
+}
+
+int Provider::query_qp(ibv_qp* qp, ibv_qp_attr* attr, int /*mask*/,
+                       ibv_qp_init_attr* init_attr) {
+  SimQp* q = find_qp(qp);
+  if (q == nullptr || attr == nullptr || init_attr == nullptr) return EINVAL;
+  // Every field, whatever the mask, as rdma-core's command path fills them
+  // from the kernel's answer (the mask only says which the caller reads).
+  *attr = q->attr;
+  attr->qp_state = qp->state;
+  attr->cur_qp_state = qp->state;
+  attr->cap = q->cap;
+  attr->cap.max_inline_data = kMaxInlineData;
+  std::memset(init_attr, 0, sizeof(*init_attr));
+  init_attr->qp_context = qp->qp_context;
+  init_attr->send_cq = qp->send_cq;
+  init_attr->recv_cq = qp->recv_cq;
+  init_attr->cap = attr->cap;
+  init_attr->qp_type = qp->qp_type;
+  init_attr->sq_sig_all = q->sq_sig_all;
   return 0;
 }
 

@@ -1,7 +1,7 @@
 /* weft's simulated verbs provider (libweft_sim_verbs.so): a shared library
- * exporting the ibv_* entry points weft's verbs loader resolves, backed by
- * weft's deterministic simulator, with Apple's quirks switchable. Load it
- * with WEFT_VERBS_LIBRARY=<path to libweft_sim_verbs.so>.
+ * exporting rdma-core's ibv_* entry points, backed by weft's deterministic
+ * simulator, with Apple's quirks switchable. Load it with
+ * WEFT_VERBS_LIBRARY=<path to libweft_sim_verbs.so>.
  *
  * One provider instance per process simulates every rank of one world; the
  * calls below (exported with C linkage, found with dlsym) say which rank the
@@ -18,7 +18,8 @@
  *   WEFT_SIM_VERBS_FAULTS=plan       fault plan text, lines split by ';'
  *   WEFT_SIM_VERBS_FAULTS_FILE=path  fault plan file
  *   WEFT_SIM_VERBS_POLL_STEP_NS=n    virtual time each poll_cq advances
- *                                    (default 1000)
+ *                                    (default 1000); ibv_get_cq_event waits
+ *                                    in the same steps
  *   WEFT_SIM_VERBS_GID_MODE=m        ipv4_at:N (default ipv4_at:1: link-local
  *                                    at 0, IPv4-mapped at 1) | link_local |
  *                                    empty
@@ -47,10 +48,11 @@ int weft_sim_verbs_reset(void);
  * EINVAL when the world has no such rank (or cannot be built). */
 int weft_sim_verbs_set_rank(uint32_t rank);
 
-/* Live objects of `kind` ("contexts", "pds", "mrs", "cqs", "qps") on rank
- * `rank`'s device `device` (NULL: every device of the rank); -1 for an
- * unknown kind or a world that cannot be built. Kind "teardown_errors"
- * counts objects destroyed out of order (rank and device ignored). */
+/* Live objects of `kind` ("contexts", "pds", "mrs", "cqs", "qps",
+ * "channels") on rank `rank`'s device `device` (NULL: every device of the
+ * rank); -1 for an unknown kind or a world that cannot be built. Kind
+ * "teardown_errors" counts objects destroyed out of order (rank and device
+ * ignored). */
 int weft_sim_verbs_live(const char* kind, uint32_t rank, const char* device);
 
 /* The GID index queue pair `qp_num` was moved to RTR with, -1 if none. */
