@@ -4,8 +4,11 @@
 # it installs only what is missing.
 set -euo pipefail
 
+# ibverbs-utils: rdma-core's ibv_devices, ibv_devinfo and ibv_uc_pingpong,
+# which the tests run unmodified on weft's drop-in verbs library.
 debian_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
-                 libabsl-dev nlohmann-json3-dev libibverbs-dev shellcheck)
+                 libabsl-dev nlohmann-json3-dev libibverbs-dev ibverbs-utils
+                 shellcheck)
 brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json shellcheck)
 
 sudo_if_needed() {

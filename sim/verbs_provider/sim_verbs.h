@@ -1,7 +1,10 @@
 /* weft's simulated verbs provider (libweft_sim_verbs.so): a shared library
- * exporting rdma-core's ibv_* entry points, backed by weft's deterministic
- * simulator, with Apple's quirks switchable. Load it with
- * WEFT_VERBS_LIBRARY=<path to libweft_sim_verbs.so>.
+ * exporting rdma-core's ibv_* entry points (with rdma-core 44's symbol
+ * versions), backed by weft's deterministic simulator, with Apple's quirks
+ * switchable. Load it with WEFT_VERBS_LIBRARY=<path to libweft_sim_verbs.so>,
+ * or run a program linked against rdma-core's libibverbs.so.1 with
+ * LD_LIBRARY_PATH=<its drop-in directory>, which holds it as
+ * libibverbs.so.1 and librdma.dylib (docs/verbs-macos.md).
  *
  * One provider instance per process simulates every rank of one world; the
  * calls below (exported with C linkage, found with dlsym) say which rank the
