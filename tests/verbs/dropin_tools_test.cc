@@ -1,8 +1,11 @@
 // Debian's unmodified rdma-core tools (package ibverbs-utils: ibv_devices,
-// ibv_devinfo) run on the drop-in verbs library through LD_LIBRARY_PATH,
-// and list exactly the simulated devices of the rank they run as, with the
-// node GUIDs, port state and GID table the documented scheme gives.
+// ibv_devinfo, ibv_uc_pingpong) load the drop-in verbs library through
+// LD_LIBRARY_PATH (every function they import is there, with the version
+// they ask for), and list exactly the simulated devices of the rank they
+// run as, with the node GUIDs, port state and GID table the documented
+// scheme gives.
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -74,6 +77,24 @@ struct Device {
   std::string ipv4;        // GID 1's address, 169.254.<rank>.<index + 1>
 };
 
+std::vector<std::string> lines_of(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+// Runs `command` (no provider variables, no drop-in) and returns what it
+// printed; "" if it could not run or failed.
+std::string output_of(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    out.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : "";
+}
+
 std::string ipv6_text(const std::array<uint8_t, 16>& bytes) {
   char text[INET6_ADDRSTRLEN] = {};
   inet_ntop(AF_INET6, bytes.data(), text, sizeof(text));
@@ -144,6 +165,45 @@ std::string guid_groups(uint64_t guid) {
                          guid & 0xffff);
 }
 
+TEST(DropinToolsTest, EveryFunctionTheToolsImportIsThere) {
+  void* ours = dlopen(WEFT_SIM_VERBS_DROPIN_DIR "/libibverbs.so.1",
+                      RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(ours, nullptr) << dlerror();
+  for (const char* tool : {WEFT_IBV_DEVICES_PATH, WEFT_IBV_DEVINFO_PATH,
+                           WEFT_IBV_UC_PINGPONG_PATH}) {
+    // Undefined symbols read "name@VERSION (index)"; rdma-core's versions
+    // all start with IBVERBS_.
+    const std::string symbols = output_of(
+        absl::StrFormat("'%s' -W --dyn-syms '%s'", WEFT_READELF, tool));
+    ASSERT_FALSE(symbols.empty()) << tool;
+    int imports = 0;
+    for (const std::string& line : lines_of(symbols)) {
+      const size_t at = line.find("@IBVERBS_");
+      if (line.find(" UND ") == std::string::npos || at == std::string::npos) {
+        continue;
+      }
+      const size_t name_start = line.rfind(' ', at) + 1;
+      const std::string name = line.substr(name_start, at - name_start);
+      const std::string version =
+          line.substr(at + 1, line.find(' ', at) - at - 1);
+      EXPECT_NE(dlvsym(ours, name.c_str(), version.c_str()), nullptr)
+          << tool << " imports " << name << "@" << version;
+      ++imports;
+    }
+    EXPECT_GT(imports, 0) << tool;
+  }
+  dlclose(ours);
+}
+
+// ibv_uc_pingpong binds every symbol when it loads (it is linked with
+// BIND_NOW), so getting to its usage text means the drop-in satisfied it.
+TEST(DropinToolsTest, UcPingpongLoads) {
+  const ToolRun r = run(WEFT_IBV_UC_PINGPONG_PATH, "--no-such-flag", {});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("Usage:"));
+  EXPECT_THAT(r.out, Not(HasSubstr("symbol lookup error")));
+}
+
 TEST(DropinToolsTest, IbvDevicesListsExactlyTheRanksDevices) {
   for (const uint32_t cables : {1u, 2u}) {
     for (uint32_t rank = 0; rank < 3; ++rank) {
@@ -204,10 +264,6 @@ TEST(DropinToolsTest, IbvDevinfoShowsADownPort) {
   EXPECT_THAT(blocks[0], HasSubstr("hca_id:\tsim_1_2_0\n"));
   EXPECT_THAT(blocks[0], HasSubstr("state:\t\t\tPORT_DOWN (1)\n"));
   EXPECT_THAT(blocks[0], HasSubstr("phys_state:\t\tDISABLED (3)\n"));
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  return absl::StrSplit(text, '\n', absl::SkipEmpty());
 }
 
 // Whether `shown` (a page's sample output, "..." standing for any number of
