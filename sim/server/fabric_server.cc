@@ -1,5 +1,6 @@
 #include "sim/server/fabric_server.h"
 
+#include <cstddef>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -8,7 +9,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +25,7 @@
 #include "fabric/endpoint.h"
 #include "fabric/slab.h"
 #include "fabric/work_id.h"
+#include "sim/frame_pool.h"
 
 namespace weft::sim::server {
 namespace {
@@ -39,9 +40,6 @@ constexpr int kTickMs = 100;
 // function of the rank's own calls only, so they do not depend on which
 // process asked first.
 constexpr uint32_t kQpsPerRank = 1u << 12;
-// Smallest frame the pool hands out, and the least it maps at once.
-constexpr uint32_t kMinFrameBytes = 64;
-constexpr uint64_t kMinChunkBytes = uint64_t{1} << 20;
 
 WallDeadline write_deadline() { return SteadyClock::now() + kWriteDeadline; }
 
@@ -50,39 +48,6 @@ std::string micros(TimeNs ns) {
 }
 
 }  // namespace
-
-// Frames of the sizes the clients post, carved from slabs of one rank's
-// simulated fabric (the simulator only moves frames of its own slabs) and
-// reused, by power-of-two size class.
-class FabricServer::FramePool {
- public:
-  explicit FramePool(Fabric& fabric) : fabric_(fabric) {}
-
-  // A frame of at least `bytes` (its class's size).
-  absl::StatusOr<Frame> take(uint32_t bytes) {
-    const uint64_t size = std::bit_ceil(std::max(bytes, kMinFrameBytes));
-    std::vector<Frame>& free = free_[size];
-    if (free.empty()) {
-      const uint64_t chunk = std::max(size, kMinChunkBytes);
-      absl::StatusOr<Slab*> slab = fabric_.create_slab(chunk);
-      if (!slab.ok()) return slab.status();
-      for (uint64_t at = 0; at + size <= (*slab)->bytes(); at += size) {
-        absl::StatusOr<Frame> f =
-            (*slab)->frame(at, static_cast<uint32_t>(size));
-        if (f.ok()) free.push_back(*f);
-      }
-      std::reverse(free.begin(), free.end());  // hand out in address order
-    }
-    Frame out = free.back();
-    free.pop_back();
-    return out;
-  }
-  void give(const Frame& frame) { free_[frame.bytes()].push_back(frame); }
-
- private:
-  Fabric& fabric_;
-  std::map<uint64_t, std::vector<Frame>> free_;
-};
 
 struct FabricServer::Client {
   int fd = -1;

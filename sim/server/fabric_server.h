@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sim/frame_pool.h"
 #include "sim/server/wire.h"
 #include "sim/world.h"
 
@@ -97,7 +98,6 @@ class FabricServer {
   struct Rank;
   struct Qp;
   struct Action;
-  class FramePool;
 
   FabricServer(ServerOptions options, std::unique_ptr<World> world, int fd);
 

@@ -1,7 +1,10 @@
 #include "sim/server/remote_world.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <system_error>
 #include <unistd.h>
 
 #include <array>
@@ -13,6 +16,7 @@
 #include <deque>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "fabric/completion.h"
@@ -127,6 +131,8 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     }
     return n;
   }
+
+  size_t pending() const { return done_.size(); }
 
   // A completion the server sent; a receive's bytes land in its frame.
   void complete(const StepCompletion& c, std::span<const std::byte> payload) {
@@ -369,6 +375,24 @@ void RemoteWorld::deliver(const Message& m) {
     auto ep = endpoints_.find(c.qp_num);
     if (ep != endpoints_.end()) ep->second->complete(c, payload);
   }
+}
+
+size_t RemoteWorld::pending_completions() const {
+  size_t n = 0;
+  for (const auto& [num, ep] : endpoints_) n += ep->pending();
+  return n;
+}
+
+absl::StatusOr<bool> RemoteWorld::crashed(uint32_t rank) {
+  Query q;
+  q.kind = static_cast<uint32_t>(QueryKind::kCrashed);
+  q.rank = rank;
+  const std::array<std::span<const std::byte>, 1> parts = {bytes_of(q)};
+  absl::StatusOr<Message> m = request(MsgType::kQuery, parts, MsgType::kAnswer);
+  if (!m.ok()) return m.status();
+  std::optional<Answer> a = m->fixed<Answer>();
+  if (!a) return absl::InternalError("a malformed answer from the server");
+  return a->value != 0;
 }
 
 absl::StatusOr<uint64_t> RemoteWorld::trace_hash() {

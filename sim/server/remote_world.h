@@ -14,10 +14,12 @@
 #define WEFT_SIM_SERVER_REMOTE_WORLD_H_
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -70,6 +72,10 @@ class RemoteWorld {
   absl::Status wait(std::string_view what, std::optional<TimeNs> wake_at_ns);
 
   absl::StatusOr<uint64_t> trace_hash();
+  // Whether rank `rank` of the world has crashed (the fault plan).
+  absl::StatusOr<bool> crashed(uint32_t rank);
+  // Completions that arrived and no endpoint's poll() has taken yet.
+  size_t pending_completions() const;
   bool crashed() const { return crashed_; }
   // The server has stopped simulating (after a deadlock, --on_deadlock=
   // leave): waits return at once from now on.

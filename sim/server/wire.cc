@@ -1,5 +1,6 @@
 #include "sim/server/wire.h"
 
+#include <algorithm>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"

@@ -256,6 +256,11 @@ int64_t weft_sim_verbs_now_ns(void) {
   return locked(&lock).now_ns();
 }
 
+int weft_sim_verbs_idle(int64_t wake_at_ns) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).idle(wake_at_ns);
+}
+
 int weft_sim_verbs_crashed(uint32_t rank) {
   std::unique_lock<std::mutex> lock;
   return locked(&lock).crashed(rank);

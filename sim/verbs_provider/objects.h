@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,14 @@ using GidBytes = std::array<uint8_t, 16>;
 inline constexpr uint8_t kPort = 1;  // one port per device
 inline constexpr ibv_mtu kMaxMtu = IBV_MTU_4096;
 inline constexpr ibv_mtu kActiveMtu = IBV_MTU_1024;
-inline constexpr int kMaxSge = 1;  // scatter entries per work request
+// Scatter/gather entries per work request (rdma-core's software RoCE
+// provider allows 32; what Apple's allows is not published).
+inline constexpr int kMaxSge = 16;
 inline constexpr int kMaxCqe = 4096;
-// Inline sends are not simulated: queue pairs report and accept none.
-inline constexpr uint32_t kMaxInlineData = 0;
+// Bytes an IBV_SEND_INLINE send may carry; every queue pair reports this.
+inline constexpr uint32_t kMaxInlineData = 256;
+// The longest message (a port's max_msg_sz).
+inline constexpr uint64_t kMaxMessageBytes = uint64_t{1} << 31;
 
 // One RDMA device of one rank: a cable end.
 struct SimDevice {
@@ -97,9 +102,15 @@ struct PostedWr {
   uint64_t wr_id = 0;
   bool send = false;
   bool signaled = true;
-  std::byte* user = nullptr;  // receives: where the bytes go
+  std::byte* user = nullptr;  // receives of one entry: where the bytes go
   uint32_t length = 0;
+  // The simulator's frame: the registered memory's shadow for one entry,
+  // else `staged`'s first `length` bytes.
   Frame shadow;
+  // A frame of the rank's FramePool holding a gathered send (several
+  // entries, or inline) or a receive to scatter; given back on completion.
+  std::optional<Frame> staged;
+  std::vector<ibv_sge> scatter;  // receives of several entries
 };
 
 struct SimQp {

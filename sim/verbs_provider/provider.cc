@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -21,8 +25,6 @@
 namespace weft::verbs::provider {
 namespace {
 
-// The largest message a port reports.
-constexpr uint32_t kMaxMessageBytes = 1u << 31;
 // Limits ibv_query_device reports when Apple's are not applied.
 constexpr int kMaxQps = 1024;
 constexpr int kMaxMrs = 4096;
@@ -100,10 +102,13 @@ Provider& Provider::instance() {
 }
 
 bool Provider::ensure_world() {
-  if (world_ != nullptr) return true;
+  if (world_ != nullptr || remote_ != nullptr) return true;
   absl::StatusOr<Config> config = config_from_environment();
   absl::Status status = config.status();
-  if (status.ok()) {
+  const char* server = std::getenv(sim::server::kServerVariable);
+  if (status.ok() && server != nullptr && *server != '\0') {
+    status = connect_to_server(&*config);
+  } else if (status.ok()) {
     sim::WorldOptions options;
     options.topology = config->topology;
     options.link = config->link;
@@ -123,10 +128,75 @@ bool Provider::ensure_world() {
     return false;
   }
   config_ = *std::move(config);
-  current_rank_ = config_->first_rank;
+  current_rank_ = remote_ != nullptr ? remote_->rank() : config_->first_rank;
   last_error_.clear();
   build_devices();
   return true;
+}
+
+absl::Status Provider::connect_to_server(Config* config) {
+  absl::StatusOr<uint32_t> rank = sim::server::rank_from_environment();
+  if (!rank.ok()) return rank.status();
+  std::chrono::milliseconds timeout = std::chrono::minutes(10);
+  if (const char* s = std::getenv("WEFT_SIM_WAIT_TIMEOUT_S")) {
+    char* end = nullptr;
+    const long seconds = std::strtol(s, &end, 10);
+    if (end == s || *end != '\0' || seconds < 1 || seconds > 86400) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "WEFT_SIM_WAIT_TIMEOUT_S='%s' is not a number of seconds in "
+          "1..86400",
+          s));
+    }
+    timeout = std::chrono::seconds(seconds);
+  }
+  absl::StatusOr<std::unique_ptr<sim::server::RemoteWorld>> remote =
+      sim::server::RemoteWorld::connect(
+          std::getenv(sim::server::kServerVariable), *rank, timeout);
+  if (!remote.ok()) return remote.status();
+  remote_ = *std::move(remote);
+  // The server's world decides who is cabled to whom and Apple's limits.
+  config->topology = remote_->topology();
+  config->apple_limits = config->apple_limits || remote_->apple_limits();
+  return absl::OkStatus();
+}
+
+Fabric& Provider::fabric_of(uint32_t rank) {
+  return remote_ != nullptr ? remote_->fabric() : world_->fabric(rank);
+}
+
+TimeNs Provider::world_now_ns() const {
+  return remote_ != nullptr ? remote_->clock().now_ns()
+                            : world_->clock().now_ns();
+}
+
+bool Provider::has_local_work() const {
+  if (remote_ != nullptr && remote_->pending_completions() > 0) return true;
+  for (const auto& [ptr, cq] : cqs_) {
+    if (!cq->stash.empty()) return true;
+  }
+  return false;
+}
+
+int Provider::wait_at_server(std::string_view what,
+                             std::optional<TimeNs> wake_at_ns) {
+  absl::Status s = remote_->wait(what, wake_at_ns);
+  if (s.ok()) return 0;
+  if (!reported_wait_error_) {
+    std::fprintf(stderr, "weft simulated verbs provider: %s\n",
+                 std::string(s.message()).c_str());
+    reported_wait_error_ = true;
+  }
+  return s.code() == absl::StatusCode::kDeadlineExceeded ? ETIMEDOUT : EIO;
+}
+
+int Provider::idle(int64_t wake_at_ns) {
+  if (!ensure_world()) return EINVAL;
+  if (remote_ == nullptr) return 0;
+  announces_waits_ = true;
+  if (has_local_work()) return 0;
+  return wait_at_server("weft (Fabric::idle)",
+                        wake_at_ns < 0 ? std::nullopt
+                                       : std::optional<TimeNs>(wake_at_ns));
 }
 
 void Provider::build_devices() {
@@ -166,7 +236,10 @@ int Provider::reset() {
   lists_.clear();
   shadows_.clear();
   devices_.clear();
+  pools_.clear();
   world_.reset();
+  remote_.reset();
+  announces_waits_ = false;
   config_.reset();
   last_error_.clear();
   reported_ = false;
@@ -176,6 +249,8 @@ int Provider::reset() {
 
 int Provider::set_rank(uint32_t rank) {
   if (!ensure_world() || rank >= config_->topology.ranks()) return EINVAL;
+  // A process of the server's world is its one rank.
+  if (remote_ != nullptr && rank != remote_->rank()) return EINVAL;
   current_rank_ = rank;
   return 0;
 }
@@ -319,7 +394,7 @@ int Provider::query_port(ibv_context* context, uint8_t port,
   attr->gid_tbl_len = static_cast<int>(c->device->gids.size());
   // A RoCE port: GIDs from IP addresses, no LID, no subnet manager.
   attr->port_cap_flags = IBV_PORT_IP_BASED_GIDS;
-  attr->max_msg_sz = kMaxMessageBytes;
+  attr->max_msg_sz = static_cast<uint32_t>(kMaxMessageBytes);
   attr->pkey_tbl_len = 1;
   attr->lid = 0;
   attr->max_vl_num = kVirtualLanes1;
@@ -402,16 +477,25 @@ int Provider::qp_sgid_index(uint32_t qp_num) const {
 }
 
 int64_t Provider::now_ns() {
-  return ensure_world() ? world_->clock().now_ns() : -1;
+  return ensure_world() ? world_now_ns() : -1;
 }
 
 int Provider::crashed(uint32_t rank) {
-  if (!ensure_world() || rank >= world_->ranks()) return -1;
+  if (!ensure_world() || rank >= config_->topology.ranks()) return -1;
+  if (remote_ != nullptr) {
+    absl::StatusOr<bool> crashed = remote_->crashed(rank);
+    return crashed.ok() ? (*crashed ? 1 : 0) : -1;
+  }
   return world_->crashed(rank) ? 1 : 0;
 }
 
 uint64_t Provider::trace_hash() {
-  return ensure_world() ? world_->trace().hash() : 0;
+  if (!ensure_world()) return 0;
+  if (remote_ != nullptr) {
+    absl::StatusOr<uint64_t> hash = remote_->trace_hash();
+    return hash.ok() ? *hash : 0;
+  }
+  return world_->trace().hash();
 }
 
 }  // namespace weft::verbs::provider

@@ -1,6 +1,7 @@
 // Provider: the simulated verbs provider's state and every verbs call it
-// implements, on one simulated world (sim::World) whose ranks share the
-// process. It validates like a real provider (attribute masks, state
+// implements, on one simulated world: a sim::World whose ranks share the
+// process, or (when WEFT_SIM_SERVER names a simulation server's socket) one
+// rank of the server's world, through sim::server::RemoteWorld. It validates like a real provider (attribute masks, state
 // transitions, queue pair numbers, GIDs, queue depth) and returns the errno a
 // real one gives; Apple's quirks come from Config. Every public member is
 // called with mutex() held (exports.cc takes it).
@@ -19,7 +20,10 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "fabric/clock.h"
+#include "sim/frame_pool.h"
+#include "sim/server/remote_world.h"
 #include "sim/verbs_provider/config.h"
 #include "sim/verbs_provider/objects.h"
 #include "sim/world.h"
@@ -40,6 +44,11 @@ class Provider {
   int qp_sgid_index(uint32_t qp_num) const;
   // -1 (0 for the hash) when the world cannot be built.
   int64_t now_ns();
+  // Nothing to do until a completion or `wake_at_ns` (-1: none): on the
+  // simulation server, waits there (and from then on an empty poll_cq no
+  // longer waits: the caller says when it waits); in-process, returns. 0,
+  // or an errno.
+  int idle(int64_t wake_at_ns);
   int crashed(uint32_t rank);
   uint64_t trace_hash();
   const char* last_error() const { return last_error_.c_str(); }
@@ -101,7 +110,22 @@ class Provider {
   // Builds the world from the environment if there is none; false (with
   // last_error_ set and printed once) when it cannot.
   bool ensure_world();
+  // Client mode: connects to the server named by WEFT_SIM_SERVER as the
+  // rank the environment names, and takes the world's topology from it.
+  absl::Status connect_to_server(Config* config);
   void build_devices();
+  // The fabric of `rank`'s queue pairs: the in-process world's, or this
+  // process's rank of the server's world.
+  Fabric& fabric_of(uint32_t rank);
+  TimeNs world_now_ns() const;
+  // Client mode: true when a completion has arrived that no poll has
+  // taken yet (in a CQ's stash or at an endpoint).
+  bool has_local_work() const;
+  // Client mode: waits at the server in `what` until it has something for
+  // this rank or virtual time reaches `wake_at_ns`. 0, or an errno (EIO:
+  // this rank crashed or the server has gone; ETIMEDOUT: the wall-clock
+  // wait timeout passed), reported once on stderr.
+  int wait_at_server(std::string_view what, std::optional<TimeNs> wake_at_ns);
   SimDevice* find_device(const ibv_device* device) const;
   SimContext* find_context(const ibv_context* context) const;
   SimPd* find_pd(const ibv_pd* pd) const;
@@ -120,6 +144,8 @@ class Provider {
   // region of the queue pair's protection domain covers it.
   int shadow_frame(const SimQp& qp, const ibv_sge& sge, Frame* out) const;
   int post_one_send(SimQp& qp, const ibv_send_wr& wr);
+  int total_length(const ibv_sge* sges, int num_sge, uint32_t* out) const;
+  sim::FramePool& pool_of(uint32_t rank);
   int post_one_recv(SimQp& qp, const ibv_recv_wr& wr);
   int post_result(int err) const;
   template <typename Wr>
@@ -137,14 +163,21 @@ class Provider {
   // armed, in the order the CQs were armed.
   void raise_events();
   void remove_events(SimCq& cq);
+  // Hands out the channel's oldest event. REQUIRES: one is queued.
+  int take_event(SimChannel& channel, ibv_cq** cq, void** cq_context);
   TimeNs next_wait_step(const SimChannel& channel, TimeNs now_ns,
                         TimeNs deadline_ns) const;
 
   std::mutex mutex_;
   std::string last_error_;
   bool reported_ = false;
+  bool reported_wait_error_ = false;
   std::optional<Config> config_;
   std::unique_ptr<sim::World> world_;
+  std::unique_ptr<sim::server::RemoteWorld> remote_;  // client mode
+  // Client mode: the program announces its waits (idle()), so an empty
+  // poll_cq returns at once instead of waiting.
+  bool announces_waits_ = false;
   uint32_t current_rank_ = 0;
   std::vector<std::unique_ptr<SimDevice>> devices_;  // every rank's
   std::map<ibv_device**, std::unique_ptr<ibv_device*[]>> lists_;
@@ -161,6 +194,8 @@ class Provider {
   // The simulator's copies of registered memory, by (rank, address,
   // length); shared by every region over the same bytes.
   std::map<std::tuple<uint32_t, uintptr_t, size_t>, Slab*> shadows_;
+  // Frames for gathered sends and scattered receives, by rank.
+  std::map<uint32_t, std::unique_ptr<sim::FramePool>> pools_;
   uint32_t next_handle_ = 1;
   uint32_t next_key_ = 1;
   int teardown_errors_ = 0;

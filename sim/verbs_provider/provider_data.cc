@@ -11,11 +11,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "sim/frame_pool.h"
 #include "sim/verbs_provider/ops.h"
 #include "sim/verbs_provider/provider.h"
 
@@ -90,48 +95,132 @@ int Provider::shadow_frame(const SimQp& qp, const ibv_sge& sge,
   return EINVAL;
 }
 
+sim::FramePool& Provider::pool_of(uint32_t rank) {
+  std::unique_ptr<sim::FramePool>& pool = pools_[rank];
+  if (pool == nullptr) pool = std::make_unique<sim::FramePool>(fabric_of(rank));
+  return *pool;
+}
+
+// The total length of a request's entries; EINVAL past the longest
+// message.
+int Provider::total_length(const ibv_sge* sges, int num_sge,
+                           uint32_t* out) const {
+  uint64_t total = 0;
+  for (int i = 0; i < num_sge; ++i) total += sges[i].length;
+  if (total > kMaxMessageBytes) return EINVAL;
+  *out = static_cast<uint32_t>(total);
+  return 0;
+}
+
+// UC queue pairs carry SEND and SEND_WITH_IMM (RDMA WRITE is not yet
+// simulated); RDMA READ and atomics are refused, as UC refuses them. With
+// one entry the message goes from the registered memory's shadow; several
+// entries, or IBV_SEND_INLINE (up to max_inline_data, no key needed), are
+// gathered into a frame of the rank's pool.
 int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
-  if (qp.qp.state != IBV_QPS_RTS || wr.opcode != IBV_WR_SEND_WITH_IMM ||
-      wr.num_sge != kMaxSge || (wr.send_flags & IBV_SEND_INLINE) != 0) {
+  const bool with_immediate = wr.opcode == IBV_WR_SEND_WITH_IMM;
+  if (qp.qp.state != IBV_QPS_RTS ||
+      (wr.opcode != IBV_WR_SEND && !with_immediate) || wr.num_sge < 0 ||
+      static_cast<uint32_t>(wr.num_sge) > qp.cap.max_send_sge ||
+      (wr.num_sge > 0 && wr.sg_list == nullptr)) {
     return EINVAL;
   }
-  if (qp.sends >= depth_limit(qp.cap.max_send_wr)) return ENOMEM;
-  PostedWr posted;
-  if (const int err = shadow_frame(qp, wr.sg_list[0], &posted.shadow)) {
+  const bool inline_data = (wr.send_flags & IBV_SEND_INLINE) != 0;
+  uint32_t length = 0;
+  if (const int err = total_length(wr.sg_list, wr.num_sge, &length)) {
     return err;
   }
-  std::memcpy(posted.shadow.data(),
-              reinterpret_cast<const void*>(wr.sg_list[0].addr),
-              wr.sg_list[0].length);
+  if (inline_data && length > qp.cap.max_inline_data) return EINVAL;
+  if (qp.sends >= depth_limit(qp.cap.max_send_wr)) return ENOMEM;
+  PostedWr posted;
+  if (wr.num_sge == 1 && !inline_data) {
+    if (const int err = shadow_frame(qp, wr.sg_list[0], &posted.shadow)) {
+      return err;
+    }
+    std::memcpy(posted.shadow.data(),
+                reinterpret_cast<const void*>(wr.sg_list[0].addr), length);
+  } else {
+    Frame frame;
+    for (int i = 0; i < wr.num_sge && !inline_data; ++i) {
+      if (const int err = shadow_frame(qp, wr.sg_list[i], &frame)) return err;
+    }
+    absl::StatusOr<Frame> staged =
+        pool_of(qp.owner->owner->device->rank).take(length);
+    if (!staged.ok()) return ENOMEM;
+    uint32_t at = 0;
+    for (int i = 0; i < wr.num_sge; ++i) {
+      std::memcpy(staged->data() + at,
+                  reinterpret_cast<const void*>(wr.sg_list[i].addr),
+                  wr.sg_list[i].length);
+      at += wr.sg_list[i].length;
+    }
+    posted.staged = *staged;
+    posted.shadow = staged->sub(0, length);
+  }
   const uint32_t slot = qp.next_slot++;
   const WorkId id{WorkKind::kSend, qp.owner->owner->device->peer, slot};
-  absl::Status status = qp.endpoint->post_send(
-      id, posted.shadow, wr.sg_list[0].length, ntohl(wr.imm_data));
-  if (!status.ok()) return error_of(status);
+  absl::Status status =
+      with_immediate
+          ? qp.endpoint->post_send(id, posted.shadow, length,
+                                   ntohl(wr.imm_data))
+          : qp.endpoint->post_send_without_immediate(id, posted.shadow,
+                                                     length);
+  if (!status.ok()) {
+    if (posted.staged) pool_of(qp.owner->owner->device->rank).give(*posted.staged);
+    return error_of(status);
+  }
   posted.wr_id = wr.wr_id;
   posted.send = true;
-  posted.signaled = (wr.send_flags & IBV_SEND_SIGNALED) != 0;
-  posted.length = wr.sg_list[0].length;
-  qp.posted.emplace(slot, posted);
+  posted.signaled =
+      (wr.send_flags & IBV_SEND_SIGNALED) != 0 || qp.sq_sig_all != 0;
+  posted.length = length;
+  qp.posted.emplace(slot, std::move(posted));
   ++qp.sends;
   return 0;
 }
 
+// A receive of one entry lands in the registered memory's shadow; one of
+// several lands in a frame of the rank's pool and is scattered when its
+// completion is polled.
 int Provider::post_one_recv(SimQp& qp, const ibv_recv_wr& wr) {
-  if (qp.qp.state == IBV_QPS_RESET || wr.num_sge != kMaxSge) return EINVAL;
+  if (qp.qp.state == IBV_QPS_RESET || wr.num_sge < 0 ||
+      static_cast<uint32_t>(wr.num_sge) > qp.cap.max_recv_sge ||
+      (wr.num_sge > 0 && wr.sg_list == nullptr)) {
+    return EINVAL;
+  }
+  uint32_t length = 0;
+  if (const int err = total_length(wr.sg_list, wr.num_sge, &length)) {
+    return err;
+  }
   if (qp.recvs >= depth_limit(qp.cap.max_recv_wr)) return ENOMEM;
   PostedWr posted;
-  if (const int err = shadow_frame(qp, wr.sg_list[0], &posted.shadow)) {
-    return err;
+  if (wr.num_sge == 1) {
+    if (const int err = shadow_frame(qp, wr.sg_list[0], &posted.shadow)) {
+      return err;
+    }
+    posted.user = reinterpret_cast<std::byte*>(wr.sg_list[0].addr);
+  } else {
+    Frame frame;
+    for (int i = 0; i < wr.num_sge; ++i) {
+      if (const int err = shadow_frame(qp, wr.sg_list[i], &frame)) return err;
+    }
+    absl::StatusOr<Frame> staged =
+        pool_of(qp.owner->owner->device->rank).take(length);
+    if (!staged.ok()) return ENOMEM;
+    posted.staged = *staged;
+    posted.shadow = staged->sub(0, length);
+    posted.scatter.assign(wr.sg_list, wr.sg_list + wr.num_sge);
   }
   const uint32_t slot = qp.next_slot++;
   const WorkId id{WorkKind::kRecv, qp.owner->owner->device->peer, slot};
   absl::Status status = qp.endpoint->post_recv(id, posted.shadow);
-  if (!status.ok()) return error_of(status);
+  if (!status.ok()) {
+    if (posted.staged) pool_of(qp.owner->owner->device->rank).give(*posted.staged);
+    return error_of(status);
+  }
   posted.wr_id = wr.wr_id;
-  posted.user = reinterpret_cast<std::byte*>(wr.sg_list[0].addr);
-  posted.length = wr.sg_list[0].length;
-  qp.posted.emplace(slot, posted);
+  posted.length = length;
+  qp.posted.emplace(slot, std::move(posted));
   ++qp.recvs;
   return 0;
 }
@@ -165,8 +254,13 @@ int Provider::post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 bool Provider::to_wc(SimQp& qp, const Completion& c, ibv_wc* wc) {
   auto it = qp.posted.find(c.id.slot);
   if (it == qp.posted.end()) return false;
-  const PostedWr posted = it->second;
+  const PostedWr posted = std::move(it->second);
   qp.posted.erase(it);
+  if (posted.staged) {
+    // Given back once its bytes are out (below): the pool hands frames
+    // out again only at a later post.
+    pool_of(qp.owner->owner->device->rank).give(*posted.staged);
+  }
   std::memset(wc, 0, sizeof(*wc));
   wc->wr_id = posted.wr_id;
   wc->status = static_cast<ibv_wc_status>(c.status);
@@ -181,8 +275,19 @@ bool Provider::to_wc(SimQp& qp, const Completion& c, ibv_wc* wc) {
   wc->opcode = IBV_WC_RECV;
   if (c.ok()) {
     wc->byte_len = c.byte_len;
-    std::memcpy(posted.user, posted.shadow.data(),
-                std::min(c.byte_len, posted.length));
+    const uint32_t arrived = std::min(c.byte_len, posted.length);
+    if (posted.scatter.empty()) {
+      std::memcpy(posted.user, posted.shadow.data(), arrived);
+    } else {
+      uint32_t at = 0;
+      for (const ibv_sge& sge : posted.scatter) {
+        if (at == arrived) break;
+        const uint32_t n = std::min(sge.length, arrived - at);
+        std::memcpy(reinterpret_cast<void*>(sge.addr),
+                    posted.shadow.data() + at, n);
+        at += n;
+      }
+    }
     if (c.has_immediate) {
       wc->wc_flags = IBV_WC_WITH_IMM;
       wc->imm_data = htonl(c.immediate);
@@ -217,15 +322,34 @@ int Provider::drain(SimQp& qp, SimCq& cq, ibv_wc* out, int room) {
 int Provider::poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   SimCq* c = find_cq(cq);
   if (c == nullptr || num_entries < 0 || wc == nullptr) return -EINVAL;
-  world_->advance_to(world_->clock().now_ns() + config_->poll_step_ns);
-  int filled = 0;
-  while (filled < num_entries && !c->stash.empty()) {
-    wc[filled++] = c->stash.front();
-    c->stash.erase(c->stash.begin());
+  if (remote_ == nullptr) {
+    world_->advance_to(world_->clock().now_ns() + config_->poll_step_ns);
   }
-  for (SimQp* qp : c->qps) {
-    if (filled == num_entries) break;
-    filled += drain(*qp, *c, wc + filled, num_entries - filled);
+  auto take = [&] {
+    int filled = 0;
+    while (filled < num_entries && !c->stash.empty()) {
+      wc[filled++] = c->stash.front();
+      c->stash.erase(c->stash.begin());
+    }
+    for (SimQp* qp : c->qps) {
+      if (filled == num_entries) break;
+      filled += drain(*qp, *c, wc + filled, num_entries - filled);
+    }
+    return filled;
+  };
+  int filled = take();
+  // On the server an empty poll is a wait: the rank blocks until the
+  // server has something for it (time moves only while every rank
+  // waits), unless the program says itself when it waits (idle()).
+  if (filled == 0 && num_entries > 0 && remote_ != nullptr &&
+      !announces_waits_ && !has_local_work()) {
+    if (const int err = wait_at_server(
+            absl::StrFormat("ibv_poll_cq (cq %p)", static_cast<void*>(cq)),
+            std::nullopt);
+        err != 0) {
+      return -err;
+    }
+    filled = take();
   }
   raise_events();
   return filled;

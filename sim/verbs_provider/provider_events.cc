@@ -159,6 +159,28 @@ int Provider::get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
     return -1;
   }
   const bool nonblocking = (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) != 0;
+  if (remote_ != nullptr) {
+    // On the server: wait there until an armed CQ of the channel fires.
+    raise_events();
+    while (ch->events.empty()) {
+      if (nonblocking) {
+        errno = EAGAIN;
+        return -1;
+      }
+      for (SimCq* armed : armed_) {
+        if (armed->channel == ch) stash_all(*armed);
+      }
+      raise_events();
+      if (!ch->events.empty()) break;
+      if (const int err = wait_at_server("ibv_get_cq_event", std::nullopt);
+          err != 0) {
+        errno = err;
+        return -1;
+      }
+      raise_events();
+    }
+    return take_event(*ch, cq, cq_context);
+  }
   const TimeNs limit_ns = world_->options().time_limit_ns;
   const TimeNs deadline_ns = world_->clock().now_ns() + limit_ns;
   raise_events();
@@ -182,9 +204,13 @@ int Provider::get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
     world_->advance_to(next_wait_step(*ch, now_ns, deadline_ns));
     raise_events();
   }
-  SimCq* c = ch->events.front();
-  ch->events.pop_front();
-  consume_event(channel->fd);
+  return take_event(*ch, cq, cq_context);
+}
+
+int Provider::take_event(SimChannel& ch, ibv_cq** cq, void** cq_context) {
+  SimCq* c = ch.events.front();
+  ch.events.pop_front();
+  consume_event(ch.channel.fd);
   ++c->events_reported;
   *cq = &c->cq;
   *cq_context = c->cq.cq_context;

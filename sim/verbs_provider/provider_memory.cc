@@ -61,7 +61,7 @@ Slab* Provider::shadow_for(uint32_t rank, void* addr, size_t length) {
       std::make_tuple(rank, reinterpret_cast<uintptr_t>(addr), length);
   auto it = shadows_.find(key);
   if (it != shadows_.end()) return it->second;
-  absl::StatusOr<Slab*> slab = world_->fabric(rank).create_slab(length);
+  absl::StatusOr<Slab*> slab = fabric_of(rank).create_slab(length);
   if (!slab.ok()) return nullptr;
   shadows_.emplace(key, *slab);
   return *slab;

@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -48,9 +50,9 @@ void remember(const ibv_qp_attr& attr, int mask, ibv_qp_attr* kept) {
 bool caps_ok(const ibv_qp_cap& cap) {
   return cap.max_send_wr >= 1 && cap.max_send_wr <= kMaxQueueDepth &&
          cap.max_recv_wr >= 1 && cap.max_recv_wr <= kMaxQueueDepth &&
-         cap.max_send_sge == static_cast<uint32_t>(kMaxSge) &&
-         cap.max_recv_sge == static_cast<uint32_t>(kMaxSge) &&
-         cap.max_inline_data == kMaxInlineData;
+         cap.max_send_sge <= static_cast<uint32_t>(kMaxSge) &&
+         cap.max_recv_sge <= static_cast<uint32_t>(kMaxSge) &&
+         cap.max_inline_data <= kMaxInlineData;
 }
 
 }  // namespace
@@ -71,7 +73,13 @@ ibv_qp* Provider::create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     return nullptr;
   }
   if (attr->qp_type != IBV_QPT_UC) {
-    errno = EOPNOTSUPP;  // Apple's RDMA offers UC queue pairs only
+    std::fprintf(stderr,
+                 "weft simulated verbs provider: ibv_create_qp: only "
+                 "unreliable connected (IBV_QPT_UC) queue pairs are "
+                 "simulated, as Apple's RDMA over Thunderbolt offers only "
+                 "those; this asked for type %d (EOPNOTSUPP)\n",
+                 static_cast<int>(attr->qp_type));
+    errno = EOPNOTSUPP;
     return nullptr;
   }
   const SimDevice& device = *p->owner->device;
@@ -82,7 +90,7 @@ ibv_qp* Provider::create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     return nullptr;
   }
   absl::StatusOr<std::unique_ptr<Endpoint>> endpoint =
-      world_->fabric(device.rank).open(device.name, device.peer);
+      fabric_of(device.rank).open(device.name, device.peer);
   if (!endpoint.ok()) {
     errno = endpoint.status().code() == absl::StatusCode::kResourceExhausted
                 ? ENOMEM
@@ -105,6 +113,9 @@ ibv_qp* Provider::create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
   qp->owner = p;
   qp->send_cq = send_cq;
   qp->recv_cq = recv_cq;
+  // As real providers do, the capacities granted go back in attr->cap:
+  // every queue pair takes inline sends up to kMaxInlineData.
+  attr->cap.max_inline_data = kMaxInlineData;
   qp->cap = attr->cap;
   qp->sq_sig_all = attr->sq_sig_all;
   qp->attr.qp_state = IBV_QPS_RESET;
@@ -134,7 +145,14 @@ int Provider::destroy_qp(ibv_qp* qp) {
   qps_by_num_.erase(qp->qp_num);
   pthread_cond_destroy(&q->qp.cond);
   pthread_mutex_destroy(&q->qp.mutex);
+  std::vector<Frame> staged;
+  for (const auto& [slot, posted] : q->posted) {
+    if (posted.staged) staged.push_back(*posted.staged);
+  }
+  const uint32_t rank = q->owner->owner->device->rank;
   qps_.erase(qp);  // destroys the simulator's queue pair
+  // Only now: the simulator no longer reads them.
+  for (const Frame& f : staged) pool_of(rank).give(f);
   return 0;
 }
 
@@ -180,16 +198,23 @@ int Provider::move_to_rtr(SimQp& qp, const ibv_qp_attr& attr) {
       far == nullptr || port_of_gid(dgid) != far) {
     return ETIMEDOUT;
   }
-  auto remote = qps_by_num_.find(attr.dest_qp_num);
-  if (remote == qps_by_num_.end() ||
-      remote->second->owner->owner->device != far) {
-    return EINVAL;
+  Destination destination;
+  if (remote_ != nullptr) {
+    // The far end is another process's; the server connects the two (and
+    // a number that names no queue pair there leaves this one sending into
+    // nothing, as UC does).
+    destination.qp_num = attr.dest_qp_num;
+  } else {
+    auto remote = qps_by_num_.find(attr.dest_qp_num);
+    if (remote == qps_by_num_.end() ||
+        remote->second->owner->owner->device != far) {
+      return EINVAL;
+    }
+    absl::StatusOr<Destination> d = remote->second->endpoint->destination();
+    if (!d.ok()) return EINVAL;
+    destination = *d;
   }
-  absl::StatusOr<Destination> destination =
-      remote->second->endpoint->destination();
-  if (!destination.ok() || !qp.endpoint->connect(*destination).ok()) {
-    return EINVAL;
-  }
+  if (!qp.endpoint->connect(destination).ok()) return EINVAL;
   qp.remote_qp_num = attr.dest_qp_num;
   qp.sgid_index = ah.grh.sgid_index;
   return 0;
@@ -233,7 +258,6 @@ int Provider::query_qp(ibv_qp* qp, ibv_qp_attr* attr, int /*mask*/,
   attr->qp_state = qp->state;
   attr->cur_qp_state = qp->state;
   attr->cap = q->cap;
-  attr->cap.max_inline_data = kMaxInlineData;
   std::memset(init_attr, 0, sizeof(*init_attr));
   init_attr->qp_context = qp->qp_context;
   init_attr->send_cq = qp->send_cq;

@@ -66,6 +66,16 @@ int weft_sim_verbs_qp_sgid_index(uint32_t qp_num);
  * clock for tests that want deadlines in virtual time. */
 int64_t weft_sim_verbs_now_ns(void);
 
+/* The caller has nothing to do until a completion arrives or virtual time
+ * reaches `wake_at_ns` (-1: no such time). On the simulation server
+ * (WEFT_SIM_SERVER) the rank waits there until then, and from the first
+ * call on an empty ibv_poll_cq returns at once instead of waiting (the
+ * program says itself when it waits); weft's verbs fabric calls it from
+ * Fabric::idle. In-process it returns at once. 0, or an errno (EIO: this
+ * rank crashed or the server has gone; ETIMEDOUT: the wall-clock wait
+ * timeout, WEFT_SIM_WAIT_TIMEOUT_S, passed). */
+int weft_sim_verbs_idle(int64_t wake_at_ns);
+
 /* 1 when rank `rank` has crashed (a fault plan's crash), 0 when it has
  * not, -1 for a world that cannot be built or has no such rank. A driver
  * stops stepping a crashed rank, as the simulator's scheduler does. */

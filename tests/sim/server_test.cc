@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/completion.h"
 #include "fabric/endpoint.h"
 #include "fabric/slab.h"

@@ -57,7 +57,7 @@ TEST_F(QueryTest, DeviceLooksLikeARealOne) {
   EXPECT_EQ(attr.sys_image_guid, attr.node_guid);
   EXPECT_EQ(attr.vendor_id, 0x02005eu);  // the GUIDs' company id
   EXPECT_EQ(attr.phys_port_cnt, 1);
-  EXPECT_EQ(attr.max_sge, 1);
+  EXPECT_EQ(attr.max_sge, 16);  // as documented in docs/verbs-macos.md
   EXPECT_EQ(attr.max_qp_wr, 1024);
   EXPECT_EQ(attr.max_cqe, 4096);
   EXPECT_EQ(attr.atomic_cap, IBV_ATOMIC_NONE);
@@ -136,9 +136,10 @@ TEST_F(QueryTest, QueryQpFollowsTheQueuePair) {
   EXPECT_EQ(init.cap.max_recv_wr, testing::kSideQueueDepth);
   EXPECT_EQ(init.cap.max_send_sge, 1u);
   EXPECT_EQ(init.cap.max_recv_sge, 1u);
-  // No inline data: uc_pingpong then sends from its registered buffer.
-  EXPECT_EQ(init.cap.max_inline_data, 0u);
-  EXPECT_EQ(attr.cap.max_inline_data, 0u);
+  // Every queue pair takes inline sends of up to 256 bytes (uc_pingpong
+  // then sends messages that small inline).
+  EXPECT_EQ(init.cap.max_inline_data, 256u);
+  EXPECT_EQ(attr.cap.max_inline_data, 256u);
 
   a_.connect(b_, 0x111, 0x222);
   std::memset(&attr, 0, sizeof(attr));

@@ -8,6 +8,10 @@
 // also starts the ranks, each with WEFT_SIM_SERVER, WEFT_SIM_RANK and a
 // library path that loads the simulated provider as libibverbs.so.1, the
 // way mpirun starts an MPI job. Linux only, as the provider is.
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <memory>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -156,17 +160,24 @@ int finish(const FabricServer& server, const ServeResult& result,
                                                            : kExitFailed;
 }
 
-// Where the drop-in libibverbs.so.1 lives: next to a build tree's
-// weft-sim, or under an installed prefix's lib/weft/dropin.
+// Where the drop-in libibverbs.so.1 lives: $WEFT_SIM_DROPIN_DIR, else the
+// build tree's (for a weft-sim run from its build tree), else the
+// installed one next to the installed weft-sim.
 std::optional<std::string> dropin_dir() {
   std::error_code ec;
+  std::vector<std::filesystem::path> candidates;
+  if (const char* dir = std::getenv("WEFT_SIM_DROPIN_DIR")) {
+    candidates.emplace_back(dir);
+  }
+#ifdef WEFT_DROPIN_BUILD_DIR
+  candidates.emplace_back(WEFT_DROPIN_BUILD_DIR);
+#endif
   const std::filesystem::path self =
       std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return std::nullopt;
-  for (const std::filesystem::path& candidate :
-       {self.parent_path().parent_path().parent_path() / "sim" /
-            "verbs_provider" / "dropin",
-        self.parent_path().parent_path() / "lib" / "weft" / "dropin"}) {
+  if (!ec) {
+    candidates.push_back(self.parent_path() / WEFT_DROPIN_INSTALLED_FROM_BIN);
+  }
+  for (const std::filesystem::path& candidate : candidates) {
     if (std::filesystem::exists(candidate / "libibverbs.so.1", ec)) {
       return candidate.lexically_normal().string();
     }

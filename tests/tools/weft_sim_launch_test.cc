@@ -1,0 +1,142 @@
+// rdma-core's own ibv_uc_pingpong (Debian's ibverbs-utils, unmodified) as
+// two processes on weft's simulated fabric: `weft-sim launch` starts the
+// simulation server and both ranks with the simulated provider as their
+// libibverbs.so.1. Fault-free, both sides finish and print their bandwidth;
+// the same seed gives the same trace; a frame the fault plan drops leaves
+// both waiting, which the server reports as a deadlock instead of letting
+// them spin.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tool_runner.h"
+
+namespace weft::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kPingpong[] = "/usr/bin/ibv_uc_pingpong";
+
+// A TCP port nothing listens on now (the kernel's choice for port 0).
+uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "no free port";
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// `weft-sim launch` of pingpong's server as rank 0 (device sim_0_1_0) and
+// its client as rank 1, which starts once the server listens.
+ToolResult run_pingpong(const std::string& launch_flags,
+                        const std::string& pingpong_flags) {
+  const std::string port = std::to_string(free_port());
+  const std::string common =
+      absl::StrCat(" -g 1 -p ", port, " ", pingpong_flags);
+  return run_tool(
+      WEFT_SIM_PATH,
+      absl::StrCat("launch --ranks=2 --timeout_s=120 ", launch_flags, " -- ",
+                   kPingpong, " -d sim_0_1_0", common, " : ",
+                   WEFT_WAIT_FOR_LISTENER, " ", port, " 60 ", kPingpong,
+                   " -d sim_1_0_0", common, " 127.0.0.1"));
+}
+
+std::string trace_hash(const std::string& out) {
+  std::smatch m;
+  static const std::regex kHash("trace hash ([0-9a-f]{16})");
+  return std::regex_search(out, m, kHash) ? m[1].str() : "";
+}
+
+long count(const std::string& text, const std::regex& re) {
+  return std::distance(std::sregex_iterator(text.begin(), text.end(), re),
+                       std::sregex_iterator());
+}
+
+class UcPingpong : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(std::filesystem::exists(kPingpong))
+        << kPingpong << " is missing: install ibverbs-utils (scripts/setup.sh)";
+  }
+};
+
+TEST_F(UcPingpong, RunsUnmodifiedAsTwoProcesses) {
+  const ToolResult r = run_pingpong("--seed=1 --link=tb5", "-n 200");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rank 0 (pid"));
+  EXPECT_THAT(r.out, HasSubstr("): exited 0\nrank 1 (pid"));
+  // Each side prints its bandwidth and iteration lines; pingpong counts
+  // the bytes of both directions: 2 * 200 iterations * 4096 bytes.
+  const std::regex bandwidth(
+      "1638400 bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec");
+  const std::regex iters("200 iters in [0-9.]+ seconds = [0-9.]+ usec/iter");
+  EXPECT_EQ(count(r.out, bandwidth), 2) << r.out;
+  EXPECT_EQ(count(r.out, iters), 2) << r.out;
+  // Each iteration is a message each way, one after the other, and a 4 KiB
+  // message takes tb5's 4640 ns from post to arrival (docs/simulator.md):
+  // 200 * 2 * 4640 ns of virtual time.
+  EXPECT_THAT(r.out, HasSubstr("finished at virtual time 1856.000 us"));
+}
+
+TEST_F(UcPingpong, RunsWithCompletionEvents) {
+  const ToolResult r = run_pingpong("--seed=1 --link=tb5", "-n 50 -e");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::regex bandwidth("409600 bytes in [0-9.]+ seconds");
+  EXPECT_EQ(count(r.out, bandwidth), 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("finished at virtual time 464.000 us"));
+}
+
+TEST_F(UcPingpong, SmallMessagesGoInline) {
+  // 64 bytes is within the 256 of max_inline_data that ibv_query_qp
+  // reports, so pingpong posts them with IBV_SEND_INLINE.
+  const ToolResult r = run_pingpong("--seed=1", "-n 20 -s 64");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, std::regex("2560 bytes in")), 2) << r.out;
+}
+
+TEST_F(UcPingpong, TheSameSeedGivesTheSameTrace) {
+  const ToolResult a = run_pingpong("--seed=3 --loss=0", "-n 100");
+  const ToolResult b = run_pingpong("--seed=3 --loss=0", "-n 100");
+  ASSERT_EQ(a.code, 0) << a.out << a.err;
+  ASSERT_EQ(b.code, 0) << b.out << b.err;
+  ASSERT_FALSE(trace_hash(a.out).empty()) << a.out;
+  EXPECT_EQ(trace_hash(a.out), trace_hash(b.out));
+}
+
+TEST_F(UcPingpong, ALostFrameIsReportedAsADeadlockNamingTheWaitingRank) {
+  // The client (rank 1) sends first; its 5th message never arrives, so the
+  // server (rank 0) waits for it and the client for the answer.
+  const std::string plan =
+      write_scratch("drop.plan", "drop from=1 to=0 frame=5\n");
+  const ToolResult r =
+      run_pingpong(absl::StrCat("--seed=1 --faults=", plan), "-n 20");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("deadlock"));
+  EXPECT_THAT(r.err, HasSubstr("rank 0 (pid"));
+  EXPECT_THAT(r.err, HasSubstr("waits in ibv_poll_cq"));
+  EXPECT_THAT(r.err, HasSubstr("4 received"));
+  EXPECT_THAT(r.err, HasSubstr("drop from=1 to=0 frame=5"));
+  // Both ranks were ended by the server, not left spinning.
+  EXPECT_THAT(r.out, HasSubstr("rank 0 (pid"));
+  EXPECT_THAT(r.out, HasSubstr("exited 75"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("exited 0")));
+}
+
+}  // namespace
+}  // namespace weft::testing
