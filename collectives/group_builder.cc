@@ -159,6 +159,7 @@ absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
   for (uint32_t r = 0; r < size(); ++r) members[r] = r;
   auto engine = std::make_shared<internal::Engine>(
       fabric_.clock(), rank_, std::move(lanes_), fabric_.ranks_sharing_core());
+  engine->set_idle_fabric(&fabric_);
   return std::unique_ptr<Group>(new Group(std::move(engine), topology_,
                                           std::move(members), rank_, options_));
 }

@@ -30,9 +30,9 @@ absl::Status Operation::wait() {
   TimeNs last_ns = clock.now_ns();
   uint64_t stalled = 0;
   while (!done()) {
-    if (progress().state != Progress::State::kWaiting || engine_->moved()) {
-      continue;
-    }
+    const Progress p = progress();
+    if (p.state != Progress::State::kWaiting || engine_->moved()) continue;
+    engine_->idle(p.wake_at_ns);
     const TimeNs now_ns = clock.now_ns();
     if (now_ns != last_ns) {
       last_ns = now_ns;

@@ -31,6 +31,12 @@ class Fabric {
   // cold in the cache each time it is stepped, so a user of the fabric may
   // ask the cache for it ahead of each step.
   virtual uint32_t ranks_sharing_core() const { return 1; }
+  // The caller has nothing to do until a completion arrives or the clock
+  // reaches `wake_at_ns` (kNeverNs: no such time). A fabric whose clock
+  // moves only while its users wait (the simulation server's, behind the
+  // simulated verbs provider) blocks here until one of those happens; the
+  // others return at once, and the caller polls again. Default: returns.
+  virtual void idle(TimeNs wake_at_ns) { (void)wake_at_ns; }
 
   // Maps a page-aligned slab of at least `bytes` and registers it once with
   // every protection domain the fabric has or will open. The fabric owns it;

@@ -108,6 +108,10 @@ VerbsApi resolve_all(void* handle, std::string* missing, std::string* why) {
       dlsym(handle, "ibv_get_device_guid"));
   api.query_device = reinterpret_cast<decltype(api.query_device)>(
       dlsym(handle, "ibv_query_device"));
+  api.sim_now_ns = reinterpret_cast<decltype(api.sim_now_ns)>(
+      dlsym(handle, "weft_sim_verbs_now_ns"));
+  api.sim_idle = reinterpret_cast<decltype(api.sim_idle)>(
+      dlsym(handle, "weft_sim_verbs_idle"));
   return api;
 }
 

@@ -76,6 +76,11 @@ struct VerbsApi {
   uint64_t (*get_device_guid)(abi::ibv_device* device);  // big-endian
   int (*query_device)(abi::ibv_context* context,
                       abi::ibv_device_attr* device_attr);
+
+  // Optional, weft's simulated provider only (sim_verbs.h): its virtual
+  // time, and the call that waits in it for a completion or a time.
+  int64_t (*sim_now_ns)();
+  int (*sim_idle)(int64_t wake_at_ns);
 };
 
 class VerbsLibrary {

@@ -1,5 +1,6 @@
 #include "verbs/verbs_fabric.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -36,8 +37,28 @@ VerbsFabric::VerbsFabric(uint32_t rank, const VerbsLibrary& library,
                          std::unique_ptr<internal::DeviceList> devices)
     : rank_(rank),
       library_(library),
-      clock_(clock != nullptr ? clock : &wall_clock_),
+      provider_clock_(library.api().sim_now_ns != nullptr
+                          ? std::make_unique<ProviderClock>(
+                                library.api().sim_now_ns)
+                          : nullptr),
+      clock_(clock != nullptr            ? clock
+             : provider_clock_ != nullptr
+                 ? static_cast<const Clock*>(provider_clock_.get())
+                 : &wall_clock_),
       devices_(std::move(devices)) {}
+
+TimeNs VerbsFabric::ProviderClock::now_ns() const {
+  // Monotonic as Clock promises, whatever the provider answers (-1 for a
+  // world it cannot build).
+  last_ns_ = std::max<TimeNs>(last_ns_, now_ns_());
+  return last_ns_;
+}
+
+void VerbsFabric::idle(TimeNs wake_at_ns) {
+  if (library_.api().sim_idle != nullptr) {
+    (void)library_.api().sim_idle(wake_at_ns == kNeverNs ? -1 : wake_at_ns);
+  }
+}
 
 VerbsFabric::~VerbsFabric() {
   while (!domains_.empty()) {

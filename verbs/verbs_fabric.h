@@ -39,9 +39,10 @@ struct VerbsFabricOptions {
   // The library to load; empty: $WEFT_VERBS_LIBRARY, else the system's.
   std::string library;
   // The clock the fabric reports (the collectives' deadlines read it);
-  // nullptr: the wall clock. Tests over the simulated provider pass one
-  // that reads the provider's virtual time, so deadlines are
-  // deterministic. REQUIRES: outlives the fabric.
+  // nullptr: the wall clock, or on weft's simulated provider its virtual
+  // time (so deadlines and retransmission timers are deterministic, in one
+  // process or many on the simulation server). REQUIRES: outlives the
+  // fabric.
   const Clock* clock = nullptr;
 };
 
@@ -69,6 +70,10 @@ class VerbsFabric final : public Fabric {
   std::string_view kind() const override { return "verbs"; }
   uint32_t rank() const override { return rank_; }
   const Clock& clock() const override { return *clock_; }
+  // On weft's simulated provider, waits in it (weft_sim_verbs_idle): on the
+  // simulation server, until this rank has a completion or virtual time
+  // reaches `wake_at_ns`. Elsewhere returns at once.
+  void idle(TimeNs wake_at_ns) override;
 
   // Maps a slab and registers it with every device opened so far (devices
   // opened later register it when they open). At most kMaxSlabs.
@@ -105,8 +110,21 @@ class VerbsFabric final : public Fabric {
 
   const uint32_t rank_;
   const VerbsLibrary& library_;
+  // The simulated provider's virtual time.
+  class ProviderClock final : public Clock {
+   public:
+    explicit ProviderClock(int64_t (*now_ns)()) : now_ns_(now_ns) {}
+    TimeNs now_ns() const override;
+
+   private:
+    int64_t (*now_ns_)();
+    mutable TimeNs last_ns_ = 0;
+  };
+
   WallClock wall_clock_;
-  const Clock* clock_;  // wall_clock_ unless Options::clock
+  std::unique_ptr<ProviderClock> provider_clock_;
+  // Options::clock, else the provider's, else wall_clock_.
+  const Clock* clock_;
   std::unique_ptr<internal::DeviceList> devices_;
   std::vector<std::unique_ptr<Slab>> slabs_;
   // In creation order; destroyed in reverse.

@@ -43,7 +43,10 @@ Engine::~Engine() {
   const TimeNs until = deadline_after(clock_.now_ns(), kLingerNs);
   TimeNs last_ns = clock_.now_ns();
   uint32_t still = 0;
-  while (!progress().is_done()) {
+  for (;;) {
+    const Progress p = progress();
+    if (p.is_done()) return;
+    if (p.state == Progress::State::kWaiting && !moved()) idle(p.wake_at_ns);
     const TimeNs now_ns = clock_.now_ns();
     if (now_ns >= until) return;
     still = now_ns == last_ns ? still + 1 : 0;

@@ -23,6 +23,7 @@
 #include "collectives/engine/lane.h"
 #include "collectives/engine/op_runner.h"
 #include "fabric/clock.h"
+#include "fabric/fabric.h"
 #include "fabric/progress.h"
 
 namespace weft::internal {
@@ -64,6 +65,13 @@ class Engine {
 
   uint32_t rank() const { return rank_; }
   const Clock& clock() const { return clock_; }
+  // The fabric whose idle() the engine calls when it has nothing to do
+  // (Fabric::idle); nullptr: none. REQUIRES: outlives the engine.
+  void set_idle_fabric(Fabric* fabric) { idle_fabric_ = fabric; }
+  // Nothing to do until a completion or `wake_at_ns`: tells the fabric.
+  void idle(TimeNs wake_at_ns) {
+    if (idle_fabric_ != nullptr) idle_fabric_->idle(wake_at_ns);
+  }
   // The lane to world rank `peer` over `cable`; nullptr when there is none.
   Lane* lane(uint32_t peer, uint32_t cable) const;
 
@@ -110,6 +118,7 @@ class Engine {
   void fail(absl::Status status, uint32_t origin, bool every_op);
 
   const Clock& clock_;
+  Fabric* idle_fabric_ = nullptr;
   uint32_t rank_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<Completion> poll_batch_;  // scratch for Lane::poll
