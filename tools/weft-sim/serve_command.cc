@@ -5,14 +5,19 @@
 //   weft-sim launch -n 2 [world flags] -- PROGRAM ARGS [: PROGRAM ARGS ...]
 //
 // `serve` listens and serves until every rank has come and gone; `launch`
-// also starts the ranks, each with WEFT_SIM_SERVER, WEFT_SIM_RANK and a
-// library path that loads the simulated provider as libibverbs.so.1, the
-// way mpirun starts an MPI job. Linux only, as the provider is.
+// also starts the ranks, each with WEFT_SIM_SERVER, WEFT_SIM_RANK, a library
+// path that loads the simulated provider as libibverbs.so.1, and JACCL's
+// group variables (JACCL_RANK, JACCL_IBV_DEVICES with the world's device
+// JSON, JACCL_COORDINATOR on loopback), the way mpirun starts an MPI job.
+// Linux only, as the provider is.
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -97,6 +102,9 @@ class SocketDir {
     }
   }
   std::string socket() const { return path_ + "/socket"; }
+  std::string file(std::string_view name) const {
+    return path_ + "/" + std::string(name);
+  }
 
  private:
   explicit SocketDir(std::string path) : path_(std::move(path)) {}
@@ -201,12 +209,52 @@ std::string describe_status(int status) {
   return "ended";
 }
 
+// A loopback TCP port nothing listens on now (the kernel's choice for
+// port 0), for rank 0 of a JACCL-style group to listen on.
+absl::StatusOr<uint16_t> free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  const bool ok =
+      fd >= 0 &&
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!ok) {
+    return absl::FailedPreconditionError(
+        "cannot find a free loopback port for JACCL_COORDINATOR");
+  }
+  return ntohs(addr.sin_port);
+}
+
+// What every rank gets besides its rank: the server's socket, the library
+// path, and JACCL's group environment (device JSON of the world's
+// topology, a coordinator on loopback) unless the caller set it.
+struct LaunchEnv {
+  std::string socket;
+  std::string dropin;
+  std::string devices_json;
+  std::string coordinator;
+};
+
 pid_t spawn(const std::vector<std::string>& program, uint32_t rank,
-            const std::string& socket, const std::string& dropin) {
+            const LaunchEnv& env) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
-  ::setenv(server::kServerVariable, socket.c_str(), 1);
-  ::setenv("WEFT_SIM_RANK", std::to_string(rank).c_str(), 1);
+  const std::string& dropin = env.dropin;
+  const std::string r = std::to_string(rank);
+  ::setenv(server::kServerVariable, env.socket.c_str(), 1);
+  ::setenv("WEFT_SIM_RANK", r.c_str(), 1);
+  // JACCL's and MLX's names for the same facts, as mpirun or mlx.launch
+  // would set them (the rank always; the rest unless already set).
+  ::setenv("JACCL_RANK", r.c_str(), 1);
+  ::setenv("MLX_RANK", r.c_str(), 1);
+  ::setenv("JACCL_IBV_DEVICES", env.devices_json.c_str(), 0);
+  ::setenv("MLX_IBV_DEVICES", env.devices_json.c_str(), 0);
+  ::setenv("JACCL_COORDINATOR", env.coordinator.c_str(), 0);
+  ::setenv("MLX_JACCL_COORDINATOR", env.coordinator.c_str(), 0);
   const char* old = std::getenv("LD_LIBRARY_PATH");
   const std::string path =
       old != nullptr && *old != '\0' ? dropin + ":" + old : dropin;
@@ -335,11 +383,28 @@ int run_launch(int argc, char** argv) {
       FabricServer::create(*std::move(options));
   if (!server.ok()) return bad_input(server.status());
   served = server->get();
+  LaunchEnv env;
+  env.socket = served->socket_path();
+  env.dropin = *dropin;
+  env.devices_json = dir->file("devices.json");
+  {
+    std::FILE* f = std::fopen(env.devices_json.c_str(), "w");
+    const std::string json = world->options.topology.to_json();
+    if (f == nullptr || std::fwrite(json.data(), 1, json.size(), f) !=
+                            json.size()) {
+      if (f != nullptr) std::fclose(f);
+      return bad_input(absl::StrFormat("cannot write %s", env.devices_json));
+    }
+    std::fclose(f);
+  }
+  absl::StatusOr<uint16_t> port = free_port();
+  if (!port.ok()) return bad_input(port.status());
+  env.coordinator = absl::StrFormat("127.0.0.1:%u", *port);
   std::fflush(stdout);
   std::fflush(stderr);
   for (uint32_t r = 0; r < count; ++r) {
     const auto& program = programs.size() == 1 ? programs[0] : programs[r];
-    const pid_t pid = spawn(program, r, served->socket_path(), *dropin);
+    const pid_t pid = spawn(program, r, env);
     if (pid < 0) {
       std::fprintf(stderr, "weft-sim launch: fork failed\n");
       for (Child& c : children) ::kill(c.pid, SIGKILL);
