@@ -95,6 +95,9 @@ struct SimCq {
   // Events ibv_get_cq_event returned; the CQ cannot be destroyed until
   // ibv_ack_cq_events has acknowledged them all (cq.comp_events_completed).
   uint32_t events_reported = 0;
+  // Client mode: a poll found this CQ empty since the rank last posted or
+  // got a completion; polling it empty again is waiting.
+  bool found_empty = false;
 };
 
 // A work request the simulator holds, until its completion is polled.

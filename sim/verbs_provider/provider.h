@@ -126,6 +126,9 @@ class Provider {
   // this rank crashed or the server has gone; ETIMEDOUT: the wall-clock
   // wait timeout passed), reported once on stderr.
   int wait_at_server(std::string_view what, std::optional<TimeNs> wake_at_ns);
+  // Client mode: the rank posted or got a completion, so no CQ counts as
+  // found empty any more.
+  void note_activity();
   SimDevice* find_device(const ibv_device* device) const;
   SimContext* find_context(const ibv_context* context) const;
   SimPd* find_pd(const ibv_pd* pd) const;

@@ -242,11 +242,18 @@ int Provider::post_chain(ibv_qp* qp, Wr* wr, Wr** bad_wr,
 }
 
 int Provider::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  note_activity();
   return post_chain(qp, wr, bad_wr, &Provider::post_one_send);
 }
 
 int Provider::post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  note_activity();
   return post_chain(qp, wr, bad_wr, &Provider::post_one_recv);
+}
+
+void Provider::note_activity() {
+  if (remote_ == nullptr) return;
+  for (auto& [ptr, cq] : cqs_) cq->found_empty = false;
 }
 
 // Fills *wc from the simulator's completion; false when verbs reports
@@ -338,19 +345,28 @@ int Provider::poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     return filled;
   };
   int filled = take();
-  // On the server an empty poll is a wait: the rank blocks until the
-  // server has something for it (time moves only while every rank
-  // waits), unless the program says itself when it waits (idle()).
-  if (filled == 0 && num_entries > 0 && remote_ != nullptr &&
+  // On the server, polling a CQ empty that was already found empty since
+  // the rank last posted or got a completion is waiting: the rank blocks
+  // until the server has something for it (time moves only while every
+  // rank waits). A first empty poll returns 0 at once, as programs poll
+  // before they post. Programs that say when they wait (idle()) never
+  // wait here.
+  if (remote_ != nullptr && filled == 0 && num_entries > 0 &&
       !announces_waits_ && !has_local_work()) {
-    if (const int err = wait_at_server(
-            absl::StrFormat("ibv_poll_cq (cq %p)", static_cast<void*>(cq)),
-            std::nullopt);
-        err != 0) {
-      return -err;
+    if (!c->found_empty) {
+      c->found_empty = true;
+    } else {
+      if (const int err = wait_at_server(
+              absl::StrFormat("ibv_poll_cq (cq %p)", static_cast<void*>(cq)),
+              std::nullopt);
+          err != 0) {
+        return -err;
+      }
+      note_activity();
+      filled = take();
     }
-    filled = take();
   }
+  if (filled > 0) note_activity();
   raise_events();
   return filled;
 }

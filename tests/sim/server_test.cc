@@ -4,15 +4,20 @@
 // and a lost frame that leaves every rank waiting is reported as a
 // deadlock naming the rank and the fault.
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -30,7 +35,9 @@
 #include "sim/faults.h"
 #include "sim/link_model.h"
 #include "sim/server/fabric_server.h"
+#include "sim/server/protocol.h"
 #include "sim/server/remote_world.h"
+#include "sim/server/wire.h"
 
 namespace weft::sim::server {
 namespace {
@@ -211,6 +218,90 @@ TEST(FabricServer, ALostFrameWithEveryRankWaitingIsReportedAsADeadlock) {
   EXPECT_THAT(run.result.report, HasSubstr("waits in a test's receive"));
   EXPECT_THAT(run.result.report, HasSubstr("1 receives and 0 sends posted"));
   EXPECT_THAT(run.result.report, HasSubstr("drop from=0 to=1 frame=3"));
+}
+
+// A raw connection to the server, speaking whatever the test writes.
+int connect_raw(const std::string& socket) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket.data(), socket.size());
+  EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&addr),
+                      sizeof(addr)),
+            0);
+  return fd;
+}
+
+// What the server answered before it closed the connection: the text of a
+// refusal (a kWelcome with ok = 0) or of a kFatal.
+std::string refusal(int fd) {
+  MessageReader reader;
+  absl::StatusOr<Message> m = read_message(
+      fd, reader, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  if (!m.ok()) return std::string(m.status().message());
+  if (m->type == MsgType::kWelcome) {
+    std::span<const std::byte> t = m->tail<Welcome>();
+    return std::string(reinterpret_cast<const char*>(t.data()), t.size());
+  }
+  return std::string(reinterpret_cast<const char*>(m->body.data()),
+                     m->body.size());
+}
+
+TEST(FabricServer, GarbageAndOtherVersionsAreRefusedAndServingGoesOn) {
+  ServerOptions options;
+  options.world.topology = *Topology::mesh(2);
+  options.socket_path = private_dir() + "/socket";
+  options.connect_timeout = std::chrono::seconds(60);
+  absl::StatusOr<std::unique_ptr<FabricServer>> server =
+      FabricServer::create(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::thread serving([&] { (*server)->serve(); });
+
+  // Bytes that are no protocol at all.
+  const int garbage = connect_raw(options.socket_path);
+  const std::string junk(64, 'x');
+  ASSERT_EQ(::write(garbage, junk.data(), junk.size()),
+            static_cast<ssize_t>(junk.size()));
+  EXPECT_THAT(refusal(garbage), HasSubstr("not a weft simulation client"));
+  ::close(garbage);
+
+  // A hello of another protocol version.
+  const int old = connect_raw(options.socket_path);
+  Hello hello;
+  hello.version = kProtocolVersion + 1;
+  const std::array<std::span<const std::byte>, 1> parts = {bytes_of(hello)};
+  ASSERT_TRUE(write_message(old, MsgType::kHello, parts,
+                            std::chrono::steady_clock::now() +
+                                std::chrono::seconds(30))
+                  .ok());
+  EXPECT_THAT(refusal(old), HasSubstr("protocol version"));
+  ::close(old);
+
+  // A rank outside the world.
+  absl::StatusOr<std::unique_ptr<RemoteWorld>> stranger =
+      RemoteWorld::connect(options.socket_path, 5, kWaitTimeout);
+  ASSERT_FALSE(stranger.ok());
+  EXPECT_THAT(stranger.status().message(),
+              HasSubstr("outside this world's 2 ranks"));
+
+  // The server still serves both ranks.
+  {
+    absl::StatusOr<std::unique_ptr<RemoteWorld>> r0 =
+        RemoteWorld::connect(options.socket_path, 0, kWaitTimeout);
+    absl::StatusOr<std::unique_ptr<RemoteWorld>> r1 =
+        RemoteWorld::connect(options.socket_path, 1, kWaitTimeout);
+    ASSERT_TRUE(r0.ok()) << r0.status();
+    ASSERT_TRUE(r1.ok()) << r1.status();
+    EXPECT_EQ((*r0)->ranks(), 2u);
+    // A second process claiming rank 0 is refused.
+    absl::StatusOr<std::unique_ptr<RemoteWorld>> twin =
+        RemoteWorld::connect(options.socket_path, 0, kWaitTimeout);
+    ASSERT_FALSE(twin.ok());
+    EXPECT_THAT(twin.status().message(), HasSubstr("already connected"));
+  }
+  serving.join();  // both ranks came and went: the run is finished
+  std::filesystem::remove_all(
+      std::filesystem::path(options.socket_path).parent_path());
 }
 
 }  // namespace

@@ -268,7 +268,7 @@ TEST(WeftBenchVerbs, MissingRdmaLibraryFailsCleanly) {
 
 #ifdef WEFT_SIM_VERBS_PATH
 // One rank over the simulated verbs provider: the group forms from JACCL's
-// environment and the table reports wall time.
+// environment and the table reports the provider's virtual time.
 TEST(WeftBenchVerbs, OneRankOverTheSimulatedProvider) {
   const std::string devices = write_scratch("one_rank.json", "[[null]]");
   const ToolResult r = bench(
@@ -277,7 +277,7 @@ TEST(WeftBenchVerbs, OneRankOverTheSimulatedProvider) {
           " WEFT_SIM_VERBS_RANKS=2 WEFT_VERBS_LIBRARY=" WEFT_SIM_VERBS_PATH
           " ");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("wall time"));
+  EXPECT_THAT(r.out, HasSubstr("virtual time (weft's simulated provider)"));
   const auto rows = result_rows(r.out);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0][8], "0");

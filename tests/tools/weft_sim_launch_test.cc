@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -136,6 +137,77 @@ TEST_F(UcPingpong, ALostFrameIsReportedAsADeadlockNamingTheWaitingRank) {
   EXPECT_THAT(r.out, HasSubstr("rank 0 (pid"));
   EXPECT_THAT(r.out, HasSubstr("exited 75"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("exited 0")));
+}
+
+TEST_F(UcPingpong, ACrashedRankFailsItsCallsAndThePeerIsReportedWaiting) {
+  // Rank 0 crashes 100 us in: its next poll fails (pingpong exits 1), and
+  // rank 1, waiting for an answer that never comes, is in the report.
+  const std::string plan =
+      write_scratch("crash.plan", "crash rank=0 at_ns=100000\n");
+  const ToolResult r =
+      run_pingpong(absl::StrCat("--seed=1 --faults=", plan), "-n 1000");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("rank 0 crashed at 100.000 us"));
+  EXPECT_THAT(r.err, HasSubstr("rank 0: its process has ended"));
+  EXPECT_THAT(r.err, HasSubstr("rank 1 (pid"));
+  EXPECT_THAT(r.out, HasSubstr("rank 0 (pid"));
+  EXPECT_THAT(r.out, HasSubstr("exited 1\nrank 1"));
+  EXPECT_THAT(r.out, HasSubstr("exited 75"));
+}
+
+// weft's own verbs fabric, one process per rank: weft-bench --fabric=verbs
+// with JACCL's environment from the launcher and the TCP bootstrap.
+ToolResult run_bench(const std::string& launch_flags) {
+  return run_tool(WEFT_SIM_PATH,
+                  absl::StrCat("launch --ranks=4 --timeout_s=300 ",
+                               launch_flags, " -- ", WEFT_BENCH_PATH,
+                               " --fabric=verbs -b 4K -e 16M -f 4 -n 1 -w 1"));
+}
+
+// The table's rows (size, count, type, redop, root, then time, algbw,
+// busbw, #wrong out of place and in place), checking that no element is
+// wrong; how many there were.
+int checked_rows(const std::string& out) {
+  int rows = 0;
+  for (const std::string& line : lines_of(out)) {
+    const std::vector<std::string> f = fields_of(line);
+    if (f.size() != 13 || f[2] != "float") continue;
+    ++rows;
+    EXPECT_EQ(f[8], "0") << "out of place, #wrong: " << line;
+    EXPECT_EQ(f[12], "0") << "in place, #wrong: " << line;
+  }
+  return rows;
+}
+
+TEST(WeftBenchOnTheServer, FourProcessesAreCorrectAtEverySizeAndRepeatable) {
+  const ToolResult a = run_bench("--seed=2");
+  ASSERT_EQ(a.code, 0) << a.out << a.err;
+  // 4 KiB, 16 KiB, ... 16 MiB: seven rows, none with a wrong element.
+  EXPECT_EQ(checked_rows(a.out), 7) << a.out;
+  EXPECT_THAT(a.out, HasSubstr("# #wrong total         : 0"));
+  EXPECT_THAT(a.out, HasSubstr("virtual time (weft's simulated provider)"));
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_THAT(a.out, HasSubstr(absl::StrCat("rank ", rank, " (pid")));
+  }
+  EXPECT_EQ(count(a.out, std::regex("\\): exited 0")), 4) << a.out;
+  const ToolResult b = run_bench("--seed=2");
+  ASSERT_EQ(b.code, 0) << b.out << b.err;
+  ASSERT_FALSE(trace_hash(a.out).empty());
+  EXPECT_EQ(trace_hash(a.out), trace_hash(b.out));
+}
+
+TEST(WeftBenchOnTheServer, UnderLossEveryRowIsCorrectOrATypedError) {
+  const ToolResult r = run_bench("--seed=7 --loss=0.01");
+  // Recovery repairs what 1% loss takes; a run that could not would exit
+  // with weft-bench's typed error, never with wrong elements or a hang.
+  const int rows = checked_rows(r.out);
+  if (r.code == 0) {
+    EXPECT_EQ(rows, 7) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("# #wrong total         : 0"));
+    EXPECT_THAT(r.out, ::testing::ContainsRegex("[1-9][0-9]* faults injected"));
+  } else {
+    EXPECT_THAT(r.err, ::testing::ContainsRegex("weft-bench: .*(rank|peer)"));
+  }
 }
 
 }  // namespace

@@ -144,7 +144,8 @@ absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
                            const BenchRunner& runner) {
   const bool sim = options.fabric == FabricKind::kSim;
   if (!options.json_path.empty()) {
-    const JsonContext context{sim ? "sim" : "verbs", sim ? "virtual" : "wall",
+    const JsonContext context{sim ? "sim" : "verbs",
+                              runner.virtual_time() ? "virtual" : "wall",
                               runner.ranks(), runner.describe()};
     if (absl::Status s =
             write_results_json(options.json_path, blocks, options, context);

@@ -35,6 +35,9 @@ class BenchRunner {
   virtual bool reports() const = 0;
   // For the header: "8 simulated ranks, mesh, link tb5 (...), virtual time".
   virtual std::string describe() const = 0;
+  // True when times are virtual (the simulator, or verbs over weft's
+  // simulated provider), false for wall time.
+  virtual bool virtual_time() const = 0;
 
   // InvalidArgument when `spec` cannot run on this group (bad root, an
   // algorithm needing cables the topology lacks, ...).

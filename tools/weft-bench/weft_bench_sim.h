@@ -24,6 +24,7 @@ class SimRunner final : public BenchRunner {
   uint32_t ranks() const override;
   bool reports() const override { return true; }
   std::string describe() const override;
+  bool virtual_time() const override { return true; }
   absl::Status check(const harness::CollectiveSpec& spec) const override;
   Algorithm algorithm(const harness::CollectiveSpec& spec) const override;
   absl::StatusOr<Measurement> measure(const MeasureRequest& request) override;

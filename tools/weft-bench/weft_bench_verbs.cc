@@ -46,6 +46,8 @@ absl::StatusOr<std::unique_ptr<VerbsRunner>> VerbsRunner::create(
   absl::StatusOr<std::unique_ptr<verbs::VerbsFabric>> fabric =
       verbs::VerbsFabric::open(runner->config_.rank);
   if (!fabric.ok()) return fabric.status();
+  // On weft's simulated provider the fabric's clock is its virtual time.
+  runner->virtual_time_ = (*fabric)->library().api().sim_now_ns != nullptr;
   runner->fabric_ = *std::move(fabric);
   absl::StatusOr<std::unique_ptr<Group>> group =
       create_group(*runner->fabric_, *runner->bootstrap_,
@@ -56,11 +58,15 @@ absl::StatusOr<std::unique_ptr<VerbsRunner>> VerbsRunner::create(
 }
 
 std::string VerbsRunner::describe() const {
+  const bool simulated = virtual_time();
   return absl::StrFormat(
-      "a group of %u on verbs (this is rank %u), %s%s: wall time", config_.size,
+      "a group of %u on verbs (this is rank %u), %s%s: %s", config_.size,
       config_.rank, config_.devices.is_full_mesh() ? "mesh" : "ring",
-      config_.ring ? " (JACCL_RING)" : "");
+      config_.ring ? " (JACCL_RING)" : "",
+      simulated ? "virtual time (weft's simulated provider)" : "wall time");
 }
+
+bool VerbsRunner::virtual_time() const { return virtual_time_; }
 
 bool VerbsRunner::mesh_allowed() const {
   return config_.devices.is_full_mesh() && !config_.ring;

@@ -37,6 +37,7 @@ class VerbsRunner final : public BenchRunner {
   uint32_t ranks() const override { return config_.size; }
   bool reports() const override { return config_.rank == 0; }
   std::string describe() const override;
+  bool virtual_time() const override;
   absl::Status check(const harness::CollectiveSpec& spec) const override;
   Algorithm algorithm(const harness::CollectiveSpec& spec) const override;
   absl::StatusOr<Measurement> measure(const MeasureRequest& request) override;
@@ -56,6 +57,7 @@ class VerbsRunner final : public BenchRunner {
   GroupOptions group_options_;
   std::unique_ptr<Bootstrap> bootstrap_;
   std::unique_ptr<Fabric> fabric_;
+  bool virtual_time_ = false;
   std::unique_ptr<Group> group_;  // destroyed before the fabric
 };
 
