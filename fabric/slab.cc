@@ -12,6 +12,14 @@
 #include "absl/strings/str_format.h"
 
 namespace weft {
+namespace {
+
+uint64_t next_slab_id() {
+  static std::atomic<uint64_t> next_id{1};
+  return next_id.fetch_add(1);
+}
+
+}  // namespace
 
 std::byte* Frame::data() const {
   return slab_ == nullptr ? nullptr : slab_->data() + offset_;
@@ -40,9 +48,12 @@ absl::StatusOr<std::unique_ptr<Slab>> Slab::create(uint64_t bytes) {
                         "memory or use smaller frames",
                         rounded, std::strerror(err), err));
   }
-  static std::atomic<uint64_t> next_id{1};
   return std::unique_ptr<Slab>(
-      new Slab(static_cast<std::byte*>(p), rounded, next_id.fetch_add(1)));
+      new Slab(static_cast<std::byte*>(p), rounded, next_slab_id()));
+}
+
+std::unique_ptr<Slab> Slab::adopt_mapping(std::byte* data, uint64_t bytes) {
+  return std::unique_ptr<Slab>(new Slab(data, bytes, next_slab_id()));
 }
 
 Slab::~Slab() { munmap(data_, bytes_); }

@@ -51,6 +51,10 @@ class Slab {
 
   // Maps `bytes` rounded up to whole pages, zero-filled.
   static absl::StatusOr<std::unique_ptr<Slab>> create(uint64_t bytes);
+  // A slab over memory the caller mapped (`bytes` from `data`, page
+  // aligned, e.g. shared memory another process also maps); the slab owns
+  // the mapping and unmaps it when destroyed.
+  static std::unique_ptr<Slab> adopt_mapping(std::byte* data, uint64_t bytes);
 
   Slab(const Slab&) = delete;
   Slab& operator=(const Slab&) = delete;

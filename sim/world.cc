@@ -234,6 +234,11 @@ uint32_t World::ranks() const { return core_->ranks(); }
 const WorldOptions& World::options() const { return core_->options(); }
 Fabric& World::fabric(uint32_t rank) { return core_->fabric(rank); }
 const Clock& World::clock() const { return core_->clock(); }
+
+Slab* World::adopt_slab(uint32_t rank, std::unique_ptr<Slab> slab) {
+  return core_->fabric(rank).adopt_slab(std::move(slab));
+}
+
 bool World::crashed(uint32_t rank) const { return core_->crashed(rank); }
 const Trace& World::trace() const { return core_->trace(); }
 const Counters& World::counters() const { return core_->counters(); }

@@ -116,6 +116,10 @@ class World {
   // endpoints. REQUIRES: r < ranks(). Endpoints must not outlive the world.
   Fabric& fabric(uint32_t rank);
   const Clock& clock() const;
+  // Makes `slab` (memory a rank's process shares with the simulation
+  // server) one of rank `rank`'s slabs, so its frames can be posted on the
+  // rank's endpoints. REQUIRES: rank < ranks().
+  Slab* adopt_slab(uint32_t rank, std::unique_ptr<Slab> slab);
 
   // Runs programs[r] for each rank r (nullptr: nothing to run) until all are
   // done or the run ends otherwise. May be called again; virtual time and

@@ -49,8 +49,12 @@ absl::StatusOr<Slab*> SimFabric::create_slab(uint64_t bytes) {
   }
   absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
   if (!slab.ok()) return slab.status();
-  Slab* raw = slab->get();
-  slabs_.push_back(*std::move(slab));
+  return adopt_slab(*std::move(slab));
+}
+
+Slab* SimFabric::adopt_slab(std::unique_ptr<Slab> slab) {
+  Slab* raw = slab.get();
+  slabs_.push_back(std::move(slab));
   slab_set_.insert(raw);
   WEFT_CHECK_INVARIANTS_OF(*this);
   return raw;

@@ -37,6 +37,9 @@ class SimFabric final : public Fabric {
   const Clock& clock() const override;
   uint32_t ranks_sharing_core() const override;
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
+  // Takes `slab` (memory mapped elsewhere: a rank's process's, shared with
+  // the simulation server) as one of this fabric's slabs.
+  Slab* adopt_slab(std::unique_ptr<Slab> slab);
   absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
                                                  uint32_t peer) override;
 

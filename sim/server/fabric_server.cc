@@ -25,7 +25,7 @@
 #include "fabric/endpoint.h"
 #include "fabric/slab.h"
 #include "fabric/work_id.h"
-#include "sim/frame_pool.h"
+#include "sim/server/shared_memory.h"
 
 namespace weft::sim::server {
 namespace {
@@ -56,6 +56,12 @@ struct FabricServer::Client {
   uint32_t rank = 0;
   pid_t pid = 0;
   std::string program;
+  // The post ring in memory the client shares (its mapping owned here).
+  std::unique_ptr<Slab> channel;
+  std::optional<MessageRing> ring;
+  // The client's slabs, adopted into its rank's simulated fabric, by the
+  // client's slab id.
+  std::map<uint64_t, Slab*> slabs;
 };
 
 // A change to the world a client asked for, applied at the barrier.
@@ -67,7 +73,7 @@ struct FabricServer::Action {
   uint32_t immediate = 0;
   uint32_t length = 0;
   bool has_immediate = true;
-  std::vector<std::byte> payload;
+  Frame frame;  // posts: in one of the client's slabs
 };
 
 struct FabricServer::Rank {
@@ -86,7 +92,6 @@ struct FabricServer::Rank {
   uint32_t outbox_count = 0;
   std::vector<std::byte> outbox;
   uint32_t next_qp = 0;
-  std::unique_ptr<FramePool> frames;
 };
 
 struct FabricServer::Qp {
@@ -104,7 +109,6 @@ struct FabricServer::Qp {
   std::deque<Action> recvs_waiting;
   uint32_t sends_in_sim = 0;
   uint32_t recvs_in_sim = 0;
-  std::map<uint64_t, Frame> frames;  // by work id: what the simulator holds
   // For deadlock reports.
   uint64_t sent = 0;
   uint64_t received = 0;
@@ -156,7 +160,6 @@ FabricServer::FabricServer(ServerOptions options, std::unique_ptr<World> world,
         std::find(options_.expected_ranks.begin(),
                   options_.expected_ranks.end(),
                   r) != options_.expected_ranks.end();
-    rank->frames = std::make_unique<FramePool>(world_->fabric(r));
     ranks_.push_back(std::move(rank));
   }
 }
@@ -241,6 +244,8 @@ bool FabricServer::read_client(Client& client) {
     return false;
   }
   while (std::optional<Message> m = client.reader.next()) {
+    // What the client put in its ring came before what it sent since.
+    if (client.hello && !drain_ring(client)) return false;
     if (!handle(client, *m)) return false;
   }
   if (closed) {
@@ -315,6 +320,8 @@ bool FabricServer::handle(Client& client, const Message& m) {
       return handle_wait(client, m);
     case MsgType::kQuery:
       return handle_query(client, m);
+    case MsgType::kRegisterSlab:
+      return handle_register_slab(client, m);
     default:
       drop(client, absl::StrFormat("a client may not send '%s'",
                                    msg_type_name(m.type)));
@@ -343,6 +350,19 @@ bool FabricServer::handle_hello(Client& client, const Message& m) {
         "rank %u %s: each rank is one process", hello->rank,
         ranks_[hello->rank]->gone ? "has already come and gone"
                                   : "is already connected");
+  } else {
+    const int channel_fd = client.reader.take_fd();
+    absl::StatusOr<std::unique_ptr<Slab>> channel =
+        channel_fd < 0 ? absl::InvalidArgumentError(
+                             "a hello without its post ring's memfd")
+                       : map_shared_slab(channel_fd, MessageRing::kMappingBytes);
+    if (channel_fd >= 0) ::close(channel_fd);
+    if (channel.ok()) {
+      client.channel = *std::move(channel);
+      client.ring.emplace(client.channel->data(), false);
+    } else {
+      text = std::string(channel.status().message());
+    }
   }
   if (!text.empty()) {
     w.ok = 0;
@@ -452,17 +472,17 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
         a.immediate = p->immediate;
         a.length = p->length;
         a.has_immediate = (p->flags & kSendWithoutImmediate) == 0;
-        std::span<const std::byte> tail = m.tail<PostSend>();
-        ok = tail.size() == p->length;
-        a.payload.assign(tail.begin(), tail.end());
+        ok = m.body.size() == sizeof(PostSend) &&
+             resolve(client, p->frame, &a.frame) && p->length <= a.frame.bytes();
       }
       break;
     case MsgType::kPostRecv:
       if (auto p = m.fixed<PostRecv>()) {
         a.qp_num = p->qp_num;
         a.work_id = p->work_id;
-        a.length = p->length;
-        ok = m.body.size() == sizeof(PostRecv);
+        ok = m.body.size() == sizeof(PostRecv) &&
+             resolve(client, p->frame, &a.frame);
+        a.length = a.frame.bytes();
       }
       break;
     case MsgType::kClose:
@@ -482,6 +502,61 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
     return false;
   }
   ranks_[client.rank]->actions.push_back(std::move(a));
+  return true;
+}
+
+bool FabricServer::resolve(const Client& client, const FrameRef& ref,
+                           Frame* out) const {
+  auto slab = client.slabs.find(ref.slab);
+  if (slab == client.slabs.end()) return false;
+  absl::StatusOr<Frame> frame = slab->second->frame(ref.offset, ref.bytes);
+  if (!frame.ok()) return false;
+  *out = *frame;
+  return true;
+}
+
+bool FabricServer::drain_ring(Client& client) {
+  if (!client.ring) return true;
+  for (;;) {
+    absl::StatusOr<std::optional<Message>> m = client.ring->read();
+    if (!m.ok()) {
+      drop(client, std::string(m.status().message()));
+      return false;
+    }
+    if (!m->has_value()) return true;
+    const MsgType type = (*m)->type;
+    if (type != MsgType::kConnect && type != MsgType::kPostSend &&
+        type != MsgType::kPostRecv && type != MsgType::kClose) {
+      drop(client, absl::StrFormat("'%s' does not go through the post ring",
+                                   msg_type_name(type)));
+      return false;
+    }
+    if (!queue_action(client, **m)) return false;
+  }
+}
+
+bool FabricServer::handle_register_slab(Client& client, const Message& m) {
+  std::optional<RegisterSlab> r = m.fixed<RegisterSlab>();
+  const int fd = client.reader.take_fd();
+  absl::StatusOr<std::unique_ptr<Slab>> slab =
+      !r || m.body.size() != sizeof(RegisterSlab) || fd < 0
+          ? absl::InvalidArgumentError(
+                "a register_slab message without its slab's memfd")
+          : map_shared_slab(fd, r->bytes);
+  if (fd >= 0) ::close(fd);
+  if (!slab.ok() || client.slabs.contains(r->slab)) {
+    drop(client, slab.ok() ? "a slab registered twice"
+                           : std::string(slab.status().message()));
+    return false;
+  }
+  client.slabs[r->slab] = world_->adopt_slab(client.rank, *std::move(slab));
+  Answer a;
+  const std::array<std::span<const std::byte>, 1> parts = {bytes_of(a)};
+  if (!write_message(client.fd, MsgType::kAnswer, parts, write_deadline())
+           .ok()) {
+    drop(client, "");
+    return false;
+  }
   return true;
 }
 
@@ -550,6 +625,10 @@ bool FabricServer::all_waiting() const {
 void FabricServer::try_step() {
   if (released_ || result_) return;
   // Ranks that left still have their queue pairs to close.
+  if (!all_waiting()) return;
+  for (auto& r : ranks_) {
+    if (r->client != nullptr && !drain_ring(*r->client)) return;
+  }
   if (!all_waiting()) return;
   for (;;) {
     apply_actions();
@@ -633,13 +712,10 @@ void FabricServer::apply(uint32_t rank, Action& a) {
       qp.recvs_waiting.push_back(std::move(a));
       post_to_sim(qp);
       return;
-    case MsgType::kClose: {
-      Rank& r = *ranks_[rank];
+    case MsgType::kClose:
       qp.ep.reset();
-      for (auto& [id, frame] : qp.frames) r.frames->give(frame);
       qps_.erase(it);
       return;
-    }
     default:
       return;
   }
@@ -673,24 +749,16 @@ void FabricServer::post_to_sim(Qp& qp) {
       complete_here(a, true, WcStatus::kSuccess);
       continue;
     }
-    absl::StatusOr<Frame> frame = r.frames->take(a.length);
-    if (!frame.ok()) {
-      complete_here(a, true, WcStatus::kLocProtErr);
-      continue;
-    }
-    std::memcpy(frame->data(), a.payload.data(), a.length);
     const std::optional<WorkId> id = WorkId::decode(a.work_id);
     absl::Status s =
         !id ? absl::InvalidArgumentError("bad work id")
         : a.has_immediate
-            ? qp.ep->post_send(*id, *frame, a.length, a.immediate)
-            : qp.ep->post_send_without_immediate(*id, *frame, a.length);
+            ? qp.ep->post_send(*id, a.frame, a.length, a.immediate)
+            : qp.ep->post_send_without_immediate(*id, a.frame, a.length);
     if (!s.ok()) {
-      r.frames->give(*frame);
       complete_here(a, true, WcStatus::kLocQpOpErr);
       continue;
     }
-    qp.frames[a.work_id] = *frame;
     ++qp.sends_in_sim;
     ++qp.sent;
     qp.last_sent = absl::StrFormat("%s, %u bytes, posted at %s",
@@ -705,19 +773,13 @@ void FabricServer::post_to_sim(Qp& qp) {
       complete_here(a, false, WcStatus::kWrFlushErr);
       continue;
     }
-    absl::StatusOr<Frame> frame = r.frames->take(a.length);
     const std::optional<WorkId> id = WorkId::decode(a.work_id);
-    absl::Status s = frame.ok() ? absl::OkStatus() : frame.status();
-    if (s.ok()) {
-      s = id ? qp.ep->post_recv(*id, frame->sub(0, a.length))
-             : absl::InvalidArgumentError("bad work id");
-    }
+    absl::Status s = id ? qp.ep->post_recv(*id, a.frame)
+                        : absl::InvalidArgumentError("bad work id");
     if (!s.ok()) {
-      if (frame.ok()) r.frames->give(*frame);
       complete_here(a, false, WcStatus::kLocQpOpErr);
       continue;
     }
-    qp.frames[a.work_id] = *frame;
     ++qp.recvs_in_sim;
   }
 }
@@ -744,25 +806,15 @@ void FabricServer::harvest() {
         c.byte_len = done.byte_len;
         c.immediate = done.immediate;
         c.has_immediate = done.has_immediate ? 1 : 0;
-        auto frame = qp.frames.find(c.work_id);
-        std::span<const std::byte> payload;
-        if (!is_send && done.ok() && frame != qp.frames.end()) {
-          payload = frame->second.span().first(
-              std::min<size_t>(done.byte_len, frame->second.bytes()));
+        if (!is_send && done.ok()) {
           ++qp.received;
           qp.last_received = absl::StrFormat(
               "%s, %u bytes, at %s", done.id.to_string(), done.byte_len,
               micros(world_->clock().now_ns()));
         }
-        c.payload_bytes = static_cast<uint32_t>(payload.size());
         const auto head = bytes_of(c);
         r.outbox.insert(r.outbox.end(), head.begin(), head.end());
-        r.outbox.insert(r.outbox.end(), payload.begin(), payload.end());
         ++r.outbox_count;
-        if (frame != qp.frames.end()) {
-          r.frames->give(frame->second);
-          qp.frames.erase(frame);
-        }
         --(is_send ? qp.sends_in_sim : qp.recvs_in_sim);
       }
     }

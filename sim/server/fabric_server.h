@@ -30,7 +30,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sim/frame_pool.h"
 #include "sim/server/wire.h"
 #include "sim/world.h"
 
@@ -109,6 +108,14 @@ class FabricServer {
   bool handle_open(Client& client, const Message& m);
   bool handle_wait(Client& client, const Message& m);
   bool handle_query(Client& client, const Message& m);
+  bool handle_register_slab(Client& client, const Message& m);
+  // Queues what the client's post ring holds; false: it broke the
+  // protocol and was dropped.
+  bool drain_ring(Client& client);
+  // The frame `ref` names in one of the client's slabs; false when there
+  // is no such frame.
+  bool resolve(const Client& client, const FrameRef& ref,
+               Frame* out) const;
   bool queue_action(Client& client, const Message& m);
   void drop(Client& client, const std::string& why);
   void leave(uint32_t rank);

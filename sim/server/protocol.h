@@ -7,7 +7,11 @@
 //
 // The protocol is the fabric contract of fabric/endpoint.h across a
 // process boundary: open an endpoint, connect it, post sends and receives,
-// and wait for completions. Everything that changes the simulated world
+// and wait for completions. Message bytes never travel in it: a rank's
+// slabs are shared memory the server maps (kRegisterSlab), and posts name a
+// frame of them. Posts, connects and closes go through a ring in shared
+// memory (shared_memory.h), so posting costs no system call; the rest, and
+// posts that find the ring full, go over the socket. Everything that changes the simulated world
 // (open, connect, post, close) is queued by the server and applied only when
 // every rank waits on the fabric, in rank order, so the world's trace does
 // not depend on how the host schedules the processes.
@@ -21,7 +25,7 @@ namespace weft::sim::server {
 
 // Bumped on every change to a message below; a client speaking another
 // version is refused with a message naming both.
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr uint32_t kMagic = 0x74666577;  // "weft"
 // Largest body either end accepts (a send's payload plus its structure);
 // anything longer is a protocol error, not an allocation.
@@ -46,9 +50,10 @@ enum class MsgType : uint32_t {
   kClose,       // client: Close (queued)
   kWait,        // client: Wait + what it waits in; answered by kStep
   kStep,        // server: Step + completions (each + its payload)
-  kQuery,       // client: Query; answered by kAnswer
-  kAnswer,      // server: Answer
-  kFatal,       // server: the text of why the client must stop
+  kQuery,         // client: Query; answered by kAnswer
+  kAnswer,        // server: Answer
+  kRegisterSlab,  // client: RegisterSlab, with the memfd; answered by kAnswer
+  kFatal,         // server: the text of why the client must stop (last)
 };
 
 struct Header {
@@ -57,11 +62,19 @@ struct Header {
   uint64_t bytes = 0;  // of the body that follows
 };
 
+// Carries the memfd of the client's post ring (MessageRing::kMappingBytes).
 struct Hello {
   uint32_t version = kProtocolVersion;
   uint32_t rank = 0;
   int32_t pid = 0;
   char program[64] = {};
+};
+
+// Carries the memfd of a slab of `bytes` the client created; frames of it
+// are named by `slab` (the client's Slab::id()) from then on.
+struct RegisterSlab {
+  uint64_t slab = 0;
+  uint64_t bytes = 0;
 };
 
 struct Welcome {
@@ -92,19 +105,29 @@ struct Connect {
   uint32_t remote_qp_num = 0;
 };
 
+// A frame of a registered slab.
+struct FrameRef {
+  uint64_t slab = 0;
+  uint64_t offset = 0;
+  uint32_t bytes = 0;
+  uint32_t pad = 0;
+};
+
 struct PostSend {
   uint32_t qp_num = 0;
   uint32_t immediate = 0;  // host order
   uint64_t work_id = 0;    // WorkId::encode()
-  uint32_t length = 0;     // payload bytes that follow
-  uint32_t flags = 0;      // kSendWithoutImmediate
+  FrameRef frame;          // the message is its first `length` bytes
+  uint32_t length = 0;
+  uint32_t flags = 0;  // kSendWithoutImmediate
 };
 inline constexpr uint32_t kSendWithoutImmediate = 1;
 
 struct PostRecv {
   uint32_t qp_num = 0;
-  uint32_t length = 0;  // the receive frame's size
+  uint32_t pad = 0;
   uint64_t work_id = 0;
+  FrameRef frame;  // where the message lands
 };
 
 struct Close {
@@ -127,6 +150,8 @@ struct Step {
   uint32_t flags = 0;
 };
 
+// A receive's bytes are already in its frame (shared memory) when its
+// completion is sent.
 struct StepCompletion {
   uint64_t work_id = 0;
   uint32_t qp_num = 0;
@@ -134,7 +159,7 @@ struct StepCompletion {
   uint32_t byte_len = 0;
   uint32_t immediate = 0;
   uint32_t has_immediate = 0;
-  uint32_t payload_bytes = 0;  // receives: the bytes that arrived
+  uint32_t pad = 0;
 };
 
 enum class QueryKind : uint32_t { kTraceHash = 1, kCrashed = 2 };

@@ -24,6 +24,7 @@
 #include "fabric/slab.h"
 #include "fabric/wc_status.h"
 #include "fabric/work_id.h"
+#include "sim/server/shared_memory.h"
 
 namespace weft::sim::server {
 namespace {
@@ -68,7 +69,7 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     Close c;
     c.qp_num = qp_num_;
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(c)};
-    (void)world_.send(MsgType::kClose, parts);
+    (void)world_.post(MsgType::kClose, parts);
   }
 
   const EndpointInfo& info() const override { return info_; }
@@ -83,17 +84,16 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     c.qp_num = qp_num_;
     c.remote_qp_num = peer.qp_num;
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(c)};
-    return world_.send(MsgType::kConnect, parts);
+    return world_.post(MsgType::kConnect, parts);
   }
 
   absl::Status post_recv(WorkId id, const Frame& frame) override {
     PostRecv p;
     p.qp_num = qp_num_;
-    p.length = frame.bytes();
     p.work_id = id.encode();
-    frames_[p.work_id] = frame;
+    if (absl::Status s = world_.frame_ref(frame, &p.frame); !s.ok()) return s;
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(p)};
-    return world_.send(MsgType::kPostRecv, parts);
+    return world_.post(MsgType::kPostRecv, parts);
   }
 
   absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
@@ -118,9 +118,9 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     p.work_id = id.encode();
     p.length = length;
     p.flags = flags;
-    const std::array<std::span<const std::byte>, 2> parts = {
-        bytes_of(p), std::as_bytes(frame.span().first(length))};
-    return world_.send(MsgType::kPostSend, parts);
+    if (absl::Status s = world_.frame_ref(frame, &p.frame); !s.ok()) return s;
+    const std::array<std::span<const std::byte>, 1> parts = {bytes_of(p)};
+    return world_.post(MsgType::kPostSend, parts);
   }
 
   absl::StatusOr<size_t> poll(std::span<Completion> out) override {
@@ -134,8 +134,9 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
 
   size_t pending() const { return done_.size(); }
 
-  // A completion the server sent; a receive's bytes land in its frame.
-  void complete(const StepCompletion& c, std::span<const std::byte> payload) {
+  // A completion the server sent (a receive's bytes are in its frame
+  // already: the server's world wrote them into the shared slab).
+  void complete(const StepCompletion& c) {
     std::optional<WorkId> id = WorkId::decode(c.work_id);
     if (!id) return;
     Completion done;
@@ -145,12 +146,6 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     done.byte_len = c.byte_len;
     done.has_immediate = c.has_immediate != 0;
     done.immediate = c.immediate;
-    auto frame = frames_.find(c.work_id);
-    if (frame != frames_.end()) {
-      const size_t n = std::min<size_t>(payload.size(), frame->second.bytes());
-      if (n > 0) std::memcpy(frame->second.data(), payload.data(), n);
-      frames_.erase(frame);
-    }
     done_.push_back(done);
   }
 
@@ -160,7 +155,6 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
   EndpointInfo info_;
   Destination self_;
   bool connected_ = false;
-  std::map<uint64_t, Frame> frames_;  // posted receives, by work id
   std::deque<Completion> done_;
 };
 
@@ -172,9 +166,20 @@ class RemoteWorld::RemoteFabric final : public Fabric {
   uint32_t rank() const override { return world_.rank(); }
   const Clock& clock() const override { return world_.clock(); }
 
+  // Shared memory the server maps, so its world moves message bytes in
+  // and out of it directly.
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override {
-    absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
+    int fd = -1;
+    absl::StatusOr<std::unique_ptr<Slab>> slab = create_shared_slab(bytes, &fd);
     if (!slab.ok()) return slab.status();
+    RegisterSlab r;
+    r.slab = (*slab)->id();
+    r.bytes = (*slab)->bytes();
+    const std::array<std::span<const std::byte>, 1> parts = {bytes_of(r)};
+    absl::StatusOr<Message> m =
+        world_.request(MsgType::kRegisterSlab, parts, MsgType::kAnswer, fd);
+    ::close(fd);
+    if (!m.ok()) return m.status();
     slabs_.push_back(*std::move(slab));
     return slabs_.back().get();
   }
@@ -235,6 +240,13 @@ absl::StatusOr<std::unique_ptr<RemoteWorld>> RemoteWorld::connect(
         "serve` or run the program under `weft-sim launch`",
         kServerVariable, socket_path, std::strerror(err)));
   }
+  int channel_fd = -1;
+  absl::StatusOr<std::unique_ptr<Slab>> channel =
+      create_shared_slab(MessageRing::kMappingBytes, &channel_fd);
+  if (!channel.ok()) {
+    ::close(fd);
+    return channel.status();
+  }
   Hello hello;
   hello.rank = rank;
   hello.pid = static_cast<int32_t>(::getpid());
@@ -247,7 +259,9 @@ absl::StatusOr<std::unique_ptr<RemoteWorld>> RemoteWorld::connect(
   const std::array<std::span<const std::byte>, 1> parts = {bytes_of(hello)};
   const auto deadline = SteadyClock::now() + kRequestTimeout;
   MessageReader reader;
-  absl::Status sent = write_message(fd, MsgType::kHello, parts, deadline);
+  absl::Status sent =
+      write_message(fd, MsgType::kHello, parts, deadline, channel_fd);
+  ::close(channel_fd);
   absl::StatusOr<Message> m =
       sent.ok() ? read_message(fd, reader, deadline) : sent;
   if (!m.ok()) {
@@ -275,6 +289,8 @@ absl::StatusOr<std::unique_ptr<RemoteWorld>> RemoteWorld::connect(
   auto world = std::unique_ptr<RemoteWorld>(
       new RemoteWorld(fd, rank, *std::move(topology), wait_timeout));
   world->reader_ = std::move(reader);
+  world->channel_ = *std::move(channel);
+  world->ring_.emplace(world->channel_->data(), true);
   world->seed_ = w->seed;
   world->apple_limits_ = w->apple_limits != 0;
   world->clock_.advance_to(w->now_ns);
@@ -303,8 +319,28 @@ void RemoteWorld::attach(uint32_t qp_num, RemoteEndpoint* endpoint) {
 void RemoteWorld::detach(uint32_t qp_num) { endpoints_.erase(qp_num); }
 
 absl::Status RemoteWorld::send(
+    MsgType type, std::span<const std::span<const std::byte>> parts,
+    int pass_fd) {
+  return write_message(fd_, type, parts, SteadyClock::now() + kRequestTimeout,
+                       pass_fd);
+}
+
+absl::Status RemoteWorld::post(
     MsgType type, std::span<const std::span<const std::byte>> parts) {
-  return write_message(fd_, type, parts, SteadyClock::now() + kRequestTimeout);
+  // The ring when it has room (no system call), else the socket, which the
+  // server reads only after the ring.
+  if (ring_ && ring_->try_write(type, parts)) return absl::OkStatus();
+  return send(type, parts);
+}
+
+absl::Status RemoteWorld::frame_ref(const Frame& frame, FrameRef* out) const {
+  if (frame.slab() == nullptr) {
+    return absl::InvalidArgumentError("a frame of no slab");
+  }
+  out->slab = frame.slab()->id();
+  out->offset = frame.offset();
+  out->bytes = frame.bytes();
+  return absl::OkStatus();
 }
 
 void RemoteWorld::ended(const Message& fatal) {
@@ -331,8 +367,8 @@ absl::StatusOr<Message> RemoteWorld::read(MsgType want) {
 
 absl::StatusOr<Message> RemoteWorld::request(
     MsgType type, std::span<const std::span<const std::byte>> parts,
-    MsgType answer) {
-  if (absl::Status s = send(type, parts); !s.ok()) return s;
+    MsgType answer, int pass_fd) {
+  if (absl::Status s = send(type, parts, pass_fd); !s.ok()) return s;
   return read(answer);
 }
 
@@ -369,11 +405,8 @@ void RemoteWorld::deliver(const Message& m) {
     StepCompletion c;
     std::memcpy(&c, rest.data(), sizeof(c));
     rest = rest.subspan(sizeof(c));
-    if (rest.size() < c.payload_bytes) return;
-    std::span<const std::byte> payload = rest.first(c.payload_bytes);
-    rest = rest.subspan(c.payload_bytes);
     auto ep = endpoints_.find(c.qp_num);
-    if (ep != endpoints_.end()) ep->second->complete(c, payload);
+    if (ep != endpoints_.end()) ep->second->complete(c);
   }
 }
 

@@ -28,6 +28,7 @@
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
 #include "fabric/topology.h"
+#include "sim/server/shared_memory.h"
 #include "sim/server/wire.h"
 
 namespace weft::sim::server {
@@ -81,12 +82,19 @@ class RemoteWorld {
   // leave): waits return at once from now on.
   bool released() const { return released_; }
 
-  // For the endpoints.
+  // For the endpoints: a message over the socket (with a file descriptor
+  // when `pass_fd` >= 0), a request and its answer, and a post (through
+  // the shared ring when it has room).
   absl::Status send(MsgType type,
-                    std::span<const std::span<const std::byte>> parts);
+                    std::span<const std::span<const std::byte>> parts,
+                    int pass_fd = -1);
   absl::StatusOr<Message> request(
       MsgType type, std::span<const std::span<const std::byte>> parts,
-      MsgType answer);
+      MsgType answer, int pass_fd = -1);
+  absl::Status post(MsgType type,
+                    std::span<const std::span<const std::byte>> parts);
+  // Names `frame` for the server. REQUIRES: it lies in a slab of fabric().
+  absl::Status frame_ref(const Frame& frame, FrameRef* out) const;
   class RemoteEndpoint;
   void attach(uint32_t qp_num, RemoteEndpoint* endpoint);
   void detach(uint32_t qp_num);
@@ -101,6 +109,8 @@ class RemoteWorld {
 
   int fd_ = -1;
   MessageReader reader_;
+  std::unique_ptr<Slab> channel_;  // the post ring's shared memory
+  std::optional<MessageRing> ring_;
   uint32_t rank_ = 0;
   Topology topology_;
   uint64_t seed_ = 0;

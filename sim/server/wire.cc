@@ -56,6 +56,7 @@ const char* msg_type_name(MsgType type) {
     case MsgType::kStep: return "step";
     case MsgType::kQuery: return "query";
     case MsgType::kAnswer: return "answer";
+    case MsgType::kRegisterSlab: return "register_slab";
     case MsgType::kFatal: return "fatal";
   }
   return "unknown";
@@ -63,7 +64,7 @@ const char* msg_type_name(MsgType type) {
 
 absl::Status write_message(int fd, MsgType type,
                            std::span<const std::span<const std::byte>> parts,
-                           WallDeadline deadline) {
+                           WallDeadline deadline, int pass_fd) {
   Header header;
   header.type = static_cast<uint32_t>(type);
   for (const auto& p : parts) header.bytes += p.size();
@@ -78,7 +79,18 @@ absl::Status write_message(int fd, MsgType type,
     msghdr msg{};
     msg.msg_iov = iov.data() + first;
     msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (pass_fd >= 0) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof(control);
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
     const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (n > 0) pass_fd = -1;  // it went with the first bytes
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -125,7 +137,24 @@ absl::Status MessageReader::fill(int fd, bool* closed) {
       }
     }
     buffer_.resize(old + want);
-    const ssize_t n = ::recv(fd, buffer_.data() + old, want, MSG_DONTWAIT);
+    iovec iov{buffer_.data() + old, want};
+    alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    const ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; c != nullptr;
+         c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int received = -1;
+        std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        fds_.push_back(received);
+      }
+    }
     if (n <= 0) {
       buffer_.resize(old);
       if (n == 0) {
@@ -140,6 +169,37 @@ absl::Status MessageReader::fill(int fd, bool* closed) {
     buffer_.resize(old + static_cast<size_t>(n));
     if (static_cast<size_t>(n) < want) return check_header();
   }
+}
+
+MessageReader::MessageReader(MessageReader&& other) noexcept
+    : buffer_(std::move(other.buffer_)),
+      start_(other.start_),
+      fds_(std::move(other.fds_)) {
+  other.fds_.clear();
+  other.start_ = 0;
+}
+
+MessageReader& MessageReader::operator=(MessageReader&& other) noexcept {
+  if (this != &other) {
+    for (int f : fds_) ::close(f);
+    buffer_ = std::move(other.buffer_);
+    start_ = other.start_;
+    fds_ = std::move(other.fds_);
+    other.fds_.clear();
+    other.start_ = 0;
+  }
+  return *this;
+}
+
+MessageReader::~MessageReader() {
+  for (int f : fds_) ::close(f);
+}
+
+int MessageReader::take_fd() {
+  if (fds_.empty()) return -1;
+  const int f = fds_.front();
+  fds_.erase(fds_.begin());
+  return f;
 }
 
 absl::Status MessageReader::check_header() {

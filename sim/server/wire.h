@@ -51,16 +51,22 @@ std::span<const std::byte> bytes_of(const T& value) {
 }
 
 // Writes one message whose body is `parts` in order, all of it, waiting for
-// room until `deadline`. Unavailable when the peer has gone,
+// room until `deadline`; with `pass_fd` >= 0, that file descriptor travels
+// with it (SCM_RIGHTS). Unavailable when the peer has gone,
 // DeadlineExceeded when it stopped reading.
 absl::Status write_message(int fd, MsgType type,
                            std::span<const std::span<const std::byte>> parts,
-                           WallDeadline deadline);
+                           WallDeadline deadline, int pass_fd = -1);
 
 // Accumulates bytes read from a non-blocking socket and cuts them into
 // messages.
 class MessageReader {
  public:
+  MessageReader() = default;
+  MessageReader(MessageReader&& other) noexcept;
+  MessageReader& operator=(MessageReader&& other) noexcept;
+  ~MessageReader();
+
   // Reads what the socket has. OK with *closed set when the peer closed;
   // an error for a malformed header (bad magic, an unknown type, a body
   // over kMaxBodyBytes).
@@ -69,11 +75,15 @@ class MessageReader {
   std::optional<Message> next();
   // Bytes held that do not yet make a message.
   size_t pending() const { return buffer_.size() - start_; }
+  // The oldest file descriptor that arrived with the bytes read, or -1;
+  // the caller owns it.
+  int take_fd();
 
  private:
   absl::Status check_header();
   std::vector<std::byte> buffer_;
   size_t start_ = 0;
+  std::vector<int> fds_;  // received, not yet taken
 };
 
 // The next message on socket `fd` (read through `reader`, which keeps what
