@@ -240,6 +240,7 @@ Slab* World::adopt_slab(uint32_t rank, std::unique_ptr<Slab> slab) {
 }
 
 bool World::crashed(uint32_t rank) const { return core_->crashed(rank); }
+bool World::stalled(uint32_t rank) const { return core_->stalled(rank); }
 const Trace& World::trace() const { return core_->trace(); }
 const Counters& World::counters() const { return core_->counters(); }
 std::vector<ScriptedFault> World::injected_faults() const {

@@ -147,6 +147,8 @@ class World {
   std::string describe_endpoints(uint32_t rank) const;
 
   bool crashed(uint32_t rank) const;
+  // True while a fault plan's stall of `rank` lasts (its end is an event).
+  bool stalled(uint32_t rank) const;
   const Trace& trace() const;
   const Counters& counters() const;
   // Every fault injected so far, rates included, as scripted faults in the

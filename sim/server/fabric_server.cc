@@ -576,6 +576,8 @@ bool FabricServer::handle_wait(Client& client, const Message& m) {
     answer(r, kStepReleased);
   } else if (r.crash_noticed) {
     answer(r, kStepCrashed);
+  } else if (world_->stalled(r.index)) {
+    // A stalled rank's waits return when the stall ends (an event).
   } else if (r.outbox_count > 0 ||
              (r.wake_at && *r.wake_at <= world_->clock().now_ns())) {
     // What it waits for is here already: no barrier needed, and nothing
@@ -845,6 +847,9 @@ bool FabricServer::answer_waiters() {
   for (auto& r : ranks_) {
     if (!r->waiting || r->client == nullptr) continue;
     const bool crashed = r->crash_noticed;
+    // A stall holds the rank's waits until its end, an event time moves
+    // to.
+    if (!crashed && world_->stalled(r->index)) continue;
     if (r->outbox_count > 0 || (r->wake_at && *r->wake_at <= now) ||
         crashed) {
       answer(*r, crashed ? kStepCrashed : 0);

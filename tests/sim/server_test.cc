@@ -203,6 +203,22 @@ TEST(FabricServer, TheTraceDoesNotDependOnHowThreadsAreScheduled) {
   EXPECT_EQ(a.result.end_ns, b.result.end_ns);
 }
 
+TEST(FabricServer, AStallHoldsTheRanksWaitsUntilItEnds) {
+  // Rank 1 has answered message 0 (its send departs at about 5 us) when a
+  // 100 us stall begins: its wait for that send's completion returns only
+  // at 105 us. Meanwhile rank 0 got the answer and sent message 1, which
+  // found no receive posted at rank 1 and was dropped, as UC drops it; so
+  // once rank 1 resumes, both wait for ever: a deadlock at exactly 105 us.
+  absl::StatusOr<FaultPlan> plan =
+      FaultPlan::parse("stall rank=1 at_ns=5000 for_ns=100000");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PingpongRun run = run_pingpong(*plan, ServerOptions::OnDeadlock::kLeave);
+  EXPECT_EQ(run.result.outcome, ServeResult::Outcome::kDeadlock);
+  EXPECT_EQ(run.result.end_ns, 105 * kNsPerUs);
+  EXPECT_EQ(run.logs[1].received.size(), 1u);
+  EXPECT_THAT(run.result.report, HasSubstr("stall rank=1"));
+}
+
 TEST(FabricServer, ALostFrameWithEveryRankWaitingIsReportedAsADeadlock) {
   absl::StatusOr<FaultPlan> plan = FaultPlan::parse("drop from=0 to=1 frame=3");
   ASSERT_TRUE(plan.ok()) << plan.status();
