@@ -635,6 +635,12 @@ void FabricServer::try_step() {
   for (;;) {
     apply_actions();
     harvest();
+    // Work that waited for room in a queue pair went in as completions
+    // freed it, at this same instant: let it move too before answering.
+    while (world_->next_event_ns() == world_->clock().now_ns()) {
+      world_->advance_to(world_->clock().now_ns());
+      harvest();
+    }
     notice_crashes();
     if (answer_waiters()) return;
     // Nothing for any waiting rank at this instant: move time.
