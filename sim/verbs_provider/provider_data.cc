@@ -119,7 +119,8 @@ int Provider::total_length(const ibv_sge* sges, int num_sge,
 // gathered into a frame of the rank's pool.
 int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
   const bool with_immediate = wr.opcode == IBV_WR_SEND_WITH_IMM;
-  if (qp.qp.state != IBV_QPS_RTS ||
+  // In the error state a send is taken and flushed, as verbs does.
+  if ((qp.qp.state != IBV_QPS_RTS && qp.qp.state != IBV_QPS_ERR) ||
       (wr.opcode != IBV_WR_SEND && !with_immediate) || wr.num_sge < 0 ||
       static_cast<uint32_t>(wr.num_sge) > qp.cap.max_send_sge ||
       (wr.num_sge > 0 && wr.sg_list == nullptr)) {
@@ -271,6 +272,9 @@ bool Provider::to_wc(SimQp& qp, const Completion& c, ibv_wc* wc) {
   std::memset(wc, 0, sizeof(*wc));
   wc->wr_id = posted.wr_id;
   wc->status = static_cast<ibv_wc_status>(c.status);
+  // An error completion means the queue pair is in the error state (what
+  // ibv_query_qp reports from then on).
+  if (!c.ok()) qp.qp.state = IBV_QPS_ERR;
   wc->qp_num = qp.qp.qp_num;
   wc->src_qp = qp.remote_qp_num;
   if (posted.send) {

@@ -714,10 +714,7 @@ TEST_F(UcSemanticsTest, ZeroByteSendCarriesItsImmediate) {
 
 // After the error completion the queue pair is in the error state, and
 // ibv_query_qp says so (verbs: a local length error moves a UC queue pair
-// to IBV_QPS_ERR; ibv_query_qp reports the current state). The provider
-// does not do this yet: its ibv_query_qp keeps answering IBV_QPS_RTS after
-// the simulator's queue pair entered the error state, so this test fails
-// until it does (the docs list no such gap).
+// to IBV_QPS_ERR; ibv_query_qp reports the current state).
 TEST_F(UcSemanticsTest, QueryQpReportsTheErrorState) {
   connect();
   ibv_sge small = sge_in(b_.buffer, 0, 16, b_.mr->lkey);
