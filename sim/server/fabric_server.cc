@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <limits>
 #include <span>
 #include <utility>
@@ -125,6 +127,20 @@ absl::StatusOr<std::unique_ptr<FabricServer>> FabricServer::create(
         "socket path '%s' is empty or longer than %u bytes: use a shorter "
         "directory",
         options.socket_path, sizeof(addr.sun_path) - 1));
+  }
+  // Any process that can open the socket can play a rank: its directory
+  // must be this user's alone.
+  const std::string dir =
+      std::filesystem::path(options.socket_path).parent_path().string();
+  struct stat st {};
+  if (::stat(dir.empty() ? "." : dir.c_str(), &st) != 0 ||
+      !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the socket's directory '%s' must exist, be yours and be closed to "
+        "others (mode 0700: mkdir -m 700 DIR), since any process that can "
+        "open the socket can play a rank",
+        dir.empty() ? "." : dir));
   }
   absl::StatusOr<std::unique_ptr<World>> world =
       World::create(options.world);

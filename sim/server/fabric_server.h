@@ -75,7 +75,8 @@ struct ServeResult {
 class FabricServer {
  public:
   // InvalidArgument for bad world options or a socket path that is too
-  // long; the errno's text when the socket cannot be bound.
+  // long; FailedPrecondition when the socket's directory is not the
+  // caller's alone (mode 0700) or the socket cannot be bound.
   static absl::StatusOr<std::unique_ptr<FabricServer>> create(
       ServerOptions options);
   ~FabricServer();

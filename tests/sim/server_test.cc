@@ -5,6 +5,7 @@
 // deadlock naming the rank and the fault.
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -318,6 +319,21 @@ TEST(FabricServer, GarbageAndOtherVersionsAreRefusedAndServingGoesOn) {
   serving.join();  // both ranks came and went: the run is finished
   std::filesystem::remove_all(
       std::filesystem::path(options.socket_path).parent_path());
+}
+
+TEST(FabricServer, RefusesASocketInADirectoryOthersCanOpen) {
+  const std::string dir = private_dir();
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  ServerOptions options;
+  options.world.topology = *Topology::mesh(2);
+  options.socket_path = dir + "/socket";
+  absl::StatusOr<std::unique_ptr<FabricServer>> server =
+      FabricServer::create(options);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(server.status().message(), HasSubstr("mode 0700"));
+  EXPECT_FALSE(std::filesystem::exists(options.socket_path));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
