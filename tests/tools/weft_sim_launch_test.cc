@@ -155,6 +155,31 @@ TEST_F(UcPingpong, ACrashedRankFailsItsCallsAndThePeerIsReportedWaiting) {
   EXPECT_THAT(r.out, HasSubstr("exited 75"));
 }
 
+TEST_F(UcPingpong, WithOnCrashKillTheCrashedRanksProcessIsKilled) {
+  const std::string plan =
+      write_scratch("crash.plan", "crash rank=1 at_ns=100000\n");
+  const ToolResult r = run_pingpong(
+      absl::StrCat("--seed=1 --on_crash=kill --faults=", plan), "-n 1000");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("rank 1 crashed at 100.000 us"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("rank 1 \\(pid [0-9]+\\): "
+                                              "killed by signal 9"));
+}
+
+TEST_F(UcPingpong, AQueuePairForcedIntoErrorGivesPingpongAnErrorCompletion) {
+  // Rank 0's queue pair to rank 1 enters the error state 50 us in: its
+  // posted work flushes, which pingpong reports and exits on; rank 1 then
+  // waits for a message that never comes.
+  const std::string plan =
+      write_scratch("qp_error.plan", "qp_error rank=0 peer=1 at_ns=50000\n");
+  const ToolResult r =
+      run_pingpong(absl::StrCat("--seed=1 --faults=", plan), "-n 1000");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err + r.out, HasSubstr("Failed status"));
+  EXPECT_THAT(r.err + r.out, HasSubstr("(5)"));  // IBV_WC_WR_FLUSH_ERR
+  EXPECT_THAT(r.err, HasSubstr("qp_error rank=0 peer=1"));
+}
+
 // weft's own verbs fabric, one process per rank: weft-bench --fabric=verbs
 // with JACCL's environment from the launcher and the TCP bootstrap.
 ToolResult run_bench(const std::string& launch_flags) {
