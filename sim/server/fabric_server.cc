@@ -410,12 +410,7 @@ bool FabricServer::handle_hello(Client& client, const Message& m) {
   w.text_bytes = static_cast<uint32_t>(topology.size());
   const std::array<std::span<const std::byte>, 2> parts = {
       bytes_of(w), std::as_bytes(std::span(topology))};
-  if (!write_message(client.fd, MsgType::kWelcome, parts, write_deadline())
-           .ok()) {
-    drop(client, "");
-    return false;
-  }
-  return true;
+  return send_to(client, MsgType::kWelcome, parts);
 }
 
 bool FabricServer::handle_open(Client& client, const Message& m) {
@@ -461,12 +456,7 @@ bool FabricServer::handle_open(Client& client, const Message& m) {
   reply.text_bytes = static_cast<uint32_t>(text.size());
   const std::array<std::span<const std::byte>, 2> parts = {
       bytes_of(reply), std::as_bytes(std::span(text))};
-  if (!write_message(client.fd, MsgType::kOpened, parts, write_deadline())
-           .ok()) {
-    drop(client, "");
-    return false;
-  }
-  return true;
+  return send_to(client, MsgType::kOpened, parts);
 }
 
 bool FabricServer::queue_action(Client& client, const Message& m) {
@@ -568,12 +558,7 @@ bool FabricServer::handle_register_slab(Client& client, const Message& m) {
   client.slabs[r->slab] = world_->adopt_slab(client.rank, *std::move(slab));
   Answer a;
   const std::array<std::span<const std::byte>, 1> parts = {bytes_of(a)};
-  if (!write_message(client.fd, MsgType::kAnswer, parts, write_deadline())
-           .ok()) {
-    drop(client, "");
-    return false;
-  }
-  return true;
+  return send_to(client, MsgType::kAnswer, parts);
 }
 
 bool FabricServer::handle_wait(Client& client, const Message& m) {
@@ -622,12 +607,7 @@ bool FabricServer::handle_query(Client& client, const Message& m) {
       return false;
   }
   const std::array<std::span<const std::byte>, 1> parts = {bytes_of(a)};
-  if (!write_message(client.fd, MsgType::kAnswer, parts, write_deadline())
-           .ok()) {
-    drop(client, "");
-    return false;
-  }
-  return true;
+  return send_to(client, MsgType::kAnswer, parts);
 }
 
 bool FabricServer::all_waiting() const {
@@ -892,10 +872,16 @@ void FabricServer::answer(Rank& r, uint32_t flags) {
   r.wake_at.reset();
   r.outbox.clear();
   r.outbox_count = 0;
-  if (!write_message(r.client->fd, MsgType::kStep, parts, write_deadline())
-           .ok()) {
-    drop(*r.client, "");
+  (void)send_to(*r.client, MsgType::kStep, parts);
+}
+
+bool FabricServer::send_to(Client& client, MsgType type,
+                           std::span<const std::span<const std::byte>> parts) {
+  if (write_message(client.fd, type, parts, write_deadline()).ok()) {
+    return true;
   }
+  drop(client, "");  // it has gone, or stopped reading for 10 s
+  return false;
 }
 
 std::string FabricServer::report(const std::string& why) const {

@@ -21,11 +21,13 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -119,6 +121,10 @@ class FabricServer {
                Frame* out) const;
   bool queue_action(Client& client, const Message& m);
   void drop(Client& client, const std::string& why);
+  // Writes a message to the client; false when it could not (the client
+  // has been dropped).
+  bool send_to(Client& client, MsgType type,
+               std::span<const std::span<const std::byte>> parts);
   void leave(uint32_t rank);
 
   // The barrier: when every expected rank waits or has gone, applies the
