@@ -1,0 +1,357 @@
+// What the pages show `weft-sim launch` printing is what it prints.
+//
+// docs/verbs-macos.md ("Running your own verbs program on simulated Macs")
+// and docs/simulator.md ("The simulation server") mark each sample they
+// show with `<!-- launch-example -->` on the line before its fence: "$ "
+// lines are commands (a trailing backslash continues one), the lines after
+// them what a terminal showed. Each sample runs here as the page gives it,
+// from a fresh directory, with this build's binaries in place of the
+// build/default paths and a free port in place of 18515, in a terminal
+// (script(1)), as a reader runs it: a rank the server ends exits at once,
+// without flushing its stdio buffers, so only a terminal's line buffering
+// shows what the page shows. The ranks' lines interleave as the host
+// schedules them, so lines are compared as a multiset; pids, the PSNs
+// ibv_uc_pingpong draws, a CQ's address and pingpong's wall-time figures
+// vary and are compared as placeholders; everything else, the virtual time
+// and trace hash above all, must be exactly as shown (trailing blanks
+// aside). A "..." line stands for lines left out.
+//
+// verbs-macos.md's table after `<!-- launch-faults-table -->` gives, for
+// one-line fault plans, how the page's pingpong run ends: each row runs
+// that command with --faults naming a file holding the row's plan line.
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace weft::testing {
+namespace {
+
+constexpr char kPingpong[] = "/usr/bin/ibv_uc_pingpong";
+constexpr char kExampleMarker[] = "<!-- launch-example -->";
+constexpr char kFaultTableMarker[] = "<!-- launch-faults-table -->";
+
+std::string read_page(const std::string& page) {
+  std::ifstream file(std::string(WEFT_SOURCE_DIR) + "/" + page);
+  EXPECT_TRUE(file.good()) << page;
+  return std::string((std::istreambuf_iterator<char>(file)),
+                     std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  return absl::StrSplit(text, '\n');
+}
+
+// One sample: where it is, its commands (continuations joined) and the
+// lines shown after them.
+struct Sample {
+  std::string where;  // page:line of the marker
+  std::vector<std::string> commands;
+  std::vector<std::string> shown;
+};
+
+std::vector<Sample> samples_of(const std::string& page) {
+  std::vector<Sample> samples;
+  const std::vector<std::string> lines = lines_of(read_page(page));
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (absl::StripAsciiWhitespace(lines[i]) != kExampleMarker) continue;
+    Sample s;
+    s.where = absl::StrCat(page, ":", i + 1);
+    EXPECT_TRUE(i + 1 < lines.size() && lines[i + 1].rfind("```", 0) == 0)
+        << s.where << ": the marker must stand right before a fence";
+    size_t at = i + 2;
+    for (; at < lines.size() && lines[at].rfind("```", 0) != 0; ++at) {
+      const std::string& line = lines[at];
+      if (line.rfind("$ ", 0) == 0) {
+        EXPECT_TRUE(s.shown.empty())
+            << s.where << ": commands come before the output";
+        std::string command = line.substr(2);
+        while (absl::EndsWith(command, "\\") && at + 1 < lines.size()) {
+          command.pop_back();
+          command +=
+              std::string(absl::StripLeadingAsciiWhitespace(lines[++at]));
+        }
+        s.commands.push_back(command);
+      } else {
+        s.shown.push_back(line);
+      }
+    }
+    i = at;
+    samples.push_back(std::move(s));
+  }
+  return samples;
+}
+
+// A TCP port nothing listens on now (the kernel's choice for port 0).
+uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "no free port";
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// The page's command with this build's binaries and `port`.
+std::string for_this_build(const std::string& command, uint16_t port) {
+  const std::vector<std::pair<std::string, std::string>> binaries = {
+      {"build/default/bin/weft-sim", WEFT_SIM_PATH},
+      {"build/default/bin/weft-bench", WEFT_BENCH_PATH},
+      {"tests/tools/wait_for_listener.sh", WEFT_WAIT_FOR_LISTENER}};
+  std::vector<std::pair<std::string, std::string>> removed;
+  for (const auto& [shown, path] : binaries) removed.emplace_back(shown, "");
+  EXPECT_EQ(absl::StrReplaceAll(command, removed).find("build/"),
+            std::string::npos)
+      << "a binary this test does not know: " << command;
+  std::string out = absl::StrReplaceAll(command, binaries);
+  out = std::regex_replace(out, std::regex("(^| )ibv_uc_pingpong(?= |$)"),
+                           std::string("$1") + kPingpong);
+  return std::regex_replace(out, std::regex("\\b18515\\b"),
+                            std::to_string(port));
+}
+
+struct TerminalRun {
+  int code = -1;
+  std::vector<std::string> lines;
+};
+
+// Runs `commands` one after the other (stopping at the first that fails)
+// from a new directory, in a terminal, under a deadline.
+TerminalRun run_in_terminal(const std::vector<std::string>& commands) {
+  std::string dir = ::testing::TempDir() + "/weft_docs_XXXXXX";
+  EXPECT_NE(::mkdtemp(dir.data()), nullptr);
+  {
+    std::ofstream script(dir + "/commands.sh");
+    script << "set -e\n";
+    for (const std::string& c : commands) script << c << "\n";
+  }
+  const std::string line =
+      absl::StrCat("cd '", dir,
+                   "' && timeout 300 script -qec 'bash commands.sh' /dev/null "
+                   "</dev/null 2>&1");
+  TerminalRun r;
+  std::string out;
+  FILE* pipe = ::popen(line.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    out.append(buffer, n);
+  }
+  const int status = ::pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  out.erase(std::remove(out.begin(), out.end(), '\r'), out.end());
+  r.lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return r;
+}
+
+// What differs from run to run in an otherwise deterministic line.
+std::string placeholders(const std::string& line) {
+  static const std::vector<std::pair<std::regex, std::string>> kVarying = {
+      {std::regex("\\(pid [0-9]+"), "(pid P"},
+      {std::regex("PSN 0x[0-9a-f]+"), "PSN 0xP"},
+      {std::regex("\\(cq 0x[0-9a-f]+\\)"), "(cq 0xA)"},
+      {std::regex("[0-9.]+ seconds = [0-9.]+ "), "T seconds = R "}};
+  std::string out(absl::StripTrailingAsciiWhitespace(line));
+  for (const auto& [re, with] : kVarying)
+    out = std::regex_replace(out, re, with);
+  return out;
+}
+
+// How launch's summary says the run ended, and whether every rank exited
+// 0: the exit code launch gives (docs/simulator.md).
+int expected_launch_code(const std::vector<std::string>& lines) {
+  bool finished = false;
+  bool all_zero = true;
+  for (const std::string& l : lines) {
+    if (l.rfind("weft-sim: finished at virtual time", 0) == 0) finished = true;
+    if (std::regex_search(l, std::regex("^rank [0-9]+ \\(pid [0-9P]+\\): ")) &&
+        !absl::EndsWith(l, "): exited 0")) {
+      all_zero = false;
+    }
+  }
+  return finished && all_zero ? 0 : 1;
+}
+
+// Whether the run printed what the page shows; what differs, if not.
+std::string compare(const std::vector<std::string>& shown,
+                    const std::vector<std::string>& printed) {
+  std::multiset<std::string> want;
+  std::multiset<std::string> got;
+  bool partial = false;
+  for (const std::string& l : shown) {
+    if (absl::StripAsciiWhitespace(l) == "...") {
+      partial = true;
+    } else if (!l.empty()) {
+      want.insert(placeholders(l));
+    }
+  }
+  for (const std::string& l : printed) got.insert(placeholders(l));
+  std::vector<std::string> missing;
+  std::vector<std::string> extra;
+  std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                      std::back_inserter(missing));
+  std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
+                      std::back_inserter(extra));
+  std::string why;
+  if (!missing.empty()) {
+    why += "shown but not printed:\n  " + absl::StrJoin(missing, "\n  ") + "\n";
+  }
+  if (!partial && !extra.empty()) {
+    why += "printed but not shown:\n  " + absl::StrJoin(extra, "\n  ") + "\n";
+  }
+  return why;
+}
+
+class DocsSamples : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(std::filesystem::exists(kPingpong))
+        << kPingpong << " is missing: install ibverbs-utils (scripts/setup.sh)";
+  }
+};
+
+TEST_P(DocsSamples, PrintWhatThePageShows) {
+  const std::vector<Sample> samples = samples_of(GetParam());
+  ASSERT_FALSE(samples.empty()) << GetParam() << " has no " << kExampleMarker;
+  for (const Sample& s : samples) {
+    SCOPED_TRACE(s.where);
+    ASSERT_FALSE(s.commands.empty());
+    std::vector<std::string> commands;
+    const uint16_t port = free_port();
+    bool launches = false;
+    for (const std::string& c : s.commands) {
+      commands.push_back(for_this_build(c, port));
+      launches = launches || c.find("weft-sim launch") != std::string::npos;
+    }
+    const TerminalRun r = run_in_terminal(commands);
+    EXPECT_EQ(compare(s.shown, r.lines), "")
+        << "the page shows:\n"
+        << absl::StrJoin(s.shown, "\n") << "\nthe commands printed:\n"
+        << absl::StrJoin(r.lines, "\n");
+    if (launches) {
+      // The summary line is there, and the exit code is the one it means.
+      EXPECT_THAT(s.shown,
+                  ::testing::Contains(::testing::StartsWith("weft-sim: ")));
+      EXPECT_EQ(r.code, expected_launch_code(r.lines))
+          << absl::StrJoin(r.lines, "\n");
+    } else {
+      EXPECT_EQ(r.code, 0) << absl::StrJoin(r.lines, "\n");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pages, DocsSamples,
+                         ::testing::Values("docs/verbs-macos.md",
+                                           "docs/simulator.md"),
+                         [](const auto& info) {
+                           return info.index == 0 ? std::string("VerbsMacos")
+                                                  : std::string("Simulator");
+                         });
+
+// A row of the fault table: | `plan line` | outcome | virtual time | `hash`
+// | rank 0's and rank 1's exit codes | what pingpong does |.
+struct FaultRow {
+  std::string plan;
+  std::string summary;  // launch's line
+  std::vector<std::string> exits;
+};
+
+std::string cell(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  absl::ConsumePrefix(&text, "`");
+  absl::ConsumeSuffix(&text, "`");
+  return std::string(text);
+}
+
+TEST(DocsFaultTable, EachPlanEndsThePingpongAsThePageSays) {
+  ASSERT_TRUE(std::filesystem::exists(kPingpong));
+  const std::string page = "docs/verbs-macos.md";
+  const std::vector<std::string> lines = lines_of(read_page(page));
+  // The command the rows change: the page's first launch sample without a
+  // fault plan.
+  std::string launch;
+  for (const Sample& s : samples_of(page)) {
+    for (const std::string& c : s.commands) {
+      if (launch.empty() && c.find("weft-sim launch") != std::string::npos &&
+          c.find("--faults") == std::string::npos &&
+          c.find("--loss") == std::string::npos) {
+        launch = c;
+      }
+    }
+  }
+  ASSERT_FALSE(launch.empty()) << page << " shows no pingpong launch";
+  std::vector<FaultRow> rows;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (absl::StripAsciiWhitespace(lines[i]) != kFaultTableMarker) continue;
+    for (size_t at = i + 3; at < lines.size() && lines[at].rfind("|", 0) == 0;
+         ++at) {
+      const std::vector<std::string> cells = absl::StrSplit(lines[at], '|');
+      ASSERT_EQ(cells.size(), 8u) << lines[at];
+      FaultRow row;
+      row.plan = cell(cells[1]);
+      row.summary = absl::StrCat(
+          "weft-sim: ", cell(cells[2]), " at virtual time ", cell(cells[3]),
+          ", 1 faults injected, trace hash ", cell(cells[4]));
+      row.exits = absl::StrSplit(cell(cells[5]), ", ");
+      rows.push_back(row);
+    }
+  }
+  ASSERT_GE(rows.size(), 7u)
+      << page << ": no fault table after " << kFaultTableMarker;
+  for (const FaultRow& row : rows) {
+    SCOPED_TRACE(row.plan);
+    const std::string command =
+        std::regex_replace(launch, std::regex("weft-sim launch "),
+                           "weft-sim launch --faults=plan.txt ");
+    const TerminalRun r =
+        run_in_terminal({absl::StrCat("echo '", row.plan, "' > plan.txt"),
+                         for_this_build(command, free_port())});
+    const std::string all = absl::StrJoin(r.lines, "\n");
+    EXPECT_THAT(r.lines, ::testing::Contains(row.summary)) << all;
+    ASSERT_EQ(row.exits.size(), 2u);
+    for (size_t rank = 0; rank < row.exits.size(); ++rank) {
+      EXPECT_THAT(
+          r.lines,
+          ::testing::Contains(::testing::MatchesRegex(absl::StrCat(
+              "rank ", rank, " \\(pid [0-9]+\\): exited ", row.exits[rank]))))
+          << all;
+    }
+    EXPECT_EQ(r.code, expected_launch_code(r.lines)) << all;
+  }
+}
+
+}  // namespace
+}  // namespace weft::testing
