@@ -9,6 +9,7 @@ std::string Completion::to_string() const {
                                     status_name, static_cast<int>(status),
                                     byte_len);
   if (has_immediate) absl::StrAppendFormat(&out, ", immediate %u", immediate);
+  if (from_rdma_write) absl::StrAppendFormat(&out, ", from an RDMA write");
   return out;
 }
 

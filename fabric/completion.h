@@ -23,6 +23,11 @@ struct Completion {
   // it big-endian on the wire and convert).
   bool has_immediate = false;
   uint32_t immediate = 0;
+  // Receives only: consumed by an RDMA WRITE with immediate (verbs'
+  // IBV_WC_RECV_RDMA_WITH_IMM), not by a SEND. The written bytes went to
+  // the writer's target region, never to this receive's frame; byte_len is
+  // the write's length.
+  bool from_rdma_write = false;
 
   bool ok() const { return status == WcStatus::kSuccess; }
   std::string to_string() const;

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -72,6 +73,29 @@ class Endpoint {
     (void)length;
     return absl::UnimplementedError(
         "this fabric sends only with an immediate");
+  }
+  // An RDMA WRITE (verbs' IBV_WR_RDMA_WRITE; with `immediate`,
+  // IBV_WR_RDMA_WRITE_WITH_IMM): the first `length` bytes of `frame` go to
+  // [remote_address, remote_address + length) of the peer's memory region
+  // `rkey`. It completes on departure, like a SEND. At the peer a write
+  // consumes no receive; one with an immediate consumes the oldest posted
+  // receive (its frame untouched) and completes it with from_rdma_write,
+  // the immediate and byte_len `length`. As UC does, the peer drops it
+  // silently when the key names no region open to remote writes, the range
+  // is outside the region, or (with an immediate) no receive is posted.
+  // weft's own traffic never writes; the simulator offers this for the
+  // verbs programs of others it runs. Default: Unimplemented.
+  virtual absl::Status post_rdma_write(WorkId id, const Frame& frame,
+                                       uint32_t length, uint64_t remote_address,
+                                       uint32_t rkey,
+                                       std::optional<uint32_t> immediate) {
+    (void)id;
+    (void)frame;
+    (void)length;
+    (void)remote_address;
+    (void)rkey;
+    (void)immediate;
+    return absl::UnimplementedError("this fabric does not carry RDMA writes");
   }
 
   // Fills a prefix of `out` with finished work; returns how many. Never

@@ -16,14 +16,17 @@ struct Counters {
   uint64_t events = 0;  // scheduler events processed
   uint64_t posted_sends = 0;
   uint64_t posted_recvs = 0;
-  uint64_t frames_sent = 0;       // left a sender (send completed successfully)
-  uint64_t frames_delivered = 0;  // landed in a posted receive, any status
-  uint64_t frames_dropped = 0;    // sum of the dropped_* below
+  uint64_t frames_sent = 0;  // left a sender (send completed successfully)
+  // Landed in a posted receive (any status) or, an RDMA WRITE, in its
+  // memory region.
+  uint64_t frames_delivered = 0;
+  uint64_t frames_dropped = 0;  // sum of the dropped_* below
   uint64_t dropped_no_receive = 0;
   uint64_t dropped_loss = 0;
   uint64_t dropped_link_down = 0;
   uint64_t dropped_peer_crashed = 0;
   uint64_t dropped_not_ready = 0;
+  uint64_t dropped_remote_access = 0;  // RDMA WRITEs the receiver refused
   uint64_t completions_ok = 0;
   uint64_t completions_error = 0;    // error statuses other than flush
   uint64_t completions_flushed = 0;  // IBV_WC_WR_FLUSH_ERR

@@ -41,8 +41,22 @@ enum class DropReason : uint8_t {
   kPeerCrashed,  // the receiving rank had crashed
   kNotReady,     // the receiving queue pair was not ready, failed or closed
   kSendError,    // the send failed with an error completion and never left
+  // An RDMA WRITE the receiver refused: no memory region of the receiving
+  // rank under its key, the region not open to remote writes, or the
+  // written range outside it (UC drops it silently, as rxe's class E).
+  kRemoteAccess,
 };
 std::string_view drop_reason_name(DropReason reason);
+
+// What a message asks of its receiver: a SEND lands in a posted receive;
+// an RDMA WRITE lands in a memory region of the receiving rank (one with an
+// immediate also consumes a receive, whose frame it leaves untouched).
+enum class MessageOp : uint8_t {
+  kSend = 0,
+  kRdmaWrite,
+  kRdmaWriteWithImmediate,
+};
+std::string_view message_op_name(MessageOp op);
 
 struct TraceEvent {
   TimeNs time_ns = 0;
@@ -55,7 +69,13 @@ struct TraceEvent {
   uint32_t cable = 0;     // index into topology.devices(rank, peer)
   WorkId work;            // posts and completions
   uint32_t sequence = 0;  // the SEND's immediate (its sequence number)
-  uint64_t frame = 0;     // frames: 1-based count from sender to receiver
+  // Posts, departures, deliveries and drops of messages, and receive
+  // completions (kRdmaWriteWithImmediate when a write consumed the
+  // receive): what the message asks. Writes also carry their region's key
+  // (never the address: a process's addresses differ from run to run).
+  MessageOp op = MessageOp::kSend;
+  uint32_t rkey = 0;
+  uint64_t frame = 0;  // frames: 1-based count from sender to receiver
   uint32_t bytes = 0;
   WcStatus status = WcStatus::kSuccess;  // completions
   FaultKind fault = FaultKind::kNone;    // faults
@@ -100,7 +120,9 @@ class Trace {
  private:
   static constexpr uint64_t kFnvPrime = 0x100000001b3ull;
 
-  // Word-wise FNV-1a: each field widened to 64 bits, in this fixed order.
+  // Word-wise FNV-1a: each field widened to 64 bits, in this fixed order;
+  // an RDMA WRITE's op and key are one more word (a SEND has none, so
+  // traces of SENDs hash as they did before writes existed).
   void fold(const TraceEvent& e) {
     const uint64_t words[] = {
         static_cast<uint64_t>(e.time_ns),
@@ -116,6 +138,11 @@ class Trace {
         e.frame,
         static_cast<uint64_t>(e.start_ns)};
     for (uint64_t w : words) hash_ = (hash_ ^ w) * kFnvPrime;
+    if (e.op != MessageOp::kSend) {
+      const uint64_t write =
+          (uint64_t{static_cast<uint8_t>(e.op)} << 32) | e.rkey;
+      hash_ = (hash_ ^ write) * kFnvPrime;
+    }
   }
 
   bool keep_events_;

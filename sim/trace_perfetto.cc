@@ -56,7 +56,10 @@ std::string event_name(const TraceEvent& e) {
     case TraceKind::kFault:
       return absl::StrFormat("fault %s", fault_kind_name(e.fault));
     case TraceKind::kDeliver:
-      return absl::StrFormat("frame %u seq %u", e.frame, e.sequence);
+      return e.op == MessageOp::kSend
+                 ? absl::StrFormat("frame %u seq %u", e.frame, e.sequence)
+                 : absl::StrFormat("%s frame %u seq %u", message_op_name(e.op),
+                                   e.frame, e.sequence);
     case TraceKind::kDrop:
       return absl::StrFormat("dropped: %s", drop_reason_name(e.drop));
     default:
@@ -72,6 +75,10 @@ json args_of(const TraceEvent& e) {
   }
   if (e.frame != 0) args["frame"] = e.frame;
   if (e.kind != TraceKind::kPostRecv) args["sequence"] = e.sequence;
+  if (e.op != MessageOp::kSend) {
+    args["op"] = message_op_name(e.op);
+    args["rkey"] = e.rkey;
+  }
   return args;
 }
 

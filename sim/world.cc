@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -271,6 +272,19 @@ std::optional<TimeNs> World::next_event_ns() const {
 
 std::string World::describe_endpoints(uint32_t rank) const {
   return core_->describe_endpoints(rank);
+}
+
+absl::Status World::register_region(uint32_t rank, uint32_t rkey,
+                                    const MemoryRegion& region) {
+  return core_->register_region(rank, rkey, region);
+}
+
+absl::Status World::unregister_region(uint32_t rank, uint32_t rkey) {
+  return core_->unregister_region(rank, rkey);
+}
+
+std::vector<WrittenRange> World::take_writes(uint32_t rank) {
+  return core_->take_writes(rank);
 }
 
 TimeNs World::run_until_idle() {

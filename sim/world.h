@@ -22,10 +22,12 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
 #include "fabric/progress.h"
+#include "fabric/slab.h"
 #include "fabric/topology.h"
 #include "sim/counters.h"
 #include "sim/faults.h"
@@ -79,6 +81,28 @@ class RankProgram {
   virtual Progress serve() { return Progress::done(); }
   // What this rank is still waiting for, for hang reports.
   virtual std::string outstanding() const = 0;
+};
+
+// Memory of a rank that RDMA WRITEs may target (verbs: a memory region
+// and its rkey): `bytes` bytes of one of the rank's slabs from `offset`,
+// which writers name [address, address + bytes).
+struct MemoryRegion {
+  const Slab* slab = nullptr;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  uint64_t address = 0;
+  // Open to RDMA WRITEs (verbs: IBV_ACCESS_REMOTE_WRITE); a write to a
+  // region without it is dropped.
+  bool remote_write = false;
+};
+
+// Bytes an RDMA WRITE put into a rank's memory region: `bytes` (a frame of
+// the region's slab) hold what landed at [address, address + bytes.bytes())
+// as the writer named it, under key `rkey`.
+struct WrittenRange {
+  uint32_t rkey = 0;
+  uint64_t address = 0;
+  Frame bytes;
 };
 
 struct RunResult {
@@ -145,6 +169,23 @@ class World {
   // Each live endpoint of `rank`, described, one per line ("qpn 260 to peer
   // 1 on sim_0_1_0: RTS, 2 sends and 1 receive posted, ...").
   std::string describe_endpoints(uint32_t rank) const;
+
+  // Memory regions RDMA WRITEs to `rank` may target, by key. A write
+  // arriving for a key the rank has not registered, a region without
+  // remote_write, or a range outside the region is dropped (UC). For
+  // drivers that mirror a program's memory in slabs (the simulated verbs
+  // provider). InvalidArgument for a rank the world lacks, a slab that is
+  // not the rank's, an empty region or one past its slab's end, or an
+  // address range that wraps; AlreadyExists for a key the rank has.
+  absl::Status register_region(uint32_t rank, uint32_t rkey,
+                               const MemoryRegion& region);
+  // Forgets the region (writes still in flight to it will be dropped) and
+  // the writes to it not yet taken. NotFound for a key the rank lacks.
+  absl::Status unregister_region(uint32_t rank, uint32_t rkey);
+  // The writes that landed in `rank`'s regions since the last call, in the
+  // order they landed (adjacent ones in one region merged), so a driver can
+  // copy them on to the memory the regions mirror. REQUIRES: rank < ranks().
+  std::vector<WrittenRange> take_writes(uint32_t rank);
 
   bool crashed(uint32_t rank) const;
   // True while a fault plan's stall of `rank` lasts (its end is an event).

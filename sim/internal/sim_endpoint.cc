@@ -1,5 +1,6 @@
 #include "sim/internal/sim_endpoint.h"
 
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -218,28 +219,55 @@ absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
 
 absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
                                     uint32_t length, uint32_t immediate) {
-  return post(id, frame, length, immediate, true);
+  PostedSend send;
+  send.id = id;
+  send.frame = frame;
+  send.length = length;
+  send.immediate = immediate;
+  return post(send);
 }
 
 absl::Status SimEndpoint::post_send_without_immediate(WorkId id,
                                                       const Frame& frame,
                                                       uint32_t length) {
-  return post(id, frame, length, 0, false);
+  PostedSend send;
+  send.id = id;
+  send.frame = frame;
+  send.length = length;
+  send.has_immediate = false;
+  return post(send);
 }
 
-absl::Status SimEndpoint::post(WorkId id, const Frame& frame, uint32_t length,
-                               uint32_t immediate, bool has_immediate) {
+absl::Status SimEndpoint::post_rdma_write(WorkId id, const Frame& frame,
+                                          uint32_t length,
+                                          uint64_t remote_address,
+                                          uint32_t rkey,
+                                          std::optional<uint32_t> immediate) {
+  PostedSend send;
+  send.id = id;
+  send.frame = frame;
+  send.length = length;
+  send.immediate = immediate.value_or(0);
+  send.has_immediate = immediate.has_value();
+  send.op = immediate.has_value() ? MessageOp::kRdmaWriteWithImmediate
+                                  : MessageOp::kRdmaWrite;
+  send.rkey = rkey;
+  send.remote_address = remote_address;
+  return post(send);
+}
+
+absl::Status SimEndpoint::post(PostedSend send) {
   if (state_ != QpState::kRts && state_ != QpState::kError) {
     return error(absl::StatusCode::kFailedPrecondition,
                  absl::StrFormat("post_send on qpn %u in state %s; connect() "
                                  "the endpoint first",
                                  self_.qp_num, qp_state_name(state_)));
   }
-  if (absl::Status s = check_frame(frame, "send"); !s.ok()) return s;
-  if (length > frame.bytes()) {
+  if (absl::Status s = check_frame(send.frame, "send"); !s.ok()) return s;
+  if (send.length > send.frame.bytes()) {
     return error(absl::StatusCode::kInvalidArgument,
                  absl::StrFormat("send length %u exceeds its frame of %u bytes",
-                                 length, frame.bytes()));
+                                 send.length, send.frame.bytes()));
   }
   if (sends_outstanding_ >= kMaxSends) {
     return error(absl::StatusCode::kResourceExhausted,
@@ -250,17 +278,18 @@ absl::Status SimEndpoint::post(WorkId id, const Frame& frame, uint32_t length,
   ++sends_outstanding_;
   ++core_.counters().posted_sends;
   TraceEvent e = core_.trace_event(TraceKind::kPostSend, rank_, peer_, cable_);
-  e.work = id;
-  e.sequence = immediate;
-  e.bytes = length;
+  e.work = send.id;
+  e.sequence = send.immediate;
+  e.bytes = send.length;
+  e.op = send.op;
+  e.rkey = send.rkey;
   core_.record(e);
   if (state_ == QpState::kError) {
-    push_completion(make_completion(id, WcStatus::kWrFlushErr, 0), true);
+    push_completion(make_completion(send.id, WcStatus::kWrFlushErr, 0), true);
   } else {
-    const uint64_t ticket = next_ticket_++;
-    sends_.push_back(
-        PostedSend{id, frame, length, immediate, ticket, has_immediate});
-    core_.transport().schedule_departure(*this, ticket, length);
+    send.ticket = next_ticket_++;
+    sends_.push_back(send);
+    core_.transport().schedule_departure(*this, send.ticket, send.length);
   }
   WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
@@ -317,19 +346,22 @@ SimEndpoint::PostedRecv SimEndpoint::take_recv() {
 
 void SimEndpoint::complete_recv(const PostedRecv& recv, WcStatus status,
                                 uint32_t bytes, uint32_t immediate,
-                                bool has_immediate) {
-  queue_recv_completion(recv, status, bytes, immediate, has_immediate);
+                                bool has_immediate, bool from_rdma_write) {
+  queue_recv_completion(recv, status, bytes, immediate, has_immediate,
+                        from_rdma_write);
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 void SimEndpoint::queue_recv_completion(const PostedRecv& recv, WcStatus status,
                                         uint32_t bytes, uint32_t immediate,
-                                        bool has_immediate) {
+                                        bool has_immediate,
+                                        bool from_rdma_write) {
   Completion c = make_completion(recv.id, status, bytes);
   if (status == WcStatus::kSuccess && has_immediate) {
     c.has_immediate = true;
     c.immediate = immediate;
   }
+  c.from_rdma_write = from_rdma_write;
   push_completion(c, false);
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/endpoint.h"
 #include "sim/internal/fixed_ring.h"
+#include "sim/trace.h"
 
 namespace weft::sim {
 
@@ -58,6 +60,10 @@ class SimEndpoint final : public Endpoint {
     uint32_t immediate = 0;
     uint64_t ticket = 0;
     bool has_immediate = true;
+    // RDMA WRITEs: where the bytes go at the peer.
+    MessageOp op = MessageOp::kSend;
+    uint32_t rkey = 0;
+    uint64_t remote_address = 0;
   };
   struct PostedRecv {
     WorkId id;
@@ -80,6 +86,9 @@ class SimEndpoint final : public Endpoint {
                          uint32_t immediate) override;
   absl::Status post_send_without_immediate(WorkId id, const Frame& frame,
                                            uint32_t length) override;
+  absl::Status post_rdma_write(WorkId id, const Frame& frame, uint32_t length,
+                               uint64_t remote_address, uint32_t rkey,
+                               std::optional<uint32_t> immediate) override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
 
   // For WorldCore and Transport.
@@ -108,9 +117,11 @@ class SimEndpoint final : public Endpoint {
   }
   // Takes the oldest posted receive. REQUIRES: has_recv().
   PostedRecv take_recv();
-  // Queues a receive completion.
+  // Queues a receive completion (`from_rdma_write`: the receive was
+  // consumed by an RDMA WRITE with immediate).
   void complete_recv(const PostedRecv& recv, WcStatus status, uint32_t bytes,
-                     uint32_t immediate, bool has_immediate = true);
+                     uint32_t immediate, bool has_immediate = true,
+                     bool from_rdma_write = false);
   // Moves to the error state and flushes every posted work request.
   void enter_error();
   // "qpn 260 to peer 1 on sim_0_1_0: RTS, 2 sends and 1 receive posted, ..."
@@ -135,9 +146,10 @@ class SimEndpoint final : public Endpoint {
   void queue_send_completion(WcStatus status, FrameLoan loan = {});
   void queue_recv_completion(const PostedRecv& recv, WcStatus status,
                              uint32_t bytes, uint32_t immediate,
-                             bool has_immediate = true);
-  absl::Status post(WorkId id, const Frame& frame, uint32_t length,
-                    uint32_t immediate, bool has_immediate);
+                             bool has_immediate = true,
+                             bool from_rdma_write = false);
+  // Posts `send` (its ticket is given here): a SEND or an RDMA WRITE.
+  absl::Status post(PostedSend send);
   absl::Status error(absl::StatusCode code, std::string_view message) const;
 
   // The first cache line (with the vtable pointer) holds what a poll, a

@@ -184,6 +184,9 @@ void Transport::depart(uint32_t qp_num, uint64_t ticket) {
   m.length = send->length;
   m.immediate = send->immediate;
   m.has_immediate = send->has_immediate;
+  m.op = send->op;
+  m.rkey = send->rkey;
+  m.remote_address = send->remote_address;
   m.frame = pair.frames;
   m.depart_ns = now;
   // A dead link direction drops everything, before any fault is drawn.
@@ -216,6 +219,8 @@ internal::FrameLoan Transport::launch(const SimEndpoint& ep, const Fate& fate,
   e.sequence = m.immediate;
   e.frame = m.frame;
   e.bytes = m.length;
+  e.op = m.op;
+  e.rkey = m.rkey;
   core_.record(e);
   if (fate.drop_reason != DropReason::kNone) {
     drop(m, ep.rank(), ep.peer(), ep.cable(), fate.drop_reason);
@@ -264,10 +269,12 @@ void Transport::end_loan(const internal::FrameLoan& loan) {
 // same queue pair), this one's receive is the one as many places further
 // back, and if it is posted and fits, the bytes go there now: one copy
 // instead of two. A posted receive's frame belongs to the fabric until its
-// completion, so nobody sees them early.
+// completion, so nobody sees them early. An RDMA WRITE is never placed
+// early (its region is checked when it arrives), so no frame behind it on
+// its link is either.
 bool Transport::place_early(uint32_t message) {
   InFlight& m = in_flight_[message];
-  if (!faultless_) return false;
+  if (!faultless_ || m.op != MessageOp::kSend) return false;
   Link& link = links_[m.link];
   const uint32_t ahead = link.placed;
   if (ahead >= link.arrivals.size() ||
@@ -348,6 +355,9 @@ void Transport::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
     case DropReason::kPeerCrashed:
       ++counters.dropped_peer_crashed;
       break;
+    case DropReason::kRemoteAccess:
+      ++counters.dropped_remote_access;
+      break;
     default:
       ++counters.dropped_not_ready;
       break;
@@ -358,6 +368,8 @@ void Transport::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
   e.bytes = m.length;
   e.drop = reason;
   e.start_ns = m.depart_ns;
+  e.op = m.op;
+  e.rkey = m.rkey;
   core_.record(e);
 }
 
@@ -372,13 +384,15 @@ void Transport::arrive(uint32_t message) {
     reason = DropReason::kPeerCrashed;
   } else if (dst == nullptr || dst->state() != internal::QpState::kRts) {
     reason = DropReason::kNotReady;
-  } else if (!dst->has_recv()) {
-    reason = DropReason::kNoReceive;
+  } else if (m.op != MessageOp::kRdmaWrite && !dst->has_recv()) {
+    reason = DropReason::kNoReceive;  // a plain RDMA WRITE needs none
   }
   if (reason != DropReason::kNone) {
     drop(m, pair.rank, pair.peer, links_[m.link].cable, reason);
-  } else {
+  } else if (m.op == MessageOp::kSend) {
     deliver(*dst, m);
+  } else {
+    deliver_write(*dst, m);
   }
   release(message);
 }
@@ -411,6 +425,71 @@ void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
   }
   dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate,
                     m.has_immediate);
+}
+
+const MemoryRegion* Transport::write_target(uint32_t rank,
+                                            const InFlight& m) const {
+  const MemoryRegion* region = core_.region(rank, m.rkey);
+  if (region == nullptr || !region->remote_write ||
+      m.remote_address < region->address || m.length > region->bytes ||
+      m.remote_address - region->address > region->bytes - m.length) {
+    return nullptr;
+  }
+  return region;
+}
+
+// The receiving side of an RDMA WRITE, in the order verbs UC checks it
+// (rxe's responder): a receive for one with an immediate (arrive() dropped
+// it already when none is posted), then the region. An injected receive
+// error refuses the packet before either: the receive it would consume
+// completes with the error, and the queue pair enters the error state. A
+// zero-length write names no memory, so its key and address are not
+// checked.
+void Transport::deliver_write(SimEndpoint& dst, const InFlight& m) {
+  const bool with_immediate = m.op == MessageOp::kRdmaWriteWithImmediate;
+  const MemoryRegion* region = nullptr;
+  if (m.recv_error == WcStatus::kSuccess && m.length > 0) {
+    region = write_target(dst.rank(), m);
+    if (region == nullptr) {
+      const Pair& pair = pairs_[m.pair];
+      drop(m, pair.rank, pair.peer, links_[m.link].cable,
+           DropReason::kRemoteAccess);
+      return;
+    }
+  }
+  ++core_.counters().frames_delivered;
+  SimEndpoint::PostedRecv recv;
+  if (with_immediate) recv = dst.take_recv();
+  TraceEvent e = core_.trace_event(TraceKind::kDeliver, dst.rank(), dst.peer(),
+                                   dst.cable());
+  e.work = recv.id;
+  e.sequence = m.immediate;
+  e.frame = m.frame;
+  e.bytes = m.length;
+  e.start_ns = m.depart_ns;
+  e.op = m.op;
+  e.rkey = m.rkey;
+  e.status = m.recv_error;
+  core_.record(e);
+  if (m.recv_error != WcStatus::kSuccess) {
+    if (with_immediate) {
+      dst.complete_recv(recv, m.recv_error, 0, 0, true,
+                        /*from_rdma_write=*/true);
+    }
+    dst.enter_error();
+    return;
+  }
+  if (region != nullptr) {
+    const uint64_t offset =
+        region->offset + (m.remote_address - region->address);
+    const Frame placed = *region->slab->frame(offset, m.length);
+    std::memcpy(placed.data(), bytes_of(m).data(), m.length);
+    core_.note_write(dst.rank(), m.rkey, m.remote_address, placed);
+  }
+  if (with_immediate) {
+    dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate, true,
+                      /*from_rdma_write=*/true);
+  }
 }
 
 // The checks, in the order of the structures they walk.

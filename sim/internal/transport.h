@@ -119,8 +119,9 @@ class Transport {
     std::vector<uint32_t> script;  // frame faults for this pair, by frame
     size_t script_cursor = 0;
   };
-  // One cache line: every departure, poll of its send and arrival reads
-  // it.
+  // The first cache line holds what every departure, poll of its send and
+  // arrival reads; the second what only some arrivals read (an injected
+  // receive error, an RDMA WRITE's target).
   struct alignas(internal::kCacheLineBytes) InFlight {
     uint32_t dst_qp = 0;
     uint32_t pair = 0;
@@ -128,7 +129,9 @@ class Transport {
     uint32_t length = 0;
     uint32_t immediate = 0;
     uint32_t payload = kNoPayload;
-    uint32_t refs = 0;  // arrivals still to come (2 when duplicated)
+    uint8_t refs = 0;  // arrivals still to come (2 when duplicated)
+    MessageOp op = MessageOp::kSend;
+    bool has_immediate = true;  // false: a SEND or write without one
     // The low bits of a world-unique number, so a stale loan is recognised
     // (were one to match, it would only copy a frame still on loan early).
     uint32_t id = 0;
@@ -141,8 +144,15 @@ class Transport {
     uint64_t frame = 0;
     TimeNs depart_ns = 0;
     WcStatus recv_error = WcStatus::kSuccess;
-    bool has_immediate = true;  // false: a SEND without one
+    // RDMA WRITEs: the region's key and the first byte written, as the
+    // writer names it.
+    uint32_t rkey = 0;
+    uint64_t remote_address = 0;
   };
+  static_assert(offsetof(InFlight, depart_ns) + sizeof(TimeNs) <=
+                    internal::kCacheLineBytes,
+                "what every frame event reads of a frame in flight spills "
+                "out of its first cache line");
   // What happens to one departing frame.
   struct Fate {
     DropReason drop_reason = DropReason::kNone;
@@ -170,6 +180,12 @@ class Transport {
   bool place_early(uint32_t message);
   void schedule_arrival(uint32_t link, TimeNs at_ns, uint32_t message);
   void deliver(internal::SimEndpoint& dst, const InFlight& m);
+  // An RDMA WRITE that reached a ready queue pair (with a receive posted,
+  // when it carries an immediate): placed in its region, or dropped when
+  // the receiving rank refuses it.
+  void deliver_write(internal::SimEndpoint& dst, const InFlight& m);
+  // The receiving rank's region that takes all of write `m`, or nullptr.
+  const MemoryRegion* write_target(uint32_t rank, const InFlight& m) const;
   void release(uint32_t message);
   void drop(const InFlight& m, uint32_t sender, uint32_t receiver,
             uint32_t cable, DropReason reason);

@@ -4,7 +4,9 @@
 #include "sim/internal/world_core.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -45,6 +47,8 @@ WorldCore::WorldCore(WorldOptions options)
       transport_(*this, options_) {
   const uint32_t n = ranks();
   crashed_.assign(n, false);
+  regions_.resize(n);
+  writes_.resize(n);
   prefetch_lines_.resize(n);
   stalls_.resize(n);
   fabrics_.reserve(n);
@@ -157,6 +161,84 @@ void WorldCore::scripted(uint32_t index, bool end) {
   }
 }
 
+absl::Status WorldCore::register_region(uint32_t rank, uint32_t rkey,
+                                        const MemoryRegion& region) {
+  if (rank >= ranks()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot register a memory region for rank %u: the "
+                        "world has ranks 0..%u",
+                        rank, ranks() - 1));
+  }
+  const Slab* slab = region.slab;
+  if (slab == nullptr || region.bytes == 0 || region.offset > slab->bytes() ||
+      region.bytes > slab->bytes() - region.offset) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "memory region %u of rank %u: %u bytes at offset %u do not fit in "
+        "its slab (%u bytes); a region is a non-empty part of one slab",
+        rkey, rank, region.bytes, region.offset,
+        slab == nullptr ? 0 : slab->bytes()));
+  }
+  absl::StatusOr<Frame> start = slab->frame(region.offset, 0);
+  if (!start.ok() || !fabrics_[rank]->owns(*start)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "memory region %u of rank %u lies in a slab rank %u's fabric did not "
+        "create; register the rank's own slabs",
+        rkey, rank, rank));
+  }
+  if (region.address > ~uint64_t{0} - (region.bytes - 1)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "memory region %u of rank %u: %u bytes from address %#x wrap past "
+        "the end of the address space",
+        rkey, rank, region.bytes, region.address));
+  }
+  if (!regions_[rank].try_emplace(rkey, region).second) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "rank %u already has a memory region with key %u; unregister it "
+        "first or use another key",
+        rank, rkey));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WorldCore::unregister_region(uint32_t rank, uint32_t rkey) {
+  if (rank >= ranks() || regions_[rank].erase(rkey) == 0) {
+    return absl::NotFoundError(absl::StrFormat(
+        "rank %u has no memory region with key %u to unregister", rank, rkey));
+  }
+  std::erase_if(writes_[rank],
+                [&](const WrittenRange& w) { return w.rkey == rkey; });
+  return absl::OkStatus();
+}
+
+// Consecutive writes to one region that continue each other (a stream of
+// writes to a ring, say) are kept as one range, and a write repeated at
+// once (a duplicated frame) as one, so a rank that is not drained for a
+// while holds few entries.
+void WorldCore::note_write(uint32_t rank, uint32_t rkey, uint64_t address,
+                           const Frame& bytes) {
+  std::vector<WrittenRange>& log = writes_[rank];
+  if (!log.empty()) {
+    WrittenRange& last = log.back();
+    if (last.rkey == rkey && last.bytes == bytes) return;
+    const uint64_t joined = uint64_t{last.bytes.bytes()} + bytes.bytes();
+    if (last.rkey == rkey && last.bytes.slab() == bytes.slab() &&
+        last.bytes.offset() + last.bytes.bytes() == bytes.offset() &&
+        joined <= ~uint32_t{0}) {
+      last.bytes = *bytes.slab()->frame(last.bytes.offset(),
+                                        static_cast<uint32_t>(joined));
+      return;
+    }
+  }
+  log.push_back(WrittenRange{rkey, address, bytes});
+}
+
+std::vector<WrittenRange> WorldCore::take_writes(uint32_t rank) {
+  WEFT_ASSERT(rank < ranks(), "writes taken for a rank the world lacks");
+  std::vector<WrittenRange> out;
+  out.swap(writes_[rank]);
+  return out;
+}
+
 void WorldCore::note_fault(const ScriptedFault& f, uint32_t cable) {
   ++counters_.faults[static_cast<size_t>(f.kind)];
   injected_.push_back(f);
@@ -183,6 +265,7 @@ void WorldCore::note_completion(const SimEndpoint& ep, const Completion& c) {
   e.sequence = c.immediate;
   e.bytes = c.byte_len;
   e.status = c.status;
+  if (c.from_rdma_write) e.op = MessageOp::kRdmaWriteWithImmediate;
   record(e);
 }
 
@@ -205,10 +288,20 @@ void WorldCore::set_prefetch_lines(uint32_t rank,
 void WorldCore::check_invariants() const {
   const uint32_t n = ranks();
   WEFT_ASSERT(fabrics_.size() == n && prefetch_lines_.size() == n &&
-                  crashed_.size() == n && stalls_.size() == n,
+                  crashed_.size() == n && stalls_.size() == n &&
+                  regions_.size() == n && writes_.size() == n,
               "the world keeps per-rank state for another number of ranks");
   for (uint32_t r = 0; r < n; ++r) {
     WEFT_ASSERT(fabrics_[r]->rank() == r, "a rank's fabric is another's");
+    for (const WrittenRange& w : writes_[r]) {
+      const MemoryRegion* target = region(r, w.rkey);
+      WEFT_ASSERT(target != nullptr && w.bytes.slab() == target->slab &&
+                      w.bytes.offset() >= target->offset &&
+                      w.bytes.offset() + w.bytes.bytes() <=
+                          target->offset + target->bytes,
+                  "a write not yet taken lies outside every region of its "
+                  "rank");
+    }
   }
   for (size_t i = 0; i < endpoints_.size(); ++i) {
     WEFT_ASSERT(

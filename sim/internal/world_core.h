@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/assert.h"
 #include "fabric/clock.h"
@@ -62,6 +64,22 @@ class WorldCore {
     return i < endpoints_.size() ? endpoints_[i] : nullptr;
   }
   uint32_t next_qp_num() const;
+
+  // Memory regions RDMA WRITEs target, and the writes that landed (see
+  // World::register_region and take_writes).
+  absl::Status register_region(uint32_t rank, uint32_t rkey,
+                               const MemoryRegion& region);
+  absl::Status unregister_region(uint32_t rank, uint32_t rkey);
+  // The region `rank` registered under `rkey`, or nullptr.
+  const MemoryRegion* region(uint32_t rank, uint32_t rkey) const {
+    const auto& regions = regions_[rank];
+    auto it = regions.find(rkey);
+    return it == regions.end() ? nullptr : &it->second;
+  }
+  // Adds a write that landed in `rank`'s region `rkey` to the rank's log.
+  void note_write(uint32_t rank, uint32_t rkey, uint64_t address,
+                  const Frame& bytes);
+  std::vector<WrittenRange> take_writes(uint32_t rank);
 
   // The frame path: links, pairs, frames in flight.
   Transport& transport() { return transport_; }
@@ -156,6 +174,10 @@ class WorldCore {
   internal::EventQueue events_;
   internal::ReadySet ready_;
   std::vector<internal::SimEndpoint*> endpoints_;  // by qp_num - kFirstQpNum
+  // Per rank: memory regions by key (lookups only, never iterated), and
+  // the writes that landed in them, not yet taken.
+  std::vector<absl::flat_hash_map<uint32_t, MemoryRegion>> regions_;
+  std::vector<std::vector<WrittenRange>> writes_;
   std::vector<ScriptedFault> injected_;
   Transport transport_;
   internal::CheckCadence<kFullCheckEvery> full_checks_;
