@@ -64,6 +64,9 @@ struct SimMr {
   ibv_mr mr;
   SimPd* owner = nullptr;
   Slab* shadow = nullptr;  // the simulator's copy of the registered bytes
+  // In-process: registered with the world as a region RDMA WRITEs may
+  // target (under the rkey, with the MR's access), so dereg_mr unregisters.
+  bool region = false;
 };
 
 struct SimCq;
@@ -104,6 +107,9 @@ struct SimCq {
 struct PostedWr {
   uint64_t wr_id = 0;
   bool send = false;
+  // Sends: what their completion reports (IBV_WC_SEND or
+  // IBV_WC_RDMA_WRITE).
+  ibv_wc_opcode send_opcode = IBV_WC_SEND;
   bool signaled = true;
   std::byte* user = nullptr;  // receives of one entry: where the bytes go
   uint32_t length = 0;

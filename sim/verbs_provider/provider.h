@@ -139,6 +139,12 @@ class Provider {
   int teardown_error(const char* what,
                      const char* why = "objects created on it are alive");
   Slab* shadow_for(uint32_t rank, void* addr, size_t length);
+  // In-process: copies the bytes RDMA WRITEs put into `rank`'s regions
+  // since the last call from the regions' shadows to the memory they
+  // mirror. Called before anything the rank could learn of them from
+  // (poll_cq, a wait for a completion event) and before its memory is
+  // read into a shadow again (a post) or let go (dereg_mr).
+  void apply_writes(uint32_t rank);
   SimDevice* far_end(const SimDevice& device) const;
   const SimDevice* port_of_gid(const GidBytes& gid) const;
 

@@ -1,8 +1,11 @@
-// The data path: posting sends and receives into the simulator's queue
-// pairs and polling their completions. Registered memory is mirrored in the
-// simulator's slabs: a send copies the caller's bytes in when posted, a
-// receive copies them out when its completion is polled, which is when a
-// caller may first look at them.
+// The data path: posting sends, RDMA WRITEs and receives into the
+// simulator's queue pairs and polling their completions. Registered memory
+// is mirrored in the simulator's slabs: a send or write copies the caller's
+// bytes in when posted, a receive copies them out when its completion is
+// polled, which is when a caller may first look at them, and the bytes
+// RDMA WRITEs put into a rank's regions are copied out at the rank's next
+// poll_cq, before any completion it returns (so a WRITE_WITH_IMM's bytes
+// are in memory when its completion is seen).
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -112,20 +115,33 @@ int Provider::total_length(const ibv_sge* sges, int num_sge,
   return 0;
 }
 
-// UC queue pairs carry SEND and SEND_WITH_IMM (RDMA WRITE is not yet
-// simulated); RDMA READ and atomics are refused, as UC refuses them. With
-// one entry the message goes from the registered memory's shadow; several
-// entries, or IBV_SEND_INLINE (up to max_inline_data, no key needed), are
-// gathered into a frame of the rank's pool.
+// UC queue pairs carry SEND, SEND_WITH_IMM, RDMA_WRITE and
+// RDMA_WRITE_WITH_IMM; RDMA READ and atomics are refused, as UC refuses
+// them. A write is gathered as a SEND is and names its target (remote
+// address and rkey), which only the receiving side checks. With one entry
+// the message goes from the registered memory's shadow; several entries,
+// or IBV_SEND_INLINE (up to max_inline_data, no key needed), are gathered
+// into a frame of the rank's pool.
 int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
-  const bool with_immediate = wr.opcode == IBV_WR_SEND_WITH_IMM;
-  // In the error state a send is taken and flushed, as verbs does.
+  const bool write =
+      wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  const bool with_immediate = wr.opcode == IBV_WR_SEND_WITH_IMM ||
+                              wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  // In the error state a send is taken and flushed, as verbs does. The
+  // simulation server does not carry RDMA WRITE yet: refused there.
   if ((qp.qp.state != IBV_QPS_RTS && qp.qp.state != IBV_QPS_ERR) ||
-      (wr.opcode != IBV_WR_SEND && !with_immediate) || wr.num_sge < 0 ||
+      (wr.opcode != IBV_WR_SEND && wr.opcode != IBV_WR_SEND_WITH_IMM &&
+       !write) ||
+      (write && remote_ != nullptr) || wr.num_sge < 0 ||
       static_cast<uint32_t>(wr.num_sge) > qp.cap.max_send_sge ||
       (wr.num_sge > 0 && wr.sg_list == nullptr)) {
     return EINVAL;
   }
+  const uint32_t rank = qp.owner->owner->device->rank;
+  // Writes that landed in this rank's memory reach it before the post
+  // reads that memory into a shadow (which would otherwise overwrite them
+  // there).
+  apply_writes(rank);
   const bool inline_data = (wr.send_flags & IBV_SEND_INLINE) != 0;
   uint32_t length = 0;
   if (const int err = total_length(wr.sg_list, wr.num_sge, &length)) {
@@ -145,8 +161,7 @@ int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
     for (int i = 0; i < wr.num_sge && !inline_data; ++i) {
       if (const int err = shadow_frame(qp, wr.sg_list[i], &frame)) return err;
     }
-    absl::StatusOr<Frame> staged =
-        pool_of(qp.owner->owner->device->rank).take(length);
+    absl::StatusOr<Frame> staged = pool_of(rank).take(length);
     if (!staged.ok()) return ENOMEM;
     uint32_t at = 0;
     for (int i = 0; i < wr.num_sge; ++i) {
@@ -160,18 +175,26 @@ int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
   }
   const uint32_t slot = qp.next_slot++;
   const WorkId id{WorkKind::kSend, qp.owner->owner->device->peer, slot};
-  absl::Status status =
-      with_immediate
-          ? qp.endpoint->post_send(id, posted.shadow, length,
-                                   ntohl(wr.imm_data))
-          : qp.endpoint->post_send_without_immediate(id, posted.shadow,
-                                                     length);
+  std::optional<uint32_t> immediate;
+  if (with_immediate) immediate = ntohl(wr.imm_data);
+  absl::Status status;
+  if (write) {
+    status = qp.endpoint->post_rdma_write(id, posted.shadow, length,
+                                          wr.wr.rdma.remote_addr,
+                                          wr.wr.rdma.rkey, immediate);
+  } else if (immediate.has_value()) {
+    status = qp.endpoint->post_send(id, posted.shadow, length, *immediate);
+  } else {
+    status =
+        qp.endpoint->post_send_without_immediate(id, posted.shadow, length);
+  }
   if (!status.ok()) {
-    if (posted.staged) pool_of(qp.owner->owner->device->rank).give(*posted.staged);
+    if (posted.staged) pool_of(rank).give(*posted.staged);
     return error_of(status);
   }
   posted.wr_id = wr.wr_id;
   posted.send = true;
+  posted.send_opcode = write ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
   posted.signaled =
       (wr.send_flags & IBV_SEND_SIGNALED) != 0 || qp.sq_sig_all != 0;
   posted.length = length;
@@ -279,10 +302,21 @@ bool Provider::to_wc(SimQp& qp, const Completion& c, ibv_wc* wc) {
   wc->src_qp = qp.remote_qp_num;
   if (posted.send) {
     --qp.sends;
-    wc->opcode = IBV_WC_SEND;
+    wc->opcode = posted.send_opcode;
     return !(c.ok() && !posted.signaled);
   }
   --qp.recvs;
+  if (c.from_rdma_write) {
+    // The write's bytes went to its region (in memory since this poll
+    // began: apply_writes); the receive's own buffer is untouched.
+    wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+    if (c.ok()) {
+      wc->byte_len = c.byte_len;
+      wc->wc_flags = IBV_WC_WITH_IMM;
+      wc->imm_data = htonl(c.immediate);
+    }
+    return true;
+  }
   wc->opcode = IBV_WC_RECV;
   if (c.ok()) {
     wc->byte_len = c.byte_len;
@@ -318,7 +352,9 @@ int Provider::drain(SimQp& qp, SimCq& cq, ibv_wc* out, int room) {
     for (size_t i = 0; i < *n; ++i) {
       ibv_wc wc;
       if (!to_wc(qp, batch[i], &wc)) continue;
-      SimCq& target = wc.opcode == IBV_WC_SEND ? *qp.send_cq : *qp.recv_cq;
+      const bool received =
+          wc.opcode == IBV_WC_RECV || wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
+      SimCq& target = received ? *qp.recv_cq : *qp.send_cq;
       ++target.added;
       if (&target == &cq) {
         out[filled++] = wc;
@@ -335,6 +371,7 @@ int Provider::poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   if (c == nullptr || num_entries < 0 || wc == nullptr) return -EINVAL;
   if (remote_ == nullptr) {
     world_->advance_to(world_->clock().now_ns() + config_->poll_step_ns);
+    apply_writes(c->owner->device->rank);
   }
   auto take = [&] {
     int filled = 0;

@@ -202,6 +202,9 @@ int Provider::get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
       return -1;
     }
     world_->advance_to(next_wait_step(*ch, now_ns, deadline_ns));
+    // As at a poll_cq: what RDMA WRITEs put into the rank's memory is
+    // there before the completion that may announce them is taken.
+    apply_writes(ch->owner->device->rank);
     raise_events();
   }
   return take_event(*ch, cq, cq_context);

@@ -1,4 +1,7 @@
-// Protection domains, memory regions and completion queues.
+// Protection domains, memory regions and completion queues. In-process,
+// each memory region is also a region of the world RDMA WRITEs may
+// target, and the bytes writes put into its shadow are copied on to the
+// registered memory (apply_writes).
 #include <pthread.h>
 
 #include <cerrno>
@@ -10,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "sim/verbs_provider/provider.h"
+#include "sim/world.h"
 
 namespace weft::verbs::provider {
 SimPd* Provider::find_pd(const ibv_pd* pd) const {
@@ -98,14 +102,48 @@ ibv_mr* Provider::reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
   mr->mr.rkey = mr->mr.lkey;
   mr->owner = p;
   mr->shadow = shadow;
+  // In-process, every region is known to the world under its rkey, so an
+  // RDMA WRITE naming it lands (with IBV_ACCESS_REMOTE_WRITE) or is
+  // refused as a UC responder refuses it. The simulation server does not
+  // carry writes yet: in client mode nothing is registered.
+  if (remote_ == nullptr) {
+    sim::MemoryRegion region;
+    region.slab = shadow;
+    region.bytes = length;
+    region.address = reinterpret_cast<uintptr_t>(addr);
+    region.remote_write = (access & IBV_ACCESS_REMOTE_WRITE) != 0;
+    if (!world_->register_region(device.rank, mr->mr.rkey, region).ok()) {
+      errno = EINVAL;
+      return nullptr;
+    }
+    mr->region = true;
+  }
   ibv_mr* out = &mr->mr;
   mrs_.emplace(out, std::move(mr));
   return out;
 }
 
 int Provider::dereg_mr(ibv_mr* mr) {
-  if (mrs_.erase(mr) == 0) return EINVAL;
+  auto it = mrs_.find(mr);
+  if (it == mrs_.end()) return EINVAL;
+  const SimMr& m = *it->second;
+  if (m.region) {
+    // Writes that landed before the region goes are in its memory, as on
+    // hardware; none arrives after.
+    const uint32_t rank = m.owner->owner->device->rank;
+    apply_writes(rank);
+    if (!world_->unregister_region(rank, m.mr.rkey).ok()) return EINVAL;
+  }
+  mrs_.erase(it);
   return 0;
+}
+
+void Provider::apply_writes(uint32_t rank) {
+  if (remote_ != nullptr) return;
+  for (const sim::WrittenRange& w : world_->take_writes(rank)) {
+    std::memcpy(reinterpret_cast<void*>(w.address), w.bytes.data(),
+                w.bytes.bytes());
+  }
 }
 
 ibv_cq* Provider::create_cq(ibv_context* context, int cqe, void* cq_context,

@@ -544,21 +544,6 @@ TEST_F(UcSemanticsTest, ReadAndAtomicsAreRefused) {
   EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
 }
 
-// Documented as not simulated yet (docs/verbs-macos.md): RDMA WRITE, with
-// or without an immediate, is refused with EINVAL. Verbs UC carries it;
-// this test changes when the simulator does.
-TEST_F(UcSemanticsTest, RdmaWriteIsNotSimulatedYet) {
-  connect();
-  ibv_sge sge = sge_in(a_.buffer, 0, 8, a_.mr->lkey);
-  for (const ibv_wr_opcode opcode :
-       {IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM}) {
-    ibv_send_wr wr = send_wr(60 + opcode, &sge, 1, opcode, IBV_SEND_SIGNALED);
-    wr.wr.rdma.remote_addr = address_of(b_.buffer.data());
-    wr.wr.rdma.rkey = b_.mr->rkey;
-    EXPECT_EQ(post_send(a_, wr), EINVAL) << "opcode " << opcode;
-  }
-}
-
 // A request with more entries than the queue pair was created for.
 TEST_F(UcSemanticsTest, MoreEntriesThanTheQueuePairTakesAreRefused) {
   connect();  // max_send_sge and max_recv_sge 1
