@@ -43,6 +43,14 @@ uint16_t free_port() {
   return ntohs(addr.sin_port);
 }
 
+// What the ranks' programs need in their environment: under
+// AddressSanitizer, Debian's uninstrumented tools load the instrumented
+// provider only with the ASan runtime preloaded.
+std::string foreign_env() {
+  const std::string preload = WEFT_FOREIGN_PRELOAD;
+  return preload.empty() ? "" : "LD_PRELOAD=" + preload + " ";
+}
+
 // `weft-sim launch` of pingpong's server as rank 0 (device sim_0_1_0) and
 // its client as rank 1, which starts once the server listens.
 ToolResult run_pingpong(const std::string& launch_flags,
@@ -55,7 +63,8 @@ ToolResult run_pingpong(const std::string& launch_flags,
       absl::StrCat("launch --ranks=2 --timeout_s=120 ", launch_flags, " -- ",
                    kPingpong, " -d sim_0_1_0", common, " : ",
                    WEFT_WAIT_FOR_LISTENER, " ", port, " 60 ", kPingpong,
-                   " -d sim_1_0_0", common, " 127.0.0.1"));
+                   " -d sim_1_0_0", common, " 127.0.0.1"),
+      foreign_env());
 }
 
 std::string trace_hash(const std::string& out) {

@@ -45,7 +45,11 @@ struct ToolRun {
 // `variables` among the provider's, under a deadline.
 ToolRun run(const char* tool, const std::string& args,
             const std::map<std::string, std::string>& variables) {
-  std::string command = "env -u LD_PRELOAD";
+  // Under AddressSanitizer the tools (built without it) need its runtime
+  // preloaded to load the instrumented provider; otherwise nothing is.
+  const std::string preload = WEFT_FOREIGN_PRELOAD;
+  std::string command =
+      preload.empty() ? "env -u LD_PRELOAD" : "env LD_PRELOAD='" + preload + "'";
   for (const char* name : testing::kProviderVariables) {
     command += std::string(" -u ") + name;
   }
