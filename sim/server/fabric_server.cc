@@ -195,6 +195,7 @@ std::optional<pid_t> FabricServer::pid_of(uint32_t rank) const {
 }
 
 ServeResult FabricServer::serve() {
+  const auto started = SteadyClock::now();
   while (!result_) {
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
@@ -215,15 +216,20 @@ ServeResult FabricServer::serve() {
                             world_->clock().now_ns(), ""};
       break;
     }
-    if (first_connect_ &&
-        SteadyClock::now() - *first_connect_ > options_.connect_timeout) {
+    // The ranks have connect_timeout to come, from the first connection
+    // (or from the start, when none has come).
+    if (SteadyClock::now() - first_connect_.value_or(started) >
+        options_.connect_timeout) {
       for (auto& r : ranks_) {
         if (r->expected && !r->ever_connected && !r->gone) {
           std::fprintf(stderr,
                        "weft-sim serve: rank %u did not connect within %lld "
-                       "ms; counting it as gone\n",
+                       "s; counting it as gone\n",
                        r->index,
-                       static_cast<long long>(options_.connect_timeout.count()));
+                       static_cast<long long>(
+                           std::chrono::duration_cast<std::chrono::seconds>(
+                               options_.connect_timeout)
+                               .count()));
           r->gone = true;
         }
       }
@@ -234,8 +240,14 @@ ServeResult FabricServer::serve() {
       if (r->expected && !r->gone) finished = false;
     }
     if (finished && !result_) {
+      bool missing = false;
+      for (const auto& r : ranks_) {
+        missing = missing || (r->expected && !r->ever_connected);
+      }
       result_ = released_result_.value_or(ServeResult{
-          ServeResult::Outcome::kFinished, world_->clock().now_ns(), ""});
+          missing ? ServeResult::Outcome::kMissingRanks
+                  : ServeResult::Outcome::kFinished,
+          world_->clock().now_ns(), ""});
     }
   }
   return result_.value_or(ServeResult{ServeResult::Outcome::kStopped,
@@ -884,11 +896,16 @@ bool FabricServer::send_to(Client& client, MsgType type,
   return false;
 }
 
-std::string FabricServer::report(const std::string& why) const {
-  std::string out = absl::StrFormat(
-      "weft-sim serve: deadlock at virtual time %s: %s; no program can "
-      "progress.\n",
-      micros(world_->clock().now_ns()), why);
+std::string FabricServer::report(const std::string& why,
+                                 ServeResult::Outcome outcome) const {
+  std::string out =
+      outcome == ServeResult::Outcome::kDeadlock
+          ? absl::StrFormat(
+                "weft-sim serve: deadlock at virtual time %s: %s; no program "
+                "can progress.\n",
+                micros(world_->clock().now_ns()), why)
+          : absl::StrFormat("weft-sim serve: stopped at virtual time %s: %s.\n",
+                            micros(world_->clock().now_ns()), why);
   for (const auto& r : ranks_) {
     if (!r->expected) continue;
     if (r->client == nullptr) {
@@ -931,7 +948,7 @@ std::string FabricServer::report(const std::string& why) const {
 
 void FabricServer::deadlock(const std::string& why,
                             ServeResult::Outcome outcome) {
-  const std::string text = report(why);
+  const std::string text = report(why, outcome);
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
   result_ = ServeResult{outcome, world_->clock().now_ns(), text};

@@ -55,7 +55,8 @@ struct ServerOptions {
   // (kError) or its process is killed (kKill).
   OnCrash on_crash = OnCrash::kError;
   // How long the expected ranks have to connect, counted from the first
-  // connection; a rank that has not come by then counts as gone.
+  // connection (from the start while none has come); a rank that has not
+  // come by then counts as gone, and the run ends as kMissingRanks.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(60)};
   // Called about every 100 ms of wall time while serving (the launcher
   // reaps its children there). Returning false stops serving.
@@ -65,6 +66,7 @@ struct ServerOptions {
 struct ServeResult {
   enum class Outcome {
     kFinished,   // every expected rank came and went
+    kMissingRanks,  // an expected rank never connected (connect_timeout)
     kDeadlock,   // every rank waited with nothing in flight
     kTimeLimit,  // the world's time limit passed
     kStopped,    // tick() returned false
@@ -139,7 +141,8 @@ class FabricServer {
   void answer(Rank& rank, uint32_t flags);
   void notice_crashes();
   void deadlock(const std::string& why, ServeResult::Outcome outcome);
-  std::string report(const std::string& why) const;
+  std::string report(const std::string& why,
+                     ServeResult::Outcome outcome) const;
 
   ServerOptions options_;
   std::unique_ptr<World> world_;

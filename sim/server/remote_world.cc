@@ -346,7 +346,9 @@ absl::Status RemoteWorld::frame_ref(const Frame& frame, FrameRef* out) const {
 void RemoteWorld::ended(const Message& fatal) {
   std::fprintf(stderr, "%.*s\n", static_cast<int>(fatal.body.size()),
                reinterpret_cast<const char*>(fatal.body.data()));
-  std::fflush(stderr);
+  // What the program printed so far goes out (into a pipe too), but no
+  // destructor or atexit handler runs: this is inside a verbs call.
+  std::fflush(nullptr);
   std::_Exit(kEndedExitCode);
 }
 

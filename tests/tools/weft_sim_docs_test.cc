@@ -7,9 +7,8 @@
 // them what a terminal showed. Each sample runs here as the page gives it,
 // from a fresh directory, with this build's binaries in place of the
 // build/default paths and a free port in place of 18515, in a terminal
-// (script(1)), as a reader runs it: a rank the server ends exits at once,
-// without flushing its stdio buffers, so only a terminal's line buffering
-// shows what the page shows. The ranks' lines interleave as the host
+// (script(1)), as a reader runs it (a terminal's line buffering orders the
+// lines as the page shows them). The ranks' lines interleave as the host
 // schedules them, so lines are compared as a multiset; pids, the PSNs
 // ibv_uc_pingpong draws, a CQ's address and pingpong's wall-time figures
 // vary and are compared as placeholders; everything else, the virtual time
@@ -153,6 +152,11 @@ TerminalRun run_in_terminal(const std::vector<std::string>& commands) {
   {
     std::ofstream script(dir + "/commands.sh");
     script << "set -e\n";
+    // Under AddressSanitizer, Debian's tools load the instrumented provider
+    // only with the ASan runtime preloaded.
+    if (const std::string preload = WEFT_FOREIGN_PRELOAD; !preload.empty()) {
+      script << "export LD_PRELOAD='" << preload << "'\n";
+    }
     for (const std::string& c : commands) script << c << "\n";
   }
   const std::string line =

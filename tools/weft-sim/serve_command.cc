@@ -149,6 +149,9 @@ int finish(const FabricServer& server, const ServeResult& result,
     outcome = "time limit";
   }
   if (result.outcome == ServeResult::Outcome::kStopped) outcome = "stopped";
+  if (result.outcome == ServeResult::Outcome::kMissingRanks) {
+    outcome = "ranks missing";
+  }
   std::printf("weft-sim: %s at virtual time %.3f us, %u faults injected, "
               "trace hash %s\n",
               outcome, static_cast<double>(result.end_ns) / kNsPerUs,
