@@ -62,8 +62,9 @@ struct FabricServer::Client {
   std::unique_ptr<Slab> channel;
   std::optional<MessageRing> ring;
   // The client's slabs, adopted into its rank's simulated fabric, by the
-  // client's slab id.
+  // client's slab id, and the ids by slab.
   std::map<uint64_t, Slab*> slabs;
+  std::map<const Slab*, uint64_t> slab_ids;
 };
 
 // A change to the world a client asked for, applied at the barrier.
@@ -75,7 +76,13 @@ struct FabricServer::Action {
   uint32_t immediate = 0;
   uint32_t length = 0;
   bool has_immediate = true;
-  Frame frame;  // posts: in one of the client's slabs
+  Frame frame;  // posts and regions: in one of the client's slabs
+  // RDMA WRITEs: the far end's address and key; regions: the key, the
+  // address the frame mirrors and whether writes may land.
+  bool rdma_write = false;
+  uint64_t address = 0;
+  uint32_t rkey = 0;
+  bool remote_write = false;
 };
 
 struct FabricServer::Rank {
@@ -90,9 +97,12 @@ struct FabricServer::Rank {
   std::string waits_in;
   std::optional<TimeNs> wake_at;
   std::deque<Action> actions;
-  // Completions not yet handed to the client: the Step body's tail.
+  // Completions not yet handed to the client: the Step body's tail; then
+  // what RDMA WRITEs put into its regions.
   uint32_t outbox_count = 0;
   std::vector<std::byte> outbox;
+  uint32_t writes_count = 0;
+  std::vector<std::byte> writes;
   uint32_t next_qp = 0;
 };
 
@@ -343,6 +353,8 @@ bool FabricServer::handle(Client& client, const Message& m) {
     case MsgType::kPostSend:
     case MsgType::kPostRecv:
     case MsgType::kClose:
+    case MsgType::kRegisterRegion:
+    case MsgType::kUnregisterRegion:
       return queue_action(client, m);
     case MsgType::kWait:
       return handle_wait(client, m);
@@ -490,8 +502,26 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
         a.immediate = p->immediate;
         a.length = p->length;
         a.has_immediate = (p->flags & kSendWithoutImmediate) == 0;
+        a.rdma_write = (p->flags & kRdmaWrite) != 0;
+        a.address = p->remote_address;
+        a.rkey = p->rkey;
         ok = m.body.size() == sizeof(PostSend) &&
              resolve(client, p->frame, &a.frame) && p->length <= a.frame.bytes();
+      }
+      break;
+    case MsgType::kRegisterRegion:
+      if (auto r = m.fixed<RegisterRegion>()) {
+        a.rkey = r->rkey;
+        a.address = r->address;
+        a.remote_write = r->remote_write != 0;
+        ok = m.body.size() == sizeof(RegisterRegion) &&
+             resolve(client, r->frame, &a.frame);
+      }
+      break;
+    case MsgType::kUnregisterRegion:
+      if (auto r = m.fixed<UnregisterRegion>()) {
+        a.rkey = r->rkey;
+        ok = m.body.size() == sizeof(UnregisterRegion);
       }
       break;
     case MsgType::kPostRecv:
@@ -512,8 +542,11 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
     default:
       break;
   }
+  const bool region = m.type == MsgType::kRegisterRegion ||
+                      m.type == MsgType::kUnregisterRegion;
   auto qp = qps_.find(a.qp_num);
-  if (!ok || qp == qps_.end() || qp->second->rank != client.rank) {
+  if (!ok ||
+      (!region && (qp == qps_.end() || qp->second->rank != client.rank))) {
     drop(client, absl::StrFormat("a malformed '%s' message, or one naming "
                                  "queue pair %u, which is not this rank's",
                                  msg_type_name(m.type), a.qp_num));
@@ -544,7 +577,9 @@ bool FabricServer::drain_ring(Client& client) {
     if (!m->has_value()) return true;
     const MsgType type = (*m)->type;
     if (type != MsgType::kConnect && type != MsgType::kPostSend &&
-        type != MsgType::kPostRecv && type != MsgType::kClose) {
+        type != MsgType::kPostRecv && type != MsgType::kClose &&
+        type != MsgType::kRegisterRegion &&
+        type != MsgType::kUnregisterRegion) {
       drop(client, absl::StrFormat("'%s' does not go through the post ring",
                                    msg_type_name(type)));
       return false;
@@ -567,7 +602,9 @@ bool FabricServer::handle_register_slab(Client& client, const Message& m) {
                            : std::string(slab.status().message()));
     return false;
   }
-  client.slabs[r->slab] = world_->adopt_slab(client.rank, *std::move(slab));
+  Slab* adopted = world_->adopt_slab(client.rank, *std::move(slab));
+  client.slabs[r->slab] = adopted;
+  client.slab_ids[adopted] = r->slab;
   Answer a;
   const std::array<std::span<const std::byte>, 1> parts = {bytes_of(a)};
   return send_to(client, MsgType::kAnswer, parts);
@@ -591,7 +628,7 @@ bool FabricServer::handle_wait(Client& client, const Message& m) {
     answer(r, kStepCrashed);
   } else if (world_->stalled(r.index)) {
     // A stalled rank's waits return when the stall ends (an event).
-  } else if (r.outbox_count > 0 ||
+  } else if (r.outbox_count > 0 || r.writes_count > 0 ||
              (r.wake_at && *r.wake_at <= world_->clock().now_ns())) {
     // What it waits for is here already: no barrier needed, and nothing
     // of the world changes.
@@ -691,6 +728,24 @@ void FabricServer::apply_actions() {
 }
 
 void FabricServer::apply(uint32_t rank, Action& a) {
+  if (a.type == MsgType::kRegisterRegion) {
+    MemoryRegion region;
+    region.slab = a.frame.slab();
+    region.offset = a.frame.offset();
+    region.bytes = a.frame.bytes();
+    region.address = a.address;
+    region.remote_write = a.remote_write;
+    if (absl::Status s = world_->register_region(rank, a.rkey, region);
+        !s.ok()) {
+      std::fprintf(stderr, "weft-sim serve: rank %u: %s\n", rank,
+                   std::string(s.message()).c_str());
+    }
+    return;
+  }
+  if (a.type == MsgType::kUnregisterRegion) {
+    (void)world_->unregister_region(rank, a.rkey);
+    return;
+  }
   auto it = qps_.find(a.qp_num);
   if (it == qps_.end()) return;
   Qp& qp = *it->second;
@@ -766,8 +821,12 @@ void FabricServer::post_to_sim(Qp& qp) {
       continue;
     }
     const std::optional<WorkId> id = WorkId::decode(a.work_id);
+    const std::optional<uint32_t> immediate =
+        a.has_immediate ? std::optional<uint32_t>(a.immediate) : std::nullopt;
     absl::Status s =
-        !id ? absl::InvalidArgumentError("bad work id")
+        !id            ? absl::InvalidArgumentError("bad work id")
+        : a.rdma_write ? qp.ep->post_rdma_write(*id, a.frame, a.length,
+                                                a.address, a.rkey, immediate)
         : a.has_immediate
             ? qp.ep->post_send(*id, a.frame, a.length, a.immediate)
             : qp.ep->post_send_without_immediate(*id, a.frame, a.length);
@@ -822,6 +881,7 @@ void FabricServer::harvest() {
         c.byte_len = done.byte_len;
         c.immediate = done.immediate;
         c.has_immediate = done.has_immediate ? 1 : 0;
+        c.from_rdma_write = done.from_rdma_write ? 1 : 0;
         if (!is_send && done.ok()) {
           ++qp.received;
           qp.last_received = absl::StrFormat(
@@ -835,6 +895,24 @@ void FabricServer::harvest() {
       }
     }
     post_to_sim(qp);
+  }
+  // What RDMA WRITEs put into each rank's regions (its shared slabs), for
+  // its process to copy on.
+  for (auto& r : ranks_) {
+    if (r->client == nullptr) continue;
+    for (const WrittenRange& w : world_->take_writes(r->index)) {
+      auto id = r->client->slab_ids.find(w.bytes.slab());
+      if (id == r->client->slab_ids.end()) continue;
+      StepWrite out;
+      out.rkey = w.rkey;
+      out.address = w.address;
+      out.frame.slab = id->second;
+      out.frame.offset = w.bytes.offset();
+      out.frame.bytes = w.bytes.bytes();
+      const auto bytes = bytes_of(out);
+      r->writes.insert(r->writes.end(), bytes.begin(), bytes.end());
+      ++r->writes_count;
+    }
   }
 }
 
@@ -864,8 +942,8 @@ bool FabricServer::answer_waiters() {
     // A stall holds the rank's waits until its end, an event time moves
     // to.
     if (!crashed && world_->stalled(r->index)) continue;
-    if (r->outbox_count > 0 || (r->wake_at && *r->wake_at <= now) ||
-        crashed) {
+    if (r->outbox_count > 0 || r->writes_count > 0 ||
+        (r->wake_at && *r->wake_at <= now) || crashed) {
       answer(*r, crashed ? kStepCrashed : 0);
       any = true;
     }
@@ -877,14 +955,19 @@ void FabricServer::answer(Rank& r, uint32_t flags) {
   Step step;
   step.now_ns = world_->clock().now_ns();
   step.completions = r.outbox_count;
+  step.writes = r.writes_count;
   step.flags = flags;
-  const std::array<std::span<const std::byte>, 2> parts = {
-      bytes_of(step), std::span<const std::byte>(r.outbox)};
+  const std::array<std::span<const std::byte>, 3> parts = {
+      bytes_of(step), std::span<const std::byte>(r.outbox),
+      std::span<const std::byte>(r.writes)};
   r.waiting = false;
   r.wake_at.reset();
+  (void)send_to(*r.client, MsgType::kStep, parts);
+  // Only now: the parts pointed into them.
   r.outbox.clear();
   r.outbox_count = 0;
-  (void)send_to(*r.client, MsgType::kStep, parts);
+  r.writes.clear();
+  r.writes_count = 0;
 }
 
 bool FabricServer::send_to(Client& client, MsgType type,

@@ -25,7 +25,7 @@ namespace weft::sim::server {
 
 // Bumped on every change to a message below; a client speaking another
 // version is refused with a message naming both.
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;
 inline constexpr uint32_t kMagic = 0x74666577;  // "weft"
 // Largest body either end accepts (a send's payload plus its structure);
 // anything longer is a protocol error, not an allocation.
@@ -53,6 +53,8 @@ enum class MsgType : uint32_t {
   kQuery,         // client: Query; answered by kAnswer
   kAnswer,        // server: Answer
   kRegisterSlab,  // client: RegisterSlab, with the memfd; answered by kAnswer
+  kRegisterRegion,    // client: RegisterRegion (queued)
+  kUnregisterRegion,  // client: UnregisterRegion (queued)
   kFatal,         // server: the text of why the client must stop (last)
 };
 
@@ -119,9 +121,29 @@ struct PostSend {
   uint64_t work_id = 0;    // WorkId::encode()
   FrameRef frame;          // the message is its first `length` bytes
   uint32_t length = 0;
-  uint32_t flags = 0;  // kSendWithoutImmediate
+  uint32_t flags = 0;  // kSendWithoutImmediate, kRdmaWrite
+  // kRdmaWrite: where the bytes go at the far end.
+  uint64_t remote_address = 0;
+  uint32_t rkey = 0;
+  uint32_t pad = 0;
 };
 inline constexpr uint32_t kSendWithoutImmediate = 1;
+inline constexpr uint32_t kRdmaWrite = 2;
+
+// A memory region of the client's rank, open to RDMA WRITEs under `rkey`
+// when `remote_write`: `frame` (in a registered slab) mirrors the program's
+// memory at `address`.
+struct RegisterRegion {
+  uint32_t rkey = 0;
+  uint32_t remote_write = 0;
+  uint64_t address = 0;
+  FrameRef frame;
+};
+
+struct UnregisterRegion {
+  uint32_t rkey = 0;
+  uint32_t pad = 0;
+};
 
 struct PostRecv {
   uint32_t qp_num = 0;
@@ -144,10 +166,13 @@ struct Wait {
 inline constexpr uint32_t kStepCrashed = 1;   // this rank crashed
 inline constexpr uint32_t kStepReleased = 2;  // the server stopped serving
 
+// Followed by `completions` StepCompletions, then `writes` StepWrites.
 struct Step {
   int64_t now_ns = 0;
   uint32_t completions = 0;
   uint32_t flags = 0;
+  uint32_t writes = 0;
+  uint32_t pad = 0;
 };
 
 // A receive's bytes are already in its frame (shared memory) when its
@@ -159,7 +184,16 @@ struct StepCompletion {
   uint32_t byte_len = 0;
   uint32_t immediate = 0;
   uint32_t has_immediate = 0;
+  uint32_t from_rdma_write = 0;  // a receive an RDMA WRITE with immediate took
+};
+
+// Bytes RDMA WRITEs put into one of the client's regions (already in its
+// shared slab), for it to copy on to the program's memory at `address`.
+struct StepWrite {
+  uint32_t rkey = 0;
   uint32_t pad = 0;
+  uint64_t address = 0;
+  FrameRef frame;
 };
 
 enum class QueryKind : uint32_t { kTraceHash = 1, kCrashed = 2 };

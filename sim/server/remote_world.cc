@@ -15,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <span>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -106,8 +107,17 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     return send(id, frame, length, 0, kSendWithoutImmediate);
   }
 
+  absl::Status post_rdma_write(WorkId id, const Frame& frame, uint32_t length,
+                               uint64_t remote_address, uint32_t rkey,
+                               std::optional<uint32_t> immediate) override {
+    return send(id, frame, length, immediate.value_or(0),
+                kRdmaWrite | (immediate ? 0 : kSendWithoutImmediate),
+                remote_address, rkey);
+  }
+
   absl::Status send(WorkId id, const Frame& frame, uint32_t length,
-                    uint32_t immediate, uint32_t flags) {
+                    uint32_t immediate, uint32_t flags,
+                    uint64_t remote_address = 0, uint32_t rkey = 0) {
     if (length > frame.bytes()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "a send of %u bytes from a frame of %u", length, frame.bytes()));
@@ -118,6 +128,8 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     p.work_id = id.encode();
     p.length = length;
     p.flags = flags;
+    p.remote_address = remote_address;
+    p.rkey = rkey;
     if (absl::Status s = world_.frame_ref(frame, &p.frame); !s.ok()) return s;
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(p)};
     return world_.post(MsgType::kPostSend, parts);
@@ -146,6 +158,7 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     done.byte_len = c.byte_len;
     done.has_immediate = c.has_immediate != 0;
     done.immediate = c.immediate;
+    done.from_rdma_write = c.from_rdma_write != 0;
     done_.push_back(done);
   }
 
@@ -209,6 +222,14 @@ class RemoteWorld::RemoteFabric final : public Fabric {
     EndpointInfo info{world_.rank(), peer, std::string(device)};
     return std::unique_ptr<Endpoint>(
         new RemoteEndpoint(world_, opened->qp_num, std::move(info)));
+  }
+
+  // The slab of this fabric whose id is `id`, or nullptr.
+  const Slab* slab(uint64_t id) const {
+    for (const auto& s : slabs_) {
+      if (s->id() == id) return s.get();
+    }
+    return nullptr;
   }
 
  private:
@@ -410,6 +431,18 @@ void RemoteWorld::deliver(const Message& m) {
     auto ep = endpoints_.find(c.qp_num);
     if (ep != endpoints_.end()) ep->second->complete(c);
   }
+  for (uint32_t i = 0; i < step->writes; ++i) {
+    if (rest.size() < sizeof(StepWrite)) return;
+    StepWrite w;
+    std::memcpy(&w, rest.data(), sizeof(w));
+    rest = rest.subspan(sizeof(w));
+    const Slab* slab = fabric_->slab(w.frame.slab);
+    absl::StatusOr<Frame> frame =
+        slab == nullptr ? absl::NotFoundError("no such slab")
+                        : slab->frame(w.frame.offset, w.frame.bytes);
+    if (!frame.ok()) continue;
+    writes_.push_back(WrittenRange{w.rkey, w.address, *frame});
+  }
 }
 
 size_t RemoteWorld::pending_completions() const {
@@ -428,6 +461,29 @@ absl::StatusOr<bool> RemoteWorld::crashed(uint32_t rank) {
   std::optional<Answer> a = m->fixed<Answer>();
   if (!a) return absl::InternalError("a malformed answer from the server");
   return a->value != 0;
+}
+
+absl::Status RemoteWorld::register_region(uint32_t rkey, const Frame& region,
+                                          uint64_t address,
+                                          bool remote_write) {
+  RegisterRegion r;
+  r.rkey = rkey;
+  r.remote_write = remote_write ? 1 : 0;
+  r.address = address;
+  if (absl::Status s = frame_ref(region, &r.frame); !s.ok()) return s;
+  const std::array<std::span<const std::byte>, 1> parts = {bytes_of(r)};
+  return post(MsgType::kRegisterRegion, parts);
+}
+
+absl::Status RemoteWorld::unregister_region(uint32_t rkey) {
+  UnregisterRegion r;
+  r.rkey = rkey;
+  const std::array<std::span<const std::byte>, 1> parts = {bytes_of(r)};
+  return post(MsgType::kUnregisterRegion, parts);
+}
+
+std::vector<WrittenRange> RemoteWorld::take_writes() {
+  return std::exchange(writes_, {});
 }
 
 absl::StatusOr<uint64_t> RemoteWorld::trace_hash() {

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,6 +31,7 @@
 #include "fabric/topology.h"
 #include "sim/server/shared_memory.h"
 #include "sim/server/wire.h"
+#include "sim/world.h"
 
 namespace weft::sim::server {
 
@@ -77,6 +79,18 @@ class RemoteWorld {
   absl::StatusOr<bool> crashed(uint32_t rank);
   // Completions that arrived and no endpoint's poll() has taken yet.
   size_t pending_completions() const;
+
+  // Makes `region` (a frame of fabric()'s slabs mirroring the program's
+  // memory at `address`) a memory region of this rank under `rkey`, open
+  // to RDMA WRITEs when `remote_write`; and forgets it. Queued, in order
+  // with the posts.
+  absl::Status register_region(uint32_t rkey, const Frame& region,
+                               uint64_t address, bool remote_write);
+  absl::Status unregister_region(uint32_t rkey);
+  // What RDMA WRITEs put into this rank's regions (their bytes are in the
+  // regions' frames already) since the last call, in order.
+  std::vector<WrittenRange> take_writes();
+  bool has_writes() const { return !writes_.empty(); }
   bool crashed() const { return crashed_; }
   // The server has stopped simulating (after a deadlock, --on_deadlock=
   // leave): waits return at once from now on.
@@ -119,6 +133,7 @@ class RemoteWorld {
   ManualClock clock_;
   bool crashed_ = false;
   bool released_ = false;
+  std::vector<WrittenRange> writes_;
   std::unique_ptr<RemoteFabric> fabric_;
   std::map<uint32_t, RemoteEndpoint*> endpoints_;
 };

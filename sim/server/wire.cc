@@ -57,6 +57,8 @@ const char* msg_type_name(MsgType type) {
     case MsgType::kQuery: return "query";
     case MsgType::kAnswer: return "answer";
     case MsgType::kRegisterSlab: return "register_slab";
+    case MsgType::kRegisterRegion: return "register_region";
+    case MsgType::kUnregisterRegion: return "unregister_region";
     case MsgType::kFatal: return "fatal";
   }
   return "unknown";

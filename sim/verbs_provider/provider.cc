@@ -170,7 +170,10 @@ TimeNs Provider::world_now_ns() const {
 }
 
 bool Provider::has_local_work() const {
-  if (remote_ != nullptr && remote_->pending_completions() > 0) return true;
+  if (remote_ != nullptr &&
+      (remote_->pending_completions() > 0 || remote_->has_writes())) {
+    return true;
+  }
   for (const auto& [ptr, cq] : cqs_) {
     if (!cq->stash.empty()) return true;
   }

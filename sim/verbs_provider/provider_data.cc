@@ -127,12 +127,11 @@ int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
       wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
   const bool with_immediate = wr.opcode == IBV_WR_SEND_WITH_IMM ||
                               wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-  // In the error state a send is taken and flushed, as verbs does. The
-  // simulation server does not carry RDMA WRITE yet: refused there.
+  // In the error state a send is taken and flushed, as verbs does.
   if ((qp.qp.state != IBV_QPS_RTS && qp.qp.state != IBV_QPS_ERR) ||
       (wr.opcode != IBV_WR_SEND && wr.opcode != IBV_WR_SEND_WITH_IMM &&
        !write) ||
-      (write && remote_ != nullptr) || wr.num_sge < 0 ||
+      wr.num_sge < 0 ||
       static_cast<uint32_t>(wr.num_sge) > qp.cap.max_send_sge ||
       (wr.num_sge > 0 && wr.sg_list == nullptr)) {
     return EINVAL;
@@ -371,8 +370,8 @@ int Provider::poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   if (c == nullptr || num_entries < 0 || wc == nullptr) return -EINVAL;
   if (remote_ == nullptr) {
     world_->advance_to(world_->clock().now_ns() + config_->poll_step_ns);
-    apply_writes(c->owner->device->rank);
   }
+  apply_writes(c->owner->device->rank);
   auto take = [&] {
     int filled = 0;
     while (filled < num_entries && !c->stash.empty()) {
@@ -404,6 +403,7 @@ int Provider::poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
         return -err;
       }
       note_activity();
+      apply_writes(c->owner->device->rank);
       filled = take();
     }
   }

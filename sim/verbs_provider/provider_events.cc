@@ -179,6 +179,8 @@ int Provider::get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
       }
       raise_events();
     }
+    // What writes put into this rank's memory is there before the event.
+    apply_writes(ch->owner->device->rank);
     return take_event(*ch, cq, cq_context);
   }
   const TimeNs limit_ns = world_->options().time_limit_ns;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sim/verbs_provider/provider.h"
 #include "sim/world.h"
@@ -102,22 +103,31 @@ ibv_mr* Provider::reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
   mr->mr.rkey = mr->mr.lkey;
   mr->owner = p;
   mr->shadow = shadow;
-  // In-process, every region is known to the world under its rkey, so an
-  // RDMA WRITE naming it lands (with IBV_ACCESS_REMOTE_WRITE) or is
-  // refused as a UC responder refuses it. The simulation server does not
-  // carry writes yet: in client mode nothing is registered.
+  // Every region is known to the world under its rkey (in this process, or
+  // on the simulation server), so an RDMA WRITE naming it lands (with
+  // IBV_ACCESS_REMOTE_WRITE) or is refused as a UC responder refuses it.
+  const bool remote_write = (access & IBV_ACCESS_REMOTE_WRITE) != 0;
+  absl::Status registered;
   if (remote_ == nullptr) {
     sim::MemoryRegion region;
     region.slab = shadow;
     region.bytes = length;
     region.address = reinterpret_cast<uintptr_t>(addr);
-    region.remote_write = (access & IBV_ACCESS_REMOTE_WRITE) != 0;
-    if (!world_->register_region(device.rank, mr->mr.rkey, region).ok()) {
-      errno = EINVAL;
-      return nullptr;
-    }
-    mr->region = true;
+    region.remote_write = remote_write;
+    registered = world_->register_region(device.rank, mr->mr.rkey, region);
+  } else {
+    absl::StatusOr<Frame> whole = shadow->frame(0, static_cast<uint32_t>(length));
+    registered = whole.ok() ? remote_->register_region(
+                                  mr->mr.rkey, *whole,
+                                  reinterpret_cast<uintptr_t>(addr),
+                                  remote_write)
+                            : whole.status();
   }
+  if (!registered.ok()) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  mr->region = true;
   ibv_mr* out = &mr->mr;
   mrs_.emplace(out, std::move(mr));
   return out;
@@ -132,15 +142,19 @@ int Provider::dereg_mr(ibv_mr* mr) {
     // hardware; none arrives after.
     const uint32_t rank = m.owner->owner->device->rank;
     apply_writes(rank);
-    if (!world_->unregister_region(rank, m.mr.rkey).ok()) return EINVAL;
+    const absl::Status s = remote_ != nullptr
+                               ? remote_->unregister_region(m.mr.rkey)
+                               : world_->unregister_region(rank, m.mr.rkey);
+    if (!s.ok()) return EINVAL;
   }
   mrs_.erase(it);
   return 0;
 }
 
 void Provider::apply_writes(uint32_t rank) {
-  if (remote_ != nullptr) return;
-  for (const sim::WrittenRange& w : world_->take_writes(rank)) {
+  const std::vector<sim::WrittenRange> writes =
+      remote_ != nullptr ? remote_->take_writes() : world_->take_writes(rank);
+  for (const sim::WrittenRange& w : writes) {
     std::memcpy(reinterpret_cast<void*>(w.address), w.bytes.data(),
                 w.bytes.bytes());
   }

@@ -237,6 +237,107 @@ TEST(FabricServer, ALostFrameWithEveryRankWaitingIsReportedAsADeadlock) {
   EXPECT_THAT(run.result.report, HasSubstr("drop from=0 to=1 frame=3"));
 }
 
+TEST(FabricServer, AnRdmaWriteLandsInTheTargetsSharedRegion) {
+  // Rank 1 registers a region open to writes (mirroring program memory at
+  // kAddress) and posts an empty receive; rank 0 writes 64 bytes 16 bytes
+  // into it with an immediate. Rank 1 sees the receive complete as taken
+  // by a write, and the write's range, whose bytes are in its region.
+  constexpr uint64_t kAddress = 0x7f0000001000;
+  constexpr uint32_t kRkey = 77;
+  ServerOptions options;
+  options.world.topology = *Topology::mesh(2);
+  options.world.link = LinkModel::tb5();
+  options.socket_path = private_dir() + "/socket";
+  absl::StatusOr<std::unique_ptr<FabricServer>> server =
+      FabricServer::create(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::thread serving([&] { (*server)->serve(); });
+  std::array<std::promise<uint32_t>, 2> qps;
+  std::shared_future<uint32_t> qp0 = qps[0].get_future().share();
+  std::shared_future<uint32_t> qp1 = qps[1].get_future().share();
+  std::promise<void> region_ready;
+  std::shared_future<void> ready = region_ready.get_future().share();
+  std::optional<Completion> got;
+  std::vector<WrittenRange> writes;
+  std::vector<std::byte> region_bytes;
+  std::thread target([&] {
+    auto w = RemoteWorld::connect(options.socket_path, 1, kWaitTimeout);
+    ASSERT_TRUE(w.ok()) << w.status();
+    auto ep = (*w)->fabric().open((*w)->topology().devices(1, 0)[0], 0);
+    ASSERT_TRUE(ep.ok()) << ep.status();
+    qps[1].set_value((*ep)->destination()->qp_num);
+    Slab* slab = *(*w)->fabric().create_slab(4096);
+    const Frame region = *slab->frame(0, 1024);
+    ASSERT_TRUE((*w)->register_region(kRkey, region, kAddress, true).ok());
+    Destination far;
+    far.qp_num = qp0.get();
+    ASSERT_TRUE((*ep)->connect(far).ok());
+    ASSERT_TRUE(
+        (*ep)->post_recv(WorkId{WorkKind::kRecv, 0, 1}, *slab->frame(2048, 0))
+            .ok());
+    region_ready.set_value();
+    std::array<Completion, 4> batch;
+    for (int waits = 0; !got && waits < 1000; ++waits) {
+      absl::StatusOr<size_t> n = (*ep)->poll(batch);
+      if (n.ok() && *n > 0) {
+        got = batch[0];
+        break;
+      }
+      ASSERT_TRUE((*w)->wait("a test's receive", std::nullopt).ok());
+    }
+    writes = (*w)->take_writes();
+    region_bytes.assign(region.data(), region.data() + region.bytes());
+  });
+  {
+    auto w = RemoteWorld::connect(options.socket_path, 0, kWaitTimeout);
+    ASSERT_TRUE(w.ok()) << w.status();
+    auto ep = (*w)->fabric().open((*w)->topology().devices(0, 1)[0], 1);
+    ASSERT_TRUE(ep.ok()) << ep.status();
+    qps[0].set_value((*ep)->destination()->qp_num);
+    Destination far;
+    far.qp_num = qp1.get();
+    ASSERT_TRUE((*ep)->connect(far).ok());
+    ready.get();
+    Slab* slab = *(*w)->fabric().create_slab(4096);
+    const Frame out = *slab->frame(0, 64);
+    for (uint32_t i = 0; i < 64; ++i) out.data()[i] = pattern(9, i);
+    ASSERT_TRUE((*ep)->post_rdma_write(WorkId{WorkKind::kSend, 1, 1}, out, 64,
+                                       kAddress + 16, kRkey, 0xabcu)
+                    .ok());
+    std::array<Completion, 4> batch;
+    bool sent = false;
+    for (int waits = 0; !sent && waits < 1000; ++waits) {
+      absl::StatusOr<size_t> n = (*ep)->poll(batch);
+      if (n.ok() && *n > 0) {
+        sent = true;
+        EXPECT_TRUE(batch[0].ok());
+        break;
+      }
+      ASSERT_TRUE((*w)->wait("a test's write", std::nullopt).ok());
+    }
+  }  // rank 0 leaves, so time can move on without it
+  target.join();
+  serving.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->ok());
+  EXPECT_TRUE(got->from_rdma_write);
+  EXPECT_TRUE(got->has_immediate);
+  EXPECT_EQ(got->immediate, 0xabcu);
+  EXPECT_EQ(got->byte_len, 64u);
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].rkey, kRkey);
+  EXPECT_EQ(writes[0].address, kAddress + 16);
+  EXPECT_EQ(writes[0].bytes.bytes(), 64u);
+  ASSERT_EQ(region_bytes.size(), 1024u);
+  for (uint32_t i = 0; i < 64; ++i) {
+    ASSERT_EQ(region_bytes[16 + i], pattern(9, i)) << i;
+  }
+  EXPECT_EQ(region_bytes[15], std::byte{0});
+  EXPECT_EQ(region_bytes[80], std::byte{0});
+  std::filesystem::remove_all(
+      std::filesystem::path(options.socket_path).parent_path());
+}
+
 // A raw connection to the server, speaking whatever the test writes.
 int connect_raw(const std::string& socket) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);

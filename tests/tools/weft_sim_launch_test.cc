@@ -189,6 +189,26 @@ TEST_F(UcPingpong, AQueuePairForcedIntoErrorGivesPingpongAnErrorCompletion) {
   EXPECT_THAT(r.err, HasSubstr("qp_error rank=0 peer=1"));
 }
 
+#ifdef WEFT_RDMA_WRITE_PAIR
+// A program linked against libibverbs writes into another process's memory
+// region with RDMA WRITE WITH IMMEDIATE through the server.
+TEST(RdmaWriteOnTheServer, BytesLandInTheOtherProcesssMemory) {
+  std::string dir = ::testing::TempDir() + "/weft_write_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH,
+      absl::StrCat("launch --ranks=2 --timeout_s=120 -- ",
+                   WEFT_RDMA_WRITE_PAIR, " ", dir),
+      foreign_env());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("writer: RDMA WRITE of 256 bytes completed"));
+  EXPECT_THAT(r.out,
+              HasSubstr("target: 256 bytes landed at offset 100, immediate "
+                        "0x1234"));
+  std::filesystem::remove_all(dir);
+}
+#endif
+
 // weft's own verbs fabric, one process per rank: weft-bench --fabric=verbs
 // with JACCL's environment from the launcher and the TCP bootstrap.
 ToolResult run_bench(const std::string& launch_flags) {
