@@ -98,6 +98,15 @@ class Endpoint {
     return absl::UnimplementedError("this fabric does not carry RDMA writes");
   }
 
+  // Moves the queue pair to the error state (verbs: ibv_modify_qp to
+  // IBV_QPS_ERR): every outstanding and every later work request completes
+  // with IBV_WC_WR_FLUSH_ERR. For verbs programs of others the simulator
+  // runs. Default: Unimplemented.
+  virtual absl::Status move_to_error() {
+    return absl::UnimplementedError(
+        "this fabric does not move queue pairs to the error state on request");
+  }
+
   // Fills a prefix of `out` with finished work; returns how many. Never
   // blocks. An error return means the endpoint itself failed (not a work
   // request: those come back as completions with a status).

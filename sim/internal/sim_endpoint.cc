@@ -365,6 +365,11 @@ void SimEndpoint::queue_recv_completion(const PostedRecv& recv, WcStatus status,
   push_completion(c, false);
 }
 
+absl::Status SimEndpoint::move_to_error() {
+  if (state_ != QpState::kError) enter_error();
+  return absl::OkStatus();
+}
+
 void SimEndpoint::enter_error() {
   state_ = QpState::kError;
   // Checked once flushed: in error, nothing is posted.

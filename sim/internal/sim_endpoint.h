@@ -90,6 +90,7 @@ class SimEndpoint final : public Endpoint {
                                uint64_t remote_address, uint32_t rkey,
                                std::optional<uint32_t> immediate) override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
+  absl::Status move_to_error() override;
 
   // For WorldCore and Transport.
   uint32_t qp_num() const { return self_.qp_num; }

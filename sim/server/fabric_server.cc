@@ -355,6 +355,7 @@ bool FabricServer::handle(Client& client, const Message& m) {
     case MsgType::kClose:
     case MsgType::kRegisterRegion:
     case MsgType::kUnregisterRegion:
+    case MsgType::kMoveToError:
       return queue_action(client, m);
     case MsgType::kWait:
       return handle_wait(client, m);
@@ -534,6 +535,7 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
       }
       break;
     case MsgType::kClose:
+    case MsgType::kMoveToError:
       if (auto c = m.fixed<Close>()) {
         a.qp_num = c->qp_num;
         ok = m.body.size() == sizeof(Close);
@@ -579,7 +581,8 @@ bool FabricServer::drain_ring(Client& client) {
     if (type != MsgType::kConnect && type != MsgType::kPostSend &&
         type != MsgType::kPostRecv && type != MsgType::kClose &&
         type != MsgType::kRegisterRegion &&
-        type != MsgType::kUnregisterRegion) {
+        type != MsgType::kUnregisterRegion &&
+        type != MsgType::kMoveToError) {
       drop(client, absl::StrFormat("'%s' does not go through the post ring",
                                    msg_type_name(type)));
       return false;
@@ -786,6 +789,9 @@ void FabricServer::apply(uint32_t rank, Action& a) {
     case MsgType::kClose:
       qp.ep.reset();
       qps_.erase(it);
+      return;
+    case MsgType::kMoveToError:
+      if (qp.ep != nullptr) (void)qp.ep->move_to_error();
       return;
     default:
       return;

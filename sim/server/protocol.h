@@ -25,7 +25,7 @@ namespace weft::sim::server {
 
 // Bumped on every change to a message below; a client speaking another
 // version is refused with a message naming both.
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;
 inline constexpr uint32_t kMagic = 0x74666577;  // "weft"
 // Largest body either end accepts (a send's payload plus its structure);
 // anything longer is a protocol error, not an allocation.
@@ -55,6 +55,7 @@ enum class MsgType : uint32_t {
   kRegisterSlab,  // client: RegisterSlab, with the memfd; answered by kAnswer
   kRegisterRegion,    // client: RegisterRegion (queued)
   kUnregisterRegion,  // client: UnregisterRegion (queued)
+  kMoveToError,       // client: Close's structure: the queue pair (queued)
   kFatal,         // server: the text of why the client must stop (last)
 };
 

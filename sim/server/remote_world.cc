@@ -135,6 +135,13 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     return world_.post(MsgType::kPostSend, parts);
   }
 
+  absl::Status move_to_error() override {
+    Close c;
+    c.qp_num = qp_num_;
+    const std::array<std::span<const std::byte>, 1> parts = {bytes_of(c)};
+    return world_.post(MsgType::kMoveToError, parts);
+  }
+
   absl::StatusOr<size_t> poll(std::span<Completion> out) override {
     size_t n = 0;
     while (n < out.size() && !done_.empty()) {

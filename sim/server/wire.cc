@@ -59,6 +59,7 @@ const char* msg_type_name(MsgType type) {
     case MsgType::kRegisterSlab: return "register_slab";
     case MsgType::kRegisterRegion: return "register_region";
     case MsgType::kUnregisterRegion: return "unregister_region";
+    case MsgType::kMoveToError: return "move_to_error";
     case MsgType::kFatal: return "fatal";
   }
   return "unknown";

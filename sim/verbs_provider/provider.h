@@ -153,6 +153,9 @@ class Provider {
   // region of the queue pair's protection domain covers it.
   int shadow_frame(const SimQp& qp, const ibv_sge& sge, Frame* out) const;
   int post_one_send(SimQp& qp, const ibv_send_wr& wr);
+  // A request with an entry no region covers: completes with
+  // IBV_WC_LOC_PROT_ERR and the queue pair enters the error state.
+  int protection_error(SimQp& qp, uint64_t wr_id, ibv_wc_opcode opcode);
   int total_length(const ibv_sge* sges, int num_sge, uint32_t* out) const;
   sim::FramePool& pool_of(uint32_t rank);
   int post_one_recv(SimQp& qp, const ibv_recv_wr& wr);

@@ -148,6 +148,16 @@ int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
   }
   if (inline_data && length > qp.cap.max_inline_data) return EINVAL;
   if (qp.sends >= depth_limit(qp.cap.max_send_wr)) return ENOMEM;
+  // An entry no region of the queue pair's protection domain covers: the
+  // request is taken and fails with IBV_WC_LOC_PROT_ERR, which puts the
+  // queue pair in the error state (as rdma-core's software providers do).
+  for (int i = 0; i < wr.num_sge && !inline_data; ++i) {
+    Frame unused;
+    if (shadow_frame(qp, wr.sg_list[i], &unused) != 0) {
+      return protection_error(qp, wr.wr_id,
+                              write ? IBV_WC_RDMA_WRITE : IBV_WC_SEND);
+    }
+  }
   PostedWr posted;
   if (wr.num_sge == 1 && !inline_data) {
     if (const int err = shadow_frame(qp, wr.sg_list[0], &posted.shadow)) {
@@ -216,6 +226,12 @@ int Provider::post_one_recv(SimQp& qp, const ibv_recv_wr& wr) {
     return err;
   }
   if (qp.recvs >= depth_limit(qp.cap.max_recv_wr)) return ENOMEM;
+  for (int i = 0; i < wr.num_sge; ++i) {
+    Frame unused;
+    if (shadow_frame(qp, wr.sg_list[i], &unused) != 0) {
+      return protection_error(qp, wr.wr_id, IBV_WC_RECV);
+    }
+  }
   PostedWr posted;
   if (wr.num_sge == 1) {
     if (const int err = shadow_frame(qp, wr.sg_list[0], &posted.shadow)) {
@@ -272,6 +288,25 @@ int Provider::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 int Provider::post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   note_activity();
   return post_chain(qp, wr, bad_wr, &Provider::post_one_recv);
+}
+
+int Provider::protection_error(SimQp& qp, uint64_t wr_id,
+                               ibv_wc_opcode opcode) {
+  // In the error state already, the request only flushes.
+  const bool flushed = qp.qp.state == IBV_QPS_ERR;
+  if (!flushed && !qp.endpoint->move_to_error().ok()) return EINVAL;
+  qp.qp.state = IBV_QPS_ERR;
+  ibv_wc wc;
+  std::memset(&wc, 0, sizeof(wc));
+  wc.wr_id = wr_id;
+  wc.status = flushed ? IBV_WC_WR_FLUSH_ERR : IBV_WC_LOC_PROT_ERR;
+  wc.opcode = opcode;
+  wc.qp_num = qp.qp.qp_num;
+  wc.src_qp = qp.remote_qp_num;
+  SimCq& cq = opcode == IBV_WC_RECV ? *qp.recv_cq : *qp.send_cq;
+  cq.stash.push_back(wc);
+  ++cq.added;
+  return 0;
 }
 
 void Provider::note_activity() {

@@ -235,9 +235,20 @@ int Provider::modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
       (attr->qp_access_flags & ~kSupportedAccess) != 0) {
     return EINVAL;
   }
-  if (next == IBV_QPS_ERR || (next == IBV_QPS_RESET && current != next)) {
-    // The simulator's queue pairs only move forward; a fault plan's
-    // qp_error puts them in the error state.
+  if (next == IBV_QPS_ERR) {
+    // Every outstanding and later request flushes, as verbs does (a queue
+    // pair still in RESET has nothing to flush and no simulator state to
+    // move).
+    if (current != IBV_QPS_RESET && current != IBV_QPS_ERR &&
+        !q->endpoint->move_to_error().ok()) {
+      return EINVAL;
+    }
+    qp->state = next;
+    return 0;
+  }
+  if (next == IBV_QPS_RESET && current != next) {
+    // Back to RESET is not simulated: the simulator's queue pairs move
+    // forward only (to RTS, then maybe to the error state).
     return EOPNOTSUPP;
   }
   if (current == IBV_QPS_INIT && next == IBV_QPS_RTR) {

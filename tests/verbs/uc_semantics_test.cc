@@ -394,10 +394,13 @@ TEST_F(UcSemanticsTest, InlineSendFromUnregisteredMemory) {
   EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
 
   // Without IBV_SEND_INLINE the same request needs a region: lkey 0 names
-  // none.
+  // none, so it fails with a local protection error.
   source = original;
   wr.send_flags = IBV_SEND_SIGNALED;
-  EXPECT_EQ(post_send(a_, wr), EINVAL);
+  ASSERT_EQ(post_send(a_, wr), 0);
+  ASSERT_TRUE(next_completion(a_.cq, &wc)) << "the failed SEND never completed";
+  EXPECT_EQ(wc.wr_id, 15u);
+  EXPECT_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
 }
 
 // max_inline_data (256) bytes go inline; one more is refused, and in a
@@ -567,10 +570,13 @@ TEST_F(UcSemanticsTest, MoreEntriesThanTheQueuePairTakesAreRefused) {
 }
 
 // An entry must lie in a region registered in the queue pair's protection
-// domain under its lkey.
-TEST_F(UcSemanticsTest, EntryOutsideAnyRegionIsRefused) {
+// domain under its lkey. One that does not (a key deregistered since, a
+// range past the region's end, another domain's key) is taken by the post
+// and fails with IBV_WC_LOC_PROT_ERR, which puts the queue pair in the
+// error state, as rdma-core's software providers (rxe) do; later requests
+// flush.
+TEST_F(UcSemanticsTest, AnEntryOutsideAnyRegionFailsWithALocalProtectionError) {
   connect();
-  // A key that was valid once.
   std::vector<uint8_t> gone(64);
   ibv_mr* mr =
       verbs_.reg_mr(a_.pd, gone.data(), gone.size(), testing::kSideAccess);
@@ -580,21 +586,57 @@ TEST_F(UcSemanticsTest, EntryOutsideAnyRegionIsRefused) {
 
   ibv_sge stale = sge_in(gone, 0, 64, stale_key);
   ibv_send_wr wr = send_wr(80, &stale, 1, IBV_WR_SEND, IBV_SEND_SIGNALED);
-  EXPECT_EQ(post_send(a_, wr), EINVAL);
-  // The right key, but the bytes run past the region's end.
+  ASSERT_EQ(post_send(a_, wr), 0);
+  ibv_wc wc;
+  ASSERT_TRUE(next_completion(a_.cq, &wc)) << "the failed SEND never completed";
+  EXPECT_EQ(wc.wr_id, 80u);
+  EXPECT_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+  EXPECT_EQ(wc.opcode, IBV_WC_SEND);
+  ibv_qp_attr attr;
+  ibv_qp_init_attr init;
+  ASSERT_EQ(verbs_.query_qp(a_.qp, &attr, IBV_QP_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
+
+  // The right key, but past the region's end: the queue pair is in error
+  // already, so the request flushes.
   ibv_sge past_end =
       sge_in(a_.buffer, testing::kSideBufferBytes - 8, 16, a_.mr->lkey);
-  wr.sg_list = &past_end;
-  EXPECT_EQ(post_send(a_, wr), EINVAL);
-  // b's key on a's queue pair: another protection domain's region.
-  ibv_sge foreign = sge_in(b_.buffer, 0, 16, b_.mr->lkey);
-  wr.sg_list = &foreign;
-  EXPECT_EQ(post_send(a_, wr), EINVAL);
+  wr = send_wr(82, &past_end, 1, IBV_WR_SEND, IBV_SEND_SIGNALED);
+  ASSERT_EQ(post_send(a_, wr), 0);
+  ASSERT_TRUE(next_completion(a_.cq, &wc)) << "the SEND never flushed";
+  EXPECT_EQ(wc.wr_id, 82u);
+  EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
 
-  ibv_sge recv_stale = sge_in(gone, 0, 64, stale_key);
-  EXPECT_EQ(post_recv(b_, 81, &recv_stale, 1), EINVAL);
+  // a's key on b's queue pair: another protection domain's region.
+  ibv_sge foreign = sge_in(a_.buffer, 0, 16, a_.mr->lkey);
+  ASSERT_EQ(post_recv(b_, 81, &foreign, 1), 0);
+  ASSERT_TRUE(next_completion(b_.cq, &wc)) << "the failed receive never "
+                                              "completed";
+  EXPECT_EQ(wc.wr_id, 81u);
+  EXPECT_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+  EXPECT_EQ(wc.opcode, IBV_WC_RECV);
   EXPECT_TRUE(watch(a_.cq).empty());
-  EXPECT_TRUE(watch(b_.cq).empty());
+}
+
+// ibv_modify_qp to IBV_QPS_ERR flushes every posted request, as a program
+// tearing a queue pair down expects.
+TEST_F(UcSemanticsTest, ModifyToErrorFlushesWhatIsPosted) {
+  connect();
+  ASSERT_EQ(b_.post_recv(90), 0);
+  ASSERT_EQ(b_.post_recv(91), 0);
+  ibv_qp_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  attr.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(verbs_.modify_qp(b_.qp, &attr, IBV_QP_STATE), 0);
+  ibv_wc wc;
+  for (uint64_t id : {90u, 91u}) {
+    ASSERT_TRUE(next_completion(b_.cq, &wc)) << "receive " << id;
+    EXPECT_EQ(wc.wr_id, id);
+    EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+  }
+  ibv_qp_init_attr init;
+  ASSERT_EQ(verbs_.query_qp(b_.qp, &attr, IBV_QP_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
 }
 
 // Only UC is simulated: RC and UD queue pairs are not created, with
