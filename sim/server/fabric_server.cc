@@ -42,6 +42,9 @@ constexpr int kTickMs = 100;
 // function of the rank's own calls only, so they do not depend on which
 // process asked first.
 constexpr uint32_t kQpsPerRank = 1u << 12;
+// Requests a rank may queue before it waits once (a program that posts
+// for ever without polling is broken, and must not exhaust the server).
+constexpr size_t kMaxQueuedActions = size_t{1} << 22;
 
 WallDeadline write_deadline() { return SteadyClock::now() + kWriteDeadline; }
 
@@ -270,6 +273,13 @@ void FabricServer::accept_client() {
   if (fd < 0) return;
   auto c = std::make_unique<Client>();
   c->fd = fd;
+  // The pid the kernel vouches for (what --on_crash=kill signals), not the
+  // one the client's hello claims.
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+    c->pid = cred.pid;
+  }
   clients_.push_back(std::move(c));
   if (!first_connect_) first_connect_ = SteadyClock::now();
 }
@@ -284,9 +294,15 @@ bool FabricServer::read_client(Client& client) {
   while (std::optional<Message> m = client.reader.next()) {
     // What the client put in its ring came before what it sent since.
     if (client.hello && !drain_ring(client)) return false;
+    const bool takes_fd =
+        m->type == MsgType::kHello || m->type == MsgType::kRegisterSlab;
     if (!handle(client, *m)) return false;
+    // File descriptors sent with messages that take none are closed.
+    if (!takes_fd) client.reader.close_fds();
   }
   if (closed) {
+    // Posts it made before it went count, as those it sent did.
+    if (client.hello && !drain_ring(client)) return false;
     drop(client, "");
     return false;
   }
@@ -315,8 +331,11 @@ void FabricServer::rank_gone(uint32_t rank) {
   if (rank >= ranks_.size()) return;
   Rank& r = *ranks_[rank];
   if (r.client != nullptr) {
+    // What the process sent before it ended counts, however the launcher
+    // and the socket's end of file are ordered: read it all (the socket is
+    // closed, so this ends in its end of file and the drop).
     Client* c = r.client;
-    drop(*c, "");
+    if (read_client(*c) && r.client == c) drop(*c, "");
   } else {
     r.gone = true;
   }
@@ -363,6 +382,12 @@ bool FabricServer::handle(Client& client, const Message& m) {
       return handle_query(client, m);
     case MsgType::kRegisterSlab:
       return handle_register_slab(client, m);
+    case MsgType::kDrainRing: {
+      // read_client drained the ring before this message: say so.
+      Answer a;
+      const std::array<std::span<const std::byte>, 1> parts = {bytes_of(a)};
+      return send_to(client, MsgType::kAnswer, parts);
+    }
     default:
       drop(client, absl::StrFormat("a client may not send '%s'",
                                    msg_type_name(m.type)));
@@ -419,7 +444,6 @@ bool FabricServer::handle_hello(Client& client, const Message& m) {
   }
   client.hello = true;
   client.rank = hello->rank;
-  client.pid = hello->pid;
   client.program.assign(hello->program,
                         strnlen(hello->program, sizeof(hello->program)));
   Rank& r = *ranks_[client.rank];
@@ -554,7 +578,27 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
                                  msg_type_name(m.type), a.qp_num));
     return false;
   }
-  ranks_[client.rank]->actions.push_back(std::move(a));
+  // A post names its own kind of work (the completion's counters go by
+  // it).
+  if (m.type == MsgType::kPostSend || m.type == MsgType::kPostRecv) {
+    const std::optional<WorkId> id = WorkId::decode(a.work_id);
+    const WorkKind want =
+        m.type == MsgType::kPostSend ? WorkKind::kSend : WorkKind::kRecv;
+    if (!id || id->kind != want) {
+      drop(client, absl::StrFormat("a '%s' whose work id is not one",
+                                   msg_type_name(m.type)));
+      return false;
+    }
+  }
+  std::deque<Action>& actions = ranks_[client.rank]->actions;
+  if (actions.size() >= kMaxQueuedActions) {
+    drop(client, absl::StrFormat(
+                     "more than %u requests queued without a wait; wait on "
+                     "the fabric (poll a completion queue) now and then",
+                     kMaxQueuedActions));
+    return false;
+  }
+  actions.push_back(std::move(a));
   return true;
 }
 
@@ -625,17 +669,17 @@ bool FabricServer::handle_wait(Client& client, const Message& m) {
   r.waits_in.assign(reinterpret_cast<const char*>(tail.data()), tail.size());
   r.wake_at = wait->wake_at_ns >= 0 ? std::optional<TimeNs>(wait->wake_at_ns)
                                     : std::nullopt;
-  if (released_) {
-    answer(r, kStepReleased);
-  } else if (r.crash_noticed) {
-    answer(r, kStepCrashed);
-  } else if (world_->stalled(r.index)) {
-    // A stalled rank's waits return when the stall ends (an event).
-  } else if (r.outbox_count > 0 || r.writes_count > 0 ||
-             (r.wake_at && *r.wake_at <= world_->clock().now_ns())) {
+  // Each answer may drop the client (a failed write): then report it gone.
+  if (released_) return answer(r, kStepReleased);
+  if (r.crash_noticed) return answer(r, kStepCrashed);
+  if (world_->stalled(r.index)) {
+    return true;  // a stalled rank's waits return when the stall ends
+  }
+  if (r.outbox_count > 0 || r.writes_count > 0 ||
+      (r.wake_at && *r.wake_at <= world_->clock().now_ns())) {
     // What it waits for is here already: no barrier needed, and nothing
     // of the world changes.
-    answer(r, 0);
+    return answer(r, 0);
   }
   return true;
 }
@@ -694,6 +738,8 @@ void FabricServer::try_step() {
     // Nothing for any waiting rank at this instant: move time.
     std::optional<TimeNs> next = world_->next_event_ns();
     for (const auto& r : ranks_) {
+      // A stalled rank's wake-up waits for the stall's end, an event.
+      if (world_->stalled(r->index)) continue;
       if (r->waiting && r->wake_at && (!next || *r->wake_at < *next)) {
         next = std::max(*r->wake_at, world_->clock().now_ns());
       }
@@ -957,7 +1003,7 @@ bool FabricServer::answer_waiters() {
   return any;
 }
 
-void FabricServer::answer(Rank& r, uint32_t flags) {
+bool FabricServer::answer(Rank& r, uint32_t flags) {
   Step step;
   step.now_ns = world_->clock().now_ns();
   step.completions = r.outbox_count;
@@ -968,12 +1014,13 @@ void FabricServer::answer(Rank& r, uint32_t flags) {
       std::span<const std::byte>(r.writes)};
   r.waiting = false;
   r.wake_at.reset();
-  (void)send_to(*r.client, MsgType::kStep, parts);
+  const bool sent = send_to(*r.client, MsgType::kStep, parts);
   // Only now: the parts pointed into them.
   r.outbox.clear();
   r.outbox_count = 0;
   r.writes.clear();
   r.writes_count = 0;
+  return sent;
 }
 
 bool FabricServer::send_to(Client& client, MsgType type,

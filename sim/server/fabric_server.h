@@ -138,7 +138,9 @@ class FabricServer {
   void post_to_sim(Qp& qp);
   void harvest();
   bool answer_waiters();
-  void answer(Rank& rank, uint32_t flags);
+  // Sends the rank its Step; false when that failed and the client has
+  // been dropped.
+  bool answer(Rank& rank, uint32_t flags);
   void notice_crashes();
   void deadlock(const std::string& why, ServeResult::Outcome outcome);
   std::string report(const std::string& why,

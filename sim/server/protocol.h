@@ -25,11 +25,12 @@ namespace weft::sim::server {
 
 // Bumped on every change to a message below; a client speaking another
 // version is refused with a message naming both.
-inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kProtocolVersion = 5;
 inline constexpr uint32_t kMagic = 0x74666577;  // "weft"
-// Largest body either end accepts (a send's payload plus its structure);
-// anything longer is a protocol error, not an allocation.
-inline constexpr uint64_t kMaxBodyBytes = (uint64_t{1} << 31) + 4096;
+// Largest body either end accepts (message bytes never travel in the
+// protocol, so bodies are small); anything longer is a protocol error, not
+// an allocation.
+inline constexpr uint64_t kMaxBodyBytes = uint64_t{1} << 20;
 
 // The socket's path, for clients.
 inline constexpr char kServerVariable[] = "WEFT_SIM_SERVER";
@@ -56,6 +57,7 @@ enum class MsgType : uint32_t {
   kRegisterRegion,    // client: RegisterRegion (queued)
   kUnregisterRegion,  // client: UnregisterRegion (queued)
   kMoveToError,       // client: Close's structure: the queue pair (queued)
+  kDrainRing,  // client, its ring full: answered (kAnswer) once drained
   kFatal,         // server: the text of why the client must stop (last)
 };
 

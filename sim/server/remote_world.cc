@@ -355,10 +355,14 @@ absl::Status RemoteWorld::send(
 
 absl::Status RemoteWorld::post(
     MsgType type, std::span<const std::span<const std::byte>> parts) {
-  // The ring when it has room (no system call), else the socket, which the
-  // server reads only after the ring.
-  if (ring_ && ring_->try_write(type, parts)) return absl::OkStatus();
-  return send(type, parts);
+  // Through the ring (no system call). When it is full, the server is
+  // asked to drain it first, so posts keep their order.
+  if (ring_->try_write(type, parts)) return absl::OkStatus();
+  absl::StatusOr<Message> drained =
+      request(MsgType::kDrainRing, {}, MsgType::kAnswer);
+  if (!drained.ok()) return drained.status();
+  if (ring_->try_write(type, parts)) return absl::OkStatus();
+  return absl::InternalError("a post longer than the post ring");
 }
 
 absl::Status RemoteWorld::frame_ref(const Frame& frame, FrameRef* out) const {
@@ -381,11 +385,17 @@ void RemoteWorld::ended(const Message& fatal) {
 }
 
 absl::StatusOr<Message> RemoteWorld::read(MsgType want) {
+  if (!broken_.ok()) return broken_;
   absl::StatusOr<Message> m = read_message(
       fd_, reader_,
       SteadyClock::now() +
           (want == MsgType::kStep ? wait_timeout_ : kRequestTimeout));
-  if (!m.ok()) return m.status();
+  if (!m.ok()) {
+    // An answer may still come and would be read as the next one's: the
+    // connection is of no use from now on.
+    broken_ = m.status();
+    return m.status();
+  }
   if (m->type == MsgType::kFatal) ended(*m);
   if (m->type != want) {
     return absl::InternalError(absl::StrFormat(

@@ -133,6 +133,7 @@ class RemoteWorld {
   ManualClock clock_;
   bool crashed_ = false;
   bool released_ = false;
+  absl::Status broken_;  // set when an answer did not come in time
   std::vector<WrittenRange> writes_;
   std::unique_ptr<RemoteFabric> fabric_;
   std::map<uint32_t, RemoteEndpoint*> endpoints_;

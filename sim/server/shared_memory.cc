@@ -1,5 +1,6 @@
 #include "sim/server/shared_memory.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,10 +37,13 @@ absl::StatusOr<std::unique_ptr<Slab>> create_shared_slab(uint64_t bytes,
         "slab size %u bytes is outside 1..%u", bytes, Slab::kMaxBytes));
   }
   const uint64_t rounded = whole_pages(bytes);
-  const int f = memfd_create("weft-sim-slab", MFD_CLOEXEC);
+  const int f = memfd_create("weft-sim-slab", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (f < 0) return errno_error("memfd_create");
-  if (ftruncate(f, static_cast<off_t>(rounded)) != 0) {
-    absl::Status s = errno_error("ftruncate of a shared slab");
+  // Sealed at its size: the server maps it too, and a file that shrank
+  // under a mapping would fault there.
+  if (ftruncate(f, static_cast<off_t>(rounded)) != 0 ||
+      fcntl(f, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    absl::Status s = errno_error("sizing and sealing a shared slab");
     ::close(f);
     return s;
   }
@@ -54,11 +58,17 @@ absl::StatusOr<std::unique_ptr<Slab>> create_shared_slab(uint64_t bytes,
 }
 
 absl::StatusOr<std::unique_ptr<Slab>> map_shared_slab(int fd, uint64_t bytes) {
+  // Only a memfd sealed against shrinking: one that could shrink under the
+  // mapping would make the server fault when it touches the lost pages.
   struct stat st {};
+  const int seals = fcntl(fd, F_GET_SEALS);
   if (bytes == 0 || bytes > Slab::kMaxBytes || fstat(fd, &st) != 0 ||
-      static_cast<uint64_t>(st.st_size) < bytes) {
+      static_cast<uint64_t>(st.st_size) < bytes || seals < 0 ||
+      (seals & F_SEAL_SHRINK) == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "a shared slab of %u bytes whose file is not that long", bytes));
+        "a shared slab of %u bytes that is not a memfd sealed at least that "
+        "long",
+        bytes));
   }
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return errno_error("mmap of a client's slab");

@@ -25,13 +25,14 @@
 
 namespace weft::sim::server {
 
-// A memfd of `bytes` (rounded up to whole pages) mapped shared, as a slab
-// that owns the mapping; *fd is the memfd (the caller closes it once it
-// has passed it on).
+// A memfd of `bytes` (rounded up to whole pages, sealed at that size)
+// mapped shared, as a slab that owns the mapping; *fd is the memfd (the
+// caller closes it once it has passed it on).
 absl::StatusOr<std::unique_ptr<Slab>> create_shared_slab(uint64_t bytes,
                                                           int* fd);
 // Maps `bytes` of the memfd `fd` (another process's) shared. Checks that
-// the file is that long, so a client cannot make the server fault.
+// the file is that long and sealed against shrinking, so a client cannot
+// make the server fault.
 absl::StatusOr<std::unique_ptr<Slab>> map_shared_slab(int fd, uint64_t bytes);
 
 // One producer, one consumer, in shared memory: protocol messages (Header

@@ -60,6 +60,7 @@ const char* msg_type_name(MsgType type) {
     case MsgType::kRegisterRegion: return "register_region";
     case MsgType::kUnregisterRegion: return "unregister_region";
     case MsgType::kMoveToError: return "move_to_error";
+    case MsgType::kDrainRing: return "drain_ring";
     case MsgType::kFatal: return "fatal";
   }
   return "unknown";
@@ -123,8 +124,10 @@ absl::Status write_message(int fd, MsgType type,
 absl::Status MessageReader::fill(int fd, bool* closed) {
   *closed = false;
   constexpr size_t kChunk = 1 << 16;
-  if (start_ > 0 && start_ == buffer_.size()) {
-    buffer_.clear();
+  // Drop what has been consumed, so a client that keeps a message pending
+  // cannot make the buffer grow for ever.
+  if (start_ > 0) {
+    buffer_.erase(buffer_.begin(), buffer_.begin() + start_);
     start_ = 0;
   }
   for (;;) {
@@ -148,6 +151,10 @@ absl::Status MessageReader::fill(int fd, bool* closed) {
     msg.msg_control = control;
     msg.msg_controllen = sizeof(control);
     const ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n > 0 && (msg.msg_flags & MSG_CTRUNC) != 0) {
+      return absl::InvalidArgumentError(
+          "more file descriptors with one message than the protocol passes");
+    }
     for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; c != nullptr;
          c = CMSG_NXTHDR(&msg, c)) {
       if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
@@ -196,6 +203,11 @@ MessageReader& MessageReader::operator=(MessageReader&& other) noexcept {
 
 MessageReader::~MessageReader() {
   for (int f : fds_) ::close(f);
+}
+
+void MessageReader::close_fds() {
+  for (int f : fds_) ::close(f);
+  fds_.clear();
 }
 
 int MessageReader::take_fd() {

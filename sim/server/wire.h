@@ -78,6 +78,8 @@ class MessageReader {
   // The oldest file descriptor that arrived with the bytes read, or -1;
   // the caller owns it.
   int take_fd();
+  // Closes the file descriptors received and not taken.
+  void close_fds();
 
  private:
   absl::Status check_header();

@@ -115,6 +115,10 @@ ibv_mr* Provider::reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
     region.address = reinterpret_cast<uintptr_t>(addr);
     region.remote_write = remote_write;
     registered = world_->register_region(device.rank, mr->mr.rkey, region);
+  } else if (length > UINT32_MAX) {
+    // The server names frames with 32-bit lengths.
+    registered = absl::InvalidArgumentError(
+        "a memory region of 4 GiB or more on the simulation server");
   } else {
     absl::StatusOr<Frame> whole = shadow->frame(0, static_cast<uint32_t>(length));
     registered = whole.ok() ? remote_->register_region(
