@@ -48,11 +48,12 @@ ToolRun run(const char* tool, const std::string& args,
   // Under AddressSanitizer the tools (built without it) need its runtime
   // preloaded to load the instrumented provider; otherwise nothing is.
   const std::string preload = WEFT_FOREIGN_PRELOAD;
-  std::string command =
-      preload.empty() ? "env -u LD_PRELOAD" : "env LD_PRELOAD='" + preload + "'";
+  std::string command = "env";
   for (const char* name : testing::kProviderVariables) {
     command += std::string(" -u ") + name;
   }
+  command += preload.empty() ? " -u LD_PRELOAD"
+                             : " LD_PRELOAD='" + preload + "'";
   command +=
       std::string(" LD_LIBRARY_PATH='") + WEFT_SIM_VERBS_DROPIN_DIR + "'";
   for (const auto& [name, value] : variables) {

@@ -31,7 +31,9 @@ inline constexpr int kGidTypeRoceV2 = 1;
 // The provider's ibv_* functions with rdma-core's signatures.
 struct RealVerbs {
   explicit RealVerbs(const char* path) {
-    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    // Never unloaded, as weft's loader never unloads a verbs library: the
+    // provider keeps its state for the life of the process.
+    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     EXPECT_NE(handle, nullptr) << dlerror();
     resolve("ibv_get_device_list", &get_device_list);
     resolve("ibv_free_device_list", &free_device_list);
@@ -56,9 +58,7 @@ struct RealVerbs {
     resolve("ibv_modify_qp", &modify_qp);
     resolve("ibv_destroy_qp", &destroy_qp);
   }
-  ~RealVerbs() {
-    if (handle != nullptr) dlclose(handle);
-  }
+  ~RealVerbs() = default;
   RealVerbs(const RealVerbs&) = delete;
   RealVerbs& operator=(const RealVerbs&) = delete;
 
