@@ -46,6 +46,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tool_runner.h"
 
 namespace weft::testing {
 namespace {
@@ -105,21 +106,6 @@ std::vector<Sample> samples_of(const std::string& page) {
   return samples;
 }
 
-// A TCP port nothing listens on now (the kernel's choice for port 0).
-uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 ||
-      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ADD_FAILURE() << "no free port";
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // The page's command with this build's binaries and `port`.
 std::string for_this_build(const std::string& command, uint16_t port) {

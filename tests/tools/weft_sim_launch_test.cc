@@ -27,21 +27,6 @@ using ::testing::HasSubstr;
 
 constexpr char kPingpong[] = "/usr/bin/ibv_uc_pingpong";
 
-// A TCP port nothing listens on now (the kernel's choice for port 0).
-uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 ||
-      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ADD_FAILURE() << "no free port";
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // What the ranks' programs need in their environment: under
 // AddressSanitizer, Debian's uninstrumented tools load the instrumented

@@ -27,30 +27,20 @@
 namespace weft::verbs {
 namespace {
 
+using testing::address_of;
+using testing::kMaxPolls;
+using testing::kQuietNs;
+using testing::kUntouched;
+using testing::next_completion;
+using testing::pattern;
 using testing::RealVerbs;
 using testing::Side;
 using testing::SimProvider;
+using testing::slice;
 
-// Every wait polls at most this often; each poll moves the world one poll
-// step (1 us by default), where the tb5 link takes microseconds per message.
-constexpr int kMaxPolls = 10'000;
-// How long a queue that must stay empty is watched, in virtual time.
-constexpr int64_t kQuietNs = 1'000'000;
-// Target memory starts out holding this, to see which bytes were written.
-constexpr uint8_t kUntouched = 0xee;
 constexpr size_t kTargetBytes = 4096;
 
-// Bytes that vary with (seed, index), never kUntouched.
-std::vector<uint8_t> pattern(size_t bytes, uint8_t seed) {
-  std::vector<uint8_t> out(bytes);
-  for (size_t i = 0; i < bytes; ++i) {
-    const auto b = static_cast<uint8_t>(seed + 3 * i);
-    out[i] = b == kUntouched ? 0 : b;
-  }
-  return out;
-}
 
-uint64_t address_of(const uint8_t* p) { return reinterpret_cast<uint64_t>(p); }
 
 // True when every byte of `bytes` outside [from, from + length) is
 // kUntouched.
@@ -63,25 +53,7 @@ bool untouched_but(const std::vector<uint8_t>& bytes, size_t from,
   return true;
 }
 
-std::vector<uint8_t> slice(const std::vector<uint8_t>& bytes, size_t offset,
-                           size_t length) {
-  return std::vector<uint8_t>(bytes.begin() + offset,
-                              bytes.begin() + offset + length);
-}
 
-// Polls `cq` until it yields one completion; false if none came within
-// kMaxPolls polls.
-bool next_completion(ibv_cq* cq, ibv_wc* wc) {
-  for (int i = 0; i < kMaxPolls; ++i) {
-    const int n = ibv_poll_cq(cq, 1, wc);
-    if (n < 0) {
-      ADD_FAILURE() << "ibv_poll_cq returned " << n;
-      return false;
-    }
-    if (n == 1) return true;
-  }
-  return false;
-}
 
 class RdmaWriteTest : public ::testing::Test {
  protected:

@@ -104,6 +104,50 @@ struct RealVerbs {
   }
 };
 
+// What the data-path tests share.
+// Every wait polls at most this often; each poll moves the world one poll
+// step (1 us by default), so 10 ms of virtual time, where the tb5 link
+// takes microseconds per message.
+inline constexpr int kMaxPolls = 10'000;
+// How long a queue that must stay empty is watched, in virtual time.
+inline constexpr int64_t kQuietNs = 1'000'000;
+// Buffers start out holding this, to see which bytes were written.
+inline constexpr uint8_t kUntouched = 0xee;
+
+// Bytes that vary with (seed, index), never kUntouched.
+inline std::vector<uint8_t> pattern(size_t bytes, uint8_t seed) {
+  std::vector<uint8_t> out(bytes);
+  for (size_t i = 0; i < bytes; ++i) {
+    const auto b = static_cast<uint8_t>(seed + 7 * i);
+    out[i] = b == kUntouched ? 0 : b;
+  }
+  return out;
+}
+
+inline std::vector<uint8_t> slice(const std::vector<uint8_t>& bytes,
+                                  size_t offset, size_t length) {
+  return std::vector<uint8_t>(bytes.begin() + offset,
+                              bytes.begin() + offset + length);
+}
+
+inline uint64_t address_of(const uint8_t* p) {
+  return reinterpret_cast<uint64_t>(p);
+}
+
+// Polls `cq` until it yields one completion; false if none came within
+// kMaxPolls polls.
+inline bool next_completion(ibv_cq* cq, ibv_wc* wc) {
+  for (int i = 0; i < kMaxPolls; ++i) {
+    const int n = ibv_poll_cq(cq, 1, wc);
+    if (n < 0) {
+      ADD_FAILURE() << "ibv_poll_cq returned " << n;
+      return false;
+    }
+    if (n == 1) return true;
+  }
+  return false;
+}
+
 inline constexpr size_t kSideBufferBytes = 4096;
 inline constexpr int kSideCqEntries = 16;
 inline constexpr uint32_t kSideQueueDepth = 8;

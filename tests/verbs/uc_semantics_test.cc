@@ -29,40 +29,24 @@
 namespace weft::verbs {
 namespace {
 
+using testing::address_of;
+using testing::kMaxPolls;
+using testing::kQuietNs;
+using testing::kUntouched;
+using testing::next_completion;
+using testing::pattern;
 using testing::RealVerbs;
 using testing::Side;
 using testing::SimProvider;
+using testing::slice;
 
-// Every wait below polls at most this often; each poll moves the world one
-// poll step (1 us by default), so 10 ms of virtual time, where the tb5
-// link takes microseconds per message.
-constexpr int kMaxPolls = 10'000;
-// How long a queue that must stay empty is watched, in virtual time.
-constexpr int64_t kQuietNs = 1'000'000;
 // What the docs and every queue pair's max_inline_data promise.
 constexpr uint32_t kMaxInline = 256;
 // ibv_query_device's max_sge on the simulated devices.
 constexpr uint32_t kDeviceMaxSge = 16;
-// Receive buffers start out holding this, to see which bytes were written.
-constexpr uint8_t kUntouched = 0xee;
 
-// Bytes that vary with (seed, index), never kUntouched.
-std::vector<uint8_t> pattern(size_t bytes, uint8_t seed) {
-  std::vector<uint8_t> out(bytes);
-  for (size_t i = 0; i < bytes; ++i) {
-    const auto b = static_cast<uint8_t>(seed + 7 * i);
-    out[i] = b == kUntouched ? 0 : b;
-  }
-  return out;
-}
 
-std::vector<uint8_t> slice(const std::vector<uint8_t>& bytes, size_t offset,
-                           size_t length) {
-  return std::vector<uint8_t>(bytes.begin() + offset,
-                              bytes.begin() + offset + length);
-}
 
-uint64_t address_of(const uint8_t* p) { return reinterpret_cast<uint64_t>(p); }
 
 ibv_sge sge_in(const std::vector<uint8_t>& bytes, size_t offset,
                uint32_t length, uint32_t lkey) {
@@ -81,19 +65,6 @@ ibv_send_wr send_wr(uint64_t wr_id, ibv_sge* sges, int num_sge,
   return wr;
 }
 
-// Polls `cq` until it yields one completion; false if none came within
-// kMaxPolls polls.
-bool next_completion(ibv_cq* cq, ibv_wc* wc) {
-  for (int i = 0; i < kMaxPolls; ++i) {
-    const int n = ibv_poll_cq(cq, 1, wc);
-    if (n < 0) {
-      ADD_FAILURE() << "ibv_poll_cq returned " << n;
-      return false;
-    }
-    if (n == 1) return true;
-  }
-  return false;
-}
 
 // A registered region besides a side's own buffer.
 struct Region {
