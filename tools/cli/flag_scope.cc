@@ -82,6 +82,25 @@ absl::Status check_flag_scope(std::span<const std::string> args,
   return absl::OkStatus();
 }
 
+bool wants_version(std::span<const std::string> args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--version" || args[i] == "-version") return true;
+  }
+  return false;
+}
+
+std::string version_line(std::string_view tool) {
+#if defined(__clang__)
+  const std::string compiler = absl::StrCat("clang ", __clang_version__);
+#elif defined(__GNUC__)
+  const std::string compiler = absl::StrCat("GCC ", __VERSION__);
+#else
+  const std::string compiler = "an unknown compiler";
+#endif
+  return absl::StrCat(to_absl(tool), " ", WEFT_VERSION, " (", WEFT_BUILD_TYPE,
+                      " build, ", compiler, ")");
+}
+
 bool wants_help(std::span<const std::string> args) {
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--help" || args[i] == "--helpshort") return true;

@@ -85,6 +85,12 @@ absl::Status check_flag_scope(std::span<const std::string> args,
 // --helpshort, which the tool answers from its sets; absl answers its other
 // usage flags (--helpfull, --help=substring, ...).
 bool wants_help(std::span<const std::string> args);
+// True when `args` (argv, argv[0] first) asks for --version.
+bool wants_version(std::span<const std::string> args);
+// What --version prints for `tool`: "weft-sim 0.1.0 (RelWithDebInfo build,
+// GCC 12.2.0)", the version from project(VERSION), the build type and the
+// compiler. The tools print it and exit 0.
+std::string version_line(std::string_view tool);
 
 // One flag as --help shows it, absl's way: "    --name (help); default:
 // value;" wrapped at 80 columns.

@@ -59,13 +59,12 @@ constexpr char kUsage[] =
     "--devices, --link, --loss, ...]\n"
     "Short options are nccl-tests' (-b 8 means --minbytes=8).";
 
-// --help and -h: the usage, then every flag, set by set. Exits 1, as
-// absl's --help did.
+// --help and -h: the usage, then every flag, set by set. Exits 0.
 int print_help() {
   std::printf("weft-bench: %s\n\n%s\n", kUsage,
               sim::cli::flags_help(kFlagSets, {}).c_str());
   std::printf("--helpfull also lists absl's own flags (--flagfile, ...).\n");
-  return kExitFailed;
+  return kExitOk;
 }
 
 absl::StatusOr<std::unique_ptr<BenchRunner>> make_runner(
@@ -195,6 +194,10 @@ int run(int argc, char** argv) {
   absl::StatusOr<std::vector<std::string>> args = translate_args(argc, argv);
   if (!args.ok()) return report(kExitBadInput, to_std(args.status().message()));
   if (sim::cli::wants_help(*args)) return print_help();
+  if (sim::cli::wants_version(*args)) {
+    std::printf("%s\n", sim::cli::version_line("weft-bench").c_str());
+    return kExitOk;
+  }
   if (absl::Status s = sim::cli::parse_flags(*args); !s.ok())
     return report(kExitBadInput, to_std(s.message()));
   absl::StatusOr<BenchOptions> options = bench_options();

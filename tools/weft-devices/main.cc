@@ -19,7 +19,7 @@ ABSL_FLAG(bool, verbose, false, "also print every GID and the device limits");
 
 namespace {
 
-constexpr int kExitHelp = 1;  // what absl's --help exits with
+constexpr int kExitHelp = 0;  // --help and --version answered
 
 const weft::sim::cli::FlagSet kDevicesFlags("weft-devices",
                                             "what to load and print",
@@ -34,9 +34,14 @@ constexpr char kUsage[] =
     "cannot be loaded; 3 no RDMA devices; 4 a device is not ready (port "
     "not active, no IPv4-mapped GID, or it cannot be opened)";
 
-// --help and --helpshort: prints the usage, then the flags.
+// --help and --helpshort: prints the usage, then the flags; --version: the
+// version line.
 bool answered_help(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
+  if (weft::sim::cli::wants_version(args)) {
+    std::printf("%s\n", weft::sim::cli::version_line("weft-devices").c_str());
+    return true;
+  }
   if (!weft::sim::cli::wants_help(args)) return false;
   std::printf("weft-devices: %s\n\n%s", kUsage,
               weft::sim::cli::flags_help(kFlagSets, {}).c_str());

@@ -101,8 +101,7 @@ std::string users_of(const FlagSet* set) {
   return out;
 }
 
-// --help: the usage message, then every flag, set by set. Exits 1, as
-// absl's --help did.
+// --help: the usage message, then every flag, set by set. Exits 0.
 int print_help() {
   const std::vector<const FlagSet*> sets = all_flag_sets();
   std::vector<std::string> used_by;
@@ -111,7 +110,7 @@ int print_help() {
               std::string(absl::ProgramUsageMessage()).c_str(),
               flags_help(sets, used_by).c_str());
   std::printf("--helpfull also lists absl's own flags (--flagfile, ...).\n");
-  return kExitFailed;
+  return kExitOk;
 }
 
 std::string command_list() {
@@ -166,6 +165,10 @@ CommandArgs parse_command_flags(int argc, char** argv,
   absl::StatusOr<std::vector<std::string>> args = normalise_flags(argc, argv);
   if (!args.ok()) return {.exit_code = bad_input(args.status())};
   if (wants_help(*args)) return {.exit_code = print_help()};
+  if (wants_version(*args)) {
+    std::printf("%s\n", version_line("weft-sim").c_str());
+    return {.exit_code = kExitOk};
+  }
   CommandArgs out{.given = *args};
   if (absl::Status s = parse_flags(*args); !s.ok())
     return {.exit_code = bad_input(s)};
