@@ -4,7 +4,9 @@
 // (the ring's cost, computed here from the tb5 figures), and bad input.
 #include <cmath>
 #include <map>
+#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -244,6 +246,26 @@ TEST(WeftBench, BadInputExits2WithOneLine) {
   expect_bad_input("--op=broadcast -r 8", "root 8");
   expect_bad_input("--algorithm=mesh --topology=ring", "every pair");
   expect_bad_input("stray", "unexpected argument");
+}
+
+// Input that could only fail a later row, or the writing of the results,
+// is refused before the first measurement: nothing on stdout (no header,
+// no row), no JSON written.
+TEST(WeftBench, WhatALaterRowOrTheOutputWouldFailOnIsCheckedFirst) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"-r 7 --op=broadcast --ranks=4", "root 7 is outside the group of 4"},
+      {"--op=all --ranks=1", "needs at least 2 ranks"},
+      {"-b 4K -e 4K --json=/nonexistent/dir/r.json",
+       "--json=/nonexistent/dir/r.json: cannot write there"},
+      {"-b 4K -e 4K --plot=/nonexistent/dir/p.svg",
+       "--plot=/nonexistent/dir/p.svg: cannot write there"}};
+  for (const auto& [args, what] : cases) {
+    expect_bad_input(args, what);
+    EXPECT_EQ(bench(args).out, "") << args;
+  }
+  const std::string json = scratch_path("all1.json");
+  EXPECT_EQ(bench("--op=all --ranks=1 --json=" + json).code, 2);
+  EXPECT_FALSE(std::filesystem::exists(json));
 }
 
 // Without JACCL's environment the verbs fabric has no group to join.

@@ -3,12 +3,16 @@
 // link and reports virtual time; --fabric verbs makes this process one rank
 // of a group formed from JACCL's environment and reports wall time.
 // docs/benchmarking.md shows how to run it and compare with other tools.
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -85,13 +89,59 @@ absl::StatusOr<std::unique_ptr<BenchRunner>> make_runner(
   return std::unique_ptr<BenchRunner>(*std::move(verbs));
 }
 
+// The collective one row measures.
+harness::CollectiveSpec spec_of(const BenchOp& op,
+                                harness::AlgorithmRequest algorithm,
+                                uint64_t bytes, const BenchOptions& options) {
+  return {op.kind,      op.redop,  options.dtype, bytes,
+          options.root, algorithm, false};
+}
+
+// Everything that can be checked before the first measurement: each row's
+// collective on this group (a root outside it, an op the group's size does
+// not allow), and that --json and --plot can be written. So bad input never
+// costs a sweep's results.
+absl::Status check_before_measuring(const BenchRunner& runner,
+                                    const BenchOptions& options) {
+  for (const BenchOp& op : options.ops) {
+    for (harness::AlgorithmRequest algorithm : options.algorithms) {
+      for (uint64_t bytes : options.sizes) {
+        if (absl::Status s = runner.check(spec_of(op, algorithm, bytes, options));
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+  }
+  for (const auto& [flag, path] : {std::pair<const char*, std::string>{
+                                       "json", options.json_path},
+                                   {"plot", options.plot_path}}) {
+    if (path.empty()) continue;
+    const std::filesystem::path file(path);
+    const std::filesystem::path dir =
+        file.has_parent_path() ? file.parent_path() : ".";
+    std::error_code ec;
+    const bool writable =
+        std::filesystem::is_directory(dir, ec) &&
+        ::access(dir.c_str(), W_OK) == 0 &&
+        (!std::filesystem::exists(file, ec) ||
+         ::access(file.c_str(), W_OK) == 0);
+    if (!writable) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, "=", path,
+          ": cannot write there (is the directory there and writable?); "
+          "checked before measuring"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<BenchRow> measure_row(BenchRunner& runner, const BenchOp& op,
                                      harness::AlgorithmRequest algorithm,
                                      uint64_t bytes,
                                      const BenchOptions& options) {
   MeasureRequest request;
-  request.spec = {op.kind,      op.redop,  options.dtype, bytes,
-                  options.root, algorithm, false};
+  request.spec = spec_of(op, algorithm, bytes, options);
   request.warmup_iters = options.warmup_iters;
   request.iters = options.iters;
   request.check = options.check;
@@ -210,6 +260,9 @@ int run(int argc, char** argv) {
                        absl::IsNotFound(runner.status());
     return report(input ? kExitBadInput : kExitFailed,
                   to_std(runner.status().message()));
+  }
+  if (absl::Status s = check_before_measuring(**runner, *options); !s.ok()) {
+    return report(kExitBadInput, to_std(s.message()));
   }
   absl::StatusOr<std::vector<BenchBlock>> blocks =
       run_blocks(**runner, *options);
