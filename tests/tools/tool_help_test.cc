@@ -58,9 +58,15 @@ TEST(ToolHelp, WeftSimHelpNamesTheCommandsOfEachSet) {
                   "world flags: the simulated world \\(study, run, p2p(, "
                   "serve, launch)?\\):\n    --ranks \\("));
   EXPECT_THAT(r.out, HasSubstr("collective flags: one collective (run):"));
-  EXPECT_THAT(r.out, HasSubstr("sweep flags:"));
-  EXPECT_THAT(r.out, HasSubstr("    --recovery (see collective flags)\n"));
+  // Only run's own sets: not sweep's.
+  EXPECT_THAT(r.out, ::testing::StartsWith("weft-sim run: one collective"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("sweep flags:")));
   EXPECT_EQ(r.err, "");
+  // Without a command, every set of every command.
+  const ToolResult all = run_tool(WEFT_SIM_PATH, "--help");
+  EXPECT_EQ(all.code, 0);
+  EXPECT_THAT(all.out, HasSubstr("sweep flags:"));
+  EXPECT_THAT(all.out, HasSubstr("    --recovery (see collective flags)\n"));
 }
 
 TEST(ToolHelp, EveryWeftDevicesFlagIsInASet) {

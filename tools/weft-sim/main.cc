@@ -101,14 +101,30 @@ std::string users_of(const FlagSet* set) {
   return out;
 }
 
-// --help: the usage message, then every flag, set by set. Exits 0.
+// The command named on the command line ("" when none was: the default
+// command runs), set by dispatch().
+std::string_view named_command;
+
+// --help: the usage message, then every flag, set by set; after a command
+// (weft-sim run --help), that command's summary and its own flags. Exits 0.
 int print_help() {
-  const std::vector<const FlagSet*> sets = all_flag_sets();
+  std::vector<const FlagSet*> sets;
+  if (named_command.empty()) {
+    sets = all_flag_sets();
+    std::printf("weft-sim: %s\n\n",
+                std::string(absl::ProgramUsageMessage()).c_str());
+  } else {
+    for (const Command& c : kCommands) {
+      if (c.name != named_command) continue;
+      sets.assign(c.flag_sets.begin(), c.flag_sets.end());
+      std::printf("weft-sim %.*s: %.*s\n\n",
+                  static_cast<int>(c.name.size()), c.name.data(),
+                  static_cast<int>(c.summary.size()), c.summary.data());
+    }
+  }
   std::vector<std::string> used_by;
   for (const FlagSet* set : sets) used_by.push_back(users_of(set));
-  std::printf("weft-sim: %s\n\n%s\n",
-              std::string(absl::ProgramUsageMessage()).c_str(),
-              flags_help(sets, used_by).c_str());
+  std::printf("%s\n", flags_help(sets, used_by).c_str());
   std::printf("--helpfull also lists absl's own flags (--flagfile, ...).\n");
   return kExitOk;
 }
@@ -139,6 +155,7 @@ int dispatch(int argc, char** argv) {
   const std::string_view name = argv[1];
   for (const Command& c : kCommands) {
     if (c.name != name) continue;
+    named_command = c.name;
     std::vector<char*> rest{argv[0]};
     rest.insert(rest.end(), argv + 2, argv + argc);
     rest.push_back(nullptr);
