@@ -397,17 +397,22 @@ void Transport::arrive(uint32_t message) {
   release(message);
 }
 
-void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
-  ++core_.counters().frames_delivered;
-  const SimEndpoint::PostedRecv recv = dst.take_recv();
+TraceEvent Transport::delivery_event(const SimEndpoint& dst, const InFlight& m,
+                                     WorkId work) const {
   TraceEvent e = core_.trace_event(TraceKind::kDeliver, dst.rank(), dst.peer(),
                                    dst.cable());
-  e.work = recv.id;
+  e.work = work;
   e.sequence = m.immediate;
   e.frame = m.frame;
   e.bytes = m.length;
   e.start_ns = m.depart_ns;
-  core_.record(e);
+  return e;
+}
+
+void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
+  ++core_.counters().frames_delivered;
+  const SimEndpoint::PostedRecv recv = dst.take_recv();
+  core_.record(delivery_event(dst, m, recv.id));
   WcStatus status = m.recv_error;
   if (status == WcStatus::kSuccess && m.length > recv.frame.bytes()) {
     status = WcStatus::kLocLenErr;
@@ -460,13 +465,7 @@ void Transport::deliver_write(SimEndpoint& dst, const InFlight& m) {
   ++core_.counters().frames_delivered;
   SimEndpoint::PostedRecv recv;
   if (with_immediate) recv = dst.take_recv();
-  TraceEvent e = core_.trace_event(TraceKind::kDeliver, dst.rank(), dst.peer(),
-                                   dst.cable());
-  e.work = recv.id;
-  e.sequence = m.immediate;
-  e.frame = m.frame;
-  e.bytes = m.length;
-  e.start_ns = m.depart_ns;
+  TraceEvent e = delivery_event(dst, m, recv.id);
   e.op = m.op;
   e.rkey = m.rkey;
   e.status = m.recv_error;

@@ -180,6 +180,9 @@ class Transport {
   bool place_early(uint32_t message);
   void schedule_arrival(uint32_t link, TimeNs at_ns, uint32_t message);
   void deliver(internal::SimEndpoint& dst, const InFlight& m);
+  // The trace event of `m` delivered at `dst` into the receive `work`.
+  TraceEvent delivery_event(const internal::SimEndpoint& dst, const InFlight& m,
+                            WorkId work) const;
   // An RDMA WRITE that reached a ready queue pair (with a receive posted,
   // when it carries an immediate): placed in its region, or dropped when
   // the receiving rank refuses it.
