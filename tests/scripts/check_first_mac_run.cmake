@@ -2,7 +2,7 @@
 # step that did not pass, unless its summary says every step passed.
 #
 #   cmake -DRESULT=<result file> -P check_first_mac_run.cmake
-cmake_minimum_required(VERSION 3.24)
+cmake_minimum_required(VERSION 3.25)
 if(NOT DEFINED RESULT)
   message(FATAL_ERROR "usage: cmake -DRESULT=<result file> -P ${CMAKE_CURRENT_LIST_FILE}")
 endif()
