@@ -27,11 +27,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/bootstrap.h"
-#include "collectives/bootstrap/wire.h"
 #include "collectives/config.h"
 #include "fabric/clock.h"
 
 namespace weft {
+// An exchange's answer on the wire (collectives/bootstrap/wire.h, private:
+// this header is installed, the wire format is not).
+struct Gathered;
 namespace internal {
 struct TcpChannel;  // one TCP connection to a peer rank
 }  // namespace internal

@@ -1,0 +1,38 @@
+// Built with `pkg-config --cflags --libs weft` alone (no CMake): touches
+// each of weft's libraries, so a library or dependency missing from weft.pc
+// fails to link.
+#include <cstdio>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collectives/config.h"
+#include "fabric/topology.h"
+#include "sim/world.h"
+#include "verbs/verbs_fabric.h"
+
+int main() {
+  weft::sim::WorldOptions options;
+  options.topology = *weft::Topology::mesh(2);
+  absl::StatusOr<std::unique_ptr<weft::sim::World>> world =
+      weft::sim::World::create(options);
+  if (!world.ok() || (*world)->ranks() != 2) {
+    std::puts("pkg_config_consumer: no simulated world of 2");
+    return 1;
+  }
+  if (!weft::Config{}.validate().ok()) {
+    std::puts("pkg_config_consumer: the default Config is refused");
+    return 1;
+  }
+  // A library that is not there is an error saying so, not a crash.
+  weft::verbs::VerbsFabricOptions verbs;
+  verbs.library = "/nonexistent/libibverbs.so.1";
+  absl::StatusOr<std::unique_ptr<weft::verbs::VerbsFabric>> fabric =
+      weft::verbs::VerbsFabric::open(0, verbs);
+  if (fabric.ok()) {
+    std::puts("pkg_config_consumer: a missing verbs library was loaded");
+    return 1;
+  }
+  std::puts("pkg_config_consumer: ok");
+  return 0;
+}
