@@ -6,10 +6,12 @@ set -euo pipefail
 
 # ibverbs-utils: rdma-core's ibv_devices, ibv_devinfo and ibv_uc_pingpong,
 # which the tests run unmodified on weft's drop-in verbs library.
+# pkg-config (pkgconf on macOS): the test that builds against weft.pc.
 debian_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
                  libabsl-dev nlohmann-json3-dev libibverbs-dev ibverbs-utils
-                 shellcheck)
-brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json shellcheck)
+                 shellcheck pkg-config)
+brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json shellcheck
+               pkgconf)
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
