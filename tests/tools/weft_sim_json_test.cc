@@ -4,6 +4,7 @@
 // shows "-"), the counts against the footer, the hash against the trace
 // hash line; sweep's cases against its tally, FAIL lines and replay lines.
 // An unwritable path is bad input before anything runs.
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>

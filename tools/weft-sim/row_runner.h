@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sim/world.h"
 #include "tools/weft-sim/study_table.h"

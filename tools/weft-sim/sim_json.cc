@@ -1,12 +1,9 @@
 #include "tools/weft-sim/sim_json.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/flags/flag.h"
-#include "absl/strings/str_format.h"
 #include "fabric/errors.h"
 #include "tools/cli/output_file.h"
 #include "tools/weft-sim/row_runner.h"
