@@ -20,6 +20,9 @@ namespace {
 
 constexpr std::chrono::seconds kInterval{1};
 constexpr int kBarWidth = 30;
+// Back to the start of the line and erase it (a VT100 sequence every
+// terminal emulator understands).
+constexpr char kEraseLine[] = "\r\033[K";
 
 }  // namespace
 
@@ -35,15 +38,23 @@ Progress::Progress(std::string_view what, std::string_view unit, uint64_t total)
 void Progress::update(uint64_t done, const std::string& detail) {
   if (!shown_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_ < kInterval) return;
+  if (now - last_ < kInterval && !(tty_ && !drawn_)) return;
   last_ = now;
   print(done, detail);
+}
+
+void Progress::clear() {
+  if (!drawn_) return;
+  std::fputs(kEraseLine, stderr);
+  std::fflush(stderr);
+  drawn_ = false;
 }
 
 void Progress::finish(uint64_t done, const std::string& detail) {
   if (!shown_) return;
   print(done, detail);
   if (tty_) std::fputs("\n", stderr);
+  drawn_ = false;
 }
 
 void Progress::print(uint64_t done, const std::string& detail) {
@@ -57,11 +68,12 @@ void Progress::print(uint64_t done, const std::string& detail) {
   }
   const int filled =
       total_ == 0 ? kBarWidth : static_cast<int>(kBarWidth * done / total_);
-  std::fprintf(stderr, "\r%s: [%s%s] %llu/%llu %s%s%s", what_.c_str(),
-               std::string(filled, '#').c_str(),
+  std::fprintf(stderr, "%s%s: [%s%s] %llu/%llu %s%s%s", kEraseLine,
+               what_.c_str(), std::string(filled, '#').c_str(),
                std::string(kBarWidth - filled, ' ').c_str(), done_ull,
                total_ull, unit_.c_str(), sep, detail.c_str());
   std::fflush(stderr);
+  drawn_ = true;
 }
 
 }  // namespace weft::sim::cli

@@ -1,9 +1,10 @@
 // Progress of a long command on stderr (weft-sim's study rows, sweep
 // seeds): "sweep: 120/2000 seeds, correct 97 ...", at most once a second
-// of wall time and once at the end. On a terminal it is one line redrawn
-// in place; elsewhere nothing, unless --progress asks for it (then plain
-// lines), so piped stdout and stderr stay exactly the same from run to
-// run. The FlagSet kProgressFlags holds --progress.
+// of wall time and once at the end. On a terminal it is a bar on the last
+// line, taken away (clear()) before the command prints a line of its own
+// and drawn again after; elsewhere nothing, unless --progress asks for it
+// (then plain lines), so piped stdout and stderr stay exactly the same
+// from run to run. The FlagSet kProgressFlags holds --progress.
 #ifndef WEFT_TOOLS_CLI_PROGRESS_H_
 #define WEFT_TOOLS_CLI_PROGRESS_H_
 
@@ -27,7 +28,11 @@ class Progress {
 
   // `done` of the total so far, and a few words of tally (may be empty);
   // printed when a second has passed since the last line.
+  // On a terminal the bar is drawn again at once after a clear().
   void update(uint64_t done, const std::string& detail);
+  // Takes the bar off the terminal, so the next line printed starts on a
+  // clean line; nothing elsewhere.
+  void clear();
   // The last line, "done/total", always (when shown at all).
   void finish(uint64_t done, const std::string& detail);
 
@@ -41,6 +46,7 @@ class Progress {
   uint64_t total_;
   bool shown_;
   bool tty_;
+  bool drawn_ = false;  // the bar is on the terminal now
   std::chrono::steady_clock::time_point last_;
 };
 

@@ -3,7 +3,6 @@
 // link and reports virtual time; --fabric verbs makes this process one rank
 // of a group formed from JACCL's environment and reports wall time.
 // docs/benchmarking.md shows how to run it and compare with other tools.
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>

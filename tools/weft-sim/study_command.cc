@@ -264,6 +264,7 @@ absl::Status run_rows(const StudyConfig& c, const std::vector<PlannedRow>& rows,
                       StudyTally* tally) {
   Progress progress("study", "rows", rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
+    progress.clear();  // the row prints on a clean line
     if (absl::Status s = run_planned(c, rows[i], tally); !s.ok()) return s;
     progress.update(i + 1, "");
   }

@@ -116,10 +116,12 @@ std::string failure_of(const SweepRun& run, bool deterministic,
   return why;
 }
 
-// Runs one seed, prints it if it failed, counts it in `tally` and, when
-// `cases` is given (--json), adds it there.
+// Runs one seed, prints it if it failed (taking the progress bar off the
+// terminal first), counts it in `tally` and, when `cases` is given
+// (--json), adds it there.
 absl::Status run_seed(uint64_t seed, const SweepFlags& flags, SweepTally* tally,
-                      uint64_t* traces, nlohmann::ordered_json* cases) {
+                      uint64_t* traces, Progress* progress,
+                      nlohmann::ordered_json* cases) {
   SweepCase c = draw_sweep_case(seed);
   if (flags.faults) c.world.faults = *flags.faults;
   const SweepRunOptions options{.recovery = flags.recovery};
@@ -138,6 +140,7 @@ absl::Status run_seed(uint64_t seed, const SweepFlags& flags, SweepTally* tally,
   const std::string why =
       failure_of(*run, deterministic, second_hash, flags.require_correct);
   tally->add(*run, in_target(c.world.faults), deterministic, !why.empty());
+  if (flags.seeds == 1 || !why.empty()) progress->clear();
   if (flags.seeds == 1) {
     std::printf("seed %llu: %s\n  runs: %s\n",
                 static_cast<unsigned long long>(seed), run->summary.c_str(),
@@ -185,8 +188,9 @@ int run_sweep(int argc, char** argv) {
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
   for (uint64_t i = flags->shard_index; i < flags->seeds;
        i += flags->shard_count) {
-    if (absl::Status s = run_seed(flags->first_seed + i, *flags, &tally,
-                                  &traces, json->empty() ? nullptr : &cases);
+    if (absl::Status s =
+            run_seed(flags->first_seed + i, *flags, &tally, &traces, &progress,
+                     json->empty() ? nullptr : &cases);
         !s.ok()) {
       return bad_input(s);
     }
