@@ -35,6 +35,20 @@ internal::LaneConfig lane_config(const GroupOptions& o) {
 
 }  // namespace
 
+uint64_t lane_slab_bytes(const GroupOptions& options) {
+  return lane_config(options).region_bytes();
+}
+
+uint32_t fitted_max_frame_bytes(const GroupOptions& options,
+                                uint64_t max_lanes) {
+  GroupOptions fitted = options;
+  while (max_lanes * lane_slab_bytes(fitted) > options.max_slab_bytes) {
+    if (fitted.max_frame_bytes == GroupOptions::kMinFrameBytes) return 0;
+    fitted.max_frame_bytes /= 2;
+  }
+  return fitted.max_frame_bytes;
+}
+
 GroupBuilder::GroupBuilder(Fabric& fabric,
                            std::shared_ptr<const Topology> topology,
                            GroupOptions options)
@@ -62,19 +76,16 @@ absl::StatusOr<std::unique_ptr<GroupBuilder>> GroupBuilder::open_shared(
         topology->ranks() - 1));
   }
   GroupOptions effective = options;
-  while (max_lanes * lane_config(effective).region_bytes() >
-         options.max_slab_bytes) {
-    if (effective.max_frame_bytes == GroupOptions::kMinFrameBytes) {
-      return make_error(
-          absl::StatusCode::kResourceExhausted,
-          ErrorPlace{fabric.rank(), kNoPeer, "", ErrorCause::kResource},
-          absl::StrFormat("%u endpoints with depth %u do not fit in "
-                          "max_slab_bytes %u even with %u-byte frames; "
-                          "raise max_slab_bytes or lower depth",
-                          max_lanes, options.depth, options.max_slab_bytes,
-                          GroupOptions::kMinFrameBytes));
-    }
-    effective.max_frame_bytes /= 2;
+  effective.max_frame_bytes = fitted_max_frame_bytes(options, max_lanes);
+  if (effective.max_frame_bytes == 0) {
+    return make_error(
+        absl::StatusCode::kResourceExhausted,
+        ErrorPlace{fabric.rank(), kNoPeer, "", ErrorCause::kResource},
+        absl::StrFormat("%u endpoints with depth %u do not fit in "
+                        "max_slab_bytes %u even with %u-byte frames; "
+                        "raise max_slab_bytes or lower depth",
+                        max_lanes, options.depth, options.max_slab_bytes,
+                        GroupOptions::kMinFrameBytes));
   }
   std::unique_ptr<GroupBuilder> b(
       new GroupBuilder(fabric, std::move(topology), effective));

@@ -84,6 +84,17 @@ class GroupBuilder {
 // for the busiest one, so all agree).
 uint64_t max_lanes_per_rank(const Topology& topology);
 
+// Slab bytes one endpoint (lane) takes: its receive and send frames of
+// options.max_frame_bytes, its acknowledgement and abort frames.
+uint64_t lane_slab_bytes(const GroupOptions& options);
+
+// The max_frame_bytes a group uses when each rank opens up to `max_lanes`
+// endpoints: options.max_frame_bytes, halved until every lane's slab fits
+// options.max_slab_bytes; 0 when even GroupOptions::kMinFrameBytes does
+// not fit (formation fails with ResourceExhausted).
+uint32_t fitted_max_frame_bytes(const GroupOptions& options,
+                                uint64_t max_lanes);
+
 // Both phases through `bootstrap` (whose rank and size must match the
 // fabric and topology), then a second exchange so that no rank sends before
 // every rank has posted its receives.

@@ -114,6 +114,7 @@ Outcome classify(const sim::RunResult& run,
   if (const absl::Status* e = representative(ranks)) {
     out.verdict = Verdict::kTypedError;
     out.detail = describe_typed(*e);
+    out.place = error_place(*e);
   }
   return out;
 }

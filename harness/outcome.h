@@ -19,11 +19,13 @@
 #define WEFT_HARNESS_OUTCOME_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "fabric/errors.h"
 #include "sim/world.h"
 
 namespace weft::harness {
@@ -59,6 +61,8 @@ struct Outcome {
   // One line of detail: the cause and place of the error, the hang's
   // reason, or the first corrupt rank.
   std::string detail;
+  // A typed error's place (cause, rank, peer), as the detail names it.
+  std::optional<ErrorPlace> place;
 
   // "correct", "typed error (sequence: rank 3, peer 2)", "hang (time
   // limit)", "CORRUPT (rank 2: 17 wrong elements)", ...

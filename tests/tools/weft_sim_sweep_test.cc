@@ -83,7 +83,8 @@ std::string without_wall_time(const std::string& out) {
 
 TEST(WeftSimSweep, FaultFreeSeedsAllEndCorrectAndExitZero) {
   const std::string empty_plan = write_scratch("empty.plan", "");
-  const ToolResult r = sim("sweep --seeds=20 --faults=" + empty_plan);
+  const ToolResult r =
+      sim("sweep --seeds=20 --progress --faults=" + empty_plan);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const std::map<std::string, long> counts = table_counts(r.out);
   for (const char* o : kOutcomes) EXPECT_EQ(counts.count(o), 1u) << o;
@@ -92,7 +93,8 @@ TEST(WeftSimSweep, FaultFreeSeedsAllEndCorrectAndExitZero) {
   EXPECT_EQ(counts.at("total"), kSeeds);
   EXPECT_THAT(r.out, HasSubstr("failed an oracle: 0 seeds"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("FAIL seed")));
-  EXPECT_THAT(r.err, HasSubstr("sweep: 20/20 seeds"));  // progress lines
+  // --progress: progress lines even though stderr is not a terminal.
+  EXPECT_THAT(r.err, HasSubstr("sweep: 20/20 seeds"));
 }
 
 TEST(WeftSimSweep, DrawnFaultsNeverHangCorruptOrGoUntyped) {

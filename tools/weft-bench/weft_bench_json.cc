@@ -4,7 +4,7 @@
 
 #include "collectives/dtype.h"
 #include "nlohmann/json.hpp"
-#include "tools/weft-bench/weft_bench_text_file.h"
+#include "tools/cli/output_file.h"
 
 namespace weft::bench {
 namespace {
@@ -85,7 +85,8 @@ absl::Status write_results_json(const std::string& path,
                                 const std::vector<BenchBlock>& blocks,
                                 const BenchOptions& options,
                                 const JsonContext& context) {
-  return write_text_file(path, results_json(blocks, options, context));
+  return sim::cli::write_text_file(path,
+                                   results_json(blocks, options, context));
 }
 
 }  // namespace weft::bench

@@ -6,6 +6,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "harness/memory_estimate.h"
+#include "tools/cli/memory_check.h"
 
 namespace weft::bench {
 namespace {
@@ -31,8 +33,17 @@ std::string SimRunner::describe() const {
 }
 
 absl::Status SimRunner::check(const harness::CollectiveSpec& spec) const {
-  return harness::check_collective(spec, flags_.options.topology,
-                                   group_options_);
+  if (absl::Status s = harness::check_collective(spec, flags_.options.topology,
+                                                 group_options_);
+      !s.ok()) {
+    return s;
+  }
+  // Refused before the first measurement, like a bad collective.
+  absl::StatusOr<sim::cli::MemoryLimit> limit = sim::cli::memory_limit();
+  if (!limit.ok()) return limit.status();
+  return sim::cli::check_memory(
+      harness::estimate_memory(flags_.options, group_options_, spec), *limit,
+      absl::StrFormat("%s of %u bytes", harness::api_name(spec), spec.bytes));
 }
 
 Algorithm SimRunner::algorithm(const harness::CollectiveSpec& spec) const {

@@ -13,19 +13,25 @@
 #include "fabric/absl_compat.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/flag_scope.h"
+#include "tools/cli/memory_check.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/world_flags.h"
 #include "tools/weft-sim/collective_flags.h"
 #include "tools/weft-sim/commands.h"
+#include "tools/weft-sim/sim_json.h"
 #include "tools/weft-sim/sweep_flags.h"
 
 namespace weft::sim::cli {
 namespace {
 
 // The sets each command accepts.
-constexpr const FlagSet* kStudySets[] = {&kWorldFlags, &kStudyFlags};
-constexpr const FlagSet* kRunSets[] = {&kWorldFlags, &kCollectiveFlags};
+constexpr const FlagSet* kStudySets[] = {
+    &kWorldFlags, &kStudyFlags, &kMemoryFlags, &kProgressFlags, &kJsonFlags};
+constexpr const FlagSet* kRunSets[] = {&kWorldFlags, &kCollectiveFlags,
+                                       &kMemoryFlags, &kJsonFlags};
 constexpr const FlagSet* kP2pSets[] = {&kWorldFlags, &kP2pFlags};
-constexpr const FlagSet* kSweepSets[] = {&kSweepFlags};
+constexpr const FlagSet* kSweepSets[] = {&kSweepFlags, &kProgressFlags,
+                                         &kJsonFlags};
 constexpr const FlagSet* kShrinkSets[] = {&kShrinkFlags};
 #ifdef WEFT_HAVE_SIM_SERVER
 constexpr const FlagSet* kServeSets[] = {&kWorldFlags, &kServeFlags};
@@ -117,9 +123,9 @@ int print_help() {
     for (const Command& c : kCommands) {
       if (c.name != named_command) continue;
       sets.assign(c.flag_sets.begin(), c.flag_sets.end());
-      std::printf("weft-sim %.*s: %.*s\n\n",
-                  static_cast<int>(c.name.size()), c.name.data(),
-                  static_cast<int>(c.summary.size()), c.summary.data());
+      std::printf("weft-sim %.*s: %.*s\n\n", static_cast<int>(c.name.size()),
+                  c.name.data(), static_cast<int>(c.summary.size()),
+                  c.summary.data());
     }
   }
   std::vector<std::string> used_by;

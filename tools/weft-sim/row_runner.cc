@@ -4,7 +4,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "harness/memory_estimate.h"
 #include "harness/sim_cluster.h"
+#include "tools/cli/memory_check.h"
 
 namespace weft::sim::cli {
 
@@ -37,6 +39,22 @@ absl::StatusOr<StudyRow> run_row(const RowRequest& request) {
     }
   }
   return row;
+}
+
+absl::Status check_row_memory(const RowRequest& request,
+                              const std::string& what) {
+  if (!harness::check_collective(request.spec, request.world.topology,
+                                 request.group)
+           .ok()) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<MemoryLimit> limit = memory_limit();
+  if (!limit.ok()) return limit.status();
+  WorldOptions world = request.world;
+  world.keep_trace_events = !request.trace_path.empty();
+  return check_memory(
+      harness::estimate_memory(world, request.group, request.spec), *limit,
+      what);
 }
 
 uint64_t fold_hash(uint64_t folded, uint64_t hash) {

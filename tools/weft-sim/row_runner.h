@@ -9,9 +9,10 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tools/weft-sim/study_table.h"
 #include "sim/world.h"
+#include "tools/weft-sim/study_table.h"
 
 namespace weft::sim::cli {
 
@@ -29,6 +30,13 @@ struct RowRequest {
 // otherwise the row, whatever its outcome. A trace file that cannot be
 // written is an error too.
 absl::StatusOr<StudyRow> run_row(const RowRequest& request);
+
+// ResourceExhausted (tools/cli/memory_check.h), one line naming `what`,
+// when the row's memory estimate exceeds --max_memory or the machine's
+// memory; InvalidArgument for a bad --max_memory. A row that cannot run
+// at all passes: run_row() says why.
+absl::Status check_row_memory(const RowRequest& request,
+                              const std::string& what);
 
 // FNV-1a over a sequence of 64-bit hashes (the study's one hash of all its
 // rows' traces).

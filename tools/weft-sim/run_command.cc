@@ -17,6 +17,7 @@
 #include "tools/weft-sim/collective_flags.h"
 #include "tools/weft-sim/commands.h"
 #include "tools/weft-sim/row_runner.h"
+#include "tools/weft-sim/sim_json.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -79,6 +80,23 @@ void print_row(const StudyRow& row, const WorldFlags& flags,
   std::printf("trace hash: %s\n", hash_hex(row.trace_hash).c_str());
 }
 
+// The row as JSON: the same fields the printed row and footer hold.
+nlohmann::ordered_json run_json(const StudyRow& row, const WorldFlags& flags,
+                                const std::vector<std::string>& args) {
+  nlohmann::ordered_json doc = json_document("run");
+  doc["ranks"] = flags.options.topology.ranks();
+  doc["world"] = world_summary(flags.options, flags.link_name);
+  doc["rows"] = nlohmann::ordered_json::array({row_json(row)});
+  uint64_t by_verdict[harness::kVerdictCount] = {};
+  ++by_verdict[static_cast<size_t>(row.run.outcome.verdict)];
+  doc["outcome_counts"] = verdict_counts_json(by_verdict);
+  doc["reproduce"] = nlohmann::ordered_json::array();
+  if (!row.run.outcome.allowed())
+    doc["reproduce"].push_back(reproduce_command(row, world_args(args)));
+  doc["trace_hash"] = hash_hex(row.trace_hash);
+  return doc;
+}
+
 }  // namespace
 
 int run_collective(int argc, char** argv) {
@@ -88,6 +106,8 @@ int run_collective(int argc, char** argv) {
   if (!flags.ok()) return bad_input(flags.status());
   absl::StatusOr<CollectiveFlags> collective = collective_flags();
   if (!collective.ok()) return bad_input(collective.status());
+  absl::StatusOr<std::string> json = json_path();
+  if (!json.ok()) return bad_input(json.status());
   RowRequest request;
   request.world = flags->options;
   request.topology_name = flags->topology_name;
@@ -96,9 +116,17 @@ int run_collective(int argc, char** argv) {
   request.iterations = collective->iterations;
   request.timeout_ns = collective->timeout_ns;
   request.trace_path = flags->trace_path;
+  if (absl::Status s = check_row_memory(request, "this run"); !s.ok())
+    return bad_input(s);
   absl::StatusOr<StudyRow> row = run_row(request);
   if (!row.ok()) return bad_input(row.status());
   print_row(*row, *flags, args.given);
+  if (!json->empty()) {
+    if (absl::Status s = write_json(*json, run_json(*row, *flags, args.given));
+        !s.ok()) {
+      return bad_input(s);
+    }
+  }
   return row->run.outcome.allowed() ? kExitOk : kExitFailed;
 }
 

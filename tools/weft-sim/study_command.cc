@@ -21,10 +21,12 @@
 #include "fabric/absl_compat.h"
 #include "tools/cli/byte_size.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/world_flags.h"
 #include "tools/weft-sim/collective_flags.h"
 #include "tools/weft-sim/commands.h"
 #include "tools/weft-sim/row_runner.h"
+#include "tools/weft-sim/sim_json.h"
 #include "tools/weft-sim/study_plan.h"
 
 ABSL_FLAG(std::string, max_bytes, "64M",
@@ -147,7 +149,8 @@ std::vector<PlannedRow> plan_rows(const StudyConfig& c, uint64_t max_bytes) {
 
 struct StudyTally {
   uint64_t folded_hash = kFoldHashStart;
-  uint32_t by_verdict[harness::kVerdictCount] = {};
+  uint64_t by_verdict[harness::kVerdictCount] = {};
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<std::string> reproduce;
   std::string traced;  // which row the trace shows
 };
@@ -164,8 +167,7 @@ std::string row_world_args(const StudyConfig& c, const StudyTopology& t,
   return absl::StrJoin(parts, " ");
 }
 
-absl::Status run_planned(const StudyConfig& c, const PlannedRow& planned,
-                         StudyTally* tally) {
+RowRequest row_request(const StudyConfig& c, const PlannedRow& planned) {
   const StudyTopology& t = c.topologies[planned.topology];
   RowRequest request;
   request.world = c.world;
@@ -174,7 +176,29 @@ absl::Status run_planned(const StudyConfig& c, const PlannedRow& planned,
   request.topology_name = t.name;
   request.spec = planned.spec;
   if (planned.traced) request.trace_path = c.trace_path;
-  absl::StatusOr<StudyRow> row = run_row(request);
+  return request;
+}
+
+// Every row's memory estimate against the limit, before the first row runs.
+absl::Status check_study_memory(const StudyConfig& c,
+                                const std::vector<PlannedRow>& rows) {
+  for (const PlannedRow& planned : rows) {
+    const std::string what =
+        absl::StrFormat("the study's row %s of %u bytes over %s",
+                        harness::api_name(planned.spec), planned.spec.bytes,
+                        c.topologies[planned.topology].name);
+    if (absl::Status s = check_row_memory(row_request(c, planned), what);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status run_planned(const StudyConfig& c, const PlannedRow& planned,
+                         StudyTally* tally) {
+  const StudyTopology& t = c.topologies[planned.topology];
+  absl::StatusOr<StudyRow> row = run_row(row_request(c, planned));
   if (!row.ok()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s over %s: %s", harness::api_name(planned.spec),
@@ -184,6 +208,7 @@ absl::Status run_planned(const StudyConfig& c, const PlannedRow& planned,
   std::fflush(stdout);
   tally->folded_hash = fold_hash(tally->folded_hash, row->trace_hash);
   ++tally->by_verdict[static_cast<size_t>(row->run.outcome.verdict)];
+  tally->rows.push_back(row_json(*row));
   if (!row->run.outcome.allowed()) {
     tally->reproduce.push_back(
         reproduce_command(*row, row_world_args(c, t, planned.seed)));
@@ -198,15 +223,16 @@ absl::Status run_planned(const StudyConfig& c, const PlannedRow& planned,
 }
 
 void print_footer(const StudyConfig& c, const StudyTally& tally) {
-  uint32_t total = 0;
-  for (uint32_t n : tally.by_verdict) total += n;
+  uint64_t total = 0;
+  for (uint64_t n : tally.by_verdict) total += n;
   std::string counts;
   for (int v = 0; v < harness::kVerdictCount; ++v) {
     absl::StrAppendFormat(
         &counts, "%s%u %s", v == 0 ? "" : ", ", tally.by_verdict[v],
         harness::verdict_name(static_cast<harness::Verdict>(v)));
   }
-  std::printf("%u runs: %s\n", total, counts.c_str());
+  std::printf("%llu runs: %s\n", static_cast<unsigned long long>(total),
+              counts.c_str());
   for (const std::string& line : tally.reproduce) {
     std::printf("reproduce: %s\n", line.c_str());
   }
@@ -215,6 +241,35 @@ void print_footer(const StudyConfig& c, const StudyTally& tally) {
                 tally.traced.c_str(), c.trace_path.c_str());
   }
   std::printf("trace hash: %s\n", hash_hex(tally.folded_hash).c_str());
+}
+
+// What the study printed, as JSON (sim_json.h).
+nlohmann::ordered_json study_json(const StudyConfig& c, uint32_t ranks,
+                                  StudyTally tally) {
+  nlohmann::ordered_json doc = json_document("study");
+  doc["ranks"] = ranks;
+  doc["world"] = world_summary(c.world, c.link_name);
+  doc["rows"] = std::move(tally.rows);
+  doc["outcome_counts"] = verdict_counts_json(tally.by_verdict);
+  doc["reproduce"] = tally.reproduce;
+  doc["trace_file"] = tally.traced.empty()
+                          ? nlohmann::ordered_json(nullptr)
+                          : nlohmann::ordered_json(c.trace_path);
+  doc["trace_hash"] = hash_hex(tally.folded_hash);
+  return doc;
+}
+
+// Runs the rows, printing each as it ends, with progress on stderr.
+absl::Status run_rows(const StudyConfig& c, const std::vector<PlannedRow>& rows,
+                      StudyTally* tally) {
+  Progress progress("study", "rows", rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    progress.clear();  // the row prints on a clean line
+    if (absl::Status s = run_planned(c, rows[i], tally); !s.ok()) return s;
+    progress.update(i + 1, "");
+  }
+  progress.finish(rows.size(), "");
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -234,19 +289,29 @@ int run_study(int argc, char** argv) {
   for (const StudyTopology& t : config->topologies) {
     absl::StrAppend(&names, names.empty() ? "" : " and ", t.name);
   }
+  absl::StatusOr<uint64_t> max_bytes =
+      parse_byte_size("max_bytes", absl::GetFlag(FLAGS_max_bytes));
+  if (!max_bytes.ok()) return bad_input(max_bytes.status());
+  absl::StatusOr<std::string> json = json_path();
+  if (!json.ok()) return bad_input(json.status());
+  const std::vector<PlannedRow> rows = plan_rows(*config, *max_bytes);
+  if (absl::Status s = check_study_memory(*config, rows); !s.ok())
+    return bad_input(s);
   std::printf("weft-sim study: %u ranks, %s, %s\n",
               flags->options.topology.ranks(), names.c_str(),
               world_summary(config->world, config->link_name).c_str());
   std::fputs(study_header().c_str(), stdout);
-  absl::StatusOr<uint64_t> max_bytes =
-      parse_byte_size("max_bytes", absl::GetFlag(FLAGS_max_bytes));
-  if (!max_bytes.ok()) return bad_input(max_bytes.status());
   StudyTally tally;
-  for (const PlannedRow& row : plan_rows(*config, *max_bytes)) {
-    if (absl::Status s = run_planned(*config, row, &tally); !s.ok())
-      return bad_input(s);
-  }
+  if (absl::Status s = run_rows(*config, rows, &tally); !s.ok())
+    return bad_input(s);
   print_footer(*config, tally);
+  if (!json->empty()) {
+    const uint32_t ranks = flags->options.topology.ranks();
+    if (absl::Status s = write_json(*json, study_json(*config, ranks, tally));
+        !s.ok()) {
+      return bad_input(s);
+    }
+  }
   for (int v = 0; v < harness::kVerdictCount; ++v) {
     const bool allowed =
         harness::verdict_allowed(static_cast<harness::Verdict>(v));

@@ -12,10 +12,6 @@ constexpr char kRowFormat[] =
 constexpr double kBytesPerGigabyte = 1e9;
 constexpr double kNsPerUs = 1e3;
 
-std::string bandwidth(double bytes_per_s) {
-  return absl::StrFormat("%.2f", bytes_per_s / kBytesPerGigabyte);
-}
-
 }  // namespace
 
 std::string world_summary(const WorldOptions& world,
@@ -44,27 +40,37 @@ std::string study_header() {
   return absl::StrCat(names, "\n", units, "\n");
 }
 
-std::string study_row_line(const StudyRow& row) {
+RowFigures row_figures(const StudyRow& row) {
   const harness::CaseRun& run = row.run;
   const double per_iteration_ns =
       static_cast<double>(run.elapsed_ns) / row.iterations;
-  std::string algbw = "-";
-  std::string busbw = "-";
+  RowFigures out;
+  out.time_us = per_iteration_ns / kNsPerUs;
   const bool moved_bytes = run.shape.size_bytes > 0 && run.shape.bus_factor > 0;
   if (run.outcome.verdict == harness::Verdict::kCorrect && moved_bytes &&
       per_iteration_ns > 0) {
     const double per_s = static_cast<double>(run.shape.size_bytes) /
                          (per_iteration_ns / kNsPerS);
-    algbw = bandwidth(per_s);
-    busbw = bandwidth(per_s * run.shape.bus_factor);
+    out.algbw_gb_per_s = per_s / kBytesPerGigabyte;
+    out.busbw_gb_per_s = per_s * run.shape.bus_factor / kBytesPerGigabyte;
   }
+  return out;
+}
+
+std::string study_row_line(const StudyRow& row) {
+  const harness::CaseRun& run = row.run;
+  const RowFigures figures = row_figures(row);
+  const auto cell = [](std::optional<double> gb_per_s) {
+    return gb_per_s ? absl::StrFormat("%.2f", *gb_per_s) : std::string("-");
+  };
   return absl::StrFormat(
       kRowFormat, row.topology, harness::api_name(row.spec),
       absl::StrCat(run.shape.size_bytes), dtype_name(row.spec.dtype),
       harness::resolved_algorithm_name(run.algorithm),
-      absl::StrFormat("%.2f", per_iteration_ns / kNsPerUs), algbw, busbw,
-      absl::StrCat(run.frames), absl::StrCat(run.faults_injected),
-      absl::StrCat(run.outcome.detections), run.outcome.summary());
+      absl::StrFormat("%.2f", figures.time_us), cell(figures.algbw_gb_per_s),
+      cell(figures.busbw_gb_per_s), absl::StrCat(run.frames),
+      absl::StrCat(run.faults_injected), absl::StrCat(run.outcome.detections),
+      run.outcome.summary());
 }
 
 std::string reproduce_command(const StudyRow& row,

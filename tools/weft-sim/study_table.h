@@ -6,6 +6,7 @@
 #define WEFT_TOOLS_WEFT_SIM_STUDY_TABLE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "harness/collective_spec.h"
@@ -26,6 +27,16 @@ struct StudyRow {
 // world every row of a table shares.
 std::string world_summary(const WorldOptions& world,
                           const std::string& link_name);
+
+// A row's figures as the table shows them, before formatting: the
+// simulated time per iteration, and the bandwidths (none where the table
+// shows "-": the run was not correct or moved no bytes).
+struct RowFigures {
+  double time_us = 0;
+  std::optional<double> algbw_gb_per_s;
+  std::optional<double> busbw_gb_per_s;
+};
+RowFigures row_figures(const StudyRow& row);
 
 // The header line and the units line under it.
 std::string study_header();

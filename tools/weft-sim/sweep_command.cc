@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,9 +19,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/progress.h"
 #include "tools/weft-sim/commands.h"
+#include "tools/weft-sim/sim_json.h"
 #include "tools/weft-sim/sweep_case.h"
 #include "tools/weft-sim/sweep_flags.h"
+#include "tools/weft-sim/sweep_json.h"
 #include "tools/weft-sim/sweep_run.h"
 #include "tools/weft-sim/sweep_tally.h"
 
@@ -112,8 +116,12 @@ std::string failure_of(const SweepRun& run, bool deterministic,
   return why;
 }
 
+// Runs one seed, prints it if it failed (taking the progress bar off the
+// terminal first), counts it in `tally` and, when `cases` is given
+// (--json), adds it there.
 absl::Status run_seed(uint64_t seed, const SweepFlags& flags, SweepTally* tally,
-                      uint64_t* traces) {
+                      uint64_t* traces, Progress* progress,
+                      nlohmann::ordered_json* cases) {
   SweepCase c = draw_sweep_case(seed);
   if (flags.faults) c.world.faults = *flags.faults;
   const SweepRunOptions options{.recovery = flags.recovery};
@@ -132,10 +140,15 @@ absl::Status run_seed(uint64_t seed, const SweepFlags& flags, SweepTally* tally,
   const std::string why =
       failure_of(*run, deterministic, second_hash, flags.require_correct);
   tally->add(*run, in_target(c.world.faults), deterministic, !why.empty());
+  if (flags.seeds == 1 || !why.empty()) progress->clear();
   if (flags.seeds == 1) {
     std::printf("seed %llu: %s\n  runs: %s\n",
                 static_cast<unsigned long long>(seed), run->summary.c_str(),
                 describe_sweep_case(c).c_str());
+  }
+  if (cases != nullptr) {
+    cases->push_back(
+        sweep_seed_json(c, *run, why, replay_command(c.seed, flags)));
   }
   if (why.empty()) return absl::OkStatus();
   return report_failure(c, why, flags, traces);
@@ -155,6 +168,8 @@ int run_sweep(int argc, char** argv) {
   }
   absl::StatusOr<SweepFlags> flags = sweep_flags();
   if (!flags.ok()) return bad_input(flags.status());
+  absl::StatusOr<std::string> json = json_path();
+  if (!json.ok()) return bad_input(json.status());
   const uint64_t total = shard_seeds(*flags);
   std::printf(
       "weft-sim sweep: %llu seeds from %llu, shard %llu/%llu (%llu seeds), "
@@ -168,19 +183,21 @@ int run_sweep(int argc, char** argv) {
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   SweepTally tally;
-  SweepProgress progress(total);
+  Progress progress("sweep", "seeds", total);
   uint64_t traces = 0;
+  nlohmann::ordered_json cases = nlohmann::ordered_json::array();
   for (uint64_t i = flags->shard_index; i < flags->seeds;
        i += flags->shard_count) {
     if (absl::Status s =
-            run_seed(flags->first_seed + i, *flags, &tally, &traces);
+            run_seed(flags->first_seed + i, *flags, &tally, &traces, &progress,
+                     json->empty() ? nullptr : &cases);
         !s.ok()) {
       return bad_input(s);
     }
     std::fflush(stdout);
-    progress.update(tally);
+    progress.update(tally.seeds, sweep_progress_counts(tally));
   }
-  progress.finish(tally);
+  progress.finish(tally.seeds, sweep_progress_counts(tally));
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -188,6 +205,13 @@ int run_sweep(int argc, char** argv) {
   std::printf("wall time: %.2f s, %.1f seeds/s\n", wall_s,
               wall_s > 0 ? static_cast<double>(tally.seeds) / wall_s : 0.0);
   std::printf("trace hash: %s\n", hash_hex(tally.folded_hash).c_str());
+  if (!json->empty()) {
+    if (absl::Status s =
+            write_json(*json, sweep_json(*flags, std::move(cases), tally));
+        !s.ok()) {
+      return bad_input(s);
+    }
+  }
   return tally.failed == 0 ? kExitOk : kExitFailed;
 }
 

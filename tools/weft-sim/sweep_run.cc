@@ -68,6 +68,7 @@ absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
   if (absl::Status s = run_ops(c, *cluster, &out); !s.ok()) return s;
   World& w = cluster->world();
   out.trace_hash = w.trace().hash();
+  out.faults_by_kind = w.counters().faults;
   if (options.want_injected) out.injected = w.injected_faults();
   if (!options.trace_path.empty()) {
     if (absl::Status s = w.trace().write_perfetto_json(options.trace_path);

@@ -7,6 +7,7 @@
 #ifndef WEFT_TOOLS_WEFT_SIM_SWEEP_RUN_H_
 #define WEFT_TOOLS_WEFT_SIM_SWEEP_RUN_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +38,8 @@ struct SweepRun {
   uint32_t ops_run = 0;
   uint64_t trace_hash = 0;
   uint64_t faults_injected = 0;
+  // The world's faults over the whole run, by FaultKind.
+  std::array<uint64_t, kFaultKindCount> faults_by_kind{};
   std::vector<ScriptedFault> injected;  // with want_injected
 };
 

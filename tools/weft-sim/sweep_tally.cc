@@ -1,8 +1,6 @@
 #include "tools/weft-sim/sweep_tally.h"
 
-#include <unistd.h>
-
-#include <cstdio>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,25 +8,12 @@
 namespace weft::sim::cli {
 namespace {
 
-// Updates of the bar on a terminal, and lines otherwise, over a sweep.
-constexpr uint64_t kTtyUpdates = 500;
-constexpr uint64_t kLineUpdates = 10;
-constexpr int kBarWidth = 30;
 constexpr double kPercent = 100;
 
 double percent(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0
                     : kPercent * static_cast<double>(part) /
                           static_cast<double>(whole);
-}
-
-std::string counts(const SweepTally& t) {
-  const auto v = [&](harness::Verdict verdict) {
-    return t.by_verdict[static_cast<size_t>(verdict)];
-  };
-  return absl::StrFormat("correct %u  typed error %u  failed %u",
-                         v(harness::Verdict::kCorrect),
-                         v(harness::Verdict::kTypedError), t.failed);
 }
 
 }  // namespace
@@ -73,36 +58,13 @@ std::string sweep_table(const SweepTally& t, bool check_determinism) {
   return out;
 }
 
-SweepProgress::SweepProgress(uint64_t total)
-    : total_(total), tty_(isatty(fileno(stderr)) != 0) {
-  const uint64_t updates = tty_ ? kTtyUpdates : kLineUpdates;
-  every_ = total_ / updates > 0 ? total_ / updates : 1;
-}
-
-void SweepProgress::update(const SweepTally& tally) {
-  if (tally.seeds % every_ == 0 || tally.seeds == total_) print(tally);
-}
-
-void SweepProgress::finish(const SweepTally& tally) {
-  if (tally.seeds % every_ != 0 && tally.seeds != total_) print(tally);
-  if (tty_) std::fputs("\n", stderr);
-}
-
-void SweepProgress::print(const SweepTally& tally) {
-  if (!tty_) {
-    std::fprintf(stderr, "sweep: %llu/%llu seeds, %s\n",
-                 static_cast<unsigned long long>(tally.seeds),
-                 static_cast<unsigned long long>(total_),
-                 counts(tally).c_str());
-    return;
-  }
-  const auto filled = static_cast<int>(kBarWidth * tally.seeds / total_);
-  std::fprintf(stderr, "\r[%s%s] %llu/%llu  %s",
-               std::string(filled, '#').c_str(),
-               std::string(kBarWidth - filled, ' ').c_str(),
-               static_cast<unsigned long long>(tally.seeds),
-               static_cast<unsigned long long>(total_), counts(tally).c_str());
-  std::fflush(stderr);
+std::string sweep_progress_counts(const SweepTally& t) {
+  const auto v = [&](harness::Verdict verdict) {
+    return t.by_verdict[static_cast<size_t>(verdict)];
+  };
+  return absl::StrFormat("correct %u  typed error %u  failed %u",
+                         v(harness::Verdict::kCorrect),
+                         v(harness::Verdict::kTypedError), t.failed);
 }
 
 }  // namespace weft::sim::cli

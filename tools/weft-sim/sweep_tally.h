@@ -1,8 +1,7 @@
 // What `weft-sim sweep` counts while it runs and prints at the end: seeds by
 // verdict, oracle failures (ranks that disagree, runs that do not repeat),
 // issue 5's recovery target (seeds with loss <= 1% and no fatal fault: how
-// many ended correct), the combined trace hash, and the progress display
-// on stderr (a bar on a terminal, periodic lines otherwise).
+// many ended correct), and the combined trace hash.
 #ifndef WEFT_TOOLS_WEFT_SIM_SWEEP_TALLY_H_
 #define WEFT_TOOLS_WEFT_SIM_SWEEP_TALLY_H_
 
@@ -38,22 +37,8 @@ struct SweepTally {
 // so the same flags print the same text).
 std::string sweep_table(const SweepTally& tally, bool check_determinism);
 
-// Progress on stderr for `total` seeds.
-class SweepProgress {
- public:
-  explicit SweepProgress(uint64_t total);
-  // After each seed; prints only every so many seeds.
-  void update(const SweepTally& tally);
-  // Ends the bar's line (terminal only).
-  void finish(const SweepTally& tally);
-
- private:
-  void print(const SweepTally& tally);
-
-  uint64_t total_;
-  bool tty_;
-  uint64_t every_;
-};
+// "correct 97  typed error 3  failed 0": the counts progress shows.
+std::string sweep_progress_counts(const SweepTally& tally);
 
 }  // namespace weft::sim::cli
 

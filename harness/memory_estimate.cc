@@ -1,0 +1,99 @@
+#include "harness/memory_estimate.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "collectives/group_builder.h"
+#include "fabric/topology.h"
+#include "sim/trace.h"
+
+namespace weft::harness {
+namespace {
+
+// Acknowledgement frames an endpoint's run writes: one sent, one received.
+constexpr uint64_t kAckFrames = 2;
+
+uint64_t page_bytes() { return static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
+
+uint64_t round_up(uint64_t bytes, uint64_t unit) {
+  return (bytes + unit - 1) / unit * unit;
+}
+
+// Every rank's RankCall buffers, as rank_call.cc lays them out, and the
+// Reference's element-wise reduction (one input's size) for reductions.
+uint64_t buffer_bytes(const CollectiveSpec& spec, const CollectiveShape& shape,
+                      uint32_t ranks) {
+  uint64_t total = reduces(spec.kind) ? shape.in_bytes : 0;
+  for (uint32_t r = 0; r < ranks; ++r) {
+    if (spec.in_place) {
+      total += shape.size_bytes;
+      continue;
+    }
+    const bool reads_input =
+        spec.kind != CollectiveKind::kBroadcast || r == spec.root;
+    total += (reads_input ? shape.in_bytes : 0) + out_bytes_of(spec, shape, r);
+  }
+  return total;
+}
+
+// Bytes one rank sends in the whole run: the exchange sends its input to
+// every peer; the mesh scatter and the ring move each byte about twice
+// (reduce-scatter, then all-gather); send/recv sends the buffer once.
+uint64_t bytes_sent_per_rank(const CollectiveSpec& spec,
+                             const CollectiveShape& shape, Algorithm algorithm,
+                             uint32_t ranks) {
+  if (spec.kind == CollectiveKind::kBarrier) return 0;
+  if (spec.kind == CollectiveKind::kSendRecv) return shape.size_bytes;
+  if (algorithm == Algorithm::kMeshExchange)
+    return shape.in_bytes * (ranks - 1);
+  return 2 * shape.size_bytes;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const sim::WorldOptions& world,
+                               const GroupOptions& group,
+                               const CollectiveSpec& spec) {
+  const Topology& topology = world.topology;
+  const uint32_t n = topology.ranks();
+  const CollectiveShape shape = *shape_of(spec, n);
+  const Algorithm algorithm =
+      resolve_algorithm(spec, shape, topology.is_full_mesh(), group);
+  uint64_t endpoints = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t j = 0; j < n; ++j) endpoints += topology.devices(i, j).size();
+  }
+  MemoryEstimate out;
+  out.baseline_bytes = kProcessBaselineBytes;
+  out.buffer_bytes = buffer_bytes(spec, shape, n);
+  out.endpoint_bytes = endpoints * kEndpointStateBytes;
+  if (endpoints == 0) return out;
+  // Each endpoint's region, at the frame size formation settles on.
+  GroupOptions fitted = group;
+  fitted.max_frame_bytes =
+      std::max(fitted_max_frame_bytes(group, max_lanes_per_rank(topology)),
+               GroupOptions::kMinFrameBytes);
+  const uint64_t region_bytes = lane_slab_bytes(fitted);
+  // The rank's bytes spread over its endpoints. Each endpoint writes them
+  // into its send frames and the peer's receive frames (a page more for
+  // the headers), never more than its whole region; the simulator copies
+  // the frames still in flight when their sender reuses them (at most a
+  // window, half the region); and an acknowledgement frame goes each way.
+  const uint64_t page = page_bytes();
+  const uint64_t per_endpoint_bytes =
+      bytes_sent_per_rank(spec, shape, algorithm, n) * n / endpoints;
+  const uint64_t frame_pages_bytes = round_up(per_endpoint_bytes, page) + page;
+  const uint64_t written_bytes =
+      std::min(region_bytes, 2 * frame_pages_bytes) +
+      std::min(region_bytes / 2, frame_pages_bytes) + kAckFrames * page;
+  out.slab_bytes = endpoints * written_bytes;
+  if (world.keep_trace_events) {
+    const uint64_t frames =
+        endpoints * (per_endpoint_bytes / GroupOptions::kMinFrameBytes + 1);
+    out.trace_bytes = frames * kTraceEventsPerFrame * sizeof(sim::TraceEvent);
+  }
+  return out;
+}
+
+}  // namespace weft::harness

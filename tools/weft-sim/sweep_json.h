@@ -1,0 +1,42 @@
+// weft-sim sweep's results as JSON (--json=FILE; docs/faults.md, "Sweep
+// JSON"): every seed's case, outcome and faults by kind, then the tally
+// the sweep prints (no wall time, so the same flags write the same file).
+//
+//   {"format_version", "command": "sweep", "seeds", "first_seed", "shard",
+//    "recovery", "cases": [{"seed", "case": {"ranks", "topology", "cables",
+//      "max_frame_bytes", "depth", "ring_directions", "ops": [{"op",
+//      "bytes", "dtype", "algorithm", "root", "in_place"}], "faults":
+//      {"loss", "duplicate", "reorder", "error", "scripted": [text]}},
+//      "outcome": {"verdict", "summary"}, "ops_run", "faults_by_kind",
+//      "failure" (null when it passed), "replay" (null when it passed)}],
+//    "outcome_counts", "ranks_disagree", "nondeterministic" (null unless
+//    --check-determinism), "target": {"seeds", "correct"}, "failed",
+//    "trace_hash"}
+#ifndef WEFT_TOOLS_WEFT_SIM_SWEEP_JSON_H_
+#define WEFT_TOOLS_WEFT_SIM_SWEEP_JSON_H_
+
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "tools/weft-sim/sweep_case.h"
+#include "tools/weft-sim/sweep_flags.h"
+#include "tools/weft-sim/sweep_run.h"
+#include "tools/weft-sim/sweep_tally.h"
+
+namespace weft::sim::cli {
+
+// One seed: its case, how it ended, and (when it failed an oracle, `why`
+// not empty) why and the command that replays it.
+nlohmann::ordered_json sweep_seed_json(const SweepCase& c, const SweepRun& run,
+                                       const std::string& why,
+                                       const std::string& replay);
+
+// The whole sweep: the flags, `cases` (sweep_seed_json of each seed), the
+// tally.
+nlohmann::ordered_json sweep_json(const SweepFlags& flags,
+                                  nlohmann::ordered_json cases,
+                                  const SweepTally& tally);
+
+}  // namespace weft::sim::cli
+
+#endif  // WEFT_TOOLS_WEFT_SIM_SWEEP_JSON_H_
