@@ -1,0 +1,253 @@
+// The doc pages' fenced blocks, the markers that say how each is tested,
+// and the comparison of what a block shows with what its commands print;
+// shared by the doc tests (docs_test.cc, weft_sim_docs_test.cc).
+//
+// Docs are tested. Every fenced block (``` fence) of README.md and
+// docs/*.md has one of these on the line right before its fence:
+//
+//   <!-- doc-test: run -->      "$ " lines are commands (a trailing
+//       backslash continues one), each followed by what it prints, stdout
+//       and stderr together. docs_test.cc runs them one after the other in
+//       one shell, from a fresh directory, with this build's binaries in
+//       place of build/default/... paths and of bare weft-sim, weft-bench
+//       and weft-devices, and compares line by line, in order. A "..."
+//       line stands for any number of printed lines (an excerpt of a
+//       table: "...", a row, "...", a row, "..."). A command that exits
+//       non-zero must be followed by `$ echo $?` showing its exit code.
+//   <!-- doc-test: launch -->   a `weft-sim launch` sample: ranks are
+//       processes whose lines interleave as the host schedules them, so
+//       weft_sim_docs_test.cc runs it in a terminal and compares the lines
+//       as a multiset.
+//   <!-- doc-test: exempt: REASON -->   not run; REASON (not empty) says
+//       why: a source excerpt, a setup or build command, a wall-clock
+//       measurement, a Mac transcript, an emulator run, ...
+//
+// Only what truly varies is masked before comparing (masked() below):
+// pids, the PSNs ibv_uc_pingpong draws, a CQ's address, wall-clock
+// figures. Virtual time is exact, so every other figure must match to the
+// digit. `<!-- doc-test: launch-faults-table -->` before a table in
+// docs/verbs-macos.md marks the rows weft_sim_docs_test.cc runs.
+#ifndef WEFT_TESTS_TOOLS_DOC_BLOCKS_H_
+#define WEFT_TESTS_TOOLS_DOC_BLOCKS_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+
+namespace weft::testing::docs {
+
+enum class Kind { kNone, kRun, kLaunch, kExempt, kBad };
+
+struct Marker {
+  Kind kind = Kind::kNone;
+  std::string reason;  // kExempt's reason; kBad's complaint
+};
+
+// The marker `line` holds, if any.
+inline Marker marker_of(absl::string_view line) {
+  line = absl::StripAsciiWhitespace(line);
+  if (!absl::ConsumePrefix(&line, "<!-- doc-test:")) return {};
+  if (!absl::ConsumeSuffix(&line, "-->")) {
+    return {Kind::kBad, "a doc-test marker ends with -->"};
+  }
+  line = absl::StripAsciiWhitespace(line);
+  if (line == "run") return {Kind::kRun, ""};
+  if (line == "launch") return {Kind::kLaunch, ""};
+  if (absl::ConsumePrefix(&line, "exempt:")) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty()) return {Kind::kBad, "exempt needs a reason"};
+    return {Kind::kExempt, std::string(line)};
+  }
+  return {Kind::kBad, absl::StrCat("unknown doc-test marker '", line,
+                                   "': run, launch or exempt: REASON")};
+}
+
+inline bool is_fence(absl::string_view line) {
+  return absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "```");
+}
+
+// One fenced block: its marker (from the line before the fence) and body.
+struct Block {
+  std::string page;
+  size_t fence_line = 0;  // 1-based
+  Marker marker;
+  std::vector<std::string> body;
+  std::string where() const { return absl::StrCat(page, ":", fence_line); }
+};
+
+inline std::string read_source_file(const std::string& source_dir,
+                                    const std::string& page) {
+  std::ifstream file(source_dir + "/" + page);
+  return std::string((std::istreambuf_iterator<char>(file)),
+                     std::istreambuf_iterator<char>());
+}
+
+inline std::vector<Block> blocks_of(const std::string& page,
+                                    const std::string& text) {
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!is_fence(lines[i])) continue;
+    Block b;
+    b.page = page;
+    b.fence_line = i + 1;
+    if (i > 0) b.marker = marker_of(lines[i - 1]);
+    size_t at = i + 1;
+    for (; at < lines.size() && !is_fence(lines[at]); ++at) {
+      b.body.push_back(lines[at]);
+    }
+    i = at;  // the closing fence
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
+// A "$ " command (continuations joined) and the lines shown after it.
+struct Step {
+  std::string command;
+  std::vector<std::string> shown;
+  std::vector<size_t> shown_at;  // the index in the block's body of each
+};
+
+inline std::vector<Step> steps_of(const std::vector<std::string>& body) {
+  std::vector<Step> steps;
+  for (size_t at = 0; at < body.size(); ++at) {
+    const std::string& line = body[at];
+    if (!absl::StartsWith(line, "$ ")) {
+      if (steps.empty()) steps.emplace_back();  // output before any command
+      steps.back().shown.push_back(line);
+      steps.back().shown_at.push_back(at);
+      continue;
+    }
+    Step s;
+    s.command = line.substr(2);
+    while (absl::EndsWith(s.command, "\\") && at + 1 < body.size()) {
+      s.command.pop_back();
+      s.command += std::string(absl::StripLeadingAsciiWhitespace(body[++at]));
+    }
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+// What differs from run to run in an otherwise deterministic line, as a
+// placeholder; trailing blanks dropped.
+inline std::string masked(absl::string_view line) {
+  static const auto* const kVarying =
+      new std::vector<std::pair<std::regex, std::string>>{
+          {std::regex("\\(pid [0-9]+"), "(pid P"},
+          {std::regex("PSN 0x[0-9a-f]+"), "PSN 0xP"},
+          {std::regex("\\(cq 0x[0-9a-f]+\\)"), "(cq 0xA)"},
+          {std::regex("[0-9.]+ seconds = [0-9.]+ "), "T seconds = R "},
+          {std::regex("^wall time: [0-9.]+ s, [0-9.]+ seeds/s$"),
+           "wall time: T s, R seeds/s"}};
+  std::string out(absl::StripTrailingAsciiWhitespace(line));
+  for (const auto& [re, with] : *kVarying) {
+    out = std::regex_replace(out, re, with);
+  }
+  return out;
+}
+
+// Where a block's lines and a run's first part ways.
+struct Difference {
+  bool same = true;
+  size_t shown_index = 0;  // into `shown`; shown.size(): past the end
+  std::string why;         // names the first differing lines
+};
+
+// Whether `printed` is what `shown` shows, in order: masked lines equal,
+// a "..." line in `shown` standing for any number of printed lines.
+// Trailing blank lines of either are ignored.
+inline Difference compare_in_order(std::vector<std::string> shown,
+                                   std::vector<std::string> printed) {
+  for (auto* v : {&shown, &printed}) {
+    for (std::string& l : *v) l = masked(l);
+    while (!v->empty() && v->back().empty()) v->pop_back();
+  }
+  const auto is_gap = [](const std::string& l) {
+    return absl::StripAsciiWhitespace(l) == "...";
+  };
+  size_t next = 0;  // the first printed line not yet matched
+  size_t i = 0;
+  while (i < shown.size()) {
+    const bool gap_before = is_gap(shown[i]);
+    while (i < shown.size() && is_gap(shown[i])) ++i;
+    size_t end = i;  // [i, end): the lines up to the next gap
+    while (end < shown.size() && !is_gap(shown[end])) ++end;
+    if (i == end) return {};  // ends with a gap
+    const size_t len = end - i;
+    const bool to_the_end = end == shown.size();
+    // Where these lines may start: right at `next` after a line that is
+    // not a gap; at the end when nothing follows them; else anywhere.
+    size_t first = next;
+    size_t last = next;
+    if (gap_before && to_the_end) {
+      first = last =
+          std::max(next, printed.size() - std::min(len, printed.size()));
+    } else if (gap_before) {
+      last = printed.size();
+    }
+    size_t best_at = first;
+    size_t best_len = 0;
+    bool found = false;
+    for (size_t at = first; at <= last && !found; ++at) {
+      size_t m = 0;
+      while (m < len && at + m < printed.size() &&
+             shown[i + m] == printed[at + m]) {
+        ++m;
+      }
+      found = m == len;
+      if (found || m > best_len) best_at = at, best_len = m;
+    }
+    if (!found && best_len == 0 && gap_before) {
+      // Nothing matched after a gap: name the printed line most like it.
+      size_t best_common = 0;
+      for (size_t at = next; at < printed.size(); ++at) {
+        const size_t common = static_cast<size_t>(
+            std::mismatch(shown[i].begin(), shown[i].end(), printed[at].begin(),
+                          printed[at].end())
+                .first -
+            shown[i].begin());
+        if (common > best_common) best_common = common, best_at = at;
+      }
+    }
+    if (!found) {
+      const size_t s = i + best_len;
+      const size_t p = best_at + best_len;
+      return {false, s,
+              absl::StrCat("shown `", shown[s], "` but printed ",
+                           p < printed.size()
+                               ? absl::StrCat("`", printed[p],
+                                              "` (printed line ", p + 1, ")")
+                               : std::string("nothing more"))};
+    }
+    next = best_at + len;
+    i = end;
+    if (to_the_end && next != printed.size()) {
+      return {false, shown.size(),
+              absl::StrCat("printed more than shown, from printed line ",
+                           next + 1, ": `", printed[next], "`")};
+    }
+  }
+  if (shown.empty() && !printed.empty()) {
+    return {false, 0,
+            absl::StrCat("shown nothing but printed `", printed[0], "`")};
+  }
+  return {};
+}
+
+}  // namespace weft::testing::docs
+
+#endif  // WEFT_TESTS_TOOLS_DOC_BLOCKS_H_
