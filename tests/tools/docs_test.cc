@@ -1,15 +1,11 @@
 // The pages say what the tools print: every fenced block of README.md and
 // docs/*.md carries a doc-test marker, and every `run` block's commands
 // print what the block shows (the scheme is in doc_blocks.h).
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
@@ -22,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "doc_blocks.h"
 #include "gtest/gtest.h"
+#include "tool_runner.h"
 
 namespace weft::testing::docs {
 namespace {
@@ -99,37 +96,17 @@ constexpr char kEndOfCommand[] = "\036weft-doc-test rc=";
 // and `echo $?` work as in a terminal), from a fresh directory, stdout and
 // stderr together, under a deadline; what each printed and its exit code.
 std::vector<Printed> run_commands(const std::vector<std::string>& commands) {
-  std::string dir = ::testing::TempDir() + "/weft_doc_XXXXXX";
-  EXPECT_NE(::mkdtemp(dir.data()), nullptr);
-  {
-    std::ofstream script(dir + "/commands.sh");
-    script << "exec 2>&1\n";
-    if (const std::string preload = WEFT_FOREIGN_PRELOAD; !preload.empty()) {
-      script << "export LD_PRELOAD='" << preload << "'\n";
-    }
-    for (const std::string& c : commands) {
-      script << for_this_build(c) << "\n"
-             << "weft_rc=$?; printf '" << kEndOfCommand
-             << "%d\\n' $weft_rc; (exit $weft_rc)\n";
-    }
+  std::string script = "exec 2>&1\n";
+  for (const std::string& c : commands) {
+    absl::StrAppend(&script, for_this_build(c), "\nweft_rc=$?; printf '",
+                    kEndOfCommand, "%d\\n' $weft_rc; (exit $weft_rc)\n");
   }
-  const std::string line = absl::StrCat(
-      "cd '", dir, "' && timeout 120 bash commands.sh </dev/null 2>&1");
-  std::string out;
-  FILE* pipe = ::popen(line.c_str(), "r");
-  if (pipe != nullptr) {
-    char buffer[4096];
-    size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-      out.append(buffer, n);
-    }
-    const int status = ::pclose(pipe);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 124)
-        << "the commands ran past their deadline: "
-        << absl::StrJoin(commands, "; ");
-  }
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
+  const ScriptRun run =
+      run_script(script, "timeout 120 bash commands.sh </dev/null 2>&1");
+  EXPECT_NE(run.code, 124) << "the commands ran past their deadline: "
+                           << absl::StrJoin(commands, "; ");
+  const std::string& dir = run.dir;
+  std::string out = run.out;
   // Paths of this build and of the scratch directory, as the page has them.
   out = absl::StrReplaceAll(
       out, {{std::string(WEFT_BUILD_DIR), "build/default"}, {dir + "/", ""}});

@@ -17,17 +17,10 @@
 // gives, for one-line fault plans, how the page's pingpong run ends: each
 // row runs that command with --faults naming a file holding the row's plan
 // line.
-#include <netinet/in.h>
-#include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <regex>
 #include <set>
@@ -110,37 +103,14 @@ struct TerminalRun {
 // Runs `commands` one after the other (stopping at the first that fails)
 // from a new directory, in a terminal, under a deadline.
 TerminalRun run_in_terminal(const std::vector<std::string>& commands) {
-  std::string dir = ::testing::TempDir() + "/weft_docs_XXXXXX";
-  EXPECT_NE(::mkdtemp(dir.data()), nullptr);
-  {
-    std::ofstream script(dir + "/commands.sh");
-    script << "set -e\n";
-    // Under AddressSanitizer, Debian's tools load the instrumented provider
-    // only with the ASan runtime preloaded.
-    if (const std::string preload = WEFT_FOREIGN_PRELOAD; !preload.empty()) {
-      script << "export LD_PRELOAD='" << preload << "'\n";
-    }
-    for (const std::string& c : commands) script << c << "\n";
-  }
-  const std::string line =
-      absl::StrCat("cd '", dir,
-                   "' && timeout 300 script -qec 'bash commands.sh' /dev/null "
-                   "</dev/null 2>&1");
+  const ScriptRun run = run_script(
+      "set -e\n" + absl::StrJoin(commands, "\n") + "\n",
+      "timeout 300 script -qec 'bash commands.sh' /dev/null </dev/null 2>&1");
   TerminalRun r;
-  std::string out;
-  FILE* pipe = ::popen(line.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    out.append(buffer, n);
-  }
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.code = run.code;
+  std::string out = run.out;
   out.erase(std::remove(out.begin(), out.end(), '\r'), out.end());
   r.lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
   return r;
 }
 
