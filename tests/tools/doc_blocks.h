@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -112,6 +113,42 @@ inline std::vector<Block> blocks_of(const std::string& page,
     blocks.push_back(std::move(b));
   }
   return blocks;
+}
+
+// README.md and every docs/*.md under `source_dir`, as paths from it.
+inline std::vector<std::string> pages_of(const std::string& source_dir) {
+  std::vector<std::string> out = {"README.md"};
+  for (const auto& entry :
+       std::filesystem::directory_iterator(source_dir + "/docs")) {
+    if (entry.path().extension() == ".md") {
+      out.push_back("docs/" + entry.path().filename().string());
+    }
+  }
+  std::sort(out.begin() + 1, out.end());
+  return out;
+}
+
+// The pages with at least one block of `kind`.
+inline std::vector<std::string> pages_with(const std::string& source_dir,
+                                           Kind kind) {
+  std::vector<std::string> out;
+  for (const std::string& page : pages_of(source_dir)) {
+    for (const Block& b : blocks_of(page, read_source_file(source_dir, page))) {
+      if (b.marker.kind == kind) {
+        out.push_back(page);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// A test name for `page`: "docs/faults.md" -> "docs_faults_md".
+inline std::string test_name_of(std::string page) {
+  for (char& c : page) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return page;
 }
 
 // A "$ " command (continuations joined) and the lines shown after it.

@@ -2,10 +2,7 @@
 // docs/*.md carries a doc-test marker, and every `run` block's commands
 // print what the block shows (the scheme is in doc_blocks.h).
 
-#include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <regex>
 #include <string>
@@ -23,18 +20,7 @@
 namespace weft::testing::docs {
 namespace {
 
-// README.md and every docs/*.md, as paths from the source root.
-std::vector<std::string> pages() {
-  std::vector<std::string> out = {"README.md"};
-  for (const auto& entry : std::filesystem::directory_iterator(
-           std::filesystem::path(WEFT_SOURCE_DIR) / "docs")) {
-    if (entry.path().extension() == ".md") {
-      out.push_back("docs/" + entry.path().filename().string());
-    }
-  }
-  std::sort(out.begin() + 1, out.end());
-  return out;
-}
+std::vector<std::string> pages() { return pages_of(WEFT_SOURCE_DIR); }
 
 std::vector<Block> page_blocks(const std::string& page) {
   return blocks_of(page, read_source_file(WEFT_SOURCE_DIR, page));
@@ -175,31 +161,10 @@ TEST_P(DocsRunBlocks, PrintWhatThePageShows) {
   }
 }
 
-// The pages with run blocks.
-std::vector<std::string> pages_that_run() {
-  std::vector<std::string> out;
-  for (const std::string& page : pages()) {
-    for (const Block& b : page_blocks(page)) {
-      if (b.marker.kind == Kind::kRun) {
-        out.push_back(page);
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Pages, DocsRunBlocks,
-                         ::testing::ValuesIn(pages_that_run()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) {
-                               c = '_';
-                             }
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Pages, DocsRunBlocks,
+    ::testing::ValuesIn(pages_with(WEFT_SOURCE_DIR, Kind::kRun)),
+    [](const auto& info) { return test_name_of(info.param); });
 
 }  // namespace
 }  // namespace weft::testing::docs

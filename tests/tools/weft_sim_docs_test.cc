@@ -159,7 +159,7 @@ std::string compare(const std::vector<std::string>& shown,
   return why;
 }
 
-class DocsSamples : public ::testing::TestWithParam<const char*> {
+class DocsSamples : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::exists(kPingpong))
@@ -197,13 +197,10 @@ TEST_P(DocsSamples, PrintWhatThePageShows) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Pages, DocsSamples,
-                         ::testing::Values("docs/verbs-macos.md",
-                                           "docs/simulator.md"),
-                         [](const auto& info) {
-                           return info.index == 0 ? std::string("VerbsMacos")
-                                                  : std::string("Simulator");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Pages, DocsSamples,
+    ::testing::ValuesIn(docs::pages_with(WEFT_SOURCE_DIR, docs::Kind::kLaunch)),
+    [](const auto& info) { return docs::test_name_of(info.param); });
 
 // A row of the fault table: | `plan line` | outcome | virtual time | `hash`
 // | rank 0's and rank 1's exit codes | what pingpong does |.
