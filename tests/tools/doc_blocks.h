@@ -204,6 +204,47 @@ struct Difference {
   std::string why;         // names the first differing lines
 };
 
+// Where lines [i, i + len) of `shown` first stand in `printed`, starting
+// at one of first..last; if nowhere, where most of them matched.
+struct Match {
+  bool found = false;
+  size_t at = 0;
+  size_t len = 0;  // lines matched there
+};
+
+inline Match find_lines(const std::vector<std::string>& shown, size_t i,
+                        size_t len, const std::vector<std::string>& printed,
+                        size_t first, size_t last) {
+  Match best{false, first, 0};
+  for (size_t at = first; at <= last; ++at) {
+    size_t m = 0;
+    while (m < len && at + m < printed.size() &&
+           shown[i + m] == printed[at + m]) {
+      ++m;
+    }
+    if (m == len) return {true, at, len};
+    if (m > best.len) best = {false, at, m};
+  }
+  return best;
+}
+
+// The printed line from `from` on most like `line` (the longest common
+// prefix), to name in a message; `otherwise` if none shares a character.
+inline size_t most_like(const std::string& line,
+                        const std::vector<std::string>& printed, size_t from,
+                        size_t otherwise) {
+  size_t best_common = 0;
+  for (size_t at = from; at < printed.size(); ++at) {
+    const size_t common = static_cast<size_t>(
+        std::mismatch(line.begin(), line.end(), printed[at].begin(),
+                      printed[at].end())
+            .first -
+        line.begin());
+    if (common > best_common) best_common = common, otherwise = at;
+  }
+  return otherwise;
+}
+
 // Whether `printed` is what `shown` shows, in order: masked lines equal,
 // a "..." line in `shown` standing for any number of printed lines.
 // Trailing blank lines of either are ignored.
@@ -236,30 +277,13 @@ inline Difference compare_in_order(std::vector<std::string> shown,
     } else if (gap_before) {
       last = printed.size();
     }
-    size_t best_at = first;
-    size_t best_len = 0;
-    bool found = false;
-    for (size_t at = first; at <= last && !found; ++at) {
-      size_t m = 0;
-      while (m < len && at + m < printed.size() &&
-             shown[i + m] == printed[at + m]) {
-        ++m;
-      }
-      found = m == len;
-      if (found || m > best_len) best_at = at, best_len = m;
+    Match m = find_lines(shown, i, len, printed, first, last);
+    if (!m.found && m.len == 0 && gap_before) {
+      m.at = most_like(shown[i], printed, next, m.at);
     }
-    if (!found && best_len == 0 && gap_before) {
-      // Nothing matched after a gap: name the printed line most like it.
-      size_t best_common = 0;
-      for (size_t at = next; at < printed.size(); ++at) {
-        const size_t common = static_cast<size_t>(
-            std::mismatch(shown[i].begin(), shown[i].end(), printed[at].begin(),
-                          printed[at].end())
-                .first -
-            shown[i].begin());
-        if (common > best_common) best_common = common, best_at = at;
-      }
-    }
+    const bool found = m.found;
+    const size_t best_at = m.at;
+    const size_t best_len = m.len;
     if (!found) {
       const size_t s = i + best_len;
       const size_t p = best_at + best_len;
