@@ -95,6 +95,17 @@ TEST(CompareInOrder, OnlyWhatVariesIsMasked) {
   EXPECT_TRUE(compare_in_order({"  local address:  PSN 0x600ef1, GID ::1"},
                                {"  local address:  PSN 0x12ab34, GID ::1"})
                   .same);
+  EXPECT_TRUE(
+      compare_in_order({"JACCL_COORDINATOR=127.0.0.1:46705",
+                        "WEFT_SIM_SERVER=/tmp/weft-sim-dneb0D/socket",
+                        "LD_LIBRARY_PATH=/tmp/weft/build/default/sim/dropin"},
+                       {"JACCL_COORDINATOR=127.0.0.1:38471",
+                        "WEFT_SIM_SERVER=/tmp/weft-sim-ASE4jH/socket",
+                        "LD_LIBRARY_PATH=build/default/sim/dropin"})
+          .same);
+  EXPECT_FALSE(compare_in_order({"WEFT_SIM_SERVER=/tmp/weft-sim-dneb0D/socket"},
+                                {"WEFT_SIM_SERVER=/tmp/weft-sim-dneb0D/sock"})
+                   .same);
   // Exit codes, virtual times and hashes are not masked.
   EXPECT_FALSE(compare_in_order({"rank 0 (pid 20651): exited 0"},
                                 {"rank 0 (pid 4242): exited 1"})
