@@ -1,6 +1,7 @@
 // Runs a built tool (weft-sim, weft-bench) as a child process and collects
-// its exit code, stdout and stderr; scratch files are named per process and
-// test, since CTest runs tests in parallel.
+// its exit code, stdout and stderr, or a shell script from a fresh
+// directory; scratch files are named per process and test, since CTest runs
+// tests in parallel.
 #ifndef WEFT_TESTS_TOOLS_TOOL_RUNNER_H_
 #define WEFT_TESTS_TOOLS_TOOL_RUNNER_H_
 
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -110,6 +112,47 @@ inline void expect_bad_input(const std::string& tool,
   EXPECT_THAT(r.err, ::testing::StartsWith(program + ": ")) << args;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_THAT(r.err, ::testing::HasSubstr(what)) << args;
+}
+
+struct ScriptRun {
+  int code = -1;    // the runner's exit code; -1 if it did not exit
+  std::string out;  // what it printed
+  std::string dir;  // the directory it ran in (removed since)
+};
+
+// Writes `script` to commands.sh in a new directory, after an export of
+// LD_PRELOAD when Debian's tools need the ASan runtime to load an
+// instrumented provider, runs the shell line `runner` (which runs
+// commands.sh, under a deadline) there, and removes the directory.
+inline ScriptRun run_script(const std::string& script,
+                            const std::string& runner) {
+  ScriptRun r;
+  r.dir = ::testing::TempDir() + "/weft_script_XXXXXX";
+  if (::mkdtemp(r.dir.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp " << r.dir;
+    return r;
+  }
+  {
+    std::ofstream file(r.dir + "/commands.sh");
+    if (const std::string preload = WEFT_FOREIGN_PRELOAD; !preload.empty()) {
+      file << "export LD_PRELOAD='" << preload << "'\n";
+    }
+    file << script;
+  }
+  const std::string line = "cd '" + r.dir + "' && " + runner;
+  FILE* pipe = ::popen(line.c_str(), "r");
+  if (pipe != nullptr) {
+    char buffer[4096];
+    size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+      r.out.append(buffer, n);
+    }
+    const int status = ::pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(r.dir, ignored);
+  return r;
 }
 
 }  // namespace weft::testing

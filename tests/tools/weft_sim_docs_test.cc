@@ -1,34 +1,26 @@
 // What the pages show `weft-sim launch` printing is what it prints.
 //
 // docs/verbs-macos.md ("Running your own verbs program on simulated Macs")
-// and docs/simulator.md ("The simulation server") mark each sample they
-// show with `<!-- launch-example -->` on the line before its fence: "$ "
-// lines are commands (a trailing backslash continues one), the lines after
-// them what a terminal showed. Each sample runs here as the page gives it,
-// from a fresh directory, with this build's binaries in place of the
-// build/default paths and a free port in place of 18515, in a terminal
-// (script(1)), as a reader runs it (a terminal's line buffering orders the
-// lines as the page shows them). The ranks' lines interleave as the host
-// schedules them, so lines are compared as a multiset; pids, the PSNs
-// ibv_uc_pingpong draws, a CQ's address and pingpong's wall-time figures
-// vary and are compared as placeholders; everything else, the virtual time
-// and trace hash above all, must be exactly as shown (trailing blanks
-// aside). A "..." line stands for lines left out.
+// and docs/simulator.md ("The simulation server") mark each such sample
+// `<!-- doc-test: launch -->` (the scheme is in doc_blocks.h): "$ " lines
+// are commands, the lines after them what a terminal showed. Each sample
+// runs here as the page gives it, from a fresh directory, with this
+// build's binaries in place of the build/default paths and a free port in
+// place of 18515, in a terminal (script(1)), as a reader runs it (a
+// terminal's line buffering orders the lines as the page shows them). The
+// ranks' lines interleave as the host schedules them, so lines are
+// compared as a multiset, masked as doc_blocks.h's masked() says;
+// everything else, the virtual time and trace hash above all, must be
+// exactly as shown. A "..." line stands for lines left out.
 //
-// verbs-macos.md's table after `<!-- launch-faults-table -->` gives, for
-// one-line fault plans, how the page's pingpong run ends: each row runs
-// that command with --faults naming a file holding the row's plan line.
-#include <netinet/in.h>
-#include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
+// verbs-macos.md's table after `<!-- doc-test: launch-faults-table -->`
+// gives, for one-line fault plans, how the page's pingpong run ends: each
+// row runs that command with --faults naming a file holding the row's plan
+// line.
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <regex>
 #include <set>
@@ -44,6 +36,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "doc_blocks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tool_runner.h"
@@ -52,60 +45,37 @@ namespace weft::testing {
 namespace {
 
 constexpr char kPingpong[] = "/usr/bin/ibv_uc_pingpong";
-constexpr char kExampleMarker[] = "<!-- launch-example -->";
-constexpr char kFaultTableMarker[] = "<!-- launch-faults-table -->";
+constexpr char kFaultTableMarker[] = "<!-- doc-test: launch-faults-table -->";
 
-std::string read_page(const std::string& page) {
-  std::ifstream file(std::string(WEFT_SOURCE_DIR) + "/" + page);
-  EXPECT_TRUE(file.good()) << page;
-  return std::string((std::istreambuf_iterator<char>(file)),
-                     std::istreambuf_iterator<char>());
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  return absl::StrSplit(text, '\n');
+std::vector<std::string> page_lines(const std::string& page) {
+  return absl::StrSplit(docs::read_source_file(WEFT_SOURCE_DIR, page), '\n');
 }
 
 // One sample: where it is, its commands (continuations joined) and the
 // lines shown after them.
 struct Sample {
-  std::string where;  // page:line of the marker
+  std::string where;  // page:line of the fence
   std::vector<std::string> commands;
   std::vector<std::string> shown;
 };
 
 std::vector<Sample> samples_of(const std::string& page) {
   std::vector<Sample> samples;
-  const std::vector<std::string> lines = lines_of(read_page(page));
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (absl::StripAsciiWhitespace(lines[i]) != kExampleMarker) continue;
+  for (const docs::Block& b :
+       docs::blocks_of(page, docs::read_source_file(WEFT_SOURCE_DIR, page))) {
+    if (b.marker.kind != docs::Kind::kLaunch) continue;
     Sample s;
-    s.where = absl::StrCat(page, ":", i + 1);
-    EXPECT_TRUE(i + 1 < lines.size() && lines[i + 1].rfind("```", 0) == 0)
-        << s.where << ": the marker must stand right before a fence";
-    size_t at = i + 2;
-    for (; at < lines.size() && lines[at].rfind("```", 0) != 0; ++at) {
-      const std::string& line = lines[at];
-      if (line.rfind("$ ", 0) == 0) {
-        EXPECT_TRUE(s.shown.empty())
-            << s.where << ": commands come before the output";
-        std::string command = line.substr(2);
-        while (absl::EndsWith(command, "\\") && at + 1 < lines.size()) {
-          command.pop_back();
-          command +=
-              std::string(absl::StripLeadingAsciiWhitespace(lines[++at]));
-        }
-        s.commands.push_back(command);
-      } else {
-        s.shown.push_back(line);
-      }
+    s.where = b.where();
+    for (const docs::Step& step : docs::steps_of(b.body)) {
+      EXPECT_TRUE(s.shown.empty())
+          << s.where << ": commands come before the output";
+      if (!step.command.empty()) s.commands.push_back(step.command);
+      s.shown.insert(s.shown.end(), step.shown.begin(), step.shown.end());
     }
-    i = at;
     samples.push_back(std::move(s));
   }
   return samples;
 }
-
 
 // The page's command with this build's binaries and `port`.
 std::string for_this_build(const std::string& command, uint16_t port) {
@@ -133,51 +103,15 @@ struct TerminalRun {
 // Runs `commands` one after the other (stopping at the first that fails)
 // from a new directory, in a terminal, under a deadline.
 TerminalRun run_in_terminal(const std::vector<std::string>& commands) {
-  std::string dir = ::testing::TempDir() + "/weft_docs_XXXXXX";
-  EXPECT_NE(::mkdtemp(dir.data()), nullptr);
-  {
-    std::ofstream script(dir + "/commands.sh");
-    script << "set -e\n";
-    // Under AddressSanitizer, Debian's tools load the instrumented provider
-    // only with the ASan runtime preloaded.
-    if (const std::string preload = WEFT_FOREIGN_PRELOAD; !preload.empty()) {
-      script << "export LD_PRELOAD='" << preload << "'\n";
-    }
-    for (const std::string& c : commands) script << c << "\n";
-  }
-  const std::string line =
-      absl::StrCat("cd '", dir,
-                   "' && timeout 300 script -qec 'bash commands.sh' /dev/null "
-                   "</dev/null 2>&1");
+  const ScriptRun run = run_script(
+      "set -e\n" + absl::StrJoin(commands, "\n") + "\n",
+      "timeout 300 script -qec 'bash commands.sh' /dev/null </dev/null 2>&1");
   TerminalRun r;
-  std::string out;
-  FILE* pipe = ::popen(line.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    out.append(buffer, n);
-  }
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.code = run.code;
+  std::string out = run.out;
   out.erase(std::remove(out.begin(), out.end(), '\r'), out.end());
   r.lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
   return r;
-}
-
-// What differs from run to run in an otherwise deterministic line.
-std::string placeholders(const std::string& line) {
-  static const std::vector<std::pair<std::regex, std::string>> kVarying = {
-      {std::regex("\\(pid [0-9]+"), "(pid P"},
-      {std::regex("PSN 0x[0-9a-f]+"), "PSN 0xP"},
-      {std::regex("\\(cq 0x[0-9a-f]+\\)"), "(cq 0xA)"},
-      {std::regex("[0-9.]+ seconds = [0-9.]+ "), "T seconds = R "}};
-  std::string out(absl::StripTrailingAsciiWhitespace(line));
-  for (const auto& [re, with] : kVarying)
-    out = std::regex_replace(out, re, with);
-  return out;
 }
 
 // How launch's summary says the run ended, and whether every rank exited
@@ -205,10 +139,10 @@ std::string compare(const std::vector<std::string>& shown,
     if (absl::StripAsciiWhitespace(l) == "...") {
       partial = true;
     } else if (!l.empty()) {
-      want.insert(placeholders(l));
+      want.insert(docs::masked(l));
     }
   }
-  for (const std::string& l : printed) got.insert(placeholders(l));
+  for (const std::string& l : printed) got.insert(docs::masked(l));
   std::vector<std::string> missing;
   std::vector<std::string> extra;
   std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
@@ -225,7 +159,7 @@ std::string compare(const std::vector<std::string>& shown,
   return why;
 }
 
-class DocsSamples : public ::testing::TestWithParam<const char*> {
+class DocsSamples : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::exists(kPingpong))
@@ -235,7 +169,7 @@ class DocsSamples : public ::testing::TestWithParam<const char*> {
 
 TEST_P(DocsSamples, PrintWhatThePageShows) {
   const std::vector<Sample> samples = samples_of(GetParam());
-  ASSERT_FALSE(samples.empty()) << GetParam() << " has no " << kExampleMarker;
+  ASSERT_FALSE(samples.empty()) << GetParam() << " has no launch sample";
   for (const Sample& s : samples) {
     SCOPED_TRACE(s.where);
     ASSERT_FALSE(s.commands.empty());
@@ -263,13 +197,10 @@ TEST_P(DocsSamples, PrintWhatThePageShows) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Pages, DocsSamples,
-                         ::testing::Values("docs/verbs-macos.md",
-                                           "docs/simulator.md"),
-                         [](const auto& info) {
-                           return info.index == 0 ? std::string("VerbsMacos")
-                                                  : std::string("Simulator");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Pages, DocsSamples,
+    ::testing::ValuesIn(docs::pages_with(WEFT_SOURCE_DIR, docs::Kind::kLaunch)),
+    [](const auto& info) { return docs::test_name_of(info.param); });
 
 // A row of the fault table: | `plan line` | outcome | virtual time | `hash`
 // | rank 0's and rank 1's exit codes | what pingpong does |.
@@ -289,7 +220,7 @@ std::string cell(absl::string_view text) {
 TEST(DocsFaultTable, EachPlanEndsThePingpongAsThePageSays) {
   ASSERT_TRUE(std::filesystem::exists(kPingpong));
   const std::string page = "docs/verbs-macos.md";
-  const std::vector<std::string> lines = lines_of(read_page(page));
+  const std::vector<std::string> lines = page_lines(page);
   // The command the rows change: the page's first launch sample without a
   // fault plan.
   std::string launch;

@@ -1,0 +1,170 @@
+// The pages say what the tools print: every fenced block of README.md and
+// docs/*.md carries a doc-test marker, and every `run` block's commands
+// print what the block shows (the scheme is in doc_blocks.h).
+
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "doc_blocks.h"
+#include "gtest/gtest.h"
+#include "tool_runner.h"
+
+namespace weft::testing::docs {
+namespace {
+
+std::vector<std::string> pages() { return pages_of(WEFT_SOURCE_DIR); }
+
+std::vector<Block> page_blocks(const std::string& page) {
+  return blocks_of(page, read_source_file(WEFT_SOURCE_DIR, page));
+}
+
+TEST(DocsMarkers, EveryFencedBlockSaysHowItIsTested) {
+  size_t blocks = 0;
+  for (const std::string& page : pages()) {
+    for (const Block& b : page_blocks(page)) {
+      ++blocks;
+      switch (b.marker.kind) {
+        case Kind::kNone:
+          ADD_FAILURE() << b.where()
+                        << ": a fenced block needs a marker on the line "
+                           "before its fence: <!-- doc-test: run -->, "
+                           "<!-- doc-test: launch --> or <!-- doc-test: "
+                           "exempt: REASON --> (tests/tools/doc_blocks.h)";
+          break;
+        case Kind::kBad:
+          ADD_FAILURE() << b.where() << ": " << b.marker.reason;
+          break;
+        case Kind::kRun:
+        case Kind::kLaunch: {
+          const std::vector<Step> steps = steps_of(b.body);
+          EXPECT_TRUE(!steps.empty() && !steps[0].command.empty())
+              << b.where() << ": a run or launch block starts with a "
+              << "\"$ \" command";
+          break;
+        }
+        case Kind::kExempt:
+          break;
+      }
+    }
+  }
+  EXPECT_GT(blocks, 0u) << "no fenced blocks under " << WEFT_SOURCE_DIR;
+}
+
+// The page's command with this build's binaries and files.
+std::string for_this_build(const std::string& command) {
+  const std::string build = WEFT_BUILD_DIR;
+  std::string out = absl::StrReplaceAll(
+      command,
+      {{"$PWD/build/default", build},
+       {"build/default/", build + "/"},
+       {"tests/tools/", std::string(WEFT_SOURCE_DIR) + "/tests/tools/"}});
+  return std::regex_replace(
+      out, std::regex("(^|[ ;|&(])(weft-sim|weft-bench|weft-devices)(?= |$)"),
+      "$1" + build + "/bin/$2");
+}
+
+struct Printed {
+  std::string text;
+  int code = -1;
+};
+
+constexpr char kEndOfCommand[] = "\036weft-doc-test rc=";
+
+// Runs a block's commands one after the other in one shell (so `export`
+// and `echo $?` work as in a terminal), from a fresh directory, stdout and
+// stderr together, under a deadline; what each printed and its exit code.
+std::vector<Printed> run_commands(const std::vector<std::string>& commands) {
+  std::string script = "exec 2>&1\n";
+  for (const std::string& c : commands) {
+    absl::StrAppend(&script, for_this_build(c), "\nweft_rc=$?; printf '",
+                    kEndOfCommand, "%d\\n' $weft_rc; (exit $weft_rc)\n");
+  }
+  const ScriptRun run =
+      run_script(script, "timeout 120 bash commands.sh </dev/null 2>&1");
+  EXPECT_NE(run.code, 124) << "the commands ran past their deadline: "
+                           << absl::StrJoin(commands, "; ");
+  const std::string& dir = run.dir;
+  std::string out = run.out;
+  // Paths of this build and of the scratch directory, as the page has them.
+  out = absl::StrReplaceAll(
+      out, {{std::string(WEFT_BUILD_DIR), "build/default"}, {dir + "/", ""}});
+  std::vector<Printed> each;
+  size_t from = 0;
+  for (size_t at; (at = out.find(kEndOfCommand, from)) != std::string::npos;) {
+    Printed p;
+    p.text = out.substr(from, at - from);
+    const size_t code_at = at + sizeof(kEndOfCommand) - 1;
+    p.code = std::atoi(out.c_str() + code_at);
+    from = out.find('\n', code_at);
+    from = from == std::string::npos ? out.size() : from + 1;
+    each.push_back(std::move(p));
+  }
+  return each;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out = absl::StrSplit(text, '\n');
+  if (!out.empty() && out.back().empty()) out.pop_back();
+  return out;
+}
+
+// Checks one run block; `cache` holds what earlier blocks' command lists
+// printed, so a command two blocks show runs once.
+void check_run_block(
+    const Block& b,
+    std::map<std::vector<std::string>, std::vector<Printed>>* cache) {
+  const std::vector<Step> steps = steps_of(b.body);
+  std::vector<std::string> commands;
+  for (const Step& s : steps) commands.push_back(s.command);
+  auto it = cache->find(commands);
+  if (it == cache->end()) {
+    it = cache->emplace(commands, run_commands(commands)).first;
+  }
+  const std::vector<Printed>& printed = it->second;
+  ASSERT_EQ(printed.size(), steps.size())
+      << b.where() << ": the shell stopped early";
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const Step& s = steps[k];
+    const Difference d = compare_in_order(s.shown, lines(printed[k].text));
+    const size_t body_at = d.shown_index < s.shown_at.size()
+                               ? s.shown_at[d.shown_index]
+                               : (s.shown_at.empty() ? 0 : s.shown_at.back());
+    EXPECT_TRUE(d.same) << b.page << ":" << b.fence_line + 1 + body_at << ": `"
+                        << s.command << "`: " << d.why << "\nit printed:\n"
+                        << printed[k].text;
+    const bool code_shown =
+        k + 1 < steps.size() && steps[k + 1].command == "echo $?";
+    EXPECT_TRUE(printed[k].code == 0 || code_shown)
+        << b.where() << ": `" << s.command << "` exited " << printed[k].code
+        << " (a block shows a failing command's exit code with `$ echo $?` "
+           "after it):\n"
+        << printed[k].text;
+  }
+}
+
+class DocsRunBlocks : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DocsRunBlocks, PrintWhatThePageShows) {
+  std::map<std::vector<std::string>, std::vector<Printed>> cache;
+  for (const Block& b : page_blocks(GetParam())) {
+    if (b.marker.kind != Kind::kRun) continue;
+    SCOPED_TRACE(b.where());
+    check_run_block(b, &cache);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Pages, DocsRunBlocks,
+    ::testing::ValuesIn(pages_with(WEFT_SOURCE_DIR, Kind::kRun)),
+    [](const auto& info) { return test_name_of(info.param); });
+
+}  // namespace
+}  // namespace weft::testing::docs
