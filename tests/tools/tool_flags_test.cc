@@ -107,6 +107,8 @@ TEST(ToolFlags, FlagFilesAndSpacedValuesReachTheTool) {
 TEST(ToolFlags, UsageOutputHasNoSourcePath) {
   for (const Tool& t : kTools) {
     const ToolResult full = run_tool(t.path, "--helpfull");
+    EXPECT_EQ(full.code, 0) << t.name;
+    EXPECT_THAT(full.out, ::testing::StartsWith(std::string(t.name) + ": "));
     EXPECT_THAT(full.out, HasSubstr("Flags from weft:")) << t.name;
     EXPECT_THAT(full.out, Not(HasSubstr(WEFT_SOURCE_DIR))) << t.name;
     EXPECT_THAT(full.out, Not(HasSubstr("tools/"))) << t.name;

@@ -4,12 +4,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <utility>
 
 #include "absl/flags/commandlineflag.h"
+#include "absl/flags/internal/program_name.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
+#include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -17,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "fabric/absl_compat.h"
+#include "tools/cli/exit_status.h"
 #include "tools/cli/flag_scope.h"
 
 namespace weft::sim::cli {
@@ -277,6 +282,17 @@ void set_flags(std::vector<std::string> args) {
   absl::FlagsUsageConfig config;
   config.normalize_filename = usage_file_name;
   absl::SetFlagsUsageConfig(config);
+  // --helpfull lists every flag and exits, 0 as weft's --help does (absl
+  // 20220623 exits 1 after help; later releases 0).
+  for (const std::string& a : args) {
+    if (a != "--helpfull") continue;
+    if (!args.empty()) absl::flags_internal::SetProgramInvocationName(args[0]);
+    absl::flags_internal::FlagsHelp(
+        std::cout, "", absl::flags_internal::HelpFormat::kHumanReadable,
+        absl::ProgramUsageMessage());
+    std::cout.flush();
+    std::exit(kExitOk);
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

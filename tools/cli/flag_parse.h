@@ -35,7 +35,8 @@ absl::StatusOr<std::vector<std::string>> check_args(
 
 // absl::ParseCommandLine over check_args()' result: sets the flags, and
 // answers absl's usage flags (--helpfull, --helpmatch=...) with weft's
-// flags under "weft" rather than the build machine's source paths.
+// flags under "weft" rather than the build machine's source paths;
+// --helpfull exits 0 whatever the Abseil release.
 // REQUIRES: `args` came from check_args().
 void set_flags(std::vector<std::string> args);
 
