@@ -3,8 +3,8 @@
 // computed here), --plot (an SVG with one polyline per series), --model
 // (the ring's cost, computed here from the tb5 figures), and bad input.
 #include <cmath>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -223,6 +223,44 @@ TEST(WeftBench, UncheckedRunsSayNA) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0][8], "N/A");
   EXPECT_EQ(rows[0][12], "N/A");
+}
+
+// --link=ideal takes no virtual time: the time is 0.00 and the bandwidths,
+// which would be infinite, are "-" in the table (as in weft-sim's) and null
+// in the JSON.
+TEST(WeftBench, IdealLinkBandwidthsAreDashesNotZeros) {
+  const std::string path = scratch_path("ideal.json");
+  const ToolResult r = bench("--link=ideal -b 4K -e 4K --json=" + path);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto rows = result_rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows[0][5], "0.00");
+  EXPECT_EQ(rows[0][6], "-");
+  EXPECT_EQ(rows[0][7], "-");
+  EXPECT_EQ(rows[0][10], "-");
+  EXPECT_EQ(rows[0][11], "-");
+  const nlohmann::json doc = nlohmann::json::parse(read_text(path));
+  const nlohmann::json& m = doc["blocks"][0]["results"][0]["out_of_place"];
+  EXPECT_EQ(m["time_us"], 0.0);
+  EXPECT_TRUE(m["algbw_gbs"].is_null()) << m;
+  EXPECT_TRUE(m["busbw_gbs"].is_null()) << m;
+}
+
+// all_to_all over 8 ranks of floats moves multiples of 32 bytes (one
+// float per rank pair): asked 1, 4, 16, 64 and 256 bytes, it measures 32
+// (1, 4 and 16 raised to it, once), 64 and 256, and says so on stderr once.
+TEST(WeftBench, SizesThatRoundAlikeGiveOneRow) {
+  const ToolResult r = bench("-b 1 -e 256 -f 4 --op=all_to_all");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto rows = result_rows(r.out);
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  EXPECT_EQ(rows[0][0], "32");
+  EXPECT_EQ(rows[0][1], "1");
+  EXPECT_EQ(rows[1][0], "64");
+  EXPECT_EQ(rows[2][0], "256");
+  EXPECT_EQ(r.err,
+            "weft-bench: all_to_all of float on 8 ranks moves at least 32 "
+            "bytes (count 1); smaller sizes are measured at 32 bytes\n");
 }
 
 void expect_bad_input(const std::string& args, const std::string& what,

@@ -125,26 +125,53 @@ TEST(WeftDevicesTest, VerboseShowsGidsAndAppleLimits) {
                               "work requests per queue")));
 }
 
-TEST(WeftDevicesTest, MissingLibraryExitsTwo) {
+// A library that cannot be loaded is a failed run (1), as in every weft
+// tool; 2 is bad flags.
+TEST(WeftDevicesTest, MissingLibraryExitsOne) {
   const ToolRun r = run({}, "--library=/nonexistent/librdma.dylib");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("diagnosis: cannot load the RDMA library "
                                "/nonexistent/librdma.dylib"));
 }
 
 TEST(WeftDevicesTest, RealLibraryWithoutDevicesExitsThree) {
   const ToolRun r = run({}, "--library=libibverbs.so.1", /*library=*/"");
-  if (r.exit_code == 2) GTEST_SKIP() << "libibverbs.so.1 is not installed";
+  if (r.exit_code == 1) GTEST_SKIP() << "libibverbs.so.1 is not installed";
   if (r.exit_code != 3) GTEST_SKIP() << "this host has RDMA devices";
   EXPECT_THAT(r.out,
               HasSubstr("diagnosis: no RDMA devices found by libibverbs.so.1"));
 }
 
-TEST(WeftDevicesTest, BadFlagsExitOne) {
-  EXPECT_EQ(run({}, "--no_such_flag").exit_code, 1);
-  EXPECT_EQ(run({}, "extra").exit_code, 1);
+// The simulated provider that cannot build its world from its environment
+// says why; the diagnosis is that reason, not the missing kernel driver a
+// real library's empty list would mean. Exit 1: the library failed.
+TEST(WeftDevicesTest, ProviderErrorIsTheDiagnosis) {
+  const ToolRun r = run({{"WEFT_SIM_VERBS_RANKS", "abc"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("diagnosis: weft simulated verbs provider: "
+                               "WEFT_SIM_VERBS_RANKS=abc: expected a whole "
+                               "number"));
+  EXPECT_THAT(r.out, Not(HasSubstr("kernel driver")));
+  const ToolRun json = run({{"WEFT_SIM_VERBS_RANKS", "abc"}}, "--json");
+  const size_t start = json.out.find('{');
+  ASSERT_NE(start, std::string::npos) << json.out;
+  const auto doc = nlohmann::json::parse(
+      json.out.substr(start, json.out.rfind('}') - start + 1));
+  EXPECT_EQ(doc["exit_code"], 1);
+  EXPECT_THAT(doc["diagnosis"][0].get<std::string>(),
+              HasSubstr("WEFT_SIM_VERBS_RANKS=abc"));
+}
+
+TEST(WeftDevicesTest, BadFlagsExitTwo) {
+  EXPECT_EQ(run({}, "--no_such_flag").exit_code, 2);
+  EXPECT_EQ(run({}, "extra").exit_code, 2);
+  EXPECT_EQ(run({}, "--json=maybe").exit_code, 2);
   const ToolRun help = run({}, "--help");
-  EXPECT_THAT(help.out, AllOf(HasSubstr("exit codes"), HasSubstr("--library")));
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, AllOf(HasSubstr("exit codes"), HasSubstr("--library"),
+                              HasSubstr("1 the RDMA library cannot be loaded "
+                                        "or fails to list its devices; 2 bad "
+                                        "flags")));
 }
 
 }  // namespace

@@ -1,26 +1,15 @@
 #include "tools/cli/cli_common.h"
 
-#include <cstdio>
-#include <utility>
-
-#include "absl/flags/parse.h"
-#include "absl/flags/reflection.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "fabric/absl_compat.h"
-#include "tools/cli/flag_scope.h"
+#include "tools/cli/flag_parse.h"
 
 namespace weft::sim::cli {
 
 int bad_input(std::string_view what) {
-  std::string line(what);
-  for (char& c : line) {
-    if (c == '\n') c = ' ';  // one line, always
-  }
-  std::fprintf(stderr, "weft-sim: %s\n", line.c_str());
-  return kExitBadInput;
+  return report_line("weft-sim", kExitBadInput, what);
 }
 
 int bad_input(const absl::Status& status) {
@@ -49,46 +38,8 @@ absl::StatusOr<uint64_t> parse_uint(std::string_view flag,
 
 absl::StatusOr<std::vector<std::string>> normalise_flags(int argc,
                                                          char** argv) {
-  std::vector<std::string> out;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (i == 0 || arg.size() < 3 || arg.rfind("--", 0) != 0) {
-      out.push_back(std::move(arg));
-      continue;
-    }
-    const size_t eq = arg.find('=');
-    std::string name =
-        arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    for (char& c : name) {
-      if (c == '-') c = '_';
-    }
-    const bool negated =
-        name.rfind("no", 0) == 0 && absl::FindCommandLineFlag(name) == nullptr;
-    const std::string lookup = negated ? name.substr(2) : name;
-    if (absl::FindCommandLineFlag(lookup) == nullptr &&
-        !is_builtin_flag(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag --", name, " (see weft-sim <command> --help)"));
-    }
-    out.push_back(absl::StrCat("--", name,
-                               eq == std::string::npos ? "" : arg.substr(eq)));
-  }
-  return out;
-}
-
-absl::Status parse_flags(std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<char*> rest =
-      absl::ParseCommandLine(static_cast<int>(args.size()), argv.data());
-  if (rest.size() > 1) {
-    std::vector<std::string> extra(rest.begin() + 1, rest.end());
-    return absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument(s) ", absl::StrJoin(extra, " "),
-                     " (flags are --name=value)"));
-  }
-  return absl::OkStatus();
+  const std::vector<std::string> args(argv, argv + argc);
+  return check_args("weft-sim", args);
 }
 
 }  // namespace weft::sim::cli

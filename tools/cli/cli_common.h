@@ -1,6 +1,6 @@
-// Shared plumbing for weft-sim's subcommands: exit codes, the one-line
-// bad-input report, flag-value parsing that turns bad values into exit code
-// 2 (absl::flags would exit 1), and argv clean-up before absl parses it.
+// Shared plumbing for weft-sim's subcommands: the one-line bad-input report
+// under weft-sim's name, and parsing of flag values weft reads as text
+// (whole numbers in a range, on/off) into exit code 2 with that line.
 #ifndef WEFT_TOOLS_CLI_CLI_COMMON_H_
 #define WEFT_TOOLS_CLI_CLI_COMMON_H_
 
@@ -11,12 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tools/cli/exit_status.h"
 
 namespace weft::sim::cli {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;    // the run found a problem
-inline constexpr int kExitBadInput = 2;  // the user's input is wrong
 
 // Prints "weft-sim: <what>" as one line on stderr; returns kExitBadInput.
 int bad_input(std::string_view what);
@@ -30,15 +27,10 @@ absl::StatusOr<uint64_t> parse_uint(std::string_view flag,
 // "on" as true, "off" as false; InvalidArgument naming `flag` otherwise.
 absl::StatusOr<bool> parse_on_off(std::string_view flag, std::string_view text);
 
-// Prepares argv for absl::ParseCommandLine: "--check-determinism" becomes
-// "--check_determinism" (flag names may use either), and a flag no
-// subcommand defines is reported as bad input instead of absl's exit 1.
-// Returns the rewritten arguments (argv[0] first) or the error.
+// check_args() (tools/cli/flag_parse.h) over weft-sim's argv: the
+// arguments as set_flags() takes them ("--check-determinism" as
+// "--check_determinism", flag files read), or the bad input.
 absl::StatusOr<std::vector<std::string>> normalise_flags(int argc, char** argv);
-
-// absl::ParseCommandLine over `args`; positional arguments (other than the
-// program name) are InvalidArgument.
-absl::Status parse_flags(std::vector<std::string>& args);
 
 }  // namespace weft::sim::cli
 

@@ -42,6 +42,15 @@ bool FlagSet::contains(const absl::CommandLineFlag& flag) const {
   return false;
 }
 
+FlagSet FlagSet::without(std::string_view name) const {
+  FlagSet out = *this;
+  out.size_ = 0;
+  for (const absl::CommandLineFlag* f : flags()) {
+    if (to_std(f->Name()) != name) out.flags_[out.size_++] = f;
+  }
+  return out;
+}
+
 std::string flag_name(const std::string& arg) {
   if (arg.rfind("--", 0) != 0) return "";
   const size_t eq = arg.find('=');

@@ -47,6 +47,9 @@ class FlagSet {
     return {flags_.data(), size_};
   }
   bool contains(const absl::CommandLineFlag& flag) const;
+  // This set without the flag named `name`: for the --help of a tool that
+  // refuses one flag of a shared set (weft-bench's --trace).
+  FlagSet without(std::string_view name) const;
 
  private:
   std::string_view name_;

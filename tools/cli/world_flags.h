@@ -7,6 +7,7 @@
 #define WEFT_TOOLS_CLI_WORLD_FLAGS_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "sim/world.h"
@@ -25,6 +26,9 @@ struct WorldFlags {
 // --reorder, --error, --faults, --seed, --apple_limits, --time_limit_ms,
 // --trace.
 extern const FlagSet kWorldFlags;
+// The name of --trace, which weft-bench refuses (it measures many runs in
+// one world; weft-sim run traces one).
+inline constexpr std::string_view kTraceFlagName = "trace";
 
 // Reads and validates the shared flags (after absl::ParseCommandLine).
 absl::StatusOr<WorldFlags> world_flags();

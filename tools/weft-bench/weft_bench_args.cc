@@ -2,10 +2,10 @@
 
 #include <utility>
 
-#include "absl/flags/reflection.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/absl_compat.h"
+#include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
 
 namespace weft::bench {
@@ -31,32 +31,15 @@ constexpr std::pair<std::string_view, std::string_view> kTypeNames[] = {
     {"int", "int32"},     {"char", "int8"},    {"bf16", "bfloat16"}};
 constexpr size_t kPrintedTypeNames = 3;
 
-// "--flag-name=v" as "--flag_name=v"; InvalidArgument for an unknown flag.
-absl::StatusOr<std::string> long_flag(const std::string& arg) {
-  const size_t eq = arg.find('=');
-  std::string name =
-      arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-  for (char& c : name) {
-    if (c == '-') c = '_';
-  }
-  const bool known = absl::FindCommandLineFlag(name) != nullptr ||
-                     sim::cli::is_builtin_flag(name) ||
-                     (name.rfind("no", 0) == 0 &&
-                      absl::FindCommandLineFlag(name.substr(2)) != nullptr);
-  if (!known) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown flag --", name, " (see weft-bench --help)"));
-  }
-  return absl::StrCat("--", name,
-                      eq == std::string::npos ? "" : arg.substr(eq));
-}
-
 // "-b 8", "-b8" or "-b=8" (the value may be the next argument, consumed
 // through *next) as "--minbytes=8".
 absl::StatusOr<std::string> short_option(const std::string& arg, int argc,
                                          char** argv, int* next) {
   const char letter = arg[1];
   if (letter == 'h' && arg.size() == 2) return std::string("--help");
+  // absl's usage flags with one dash (-help, -helpfull, -version).
+  const std::string word = arg.substr(1, arg.find('=') - 1);
+  if (sim::cli::is_builtin_flag(word)) return absl::StrCat("-", arg);
   if (kIgnoredLetters.find(letter) != std::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
         "nccl-tests option -", std::string(1, letter),
@@ -89,15 +72,13 @@ absl::StatusOr<std::vector<std::string>> translate_args(int argc, char** argv) {
   while (i < argc) {
     const std::string arg = argv[i++];
     absl::StatusOr<std::string> translated = arg;
-    if (arg.rfind("--", 0) == 0 && arg.size() > 2) {
-      translated = long_flag(arg);
-    } else if (arg.size() >= 2 && arg[0] == '-') {
+    if (arg.rfind("--", 0) != 0 && arg.size() >= 2 && arg[0] == '-') {
       translated = short_option(arg, argc, argv, &i);
     }
     if (!translated.ok()) return translated.status();
     out.push_back(*std::move(translated));
   }
-  return out;
+  return sim::cli::check_args("weft-bench", out);
 }
 
 std::string_view weft_dtype_name(std::string_view nccl_name) {

@@ -3,8 +3,9 @@
 // absl::flags are long-form only, so each short option is rewritten to its
 // long flag first (`-b 8` and `-b8` become `--minbytes=8`), and nccl-tests'
 // type names are mapped to weft's (float -> float32, half -> float16, ...).
-// nccl-tests options that mean nothing here (-g, -t, -m, ...) and unknown
-// flags are bad input with a message, not absl's own exit code.
+// nccl-tests options that mean nothing here (-g, -t, -m, ...) are bad
+// input with a message; long flags are then checked as every weft tool's
+// are (tools/cli/flag_parse.h).
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_ARGS_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_ARGS_H_
 
@@ -16,9 +17,10 @@
 
 namespace weft::bench {
 
-// argv rewritten for absl::ParseCommandLine (argv[0] first): short options
-// translated, "--flag-name" spelled "--flag_name". InvalidArgument for an
-// unsupported or unknown option, or a short option without its value.
+// argv rewritten for sim::cli::set_flags() (argv[0] first): short options
+// translated, then sim::cli::check_args(). InvalidArgument for an
+// unsupported or unknown option, a short option without its value, or any
+// mistake check_args() finds.
 absl::StatusOr<std::vector<std::string>> translate_args(int argc, char** argv);
 
 // nccl-tests' type names ("float", "half", "double", "int", "char", ...) as

@@ -1,5 +1,6 @@
 #include "tools/weft-bench/weft_bench_json.h"
 
+#include <optional>
 #include <utility>
 
 #include "collectives/dtype.h"
@@ -19,8 +20,10 @@ nlohmann::json measurement_json(const BenchRow& row, const Measurement& m) {
       m.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.error);
   if (!m.error.empty()) return j;
   j["time_us"] = m.time_us;
-  j["algbw_gbs"] = algbw_gbs(row, m);
-  j["busbw_gbs"] = busbw_gbs(row, m);
+  const std::optional<double> algbw = algbw_gbs(row, m);
+  const std::optional<double> busbw = busbw_gbs(row, m);
+  j["algbw_gbs"] = algbw ? nlohmann::json(*algbw) : nlohmann::json(nullptr);
+  j["busbw_gbs"] = busbw ? nlohmann::json(*busbw) : nlohmann::json(nullptr);
   j["nwrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
   if (m.model_us > 0) {
     j["model_us"] = m.model_us;

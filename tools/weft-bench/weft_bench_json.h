@@ -13,9 +13,10 @@
 //                             "in_place": {...} or null}],
 //                "average_busbw_gbs", "wrong_total", "errors"}]}
 //
-// nwrong is null when unchecked; model_us and ratio only with --model and
-// where a model applies; a measurement that did not run (in-place
-// send/recv) is null.
+// nwrong is null when unchecked; algbw_gbs and busbw_gbs are null where the
+// table shows "-" (size 0, or no time: --link=ideal); model_us and ratio only
+// with --model and where a model applies; a measurement that did not run
+// (in-place send/recv) is null.
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
 

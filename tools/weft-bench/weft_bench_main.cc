@@ -3,11 +3,9 @@
 // link and reports virtual time; --fabric verbs makes this process one rank
 // of a group formed from JACCL's environment and reports wall time.
 // docs/benchmarking.md shows how to run it and compare with other tools.
-
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,40 +16,28 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/absl_compat.h"
-#include "tools/cli/cli_common.h"
+#include "tools/cli/exit_status.h"
+#include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
 #include "tools/cli/memory_check.h"
 #include "tools/cli/output_file.h"
 #include "tools/cli/world_flags.h"
-#include "tools/weft-bench/svg_plot.h"
 #include "tools/weft-bench/weft_bench_args.h"
-#include "tools/weft-bench/weft_bench_json.h"
 #include "tools/weft-bench/weft_bench_options.h"
+#include "tools/weft-bench/weft_bench_run.h"
 #include "tools/weft-bench/weft_bench_sim.h"
-#include "tools/weft-bench/weft_bench_table.h"
 #include "tools/weft-bench/weft_bench_verbs.h"
 
 namespace weft::bench {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;    // a measurement failed or was wrong
-constexpr int kExitBadInput = 2;  // the command line or environment is wrong
-constexpr double kNsPerUs = 1e3;
+using sim::cli::kExitBadInput;
+using sim::cli::kExitFailed;  // a measurement failed or was wrong
+using sim::cli::kExitOk;
 
 int report(int code, std::string_view what) {
-  std::string line(what);
-  for (char& c : line) {
-    if (c == '\n') c = ' ';
-  }
-  std::fprintf(stderr, "weft-bench: %s\n", line.c_str());
-  return code;
+  return sim::cli::report_line("weft-bench", code, what);
 }
-
-// The flag sets weft-bench accepts: its own, the simulated world's, and
-// the memory check of its simulated runs.
-constexpr const sim::cli::FlagSet* kFlagSets[] = {
-    &kBenchFlags, &sim::cli::kWorldFlags, &sim::cli::kMemoryFlags};
 
 constexpr char kUsage[] =
     "nccl-tests' benchmark for weft's collectives\n\n"
@@ -62,10 +48,16 @@ constexpr char kUsage[] =
     "--devices, --link, --loss, ...]\n"
     "Short options are nccl-tests' (-b 8 means --minbytes=8).";
 
-// --help and -h: the usage, then every flag, set by set. Exits 0.
+// --help and -h: the usage, then every flag, set by set (its own, the
+// simulated world's, the memory check of its simulated runs), but --trace:
+// weft-bench measures many runs in one world, and refuses it. Exits 0.
 int print_help() {
+  const sim::cli::FlagSet world =
+      sim::cli::kWorldFlags.without(sim::cli::kTraceFlagName);
+  const sim::cli::FlagSet* sets[] = {&kBenchFlags, &world,
+                                     &sim::cli::kMemoryFlags};
   std::printf("weft-bench: %s\n\n%s\n", kUsage,
-              sim::cli::flags_help(kFlagSets, {}).c_str());
+              sim::cli::flags_help(sets, {}).c_str());
   std::printf("--helpfull also lists absl's own flags (--flagfile, ...).\n");
   return kExitOk;
 }
@@ -86,14 +78,6 @@ absl::StatusOr<std::unique_ptr<BenchRunner>> make_runner(
       VerbsRunner::create(flags->options.link, options.group);
   if (!verbs.ok()) return verbs.status();
   return std::unique_ptr<BenchRunner>(*std::move(verbs));
-}
-
-// The collective one row measures.
-harness::CollectiveSpec spec_of(const BenchOp& op,
-                                harness::AlgorithmRequest algorithm,
-                                uint64_t bytes, const BenchOptions& options) {
-  return {op.kind,      op.redop,  options.dtype, bytes,
-          options.root, algorithm, false};
 }
 
 // Everything that can be checked before the first measurement: each row's
@@ -123,109 +107,6 @@ absl::Status check_before_measuring(const BenchRunner& runner,
   return absl::OkStatus();
 }
 
-absl::StatusOr<BenchRow> measure_row(BenchRunner& runner, const BenchOp& op,
-                                     harness::AlgorithmRequest algorithm,
-                                     uint64_t bytes,
-                                     const BenchOptions& options) {
-  MeasureRequest request;
-  request.spec = spec_of(op, algorithm, bytes, options);
-  request.warmup_iters = options.warmup_iters;
-  request.iters = options.iters;
-  request.check = options.check;
-  if (absl::Status s = runner.check(request.spec); !s.ok()) return s;
-  const harness::CollectiveShape shape =
-      *harness::shape_of(request.spec, runner.ranks());
-  BenchRow row;
-  row.size_bytes = shape.size_bytes;
-  row.count = shape.count;
-  row.type = std::string(nccl_type_name(dtype_name(options.dtype)));
-  row.redop = harness::reduces(op.kind) ? std::string(reduce_op_name(op.redop))
-                                        : "none";
-  row.root = harness::has_root(op.kind) ? int64_t{options.root} : -1;
-  row.bus_factor = shape.bus_factor;
-  const Algorithm resolved = runner.algorithm(request.spec);
-  row.algorithm = std::string(harness::resolved_algorithm_name(resolved));
-  for (Measurement* m : {&row.out_of_place, &row.in_place}) {
-    request.spec.in_place = m == &row.in_place;
-    absl::StatusOr<Measurement> measured = runner.measure(request);
-    if (!measured.ok()) return measured.status();
-    *m = *std::move(measured);
-    const std::optional<double> model_ns =
-        resolved == Algorithm::kRing
-            ? runner.ring_model().cost_ns(op.kind, shape.size_bytes)
-            : std::nullopt;
-    if (options.model && model_ns && m->ok())
-      m->model_us = *model_ns / kNsPerUs;
-  }
-  return row;
-}
-
-std::vector<PlotSeries> plot_series(const std::vector<BenchBlock>& blocks) {
-  std::vector<PlotSeries> out;
-  for (const BenchBlock& block : blocks) {
-    PlotSeries s;
-    s.name = absl::StrCat(block.op, " ", block.algorithm);
-    for (const BenchRow& row : block.rows) {
-      if (!row.out_of_place.ok() || row.size_bytes == 0) continue;
-      s.points.push_back({static_cast<double>(row.size_bytes),
-                          busbw_gbs(row, row.out_of_place)});
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
-                           const BenchOptions& options,
-                           const BenchRunner& runner) {
-  const bool sim = options.fabric == FabricKind::kSim;
-  if (!options.json_path.empty()) {
-    const JsonContext context{sim ? "sim" : "verbs",
-                              runner.virtual_time() ? "virtual" : "wall",
-                              runner.ranks(), runner.describe()};
-    if (absl::Status s =
-            write_results_json(options.json_path, blocks, options, context);
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (options.plot_path.empty()) return absl::OkStatus();
-  const PlotLabels labels{"weft-bench: bus bandwidth against size",
-                          runner.describe(), "size (bytes, out of place)",
-                          "bus bandwidth (GB/s)"};
-  return sim::cli::write_text_file(options.plot_path,
-                                   svg_chart(plot_series(blocks), labels));
-}
-
-// Runs every (op, algorithm) block, printing each row as it is measured.
-absl::StatusOr<std::vector<BenchBlock>> run_blocks(
-    BenchRunner& runner, const BenchOptions& options) {
-  std::vector<BenchBlock> blocks;
-  const bool print = runner.reports();
-  for (const BenchOp& op : options.ops) {
-    for (harness::AlgorithmRequest algorithm : options.algorithms) {
-      BenchBlock block;
-      block.op = std::string(harness::collective_name(op.kind));
-      block.algorithm = std::string(harness::algorithm_request_name(algorithm));
-      if (print) {
-        std::fputs(block_header(block, options, runner.describe()).c_str(),
-                   stdout);
-      }
-      for (uint64_t bytes : options.sizes) {
-        absl::StatusOr<BenchRow> row =
-            measure_row(runner, op, algorithm, bytes, options);
-        if (!row.ok()) return row.status();
-        if (print) std::fputs(row_lines(*row, options.model).c_str(), stdout);
-        std::fflush(stdout);
-        block.rows.push_back(*std::move(row));
-      }
-      if (print) std::fputs(block_footer(block).c_str(), stdout);
-      blocks.push_back(std::move(block));
-    }
-  }
-  return blocks;
-}
-
 int run(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   absl::StatusOr<std::vector<std::string>> args = translate_args(argc, argv);
@@ -235,8 +116,7 @@ int run(int argc, char** argv) {
     std::printf("%s\n", sim::cli::version_line("weft-bench").c_str());
     return kExitOk;
   }
-  if (absl::Status s = sim::cli::parse_flags(*args); !s.ok())
-    return report(kExitBadInput, to_std(s.message()));
+  sim::cli::set_flags(*std::move(args));
   absl::StatusOr<BenchOptions> options = bench_options();
   if (!options.ok()) {
     return report(kExitBadInput, to_std(options.status().message()));
@@ -251,18 +131,17 @@ int run(int argc, char** argv) {
   if (absl::Status s = check_before_measuring(**runner, *options); !s.ok()) {
     return report(kExitBadInput, to_std(s.message()));
   }
-  absl::StatusOr<std::vector<BenchBlock>> blocks =
-      run_blocks(**runner, *options);
-  if (!blocks.ok()) {
-    const bool input = absl::IsInvalidArgument(blocks.status());
-    return report(
-        input ? kExitBadInput : kExitFailed,
-        input ? to_std(blocks.status().message()) : blocks.status().ToString());
+  const BenchRun result = run_blocks(**runner, *options);
+  if (!result.status.ok()) {
+    const bool input = absl::IsInvalidArgument(result.status);
+    return report(input ? kExitBadInput : kExitFailed,
+                  stopped_line(result, *options, **runner));
   }
   if (!(*runner)->reports()) return kExitOk;
-  if (absl::Status s = write_outputs(*blocks, *options, **runner); !s.ok())
+  if (absl::Status s = write_outputs(result.blocks, *options, **runner);
+      !s.ok())
     return report(kExitFailed, to_std(s.message()));
-  for (const BenchBlock& block : *blocks) {
+  for (const BenchBlock& block : result.blocks) {
     if (wrong_total(block) > 0 || error_count(block) > 0) return kExitFailed;
   }
   return kExitOk;

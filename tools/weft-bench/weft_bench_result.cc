@@ -8,14 +8,16 @@ constexpr double kUsPerS = 1e6;
 
 }  // namespace
 
-double algbw_gbs(const BenchRow& row, const Measurement& m) {
-  if (!m.ok() || m.time_us <= 0) return 0;
+std::optional<double> algbw_gbs(const BenchRow& row, const Measurement& m) {
+  if (!m.ok() || m.time_us <= 0 || row.size_bytes == 0) return std::nullopt;
   return static_cast<double>(row.size_bytes) / kBytesPerGigabyte /
          (m.time_us / kUsPerS);
 }
 
-double busbw_gbs(const BenchRow& row, const Measurement& m) {
-  return algbw_gbs(row, m) * row.bus_factor;
+std::optional<double> busbw_gbs(const BenchRow& row, const Measurement& m) {
+  const std::optional<double> algbw = algbw_gbs(row, m);
+  if (!algbw) return std::nullopt;
+  return *algbw * row.bus_factor;
 }
 
 double average_busbw_gbs(const BenchBlock& block) {
@@ -23,8 +25,9 @@ double average_busbw_gbs(const BenchBlock& block) {
   uint64_t n = 0;
   for (const BenchRow& row : block.rows) {
     for (const Measurement* m : {&row.out_of_place, &row.in_place}) {
-      if (!m->ok()) continue;
-      sum += busbw_gbs(row, *m);
+      const std::optional<double> busbw = busbw_gbs(row, *m);
+      if (!busbw) continue;
+      sum += *busbw;
       ++n;
     }
   }

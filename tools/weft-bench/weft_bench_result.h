@@ -7,6 +7,7 @@
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RESULT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,11 @@ struct BenchRow {
   Measurement in_place;
 };
 
-// Gigabytes (1e9 bytes) per second; 0 when `m` did not run cleanly.
-double algbw_gbs(const BenchRow& row, const Measurement& m);
-double busbw_gbs(const BenchRow& row, const Measurement& m);
+// Gigabytes (1e9 bytes) per second; none when `m` did not run cleanly or
+// the bandwidth is not a number: nothing moved (size 0) or it took no time
+// (--link=ideal), which weft-sim's table shows as "-" too.
+std::optional<double> algbw_gbs(const BenchRow& row, const Measurement& m);
+std::optional<double> busbw_gbs(const BenchRow& row, const Measurement& m);
 
 struct BenchBlock {
   std::string op;         // nccl-tests' name: "all_reduce", ...
@@ -49,8 +52,9 @@ struct BenchBlock {
   std::vector<BenchRow> rows;
 };
 
-// nccl-tests' footer figures: busbw averaged over every clean
-// measurement (both placements), and #wrong summed over all of them.
+// nccl-tests' footer figures: busbw averaged over every measurement that
+// has one (both placements; 0 when none has), and #wrong summed over all of
+// them.
 double average_busbw_gbs(const BenchBlock& block);
 uint64_t wrong_total(const BenchBlock& block);
 // Measurements that ended in an error.

@@ -1,6 +1,7 @@
 #include "tools/weft-bench/weft_bench_table.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -42,8 +43,12 @@ std::string placement_cells(const BenchRow& row, const Measurement& m,
     return placement_columns("-", "-", "-", "error", "-", "-", model);
   }
   const std::string time = format_number(m.time_us, kTimeWidth);
-  const std::string algbw = format_number(algbw_gbs(row, m), kBandwidthWidth);
-  const std::string busbw = format_number(busbw_gbs(row, m), kBandwidthWidth);
+  const std::optional<double> algbw_value = algbw_gbs(row, m);
+  const std::optional<double> busbw_value = busbw_gbs(row, m);
+  const std::string algbw =
+      algbw_value ? format_number(*algbw_value, kBandwidthWidth) : "-";
+  const std::string busbw =
+      busbw_value ? format_number(*busbw_value, kBandwidthWidth) : "-";
   const std::string wrong =
       m.checked ? absl::StrFormat("%6g", static_cast<double>(m.wrong)) : "N/A";
   std::string model_time = "-";

@@ -1,5 +1,7 @@
 #include "tools/weft-devices/device_report.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <string_view>
 #include <utility>
@@ -36,6 +38,21 @@ std::string gid_kinds(const DeviceInfo& d) {
     parts.push_back(absl::StrFormat("%d %s", g.index, gid_kind_name(g.kind)));
   }
   return absl::StrJoin(parts, ", ");
+}
+
+// What the simulated provider says it could not do, or "" for any other
+// library (which lacks weft_sim_verbs_last_error) or when it has no error.
+// The library is loaded already; RTLD_NOLOAD only finds it again.
+std::string provider_error(const VerbsLibrary& library) {
+  void* handle = dlopen(library.path().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return "";
+  using LastError = const char* (*)();
+  const auto last_error =
+      reinterpret_cast<LastError>(dlsym(handle, "weft_sim_verbs_last_error"));
+  const char* text = last_error != nullptr ? last_error() : nullptr;
+  std::string out = text != nullptr ? text : "";
+  dlclose(handle);  // drops only the reference RTLD_NOLOAD took
+  return out;
 }
 
 std::vector<std::string> diagnosis_lines(const Report& report) {
@@ -85,8 +102,15 @@ Report make_report(const std::string& library) {
   }
   absl::StatusOr<std::vector<DeviceInfo>> devices = list_devices(**loaded);
   if (!devices.ok()) {
-    report.failure = Report::Failure::kNoDevices;
-    report.status = devices.status();
+    const std::string provider = provider_error(**loaded);
+    report.failure = provider.empty() ? Report::Failure::kNoDevices
+                                      : Report::Failure::kProvider;
+    report.status =
+        provider.empty()
+            ? devices.status()
+            : absl::FailedPreconditionError(absl::StrCat(
+                  provider, " (", (*loaded)->path(),
+                  " could not list its devices; fix that and run again)"));
     return report;
   }
   report.devices = *std::move(devices);
@@ -112,7 +136,8 @@ std::vector<std::string> diagnose(const DeviceInfo& d) {
 int exit_code(const Report& report) {
   switch (report.failure) {
     case Report::Failure::kLibrary:
-      return kExitNoLibrary;
+    case Report::Failure::kProvider:
+      return kExitFailed;
     case Report::Failure::kNoDevices:
       return kExitNoDevices;
     case Report::Failure::kNone:

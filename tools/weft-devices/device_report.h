@@ -8,19 +8,25 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "tools/cli/exit_status.h"
 #include "verbs/device_info.h"
 
 namespace weft::verbs::cli {
 
-// Exit codes (also in --help and docs/verbs-macos.md).
-inline constexpr int kExitReady = 0;      // every device ready
-inline constexpr int kExitUsage = 1;      // bad flags
-inline constexpr int kExitNoLibrary = 2;  // the library cannot be loaded
+// Exit codes (also in --help and docs/verbs-macos.md): weft's tools' 0, 1
+// and 2 (tools/cli/exit_status.h), and weft-devices' own 3 and 4.
+inline constexpr int kExitReady = sim::cli::kExitOk;  // every device ready
+// The library cannot be loaded or fails to list its devices.
+inline constexpr int kExitFailed = sim::cli::kExitFailed;
+inline constexpr int kExitBadInput = sim::cli::kExitBadInput;  // bad flags
 inline constexpr int kExitNoDevices = 3;  // the library lists no devices
 inline constexpr int kExitNotReady = 4;   // some device is not ready
 
 struct Report {
-  enum class Failure { kNone, kLibrary, kNoDevices };
+  // kLibrary: not loaded; kProvider: loaded, but it could not answer (the
+  // simulated provider's environment is wrong, say); kNoDevices: it
+  // answered with none.
+  enum class Failure { kNone, kLibrary, kProvider, kNoDevices };
   std::string library;  // the path weft loaded (or tried to)
   Failure failure = Failure::kNone;
   absl::Status status;  // why loading or listing failed
@@ -28,7 +34,10 @@ struct Report {
 };
 
 // Loads `library` (empty: $WEFT_VERBS_LIBRARY or the system's) and lists
-// its devices.
+// its devices. When listing fails and the library is weft's simulated
+// provider, its own reason (weft_sim_verbs_last_error(), e.g. a bad
+// WEFT_SIM_VERBS_RANKS) is the report's status, not the missing driver a
+// real library's failure would mean.
 Report make_report(const std::string& library);
 
 // What is wrong with `device`, one line per problem (empty: ready).

@@ -3,11 +3,15 @@
 // and link layer, and a diagnosis line for whatever is not ready.
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "fabric/absl_compat.h"
+#include "tools/cli/exit_status.h"
+#include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
 #include "tools/weft-devices/device_report.h"
 
@@ -19,8 +23,6 @@ ABSL_FLAG(bool, verbose, false, "also print every GID and the device limits");
 
 namespace {
 
-constexpr int kExitHelp = 0;  // --help and --version answered
-
 const weft::sim::cli::FlagSet kDevicesFlags("weft-devices",
                                             "what to load and print",
                                             FLAGS_library, FLAGS_json,
@@ -30,14 +32,14 @@ constexpr const weft::sim::cli::FlagSet* kFlagSets[] = {&kDevicesFlags};
 constexpr char kUsage[] =
     "lists RDMA devices and says whether weft can use them.\n"
     "usage: weft-devices [--library=PATH] [--json] [--verbose]\n"
-    "exit codes: 0 every device ready; 1 bad flags; 2 the RDMA library "
-    "cannot be loaded; 3 no RDMA devices; 4 a device is not ready (port "
-    "not active, no IPv4-mapped GID, or it cannot be opened)";
+    "exit codes: 0 every device ready; 1 the RDMA library cannot be loaded "
+    "or fails to list its devices; 2 bad flags; 3 no RDMA devices; 4 a "
+    "device is not ready (port not active, no IPv4-mapped GID, or it cannot "
+    "be opened)";
 
 // --help and --helpshort: prints the usage, then the flags; --version: the
 // version line.
-bool answered_help(int argc, char** argv) {
-  const std::vector<std::string> args(argv, argv + argc);
+bool answered_help(const std::vector<std::string>& args) {
   if (weft::sim::cli::wants_version(args)) {
     std::printf("%s\n", weft::sim::cli::version_line("weft-devices").c_str());
     return true;
@@ -52,13 +54,15 @@ bool answered_help(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  if (answered_help(argc, argv)) return kExitHelp;
-  const auto args = absl::ParseCommandLine(argc, argv);
-  if (args.size() > 1) {
-    std::fprintf(stderr, "weft-devices: unexpected argument %s; see --help\n",
-                 args[1]);
-    return weft::verbs::cli::kExitUsage;
+  absl::StatusOr<std::vector<std::string>> args = weft::sim::cli::check_args(
+      "weft-devices", std::vector<std::string>(argv, argv + argc));
+  if (!args.ok()) {
+    return weft::sim::cli::report_line("weft-devices",
+                                       weft::verbs::cli::kExitBadInput,
+                                       weft::to_std(args.status().message()));
   }
+  if (answered_help(*args)) return weft::verbs::cli::kExitReady;
+  weft::sim::cli::set_flags(*std::move(args));
   const weft::verbs::cli::Report report =
       weft::verbs::cli::make_report(absl::GetFlag(FLAGS_library));
   const std::string text =

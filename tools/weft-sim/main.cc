@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/usage.h"
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/absl_compat.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
 #include "tools/cli/memory_check.h"
 #include "tools/cli/progress.h"
@@ -193,8 +195,7 @@ CommandArgs parse_command_flags(int argc, char** argv,
     return {.exit_code = kExitOk};
   }
   CommandArgs out{.given = *args};
-  if (absl::Status s = parse_flags(*args); !s.ok())
-    return {.exit_code = bad_input(s)};
+  set_flags(*std::move(args));
   const std::vector<const FlagSet*> all = all_flag_sets();
   const FlagScope scope{"weft-sim", command, flag_sets_of(command), all};
   if (absl::Status s = check_flag_scope(out.given, scope); !s.ok())

@@ -1,5 +1,8 @@
 #include "tools/weft-sim/study_table.h"
 
+#include <algorithm>
+#include <cstddef>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
@@ -7,10 +10,29 @@
 namespace weft::sim::cli {
 namespace {
 
+// The op column is as wide as the longest op name (op_width()).
 constexpr char kRowFormat[] =
-    "%-8s %-14s %10s %-9s %-13s %12s %7s %7s %8s %6s %8s  %s";
+    "%-8s %-*s %10s %-9s %-13s %12s %7s %7s %8s %6s %8s  %s";
 constexpr double kBytesPerGigabyte = 1e9;
 constexpr double kNsPerUs = 1e3;
+
+// The longest harness::api_name() of any collective and reduction
+// ("reduce_scatter/prod"), so that no op name pushes its row out of line.
+int op_width() {
+  static const int width = [] {
+    size_t longest = 0;
+    for (int k = 0; k < harness::kCollectiveKindCount; ++k) {
+      for (int op = 0; op < kReduceOpCount; ++op) {
+        harness::CollectiveSpec spec;
+        spec.kind = static_cast<harness::CollectiveKind>(k);
+        spec.op = static_cast<ReduceOp>(op);
+        longest = std::max(longest, harness::api_name(spec).size());
+      }
+    }
+    return static_cast<int>(longest);
+  }();
+  return width;
+}
 
 }  // namespace
 
@@ -32,11 +54,11 @@ std::string world_summary(const WorldOptions& world,
 
 std::string study_header() {
   const std::string names = absl::StrFormat(
-      kRowFormat, "topology", "op", "bytes", "dtype", "algorithm", "time (us)",
-      "algbw", "busbw", "frames", "faults", "detected", "outcome");
+      kRowFormat, "topology", op_width(), "op", "bytes", "dtype", "algorithm",
+      "time (us)", "algbw", "busbw", "frames", "faults", "detected", "outcome");
   const std::string units =
-      absl::StrFormat(kRowFormat, "", "", "", "", "", "simulated", "GB/s",
-                      "GB/s", "", "inject", "", "");
+      absl::StrFormat(kRowFormat, "", op_width(), "", "", "", "", "simulated",
+                      "GB/s", "GB/s", "", "inject", "", "");
   return absl::StrCat(names, "\n", units, "\n");
 }
 
@@ -64,7 +86,7 @@ std::string study_row_line(const StudyRow& row) {
     return gb_per_s ? absl::StrFormat("%.2f", *gb_per_s) : std::string("-");
   };
   return absl::StrFormat(
-      kRowFormat, row.topology, harness::api_name(row.spec),
+      kRowFormat, row.topology, op_width(), harness::api_name(row.spec),
       absl::StrCat(run.shape.size_bytes), dtype_name(row.spec.dtype),
       harness::resolved_algorithm_name(run.algorithm),
       absl::StrFormat("%.2f", figures.time_us), cell(figures.algbw_gb_per_s),

@@ -1,0 +1,183 @@
+#include "tools/weft-bench/weft_bench_run.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "tools/cli/output_file.h"
+#include "tools/weft-bench/svg_plot.h"
+#include "tools/weft-bench/weft_bench_args.h"
+#include "tools/weft-bench/weft_bench_json.h"
+#include "tools/weft-bench/weft_bench_sizes.h"
+#include "tools/weft-bench/weft_bench_table.h"
+
+namespace weft::bench {
+namespace {
+
+constexpr double kNsPerUs = 1e3;
+
+absl::StatusOr<BenchRow> measure_row(BenchRunner& runner, const BenchOp& op,
+                                     harness::AlgorithmRequest algorithm,
+                                     uint64_t bytes,
+                                     const BenchOptions& options) {
+  MeasureRequest request;
+  request.spec = spec_of(op, algorithm, bytes, options);
+  request.warmup_iters = options.warmup_iters;
+  request.iters = options.iters;
+  request.check = options.check;
+  if (absl::Status s = runner.check(request.spec); !s.ok()) return s;
+  const harness::CollectiveShape shape =
+      *harness::shape_of(request.spec, runner.ranks());
+  BenchRow row;
+  row.size_bytes = shape.size_bytes;
+  row.count = shape.count;
+  row.type = std::string(nccl_type_name(dtype_name(options.dtype)));
+  row.redop = harness::reduces(op.kind) ? std::string(reduce_op_name(op.redop))
+                                        : "none";
+  row.root = harness::has_root(op.kind) ? int64_t{options.root} : -1;
+  row.bus_factor = shape.bus_factor;
+  const Algorithm resolved = runner.algorithm(request.spec);
+  row.algorithm = std::string(harness::resolved_algorithm_name(resolved));
+  for (Measurement* m : {&row.out_of_place, &row.in_place}) {
+    request.spec.in_place = m == &row.in_place;
+    absl::StatusOr<Measurement> measured = runner.measure(request);
+    if (!measured.ok()) return measured.status();
+    *m = *std::move(measured);
+    const std::optional<double> model_ns =
+        resolved == Algorithm::kRing
+            ? runner.ring_model().cost_ns(op.kind, shape.size_bytes)
+            : std::nullopt;
+    if (options.model && model_ns && m->ok())
+      m->model_us = *model_ns / kNsPerUs;
+  }
+  return row;
+}
+
+std::vector<PlotSeries> plot_series(const std::vector<BenchBlock>& blocks) {
+  std::vector<PlotSeries> out;
+  for (const BenchBlock& block : blocks) {
+    PlotSeries s;
+    s.name = absl::StrCat(block.op, " ", block.algorithm);
+    for (const BenchRow& row : block.rows) {
+      const std::optional<double> busbw = busbw_gbs(row, row.out_of_place);
+      if (!busbw) continue;
+      s.points.push_back({static_cast<double>(row.size_bytes), *busbw});
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
+                           const BenchOptions& options,
+                           const BenchRunner& runner) {
+  const bool sim = options.fabric == FabricKind::kSim;
+  if (!options.json_path.empty()) {
+    const JsonContext context{sim ? "sim" : "verbs",
+                              runner.virtual_time() ? "virtual" : "wall",
+                              runner.ranks(), runner.describe()};
+    if (absl::Status s =
+            write_results_json(options.json_path, blocks, options, context);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (options.plot_path.empty()) return absl::OkStatus();
+  const PlotLabels labels{"weft-bench: bus bandwidth against size",
+                          runner.describe(), "size (bytes, out of place)",
+                          "bus bandwidth (GB/s)"};
+  return sim::cli::write_text_file(options.plot_path,
+                         svg_chart(plot_series(blocks), labels));
+}
+
+harness::CollectiveSpec spec_of(const BenchOp& op,
+                                harness::AlgorithmRequest algorithm,
+                                uint64_t bytes, const BenchOptions& options) {
+  return {op.kind,      op.redop,  options.dtype, bytes,
+          options.root, algorithm, false};
+}
+
+namespace {
+
+// Says once per op, on stderr, that sizes below what it carries were raised.
+void note_raised(const BenchBlock& block, const BlockSizes& sizes,
+                 const BenchOptions& options, uint32_t ranks) {
+  const std::string line = absl::StrFormat(
+      "weft-bench: %s of %s on %u ranks moves at least %u bytes (count 1); "
+      "smaller sizes are measured at %u bytes\n",
+      block.op, nccl_type_name(dtype_name(options.dtype)), ranks,
+      sizes.smallest_bytes, sizes.smallest_bytes);
+  std::fputs(line.c_str(), stderr);
+}
+
+}  // namespace
+
+BenchRun run_blocks(BenchRunner& runner, const BenchOptions& options) {
+  BenchRun run;
+  const bool print = runner.reports();
+  std::set<std::string> noted;  // ops whose raised sizes were reported
+  for (const BenchOp& op : options.ops) {
+    for (harness::AlgorithmRequest algorithm : options.algorithms) {
+      BenchBlock block;
+      block.op = std::string(harness::collective_name(op.kind));
+      block.algorithm = std::string(harness::algorithm_request_name(algorithm));
+      const BlockSizes sizes = block_sizes(spec_of(op, algorithm, 0, options),
+                                           options.sizes, runner.ranks());
+      if (sizes.raised && print && noted.insert(block.op).second) {
+        note_raised(block, sizes, options, runner.ranks());
+      }
+      if (print) {
+        std::fputs(block_header(block, options, runner.describe()).c_str(),
+                   stdout);
+      }
+      for (uint64_t bytes : sizes.bytes) {
+        absl::StatusOr<BenchRow> row =
+            measure_row(runner, op, algorithm, bytes, options);
+        if (!row.ok()) {
+          run.status = row.status();
+          run.failed_row = absl::StrFormat("%s %s %u bytes", block.op,
+                                           block.algorithm, bytes);
+          run.blocks.push_back(std::move(block));
+          return run;
+        }
+        if (print) std::fputs(row_lines(*row, options.model).c_str(), stdout);
+        std::fflush(stdout);
+        block.rows.push_back(*std::move(row));
+        ++run.rows;
+      }
+      if (print) std::fputs(block_footer(block).c_str(), stdout);
+      run.blocks.push_back(std::move(block));
+    }
+  }
+  return run;
+}
+
+std::string stopped_line(const BenchRun& run, const BenchOptions& options,
+                         const BenchRunner& runner) {
+  const absl::Status& why = run.status;
+  std::string line =
+      absl::StrCat("row ", run.failed_row, " failed: ",
+                   absl::IsInvalidArgument(why) ? std::string(why.message())
+                                                : why.ToString());
+  std::vector<std::string> files;
+  for (const std::string& path : {options.json_path, options.plot_path}) {
+    if (!path.empty()) files.push_back(path);
+  }
+  if (!runner.reports() || files.empty()) return line;
+  if (absl::Status s = write_outputs(run.blocks, options, runner); !s.ok()) {
+    return absl::StrCat(line, "; ", s.message());
+  }
+  return absl::StrCat(line, "; ", absl::StrJoin(files, " and "),
+                      files.size() == 1 ? " holds" : " hold", " the ", run.rows,
+                      " row(s) measured before it");
+}
+
+}  // namespace weft::bench
