@@ -9,6 +9,7 @@
 #ifndef WEFT_COLLECTIVES_GROUP_COUNTERS_H_
 #define WEFT_COLLECTIVES_GROUP_COUNTERS_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,15 @@ struct LinkCounters {
   // Operations that hit their deadline blaming this peer (the whole group
   // fails with the first; so 0 or 1 while the group lives).
   uint64_t deadlines_hit = 0;
+
+  // Every counter with its name (the key weft-bench's JSON uses), in the
+  // order above: for sums, differences and output without listing them
+  // again.
+  struct Field {
+    const char* name;
+    uint64_t LinkCounters::*value;
+  };
+  static const std::array<Field, 9> kFields;
 
   LinkCounters& operator+=(const LinkCounters& o);
   LinkCounters& operator-=(const LinkCounters& o);

@@ -22,6 +22,11 @@ nlohmann::json measurement_json(const BenchRow& row, const Measurement& m) {
   j["algbw_gbs"] = algbw_gbs(row, m);
   j["busbw_gbs"] = busbw_gbs(row, m);
   j["nwrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
+  nlohmann::json counters;
+  for (const LinkCounters::Field& f : LinkCounters::kFields) {
+    counters[f.name] = m.counters.*f.value;
+  }
+  j["counters"] = std::move(counters);
   if (m.model_us > 0) {
     j["model_us"] = m.model_us;
     j["ratio"] = m.time_us / m.model_us;

@@ -106,26 +106,26 @@ absl::Status check_before_measuring(const BenchRunner& runner,
   for (const BenchOp& op : options.ops) {
     for (harness::AlgorithmRequest algorithm : options.algorithms) {
       for (uint64_t bytes : options.sizes) {
-        if (absl::Status s = runner.check(spec_of(op, algorithm, bytes, options));
+        if (absl::Status s =
+                runner.check(spec_of(op, algorithm, bytes, options));
             !s.ok()) {
           return s;
         }
       }
     }
   }
-  for (const auto& [flag, path] : {std::pair<const char*, std::string>{
-                                       "json", options.json_path},
-                                   {"plot", options.plot_path}}) {
+  for (const auto& [flag, path] :
+       {std::pair<const char*, std::string>{"json", options.json_path},
+        {"plot", options.plot_path}}) {
     if (path.empty()) continue;
     const std::filesystem::path file(path);
     const std::filesystem::path dir =
         file.has_parent_path() ? file.parent_path() : ".";
     std::error_code ec;
-    const bool writable =
-        std::filesystem::is_directory(dir, ec) &&
-        ::access(dir.c_str(), W_OK) == 0 &&
-        (!std::filesystem::exists(file, ec) ||
-         ::access(file.c_str(), W_OK) == 0);
+    const bool writable = std::filesystem::is_directory(dir, ec) &&
+                          ::access(dir.c_str(), W_OK) == 0 &&
+                          (!std::filesystem::exists(file, ec) ||
+                           ::access(file.c_str(), W_OK) == 0);
     if (!writable) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--", flag, "=", path,

@@ -55,6 +55,11 @@ constexpr Command kCommands[] = {
      "a failing sweep seed's injected faults reduced to a minimal replayable "
      "fault plan (--seed S)",
      kShrinkSets, run_shrink},
+    {"trace-merge",
+     "joins the per-rank timelines of a hardware run (WEFT_TRACE) into one "
+     "Perfetto file on stdout: weft-sim trace-merge trace-*.json > all.json",
+     {},
+     run_trace_merge},
 #ifdef WEFT_HAVE_SIM_SERVER
     {"serve",
      "the simulation server: one world whose ranks are processes of their "
@@ -117,9 +122,9 @@ int print_help() {
     for (const Command& c : kCommands) {
       if (c.name != named_command) continue;
       sets.assign(c.flag_sets.begin(), c.flag_sets.end());
-      std::printf("weft-sim %.*s: %.*s\n\n",
-                  static_cast<int>(c.name.size()), c.name.data(),
-                  static_cast<int>(c.summary.size()), c.summary.data());
+      std::printf("weft-sim %.*s: %.*s\n\n", static_cast<int>(c.name.size()),
+                  c.name.data(), static_cast<int>(c.summary.size()),
+                  c.summary.data());
     }
   }
   std::vector<std::string> used_by;
