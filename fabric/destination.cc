@@ -26,9 +26,9 @@ bool Destination::gid_is_global() const {
 }
 
 std::string Destination::gid_string() const {
-  const bool v4_mapped = std::all_of(gid.begin(), gid.begin() + 10,
-                                     [](uint8_t b) { return b == 0; }) &&
-                         gid[10] == 0xff && gid[11] == 0xff;
+  const bool v4_mapped =
+      std::all_of(gid.begin(), gid.begin() + 10, [](uint8_t b) { return b == 0; }) &&
+      gid[10] == 0xff && gid[11] == 0xff;
   if (v4_mapped) {
     return absl::StrFormat("::ffff:%u.%u.%u.%u", gid[12], gid[13], gid[14],
                            gid[15]);
@@ -55,8 +55,7 @@ std::array<uint8_t, Destination::kWireBytes> Destination::encode() const {
   return out;
 }
 
-absl::StatusOr<Destination> Destination::decode(
-    std::span<const uint8_t> bytes) {
+absl::StatusOr<Destination> Destination::decode(std::span<const uint8_t> bytes) {
   if (bytes.size() != kWireBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "a destination is %u bytes on the wire, got %u; the peer runs an "

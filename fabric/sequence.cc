@@ -6,14 +6,10 @@ namespace weft {
 
 std::string_view sequence_class_name(SequenceClass c) {
   switch (c) {
-    case SequenceClass::kExpected:
-      return "expected";
-    case SequenceClass::kGap:
-      return "gap";
-    case SequenceClass::kReordered:
-      return "reordered";
-    case SequenceClass::kOld:
-      return "old";
+    case SequenceClass::kExpected: return "expected";
+    case SequenceClass::kGap: return "gap";
+    case SequenceClass::kReordered: return "reordered";
+    case SequenceClass::kOld: return "old";
   }
   return "unknown";
 }

@@ -39,7 +39,7 @@ struct SequenceCheck {
   SequenceClass kind = SequenceClass::kExpected;
   uint32_t expected = 0;  // what the checker expected before this arrival
   uint32_t received = 0;
-  uint32_t lost = 0;  // kGap only: received - expected
+  uint32_t lost = 0;      // kGap only: received - expected
 
   bool ok() const { return kind == SequenceClass::kExpected; }
 };

@@ -60,9 +60,9 @@ Slab::~Slab() { munmap(data_, bytes_); }
 
 absl::StatusOr<Frame> Slab::frame(uint64_t offset, uint32_t bytes) const {
   if (offset > bytes_ || bytes > bytes_ - offset) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("frame [%u, %u) lies outside slab %u of %u bytes",
-                        offset, offset + bytes, id_, bytes_));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "frame [%u, %u) lies outside slab %u of %u bytes", offset,
+        offset + bytes, id_, bytes_));
   }
   return Frame(this, offset, bytes);
 }

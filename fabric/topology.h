@@ -37,9 +37,7 @@ class Topology {
   const std::vector<std::string>& devices(uint32_t i, uint32_t j) const {
     return cells_[static_cast<size_t>(i) * ranks_ + j];
   }
-  bool connected(uint32_t i, uint32_t j) const {
-    return !devices(i, j).empty();
-  }
+  bool connected(uint32_t i, uint32_t j) const { return !devices(i, j).empty(); }
   // True when every pair of distinct ranks is joined.
   bool is_full_mesh() const;
   // True when each rank is joined to its ring neighbours (i +- 1 mod n).

@@ -45,8 +45,7 @@ inline constexpr int32_t kWcStatusCount = 24;
 std::string_view wc_status_name(WcStatus status);
 std::string_view wc_status_name(int32_t code);
 
-// The enumerator's spelling, for flags and scripted faults:
-// "IBV_WC_LOC_LEN_ERR".
+// The enumerator's spelling, for flags and scripted faults: "IBV_WC_LOC_LEN_ERR".
 std::string_view wc_status_symbol(WcStatus status);
 // Inverse of wc_status_symbol; also accepts the name without "IBV_WC_" and
 // any letter case. false when `text` names no status.

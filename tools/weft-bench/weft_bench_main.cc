@@ -3,13 +3,16 @@
 // link and reports virtual time; --fabric verbs makes this process one rank
 // of a group formed from JACCL's environment and reports wall time.
 // docs/benchmarking.md shows how to run it and compare with other tools.
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -20,8 +23,6 @@
 #include "fabric/absl_compat.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/flag_scope.h"
-#include "tools/cli/memory_check.h"
-#include "tools/cli/output_file.h"
 #include "tools/cli/world_flags.h"
 #include "tools/weft-bench/svg_plot.h"
 #include "tools/weft-bench/weft_bench_args.h"
@@ -29,6 +30,7 @@
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_sim.h"
 #include "tools/weft-bench/weft_bench_table.h"
+#include "tools/weft-bench/weft_bench_text_file.h"
 #include "tools/weft-bench/weft_bench_verbs.h"
 
 namespace weft::bench {
@@ -48,10 +50,9 @@ int report(int code, std::string_view what) {
   return code;
 }
 
-// The flag sets weft-bench accepts: its own, the simulated world's, and
-// the memory check of its simulated runs.
-constexpr const sim::cli::FlagSet* kFlagSets[] = {
-    &kBenchFlags, &sim::cli::kWorldFlags, &sim::cli::kMemoryFlags};
+// The flag sets weft-bench accepts: its own, and the simulated world's.
+constexpr const sim::cli::FlagSet* kFlagSets[] = {&kBenchFlags,
+                                                  &sim::cli::kWorldFlags};
 
 constexpr char kUsage[] =
     "nccl-tests' benchmark for weft's collectives\n\n"
@@ -105,20 +106,32 @@ absl::Status check_before_measuring(const BenchRunner& runner,
   for (const BenchOp& op : options.ops) {
     for (harness::AlgorithmRequest algorithm : options.algorithms) {
       for (uint64_t bytes : options.sizes) {
-        if (absl::Status s =
-                runner.check(spec_of(op, algorithm, bytes, options));
+        if (absl::Status s = runner.check(spec_of(op, algorithm, bytes, options));
             !s.ok()) {
           return s;
         }
       }
     }
   }
-  for (const auto& [flag, path] :
-       {std::pair<const char*, std::string>{"json", options.json_path},
-        {"plot", options.plot_path}}) {
+  for (const auto& [flag, path] : {std::pair<const char*, std::string>{
+                                       "json", options.json_path},
+                                   {"plot", options.plot_path}}) {
     if (path.empty()) continue;
-    if (absl::Status s = sim::cli::check_writable(flag, path); !s.ok())
-      return s;
+    const std::filesystem::path file(path);
+    const std::filesystem::path dir =
+        file.has_parent_path() ? file.parent_path() : ".";
+    std::error_code ec;
+    const bool writable =
+        std::filesystem::is_directory(dir, ec) &&
+        ::access(dir.c_str(), W_OK) == 0 &&
+        (!std::filesystem::exists(file, ec) ||
+         ::access(file.c_str(), W_OK) == 0);
+    if (!writable) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, "=", path,
+          ": cannot write there (is the directory there and writable?); "
+          "checked before measuring"));
+    }
   }
   return absl::OkStatus();
 }
@@ -193,8 +206,8 @@ absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
   const PlotLabels labels{"weft-bench: bus bandwidth against size",
                           runner.describe(), "size (bytes, out of place)",
                           "bus bandwidth (GB/s)"};
-  return sim::cli::write_text_file(options.plot_path,
-                                   svg_chart(plot_series(blocks), labels));
+  return write_text_file(options.plot_path,
+                         svg_chart(plot_series(blocks), labels));
 }
 
 // Runs every (op, algorithm) block, printing each row as it is measured.
