@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/engine/frame_header.h"
 #include "gtest/gtest.h"

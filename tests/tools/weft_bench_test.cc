@@ -3,6 +3,7 @@
 // computed here), --plot (an SVG with one polyline per series), --model
 // (the ring's cost, computed here from the tb5 figures), and bad input.
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>

@@ -3,6 +3,7 @@
 // link tracks from 0) become one file with each rank and each link
 // direction once, every event on the track its file put it on; bad input
 // exits 2 with one line.
+#include <cstdint>
 #include <map>
 #include <string>
 
