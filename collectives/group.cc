@@ -159,6 +159,8 @@ Progress Group::progress() { return engine_->progress(); }
 void Group::abort() { engine_->abort(); }
 absl::Status Group::health() const { return engine_->health(); }
 
+GroupCounters Group::counters() const { return engine_->counters(); }
+
 absl::StatusOr<std::unique_ptr<Group>> Group::split(
     std::span<const uint32_t> ranks) const {
   const ErrorPlace place{members_[rank_], kNoPeer, "", ErrorCause::kBadInput};

@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/dtype.h"
+#include "collectives/group_counters.h"
 #include "collectives/group_options.h"
 #include "collectives/operation.h"
 #include "fabric/progress.h"
@@ -141,6 +142,11 @@ class Group {
   void abort();
   // OK while the group works; else the error that failed it.
   absl::Status health() const;
+  // Frames sent, resent, received and dropped as duplicates, credit
+  // stalls, probes and deadlines, per cable to each peer and in total,
+  // since the group formed (see GroupCounters; shared with split groups).
+  // Works on a failed group too.
+  GroupCounters counters() const;
 
   // A sub-group of `ranks` (this group's ranks; the new group's rank i is
   // ranks[i]), sharing this group's cables and engine. Local: every member

@@ -1,5 +1,10 @@
-// A small logger (Debian's Abseil has no absl/log). Messages go to stderr
-// with a level prefix; WEFT_LOG_LEVEL (error, warning, info, debug) filters.
+// A small logger (Debian's Abseil has no absl/log). Messages go to stderr,
+// one line each: "weft <E|W|I|D> <message>". WEFT_LOG_LEVEL picks how much:
+// error, warning (the default), info (connects, GID choices, a group's
+// failure, timeline files: a few lines per run) or debug (also every
+// retransmission). An unknown value is reported once, with the accepted
+// ones, and the default is kept. docs/verbs-macos.md ("When a real cluster
+// misbehaves") lists the messages.
 #ifndef WEFT_FABRIC_LOGGING_H_
 #define WEFT_FABRIC_LOGGING_H_
 
@@ -13,6 +18,9 @@ enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3 };
 
 bool log_enabled(LogLevel level);
 void log_line(LogLevel level, std::string_view message);
+// Reads WEFT_LOG_LEVEL again (it is read once, at the first message):
+// for programs and tests that set it after starting.
+void reload_log_level();
 
 template <typename... Args>
 void log(LogLevel level, const absl::FormatSpec<Args...>& format,

@@ -1,6 +1,7 @@
 #include "verbs/verbs_fabric.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -28,8 +29,26 @@ absl::StatusOr<std::unique_ptr<VerbsFabric>> VerbsFabric::open(
   place.rank = rank;
   auto devices = internal::DeviceList::get(**library, place);
   if (!devices.ok()) return devices.status();
-  return std::unique_ptr<VerbsFabric>(
+  std::unique_ptr<VerbsFabric> fabric(
       new VerbsFabric(rank, **library, options.clock, std::move(*devices)));
+  const char* env = std::getenv("WEFT_TRACE");
+  fabric->start_trace(!options.trace_path.empty() ? options.trace_path
+                      : env != nullptr            ? env
+                                                  : "");
+  return fabric;
+}
+
+void VerbsFabric::start_trace(std::string_view pattern) {
+  if (pattern.empty()) return;
+  // Unix time on the wall clock, so ranks' files line up; a simulated
+  // provider's virtual time as it is.
+  const TimeNs origin_ns =
+      clock_ == &wall_clock_ ? TimelineRecorder::unix_origin_ns(*clock_) : 0;
+  trace_ = std::make_unique<TimelineRecorder>(
+      TimelineRecorder::path_for_rank(pattern, rank_), rank_, *clock_,
+      origin_ns);
+  log(LogLevel::kInfo, "rank %u: recording a Perfetto timeline for %s", rank_,
+      trace_->path());
 }
 
 VerbsFabric::VerbsFabric(uint32_t rank, const VerbsLibrary& library,
@@ -37,11 +56,11 @@ VerbsFabric::VerbsFabric(uint32_t rank, const VerbsLibrary& library,
                          std::unique_ptr<internal::DeviceList> devices)
     : rank_(rank),
       library_(library),
-      provider_clock_(library.api().sim_now_ns != nullptr
-                          ? std::make_unique<ProviderClock>(
-                                library.api().sim_now_ns)
-                          : nullptr),
-      clock_(clock != nullptr            ? clock
+      provider_clock_(
+          library.api().sim_now_ns != nullptr
+              ? std::make_unique<ProviderClock>(library.api().sim_now_ns)
+              : nullptr),
+      clock_(clock != nullptr ? clock
              : provider_clock_ != nullptr
                  ? static_cast<const Clock*>(provider_clock_.get())
                  : &wall_clock_),
@@ -72,6 +91,18 @@ VerbsFabric::~VerbsFabric() {
   }
   slabs_.clear();  // unmapped only once no region refers to them
   devices_.reset();
+  if (trace_ == nullptr) return;
+  if (trace_->left_out() > 0) {
+    log(LogLevel::kWarning,
+        "rank %u: the timeline kept its first %u events and left out %u", rank_,
+        trace_->size(), trace_->left_out());
+  }
+  if (absl::Status s = trace_->write(); !s.ok()) {
+    log(LogLevel::kError, "rank %u: %s", rank_, s.message());
+  } else {
+    log(LogLevel::kInfo, "rank %u: timeline of %u events written to %s", rank_,
+        trace_->size(), trace_->path());
+  }
 }
 
 ErrorPlace VerbsFabric::place(uint32_t peer, std::string_view device) const {
@@ -164,6 +195,14 @@ absl::StatusOr<std::pair<uint16_t, GidEntry>> VerbsFabric::ready_port(
                         static_cast<unsigned>(kPort), table.size(),
                         no_usable_gid_remedy()));
   }
+  log(LogLevel::kInfo,
+      "rank %u, device %s, port %u: GID index %d (%s) %s for peer %u, the "
+      "first %s of %u entries",
+      rank_, device.place().device, static_cast<unsigned>(kPort), gid->index,
+      gid_kind_name(gid->kind), gid_text(gid->gid), peer,
+      gid->kind == GidKind::kIpv4Mapped ? "IPv4-mapped entry"
+                                        : "usable entry (no IPv4-mapped one)",
+      table.size());
   if (gid->kind != GidKind::kIpv4Mapped) {
     log(LogLevel::kWarning,
         "rank %u, device %s: no IPv4-mapped GID, using link-local %s at "
@@ -210,6 +249,8 @@ absl::StatusOr<std::unique_ptr<Endpoint>> VerbsFabric::open(
   setup.info = EndpointInfo{rank_, peer, std::string(device)};
   setup.lid = port->first;
   setup.gid = port->second;
+  setup.cable = cables_opened_[peer]++;
+  setup.trace = trace_.get();
   auto endpoint = internal::VerbsEndpoint::create(std::move(setup));
   if (!endpoint.ok()) return endpoint.status();
   return std::unique_ptr<Endpoint>(std::move(*endpoint));

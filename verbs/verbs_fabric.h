@@ -11,6 +11,7 @@
 #define WEFT_VERBS_VERBS_FABRIC_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@
 #include "fabric/clock.h"
 #include "fabric/errors.h"
 #include "fabric/fabric.h"
+#include "fabric/timeline_recorder.h"
 #include "verbs/gid.h"
 #include "verbs/loader.h"
 
@@ -44,6 +46,10 @@ struct VerbsFabricOptions {
   // process or many on the simulation server). REQUIRES: outlives the
   // fabric.
   const Clock* clock = nullptr;
+  // Where to write this rank's Perfetto timeline when the fabric is
+  // destroyed (fabric/timeline_recorder.h: "%r" becomes the rank); empty:
+  // $WEFT_TRACE; neither: no timeline is recorded.
+  std::string trace_path;
 };
 
 class VerbsFabric final : public Fabric {
@@ -64,6 +70,7 @@ class VerbsFabric final : public Fabric {
 
   VerbsFabric(const VerbsFabric&) = delete;
   VerbsFabric& operator=(const VerbsFabric&) = delete;
+  // Writes the timeline when one is recorded (a failure is logged).
   // REQUIRES: every endpoint of this fabric is destroyed.
   ~VerbsFabric() override;
 
@@ -89,6 +96,8 @@ class VerbsFabric final : public Fabric {
                                                  uint32_t peer) override;
 
   const VerbsLibrary& library() const { return library_; }
+  // The timeline being recorded (Options::trace_path); nullptr: none.
+  const TimelineRecorder* trace() const { return trace_.get(); }
   // The devices the library lists.
   std::vector<std::string> device_names() const;
   // Memory regions registered on `device` (0 when it is not open).
@@ -97,6 +106,8 @@ class VerbsFabric final : public Fabric {
  private:
   VerbsFabric(uint32_t rank, const VerbsLibrary& library, const Clock* clock,
               std::unique_ptr<internal::DeviceList> devices);
+  // Starts recording to `pattern` (the rank substituted); empty: none.
+  void start_trace(std::string_view pattern);
   ErrorPlace place(uint32_t peer, std::string_view device) const;
   internal::DeviceDomain* find_domain(std::string_view device) const;
   absl::Status check_peer(uint32_t peer, std::string_view device) const;
@@ -129,6 +140,9 @@ class VerbsFabric final : public Fabric {
   std::vector<std::unique_ptr<Slab>> slabs_;
   // In creation order; destroyed in reverse.
   std::vector<std::unique_ptr<internal::DeviceDomain>> domains_;
+  // Endpoints opened so far per peer: the next one's cable index.
+  std::map<uint32_t, uint32_t> cables_opened_;
+  std::unique_ptr<TimelineRecorder> trace_;
 };
 
 }  // namespace weft::verbs

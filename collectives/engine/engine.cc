@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
+#include "fabric/logging.h"
 
 namespace weft::internal {
 namespace {
@@ -235,12 +238,53 @@ absl::Status Engine::deadline_error(const OpState& op) {
   } else if (blame != nullptr) {
     place = blame->place(ErrorCause::kDeadline);
   }
+  count_deadline(place.peer);
   return make_error(
       absl::StatusCode::kDeadlineExceeded, place,
       absl::StrFormat("%s did not finish within its %d ns deadline; %s. "
                       "Outstanding: %s",
                       describe_op(op.runner->identity()), op.timeout_ns, why,
                       outstanding));
+}
+
+void Engine::count_deadline(uint32_t peer) {
+  Lane* first = nullptr;
+  for (const auto& lane : lanes_) {
+    if (lane->peer() == peer && first == nullptr) first = lane.get();
+  }
+  if (first != nullptr) {
+    first->note_deadline();
+  } else {
+    ++unblamed_deadlines_;
+  }
+}
+
+GroupCounters Engine::counters() const {
+  GroupCounters out;
+  for (const auto& lane : lanes_) {
+    const LaneStats& st = lane->stats();
+    PeerCounters p;
+    p.peer = lane->peer();
+    p.cable = lane->cable();
+    p.device = lane->device();
+    p.counts.frames_sent = st.data_sent;
+    p.counts.frames_resent = st.retransmitted;
+    p.counts.frames_received = st.data_received;
+    p.counts.duplicates_dropped = st.duplicates;
+    p.counts.frames_held_early = st.placed_early;
+    p.counts.acks_sent = st.acks_sent;
+    p.counts.probes_sent = st.probes_sent;
+    p.counts.credit_stalls = st.credit_stalls;
+    p.counts.deadlines_hit = st.deadlines;
+    out.total += p.counts;
+    out.peers.push_back(std::move(p));
+  }
+  std::sort(out.peers.begin(), out.peers.end(),
+            [](const PeerCounters& a, const PeerCounters& b) {
+              return std::tie(a.peer, a.cable) < std::tie(b.peer, b.cable);
+            });
+  out.total.deadlines_hit += unblamed_deadlines_;
+  return out;
 }
 
 Progress Engine::progress() {
@@ -317,6 +361,10 @@ Progress Engine::progress() {
 }
 
 void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
+  // Once per group: the group is unusable from here on.
+  log(LogLevel::kInfo,
+      "rank %u: the group failed (began on rank %u), telling %u lane(s): %s",
+      rank_, origin, lanes_.size(), status.ToString());
   failure_ = status;
   const std::optional<ErrorPlace> place = error_place(status);
   const ErrorCause cause = place ? place->cause : ErrorCause::kUnknown;

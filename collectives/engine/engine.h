@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "collectives/engine/lane.h"
 #include "collectives/engine/op_runner.h"
+#include "collectives/group_counters.h"
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
 #include "fabric/progress.h"
@@ -91,6 +92,8 @@ class Engine {
   bool moved() const { return moved_; }
   // OK, or the error that failed the engine.
   const absl::Status& health() const { return failure_; }
+  // What every lane counted so far (see GroupCounters). O(lanes).
+  GroupCounters counters() const;
 
  private:
   // Asks the cache for what a step reads (see progress()).
@@ -112,6 +115,8 @@ class Engine {
   // before probing it (0: no operation runs).
   TimeNs probe_after_ns() const;
   absl::Status deadline_error(const OpState& op);
+  // Counts a deadline against the first lane to `peer` (or none).
+  void count_deadline(uint32_t peer);
   absl::Status refusal() const;
   // Ends the running operation with `status`, and the queued ones with it
   // too (`every_op`) or with the refusal; tells every peer.
@@ -132,6 +137,7 @@ class Engine {
   OpRunner* runner_ = nullptr;  // the front operation's, while it runs
   bool moved_ = false;
   absl::Status failure_;
+  uint64_t unblamed_deadlines_ = 0;  // deadlines that named no peer's lane
   std::atomic<bool> abort_requested_{false};
 };
 

@@ -4,12 +4,14 @@
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
 #include "fabric/checked_pair.h"
+#include "fabric/logging.h"
 
 namespace weft::internal {
 namespace {
@@ -174,6 +176,7 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
     case ReceiveWindow::Placement::kNext:
       break;
   }
+  ++stats_.data_received;
   arrivals_[slot] = Arrival{slot, h};
   return absl::OkStatus();
 }
@@ -200,14 +203,15 @@ absl::Status Lane::resend_missing(uint32_t sack, uint32_t heard) {
   const uint32_t first = send_.peer_received();
   for (uint64_t missing = send_.missing(sack, heard); missing != 0;
        missing &= missing - 1) {
-    absl::Status s = resend(first + std::countr_zero(missing));
+    absl::Status s =
+        resend(first + std::countr_zero(missing), /*on_timeout=*/false);
     if (!s.ok()) return s;
     send_.note_gap();
   }
   return absl::OkStatus();
 }
 
-absl::Status Lane::resend(uint32_t seq) {
+absl::Status Lane::resend(uint32_t seq, bool on_timeout) {
   const uint32_t slot = send_.begin_resend(seq);
   if (slot == kNoSlot) return absl::OkStatus();  // still queued
   const uint32_t posted_as = send_sequence_.peek();
@@ -216,6 +220,17 @@ absl::Status Lane::resend(uint32_t seq) {
   if (!s.ok()) return s;
   send_.note_reposted(seq, posted_as);
   ++stats_.retransmitted;
+  // Debug only: on a lossy cable this is once per lost frame.
+  if (log_enabled(LogLevel::kDebug)) {
+    log(LogLevel::kDebug,
+        "rank %u: resending data frame %u to peer %u cable %u (%s), "
+        "resend %u of this lane",
+        endpoint_->info().rank, seq, peer_, cable_,
+        on_timeout ? absl::StrFormat("timeout of %d ns, retry %u",
+                                     send_.rto_ns(), send_.retries() + 1)
+                   : std::string("the peer reported it missing"),
+        stats_.retransmitted);
+  }
   return absl::OkStatus();
 }
 
@@ -274,6 +289,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   if (s.ok()) {
     send_.note_posted(header, posted_as);
     ++stats_.data_sent;
+    credit_stalled_ = false;
   }
   WEFT_CHECK_INVARIANTS_OF(*this);
   return s;
@@ -314,7 +330,7 @@ absl::Status Lane::retransmit() {
   // The oldest only: the peer's answer acknowledges whatever else it holds
   // (and names what it misses), and a timeout that fired too early costs
   // one frame, not a window.
-  absl::Status st = resend(send_.peer_received());
+  absl::Status st = resend(send_.peer_received(), /*on_timeout=*/true);
   if (!st.ok()) return st;
   send_.note_timeout();
   return absl::OkStatus();

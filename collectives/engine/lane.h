@@ -108,6 +108,9 @@ struct LaneStats {
   uint64_t duplicates = 0;      // data frames discarded as duplicates
   uint64_t placed_early = 0;    // data frames held ahead of a gap
   uint64_t stale_counters = 0;  // kAck frames older than what was known
+  uint64_t data_received = 0;   // first copies of data frames
+  uint64_t credit_stalls = 0;   // data waited for the peer's credit
+  uint64_t deadlines = 0;       // operation deadlines that blamed the peer
 };
 
 class Lane {
@@ -167,6 +170,17 @@ class Lane {
 
   // A free send frame, a credit and room in the send queue.
   bool can_send_data() const { return send_.can_send(); }
+  // The running operation has data for the peer and !can_send_data(): a
+  // credit stall begins when the credit is what is missing (counted once
+  // until the next data frame goes out).
+  void note_send_blocked() {
+    if (!credit_stalled_ && !send_.has_credit()) {
+      credit_stalled_ = true;
+      ++stats_.credit_stalls;
+    }
+  }
+  // An operation's deadline passed, blaming this lane's peer.
+  void note_deadline() { ++stats_.deadlines; }
   // Sends `header` (type, counters, sequence and payload length filled in
   // here) and `bytes` of payload. REQUIRES: can_send_data().
   absl::Status send_data(FrameHeader header, const std::byte* payload,
@@ -240,7 +254,9 @@ class Lane {
   absl::Status post(uint32_t slot, FrameHeader header, uint32_t payload_bytes);
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
   absl::Status retransmit();
-  absl::Status resend(uint32_t seq);
+  // Sends data frame `seq` again: after a timeout, or because the peer
+  // reported it missing.
+  absl::Status resend(uint32_t seq, bool on_timeout);
   // Resends, at once, what the send window finds missing from the peer's
   // acknowledgement (its sack and the last frame it heard).
   absl::Status resend_missing(uint32_t sack, uint32_t heard);
@@ -252,10 +268,11 @@ class Lane {
   uint32_t index_ = 0;
   uint32_t peer_;
   uint32_t cable_;
-  uint32_t depth_;           // LaneConfig::depth
-  bool recovery_;            // LaneConfig::recovery.enabled
-  bool ack_busy_ = false;    // the acknowledgement frame is in flight
-  bool abort_busy_ = false;  // the abort frame is in flight
+  uint32_t depth_;               // LaneConfig::depth
+  bool recovery_;                // LaneConfig::recovery.enabled
+  bool ack_busy_ = false;        // the acknowledgement frame is in flight
+  bool abort_busy_ = false;      // the abort frame is in flight
+  bool credit_stalled_ = false;  // see note_send_blocked()
   const Clock& clock_;
   std::vector<Frame> recv_frames_;
   std::vector<Arrival> arrivals_;   // per receive slot: the checked header

@@ -236,7 +236,11 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
   Lane& lane = *w.lane;
   while (w.send_pos < w.sends.size()) {
     const Step& step = w.sends[w.send_pos];
-    if (!ready(step, w.send_frame) || !lane.can_send_data()) break;
+    if (!ready(step, w.send_frame)) break;
+    if (!lane.can_send_data()) {
+      lane.note_send_blocked();
+      break;
+    }
     FrameHeader h;
     h.op = identity_;
     h.item = static_cast<uint32_t>(w.send_pos);

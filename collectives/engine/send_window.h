@@ -61,6 +61,9 @@ class SendWindow {
     return !free_slots_.empty() && next_seq_ - peer_consumed_ < window_ &&
            queued_bytes_ < queue_limit();
   }
+  // The peer has a free receive for the next data frame (the credit part
+  // of can_send()).
+  bool has_credit() const { return next_seq_ - peer_consumed_ < window_; }
   // The slot the next data frame goes out from. REQUIRES: can_send().
   uint32_t free_slot() const { return free_slots_.back(); }
   // The data frame numbered next_seq() was posted from free_slot() as the

@@ -3,6 +3,7 @@
 // computed here), --plot (an SVG with one polyline per series), --model
 // (the ring's cost, computed here from the tb5 figures), and bad input.
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -129,6 +130,32 @@ TEST(WeftBench, JsonBusBandwidthIsAlgorithmBandwidthTimesTheFactor) {
         EXPECT_EQ(m["nwrong"], 0) << op;
       }
     }
+  }
+}
+
+TEST(WeftBench, JsonCountsTheFramesEachMeasurementSent) {
+  // 1 KiB fits one frame; a mesh all-reduce sends it to every peer: n(n-1)
+  // frames an iteration. Out of place: the one timed (and checked)
+  // iteration; in place: that and a fresh checked one.
+  const std::string path = scratch_path("counters.json");
+  const ToolResult r = bench(
+      "--op=all_reduce --algorithm=mesh -b 1K -e 1K -w 0 -n 1 --json=" + path);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(path), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  const auto& row = doc["blocks"][0]["results"][0];
+  const uint64_t per_iteration = kRanks * (kRanks - 1);
+  const std::pair<const char*, uint64_t> expected[] = {
+      {"out_of_place", per_iteration}, {"in_place", 2 * per_iteration}};
+  for (const auto& [place, frames] : expected) {
+    const auto& c = row[place]["counters"];
+    ASSERT_TRUE(c.is_object()) << place << ": " << row.dump();
+    EXPECT_EQ(c["frames_sent"], frames) << place;
+    EXPECT_EQ(c["frames_received"], frames) << place;
+    EXPECT_EQ(c["frames_resent"], 0) << place;
+    EXPECT_EQ(c["duplicates_dropped"], 0) << place;
+    EXPECT_EQ(c["deadlines_hit"], 0) << place;
   }
 }
 
@@ -331,8 +358,9 @@ TEST(WeftBenchVerbs, MissingRdmaLibraryFailsCleanly) {
 // environment and the table reports the provider's virtual time.
 TEST(WeftBenchVerbs, OneRankOverTheSimulatedProvider) {
   const std::string devices = write_scratch("one_rank.json", "[[null]]");
+  const std::string json = scratch_path("verbs.json");
   const ToolResult r = bench(
-      "--fabric=verbs -b 4K -e 16K -f 4 -w 1 -n 2",
+      "--fabric=verbs -b 4K -e 16K -f 4 -w 1 -n 2 --json=" + json,
       "JACCL_RANK=0 JACCL_IBV_DEVICES=" + devices +
           " WEFT_SIM_VERBS_RANKS=2 WEFT_VERBS_LIBRARY=" WEFT_SIM_VERBS_PATH
           " ");
@@ -342,6 +370,15 @@ TEST(WeftBenchVerbs, OneRankOverTheSimulatedProvider) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0][8], "0");
   EXPECT_EQ(rows[0][12], "0");
+  // The counters come from the engine on this fabric too (one rank: it
+  // sends nothing).
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(json), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  const auto& c = doc["blocks"][0]["results"][0]["out_of_place"]["counters"];
+  ASSERT_TRUE(c.is_object()) << doc.dump();
+  EXPECT_EQ(c["frames_sent"], 0);
+  EXPECT_EQ(c["credit_stalls"], 0);
 }
 #endif
 

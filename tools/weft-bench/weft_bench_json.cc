@@ -25,6 +25,11 @@ nlohmann::json measurement_json(const BenchRow& row, const Measurement& m) {
   j["algbw_gbs"] = algbw ? nlohmann::json(*algbw) : nlohmann::json(nullptr);
   j["busbw_gbs"] = busbw ? nlohmann::json(*busbw) : nlohmann::json(nullptr);
   j["nwrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
+  nlohmann::json counters;
+  for (const LinkCounters::Field& f : LinkCounters::kFields) {
+    counters[f.name] = m.counters.*f.value;
+  }
+  j["counters"] = std::move(counters);
   if (m.model_us > 0) {
     j["model_us"] = m.model_us;
     j["ratio"] = m.time_us / m.model_us;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/group_counters.h"
 #include "harness/collective_spec.h"
 
 namespace weft::bench {
@@ -24,6 +25,9 @@ struct Measurement {
   bool checked = false;
   uint64_t wrong = 0;   // elements that differ from the reference
   double model_us = 0;  // --model: the cost model's time, 0 if none applies
+  // What the engines counted during the measurement (warm-up, timed
+  // iterations and check), summed over ranks (Group::counters()).
+  LinkCounters counters;
 
   bool ok() const { return ran && error.empty(); }
 };

@@ -105,6 +105,7 @@ absl::StatusOr<Measurement> SimRunner::measure(const MeasureRequest& request) {
     return m;  // no such form
   }
   m.ran = true;
+  const LinkCounters before = counted();
   harness::CaseRun run;
   if (request.warmup_iters > 0 &&
       !run_into(request, request.warmup_iters, false, &m, &run)) {
@@ -121,7 +122,18 @@ absl::StatusOr<Measurement> SimRunner::measure(const MeasureRequest& request) {
   }
   m.checked = request.check;
   m.wrong = request.check ? run.wrong_elements : 0;
+  m.counters = counted();
+  m.counters -= before;
   return m;
+}
+
+LinkCounters SimRunner::counted() const {
+  LinkCounters sum;
+  if (cluster_ == nullptr) return sum;
+  for (uint32_t r = 0; r < cluster_->size(); ++r) {
+    sum += cluster_->group(r).counters().total;
+  }
+  return sum;
 }
 
 }  // namespace weft::bench

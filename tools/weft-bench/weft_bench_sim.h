@@ -34,6 +34,8 @@ class SimRunner final : public BenchRunner {
   // The cluster runs go to; a fresh one after a failed run.
   absl::StatusOr<harness::SimCluster*> cluster();
   // Runs and folds a failure into `m`; false when the run failed.
+  // Group::counters() summed over the cluster's ranks (zero: no cluster).
+  LinkCounters counted() const;
   bool run_into(const MeasureRequest& request, uint32_t iterations, bool check,
                 Measurement* m, harness::CaseRun* out);
 

@@ -120,6 +120,7 @@ absl::StatusOr<Measurement> VerbsRunner::measure(
   const CallOptions call{algorithm(spec), 0};
   auto timed = std::make_unique<harness::RankCall>(reference, config_.rank);
   const std::vector<harness::Starter> starters = timed->starters(call);
+  const LinkCounters before = group_->counters().total;
   if (absl::Status s = run_blocking(starters, request.warmup_iters); !s.ok())
     return s;
   const TimeNs start_ns = fabric_->clock().now_ns();
@@ -134,10 +135,17 @@ absl::StatusOr<Measurement> VerbsRunner::measure(
   } else if (request.check) {
     wrong = reference.wrong_elements(config_.rank, timed->output());
   }
-  // Every rank's time and #wrong, added up (exact as doubles).
-  std::array<double, 2> mine = {static_cast<double>(elapsed_ns),
-                                static_cast<double>(wrong)};
-  std::array<double, 2> sums{};
+  // Every rank's time, #wrong and counters, added up (exact as doubles
+  // below 2^53).
+  LinkCounters counted = group_->counters().total;
+  counted -= before;
+  constexpr size_t kSums = 2 + LinkCounters::kFields.size();
+  std::array<double, kSums> mine = {static_cast<double>(elapsed_ns),
+                                    static_cast<double>(wrong)};
+  for (size_t i = 0; i < LinkCounters::kFields.size(); ++i) {
+    mine[2 + i] = static_cast<double>(counted.*LinkCounters::kFields[i].value);
+  }
+  std::array<double, kSums> sums{};
   if (absl::Status s = group_->all_sum(std::as_bytes(std::span(mine)),
                                        std::as_writable_bytes(std::span(sums)),
                                        DType::kFloat64);
@@ -148,6 +156,10 @@ absl::StatusOr<Measurement> VerbsRunner::measure(
   m.time_us = sums[0] / ranks() / request.iters / kNsPerUs;
   m.checked = request.check;
   m.wrong = static_cast<uint64_t>(sums[1]);
+  for (size_t i = 0; i < LinkCounters::kFields.size(); ++i) {
+    m.counters.*LinkCounters::kFields[i].value =
+        static_cast<uint64_t>(sums[2 + i]);
+  }
   return m;
 }
 

@@ -54,6 +54,8 @@ int run_sweep(int argc, char** argv);
 // shrink_command.cc: a failing sweep seed's faults reduced to a minimal
 // scripted plan.
 int run_shrink(int argc, char** argv);
+// trace_merge_command.cc: per-rank hardware timelines joined into one.
+int run_trace_merge(int argc, char** argv);
 
 #ifdef WEFT_HAVE_SIM_SERVER
 // serve_command.cc (Linux): --socket, --on_deadlock, --on_crash,

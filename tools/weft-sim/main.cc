@@ -63,6 +63,11 @@ constexpr Command kCommands[] = {
      "a failing sweep seed's injected faults reduced to a minimal replayable "
      "fault plan (--seed S)",
      kShrinkSets, run_shrink},
+    {"trace-merge",
+     "joins the per-rank timelines of a hardware run (WEFT_TRACE) into one "
+     "Perfetto file on stdout: weft-sim trace-merge trace-*.json > all.json",
+     {},
+     run_trace_merge},
 #ifdef WEFT_HAVE_SIM_SERVER
     {"serve",
      "the simulation server: one world whose ranks are processes of their "

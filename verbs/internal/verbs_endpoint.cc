@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "fabric/logging.h"
 #include "verbs/device_info.h"
 #include "verbs/internal/verbs_error.h"
 
@@ -175,6 +176,15 @@ absl::Status VerbsEndpoint::connect(const Destination& peer) {
     return modify_error("RTS", err);
   }
   connected_ = true;
+  log(LogLevel::kInfo,
+      "rank %u: connected to peer %u cable %u on %s port %u: qpn %u, GID "
+      "index %d (%s) -> peer qpn %u, lid %u, GID %s",
+      setup_.info.rank, setup_.info.peer, setup_.cable, setup_.info.device,
+      static_cast<unsigned>(kPort), qp_->qp_num, setup_.gid.index,
+      gid_kind_name(setup_.gid.kind), peer.qp_num, peer.lid, peer.gid_string());
+  if (setup_.trace != nullptr) {
+    setup_.trace->connect(setup_.info.peer, setup_.cable);
+  }
   return absl::OkStatus();
 }
 
@@ -244,6 +254,9 @@ absl::Status VerbsEndpoint::post_recv(WorkId id, const Frame& frame) {
   const int rc = ops().post_recv(qp_, &wr, &bad);
   if (rc != 0) return post_error("posting a receive (post_recv)", rc, errno);
   ++outstanding_recvs_;
+  if (setup_.trace != nullptr) {
+    setup_.trace->post_recv(setup_.info.peer, setup_.cable, id, frame.bytes());
+  }
   return absl::OkStatus();
 }
 
@@ -281,7 +294,13 @@ absl::Status VerbsEndpoint::post_send(WorkId id, const Frame& frame,
   const int rc = ops().post_send(qp_, &wr, &bad);
   if (rc != 0) return post_error("posting a send (post_send)", rc, errno);
   ++outstanding_sends_;
-  posted_sends_.push_back({wr.wr_id, length});
+  TimeNs posted_ns = 0;
+  if (setup_.trace != nullptr) {
+    posted_ns = setup_.trace->now_ns();
+    setup_.trace->post_send(setup_.info.peer, setup_.cable, id, length,
+                            immediate);
+  }
+  posted_sends_.push_back({wr.wr_id, length, immediate, posted_ns});
   return absl::OkStatus();
 }
 
@@ -298,6 +317,7 @@ Completion VerbsEndpoint::to_completion(const abi::ibv_wc& wc,
                      [&](const PostedSend& p) { return p.wr_id == wc.wr_id; });
     if (it != posted_sends_.end()) {
       c.byte_len = it->length;
+      record(c, &*it);
       posted_sends_.erase(it);
     }
     return c;
@@ -309,7 +329,24 @@ Completion VerbsEndpoint::to_completion(const abi::ibv_wc& wc,
     c.has_immediate = (wc.wc_flags & abi::IBV_WC_WITH_IMM) != 0;
     c.immediate = c.has_immediate ? ntohl(wc.imm_data) : 0;
   }
+  record(c, nullptr);
   return c;
+}
+
+void VerbsEndpoint::record(const Completion& c, const PostedSend* sent) {
+  TimelineRecorder* trace = setup_.trace;
+  if (trace == nullptr) return;
+  const uint32_t peer = setup_.info.peer;
+  trace->completion(peer, setup_.cable, c.id, c.status, c.byte_len,
+                    sent != nullptr ? sent->immediate : c.immediate);
+  if (!c.ok()) return;
+  if (sent != nullptr) {
+    trace->sent(peer, setup_.cable, sent->posted_ns, ++frames_sent_,
+                sent->immediate, sent->length);
+  } else {
+    trace->arrived(peer, setup_.cable, ++frames_arrived_, c.immediate,
+                   c.byte_len);
+  }
 }
 
 absl::StatusOr<size_t> VerbsEndpoint::poll(std::span<Completion> out) {

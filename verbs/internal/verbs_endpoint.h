@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/endpoint.h"
+#include "fabric/timeline_recorder.h"
 #include "verbs/abi.h"
 #include "verbs/gid.h"
 #include "verbs/internal/device_domain.h"
@@ -32,8 +33,10 @@ class VerbsEndpoint final : public Endpoint {
   struct Setup {
     DeviceDomain* domain = nullptr;
     EndpointInfo info;
-    uint16_t lid = 0;  // our port's LID
-    GidEntry gid;      // our GID and the index it was found at
+    uint16_t lid = 0;    // our port's LID
+    GidEntry gid;        // our GID and the index it was found at
+    uint32_t cable = 0;  // which cable to `peer` (for the timeline)
+    TimelineRecorder* trace = nullptr;  // nullptr: no timeline
   };
 
   // Creates the completion queue and queue pair and moves the pair to INIT.
@@ -53,6 +56,8 @@ class VerbsEndpoint final : public Endpoint {
   struct PostedSend {
     uint64_t wr_id;
     uint32_t length;
+    uint32_t immediate;
+    TimeNs posted_ns;  // for the timeline (0 without one)
   };
 
   explicit VerbsEndpoint(Setup setup);
@@ -70,6 +75,8 @@ class VerbsEndpoint final : public Endpoint {
                           uint32_t limit) const;
   absl::Status post_error(const char* what, int rc, int saved_errno) const;
   Completion to_completion(const abi::ibv_wc& wc, const WorkId& id);
+  // Puts a completion (and the frame it sent or received) on the timeline.
+  void record(const Completion& c, const PostedSend* sent);
 
   Setup setup_;
   abi::ibv_cq* cq_ = nullptr;
@@ -79,6 +86,8 @@ class VerbsEndpoint final : public Endpoint {
   uint32_t outstanding_recvs_ = 0;
   // Sends complete in posting order; their lengths, for the completions.
   std::deque<PostedSend> posted_sends_;
+  uint64_t frames_sent_ = 0;  // sends completed, for the timeline
+  uint64_t frames_arrived_ = 0;
 };
 
 }  // namespace weft::verbs::internal

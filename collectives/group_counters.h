@@ -1,0 +1,78 @@
+// GroupCounters: what a group's engine did on each of its cables, for
+// debugging a cluster (Group::counters()). Counted in the collectives
+// engine, not in a fabric, so the numbers mean the same on the simulator,
+// the verbs fabric and every other fabric. Counters only grow, from the
+// group's formation on; subtract two snapshots to see what one call did.
+//
+// A group and the groups split from it share one engine and its cables:
+// every one of them reports the same counters, the whole engine's.
+#ifndef WEFT_COLLECTIVES_GROUP_COUNTERS_H_
+#define WEFT_COLLECTIVES_GROUP_COUNTERS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft {
+
+// One cable's counts (or the sum over cables).
+struct LinkCounters {
+  // Data frames sent for the first time. Acknowledgements not included.
+  uint64_t frames_sent = 0;
+  // Data frames sent again (recovery on): after a timeout, or because the
+  // peer's acknowledgement showed them missing. Non-zero means frames were
+  // lost, or acknowledged too late.
+  uint64_t frames_resent = 0;
+  // Data frames received (first copies, in order or ahead of a gap).
+  uint64_t frames_received = 0;
+  // Data frames received again and thrown away: the cable duplicated a
+  // frame, or this side's acknowledgement was late and the peer resent.
+  uint64_t duplicates_dropped = 0;
+  // Data frames that arrived ahead of a gap (an earlier one lost or
+  // overtaken) and were held until the gap closed.
+  uint64_t frames_held_early = 0;
+  // Acknowledgement frames sent, probes included.
+  uint64_t acks_sent = 0;
+  // Probes sent: acknowledgements asking a silent peer to answer.
+  uint64_t probes_sent = 0;
+  // Times this side had data for the peer but had to wait because the
+  // peer had not yet freed a receive (it holds `window` unconsumed frames):
+  // a slow consumer, or lost acknowledgements. Counted once per stall.
+  uint64_t credit_stalls = 0;
+  // Operations that hit their deadline blaming this peer (the whole group
+  // fails with the first; so 0 or 1 while the group lives).
+  uint64_t deadlines_hit = 0;
+
+  // Every counter with its name (the key weft-bench's JSON uses), in the
+  // order above: for sums, differences and output without listing them
+  // again.
+  struct Field {
+    const char* name;
+    uint64_t LinkCounters::*value;
+  };
+  static const std::array<Field, 9> kFields;
+
+  LinkCounters& operator+=(const LinkCounters& o);
+  LinkCounters& operator-=(const LinkCounters& o);
+  friend bool operator==(const LinkCounters&, const LinkCounters&) = default;
+};
+
+// One cable to one peer.
+struct PeerCounters {
+  uint32_t peer = 0;   // the peer's fabric (world) rank
+  uint32_t cable = 0;  // which cable to that peer (device JSON order)
+  std::string device;  // this rank's device on that cable
+  LinkCounters counts;
+};
+
+struct GroupCounters {
+  // Every cable, by peer then cable.
+  std::vector<PeerCounters> peers;
+  // The sum over `peers`, plus deadlines that blamed no single peer.
+  LinkCounters total;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_COLLECTIVES_GROUP_COUNTERS_H_
