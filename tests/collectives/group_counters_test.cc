@@ -69,6 +69,8 @@ const PeerCounters* find(const GroupCounters& c, uint32_t peer) {
   }
   return nullptr;
 }
+// A pointer into a temporary would dangle: bind counters() to a name first.
+const PeerCounters* find(GroupCounters&& c, uint32_t peer) = delete;
 
 sim::FaultPlan one_fault(sim::FaultKind kind, uint32_t from, uint32_t to,
                          uint64_t frame) {
@@ -137,7 +139,8 @@ TEST(GroupCounters, ADroppedFrameIsResent) {
   const PeerCounters* to_2 = find(sender, 2);
   ASSERT_NE(to_2, nullptr);
   EXPECT_EQ(to_2->counts.frames_resent, 0u) << "nothing was lost towards 2";
-  const PeerCounters* from_0 = find(cluster->group(1).counters(), 0);
+  const GroupCounters receiver = cluster->group(1).counters();
+  const PeerCounters* from_0 = find(receiver, 0);
   ASSERT_NE(from_0, nullptr);
   EXPECT_EQ(from_0->counts.frames_received, kFrames);
 }
@@ -147,7 +150,8 @@ TEST(GroupCounters, ADuplicatedFrameIsDroppedOnce) {
       one_fault(sim::FaultKind::kDuplicate, 0, 1, 3), small_frames());
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   run_all_reduce(*cluster, kCount);
-  const PeerCounters* from_0 = find(cluster->group(1).counters(), 0);
+  const GroupCounters receiver = cluster->group(1).counters();
+  const PeerCounters* from_0 = find(receiver, 0);
   ASSERT_NE(from_0, nullptr);
   EXPECT_EQ(from_0->counts.duplicates_dropped, 1u);
   EXPECT_EQ(from_0->counts.frames_received, kFrames);

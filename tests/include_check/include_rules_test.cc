@@ -189,6 +189,25 @@ TEST(IncludeRules, StraySourcesWarnAndFoldersWithoutTargetsAreSkipped) {
                                         "configuration"));
 }
 
+TEST(IncludeRules, AStraySourceIsNotJudgedByAGraphItIsNotIn) {
+  // A test of a tool this configuration leaves out: it is in no target's
+  // sources, and the tool's headers belong to no target either.
+  FakeTree tree;
+  tree.add_layers();
+  tree.write("tools/weft-bench/run.h", "");
+  tree.write("sim/bench_run_test.cc", "#include \"tools/weft-bench/run.h\"\n");
+  Report report = tree.check_graph();
+  EXPECT_THAT(errors_of(report), IsEmpty());
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_THAT(format(report.warnings[0]),
+              HasSubstr("sim/bench_run_test.cc: in sim/ but in no target's "
+                        "sources"));
+  // A compiled file with the same include is still an error.
+  tree.write("sim/world.cc", "#include \"tools/weft-bench/run.h\"\n");
+  EXPECT_THAT(errors_of(tree.check_graph()),
+              ElementsAre(HasSubstr("belongs to no target")));
+}
+
 TEST(IncludeRules, AHomeInsideAnotherHomeIsItsOwnUnit) {
   FakeTree tree;
   tree.add_layers();
