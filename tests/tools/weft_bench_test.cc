@@ -253,8 +253,8 @@ TEST(WeftBench, UncheckedRunsSayNA) {
 }
 
 // --link=ideal takes no virtual time: the time is 0.00 and the bandwidths,
-// which would be infinite, are "-" in the table (as in weft-sim's) and null
-// in the JSON.
+// which would be infinite, are "-" in the table (as in weft-sim's), in the
+// footer's average, and null in the JSON.
 TEST(WeftBench, IdealLinkBandwidthsAreDashesNotZeros) {
   const std::string path = scratch_path("ideal.json");
   const ToolResult r = bench("--link=ideal -b 4K -e 4K --json=" + path);
@@ -266,7 +266,9 @@ TEST(WeftBench, IdealLinkBandwidthsAreDashesNotZeros) {
   EXPECT_EQ(rows[0][7], "-");
   EXPECT_EQ(rows[0][10], "-");
   EXPECT_EQ(rows[0][11], "-");
+  EXPECT_THAT(r.out, HasSubstr("# Avg bus bandwidth    : - \n"));
   const nlohmann::json doc = nlohmann::json::parse(read_text(path));
+  EXPECT_TRUE(doc["blocks"][0]["average_busbw_gbs"].is_null());
   const nlohmann::json& m = doc["blocks"][0]["results"][0]["out_of_place"];
   EXPECT_EQ(m["time_us"], 0.0);
   EXPECT_TRUE(m["algbw_gbs"].is_null()) << m;

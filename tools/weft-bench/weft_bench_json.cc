@@ -52,10 +52,12 @@ nlohmann::json row_json(const BenchRow& row) {
 nlohmann::json block_json(const BenchBlock& block) {
   nlohmann::json results = nlohmann::json::array();
   for (const BenchRow& row : block.rows) results.push_back(row_json(row));
+  const std::optional<double> busbw = average_busbw_gbs(block);
   return {{"op", block.op},
           {"algorithm", block.algorithm},
           {"results", std::move(results)},
-          {"average_busbw_gbs", average_busbw_gbs(block)},
+          {"average_busbw_gbs",
+           busbw ? nlohmann::json(*busbw) : nlohmann::json(nullptr)},
           {"wrong_total", wrong_total(block)},
           {"errors", error_count(block)}};
 }

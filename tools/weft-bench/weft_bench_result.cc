@@ -20,7 +20,7 @@ std::optional<double> busbw_gbs(const BenchRow& row, const Measurement& m) {
   return *algbw * row.bus_factor;
 }
 
-double average_busbw_gbs(const BenchBlock& block) {
+std::optional<double> average_busbw_gbs(const BenchBlock& block) {
   double sum = 0;
   uint64_t n = 0;
   for (const BenchRow& row : block.rows) {
@@ -31,7 +31,8 @@ double average_busbw_gbs(const BenchBlock& block) {
       ++n;
     }
   }
-  return n == 0 ? 0 : sum / static_cast<double>(n);
+  if (n == 0) return std::nullopt;
+  return sum / static_cast<double>(n);
 }
 
 uint64_t wrong_total(const BenchBlock& block) {

@@ -57,9 +57,9 @@ struct BenchBlock {
 };
 
 // nccl-tests' footer figures: busbw averaged over every measurement that
-// has one (both placements; 0 when none has), and #wrong summed over all of
-// them.
-double average_busbw_gbs(const BenchBlock& block);
+// has one (both placements; nullopt when none has, as on --link=ideal), and
+// #wrong summed over all of them.
+std::optional<double> average_busbw_gbs(const BenchBlock& block);
 uint64_t wrong_total(const BenchBlock& block);
 // Measurements that ended in an error.
 uint64_t error_count(const BenchBlock& block);

@@ -119,10 +119,12 @@ std::string row_lines(const BenchRow& row, bool model) {
 std::string block_footer(const BenchBlock& block) {
   const uint64_t wrong = wrong_total(block);
   const uint64_t errors = error_count(block);
+  const std::optional<double> busbw = average_busbw_gbs(block);
   std::string out = absl::StrFormat(
-      "# %-20s : %u %s\n# %-20s : %g \n# %-20s : %u\n", "Out of bounds values",
+      "# %-20s : %u %s\n# %-20s : %s \n# %-20s : %u\n", "Out of bounds values",
       wrong, wrong == 0 ? "OK" : "FAILED", "Avg bus bandwidth",
-      average_busbw_gbs(block), "#wrong total", wrong);
+      busbw ? absl::StrFormat("%g", *busbw) : std::string("-"), "#wrong total",
+      wrong);
   if (errors > 0) {
     absl::StrAppendFormat(&out, "# %-20s : %u (see the # ^ lines)\n",
                           "Failed measurements", errors);
