@@ -7,11 +7,12 @@ set -euo pipefail
 # ibverbs-utils: rdma-core's ibv_devices, ibv_devinfo and ibv_uc_pingpong,
 # which the tests run unmodified on weft's drop-in verbs library.
 # pkg-config (pkgconf on macOS): the test that builds against weft.pc.
+# ccache: a fresh clone recompiles only what changed (cmake/WeftCcache.cmake).
 debian_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
                  libabsl-dev nlohmann-json3-dev libibverbs-dev ibverbs-utils
-                 shellcheck pkg-config)
+                 shellcheck pkg-config ccache)
 brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json shellcheck
-               pkgconf)
+               pkgconf ccache)
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
