@@ -26,6 +26,7 @@ class Weft < Formula
       -DWEFT_BUILD_TESTS=OFF
       -DWEFT_BUILD_BENCH=OFF
       -DWEFT_BUILD_MOCKS=ON
+      -DWEFT_CCACHE=OFF
     ]
     system "cmake", "-S", ".", "-B", "build", "-G", "Ninja", *args, *std_cmake_args
     system "cmake", "--build", "build"
