@@ -162,6 +162,29 @@ absl::StatusOr<std::map<int64_t, TimelineLink>> links_of(
   return out;
 }
 
+// What merging reads of an event, with the types it reads them as; "" when
+// the event has them, else what is wrong. Checked before anything reads the
+// event, so a damaged file is an error, never an exception.
+std::string event_shape_error(const json& e) {
+  if (!e.is_object()) return "is not an object";
+  for (const char* key : {"ph", "name"}) {
+    if (e.contains(key) && !e[key].is_string()) {
+      return absl::StrFormat("has a \"%s\" that is not a string", key);
+    }
+  }
+  for (const char* key : {"pid", "tid"}) {
+    if (e.contains(key) && !e[key].is_number_integer()) {
+      return absl::StrFormat("has a \"%s\" that is not an integer", key);
+    }
+  }
+  if (e.value("name", "") == "thread_name" &&
+      (!e.contains("args") || !e["args"].is_object() ||
+       !e["args"].contains("name") || !e["args"]["name"].is_string())) {
+    return "names a track without args.name";
+  }
+  return "";
+}
+
 absl::StatusOr<json> parse_timeline(const std::string& name,
                                     const std::string& text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -171,6 +194,15 @@ absl::StatusOr<json> parse_timeline(const std::string& name,
         "%s is not a weft timeline (Chrome trace JSON with a traceEvents "
         "array); pass the files WEFT_TRACE or weft-sim wrote",
         name));
+  }
+  const json& events = doc["traceEvents"];
+  for (size_t i = 0; i < events.size(); ++i) {
+    const std::string error = event_shape_error(events[i]);
+    if (!error.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: traceEvents[%u] %s; is it a weft timeline, whole?", name, i,
+          error));
+    }
   }
   return doc;
 }

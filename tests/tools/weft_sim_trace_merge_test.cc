@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -83,6 +85,29 @@ TEST(WeftSimTraceMerge, BadInputExits2WithOneLine) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_THAT(bad.err, HasSubstr("is not a weft timeline"));
   EXPECT_EQ(lines_of(bad.err).size(), 1u);
+}
+
+// A damaged file (an event that is not an object, a field of another type,
+// a track without its name) is bad input like any other: one line, exit 2,
+// never an abort.
+TEST(WeftSimTraceMerge, DamagedEventsExit2WithOneLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"traceEvents":[1]})", "traceEvents[0] is not an object"},
+      {R"({"traceEvents":[{"ph":"X","pid":"one"}]})",
+       "traceEvents[0] has a \"pid\" that is not an integer"},
+      {R"({"traceEvents":[{"ph":"X"},{"ph":7}]})",
+       "traceEvents[1] has a \"ph\" that is not a string"},
+      {R"({"traceEvents":[{"ph":"M","name":"thread_name","pid":2,"tid":0}]})",
+       "traceEvents[0] names a track without args.name"},
+  };
+  int k = 0;
+  for (const auto& [text, what] : cases) {
+    const ToolResult r =
+        merge(write_scratch(absl::StrCat("damaged", k++, ".json"), text));
+    EXPECT_EQ(r.code, 2) << text << r.err;
+    EXPECT_THAT(r.err, HasSubstr(what)) << text;
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  }
 }
 
 }  // namespace
