@@ -220,11 +220,13 @@ absl::Status Engine::deadline_error(const OpState& op) {
   uint32_t heard_from = kNoPeer;
   const uint32_t silent = suspect(&heard_from);
   std::string why = "the peer may have crashed, lost frames or been cut off";
+  const Lane* charged = blame;  // the cable the deadline is counted against
   if (silent != kNoPeer) {
     const Lane* direct = nullptr;
     for (const auto& lane : lanes_) {
       if (lane->peer() == silent) direct = lane.get();
     }
+    charged = direct;
     place = direct != nullptr
                 ? direct->place(ErrorCause::kDeadline)
                 : ErrorPlace{rank_, silent, "", ErrorCause::kDeadline};
@@ -238,7 +240,7 @@ absl::Status Engine::deadline_error(const OpState& op) {
   } else if (blame != nullptr) {
     place = blame->place(ErrorCause::kDeadline);
   }
-  count_deadline(place.peer);
+  count_deadline(charged, place.peer);
   return make_error(
       absl::StatusCode::kDeadlineExceeded, place,
       absl::StrFormat("%s did not finish within its %d ns deadline; %s. "
@@ -247,13 +249,17 @@ absl::Status Engine::deadline_error(const OpState& op) {
                       outstanding));
 }
 
-void Engine::count_deadline(uint32_t peer) {
-  Lane* first = nullptr;
+void Engine::count_deadline(const Lane* charged, uint32_t peer) {
+  Lane* target = nullptr;
   for (const auto& lane : lanes_) {
-    if (lane->peer() == peer && first == nullptr) first = lane.get();
+    if (lane.get() == charged) {
+      target = lane.get();
+      break;
+    }
+    if (target == nullptr && lane->peer() == peer) target = lane.get();
   }
-  if (first != nullptr) {
-    first->note_deadline();
+  if (target != nullptr) {
+    target->note_deadline();
   } else {
     ++unblamed_deadlines_;
   }

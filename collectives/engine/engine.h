@@ -115,8 +115,9 @@ class Engine {
   // before probing it (0: no operation runs).
   TimeNs probe_after_ns() const;
   absl::Status deadline_error(const OpState& op);
-  // Counts a deadline against the first lane to `peer` (or none).
-  void count_deadline(uint32_t peer);
+  // Counts a deadline against `charged`, the cable the error names, or
+  // when there is none against the first lane to `peer` (or none at all).
+  void count_deadline(const Lane* charged, uint32_t peer);
   absl::Status refusal() const;
   // Ends the running operation with `status`, and the queued ones with it
   // too (`every_op`) or with the refusal; tells every peer.
