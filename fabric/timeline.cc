@@ -1,11 +1,13 @@
 #include "fabric/timeline.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
@@ -207,12 +209,31 @@ absl::StatusOr<json> parse_timeline(const std::string& name,
   return doc;
 }
 
+// The document's time base (kTimelineTimeBaseKey), 0 when it has none.
+absl::StatusOr<TimeNs> time_base_of(const std::string& name, const json& doc) {
+  const std::string key(kTimelineTimeBaseKey);
+  if (!doc.contains("otherData") || !doc["otherData"].is_object() ||
+      !doc["otherData"].contains(key)) {
+    return TimeNs{0};
+  }
+  const json& value = doc["otherData"][key];
+  TimeNs base = 0;
+  if (!value.is_string() ||
+      !absl::SimpleAtoi(value.get<std::string>(), &base) || base < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: otherData.%s is not a time in ns; is it a weft timeline?", name,
+        key));
+  }
+  return base;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> merge_timelines(
     std::span<const std::string> names,
     std::span<const std::string> documents) {
   std::vector<json> docs;
+  std::vector<TimeNs> bases;
   std::vector<std::map<int64_t, TimelineLink>> doc_links;
   std::map<uint32_t, bool> ranks;
   std::map<TimelineLink, int64_t> links;
@@ -220,6 +241,9 @@ absl::StatusOr<std::string> merge_timelines(
     const std::string& name = i < names.size() ? names[i] : documents[i];
     absl::StatusOr<json> doc = parse_timeline(name, documents[i]);
     if (!doc.ok()) return doc.status();
+    absl::StatusOr<TimeNs> base = time_base_of(name, *doc);
+    if (!base.ok()) return base.status();
+    bases.push_back(*base);
     auto by_tid = links_of(name, (*doc)["traceEvents"]);
     if (!by_tid.ok()) return by_tid.status();
     for (const auto& [tid, link] : *by_tid) links.emplace(link, 0);
@@ -233,9 +257,15 @@ absl::StatusOr<std::string> merge_timelines(
     doc_links.push_back(*std::move(by_tid));
   }
   json out = track_metadata(ranks, links);
+  const TimeNs base =
+      bases.empty() ? 0 : *std::min_element(bases.begin(), bases.end());
   for (size_t i = 0; i < docs.size(); ++i) {
+    const double shift_us = to_us(bases[i] - base);
     for (json e : docs[i]["traceEvents"]) {
       if (e.value("ph", "") == "M") continue;
+      if (shift_us != 0 && e.contains("ts") && e["ts"].is_number()) {
+        e["ts"] = e["ts"].get<double>() + shift_us;
+      }
       if (e.value("pid", 0) == kLinksPid) {
         auto it = doc_links[i].find(e.value("tid", int64_t{-1}));
         if (it == doc_links[i].end()) continue;  // no such track declared
@@ -246,7 +276,9 @@ absl::StatusOr<std::string> merge_timelines(
   }
   json doc = {{"traceEvents", std::move(out)},
               {"displayTimeUnit", "ns"},
-              {"otherData", {{"merged_files", std::to_string(docs.size())}}}};
+              {"otherData",
+               {{"merged_files", std::to_string(docs.size())},
+                {std::string(kTimelineTimeBaseKey), std::to_string(base)}}}};
   return doc.dump();
 }
 

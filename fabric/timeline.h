@@ -80,9 +80,15 @@ std::string timeline_json(
 absl::Status write_timeline_file(const std::string& path,
                                  std::string_view text);
 
+// otherData's key for a file's time base (TimelineRecorder): Unix time in
+// ns, as a decimal string, that the file's timestamps are offsets from;
+// absent means 0.
+inline constexpr std::string_view kTimelineTimeBaseKey = "time_base_unix_ns";
+
 // One timeline from several (a hardware run's per-rank files): rank
 // tracks are kept, link tracks of the same name become one and are
-// renumbered in sorted order, events keep their order file by file.
+// renumbered in sorted order, events keep their order file by file. Files
+// with different time bases are put on the earliest one.
 // `names` label the documents in errors. InvalidArgument when a document
 // is not a timeline this writer made.
 absl::StatusOr<std::string> merge_timelines(

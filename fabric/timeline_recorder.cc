@@ -15,7 +15,8 @@ TimelineRecorder::TimelineRecorder(std::string path, uint32_t rank,
     : path_(std::move(path)),
       rank_(rank),
       clock_(clock),
-      origin_ns_(origin_ns) {}
+      origin_ns_(origin_ns),
+      base_ns_(origin_ns / kTimeBaseStepNs * kTimeBaseStepNs) {}
 
 std::string TimelineRecorder::path_for_rank(std::string_view pattern_view,
                                             uint32_t rank) {
@@ -111,7 +112,7 @@ void TimelineRecorder::arrived(uint32_t peer, uint32_t cable, uint64_t frame,
 TimelineEvent TimelineRecorder::to_event(const Record& r) const {
   TimelineEvent e;
   e.rank = rank_;
-  e.time_ns = r.time_ns + origin_ns_;
+  e.time_ns = r.time_ns + (origin_ns_ - base_ns_);
   e.args = TimelineArgs{.peer = r.peer, .cable = r.cable, .bytes = r.bytes};
   e.args.sequence = r.sequence;
   switch (r.kind) {
@@ -138,7 +139,8 @@ TimelineEvent TimelineRecorder::to_event(const Record& r) const {
       e.on_link = true;
       e.link = {rank_, r.peer, r.cable};
       // Never an instant: a send completes after it was posted.
-      e.start_ns = std::min(r.start_ns, r.time_ns - 1) + origin_ns_;
+      e.start_ns =
+          std::min(r.start_ns, r.time_ns - 1) + (origin_ns_ - base_ns_);
       e.args.frame = r.frame;
       break;
     case Kind::kArrived:
@@ -159,7 +161,8 @@ std::string TimelineRecorder::json() const {
   for (const Record& r : records_) events.push_back(to_event(r));
   const std::pair<std::string, std::string> other[] = {
       {"rank", absl::StrCat(rank_)},
-      {"events_left_out", absl::StrCat(left_out_)}};
+      {"events_left_out", absl::StrCat(left_out_)},
+      {std::string(kTimelineTimeBaseKey), absl::StrCat(base_ns_)}};
   return timeline_json(events, other);
 }
 

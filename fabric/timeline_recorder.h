@@ -10,7 +10,10 @@
 // and each frame it received as an instant on link peer->rank when its
 // receive completed. Times are the fabric's clock plus `origin_ns`: Unix
 // time on the wall clock, so files from different machines line up as
-// well as their clocks agree.
+// well as their clocks agree. The file holds them less a time base, a
+// multiple of kTimeBaseStepNs given in otherData "time_base_unix_ns":
+// Unix time in microseconds (about 1.8e15) is too large for a double to
+// keep nanoseconds apart, an offset from the base is not.
 //
 // At most kMaxEvents are kept (a limit on memory, about 64 MiB); later
 // events are counted, not kept, and the file says how many were left out.
@@ -36,6 +39,9 @@ namespace weft {
 class TimelineRecorder {
  public:
   static constexpr size_t kMaxEvents = size_t{1} << 20;
+  // 10^15 ns (about 11.6 days): offsets from the base stay under 2e12 us,
+  // which a double holds to better than a nanosecond.
+  static constexpr TimeNs kTimeBaseStepNs = 1'000'000'000'000'000;
 
   // Records rank `rank`'s events, timed by `clock` (which outlives the
   // recorder) plus `origin_ns`, for `path`.
@@ -106,6 +112,7 @@ class TimelineRecorder {
   uint32_t rank_;
   const Clock& clock_;
   TimeNs origin_ns_;
+  TimeNs base_ns_;  // origin_ns_ rounded down to kTimeBaseStepNs
   std::vector<Record> records_;
   uint64_t left_out_ = 0;
 };

@@ -87,6 +87,38 @@ TEST(WeftSimTraceMerge, BadInputExits2WithOneLine) {
   EXPECT_EQ(lines_of(bad.err).size(), 1u);
 }
 
+// Files on different time bases (hardware ranks whose clocks' origins
+// fall either side of a 10^15 ns step) are put on the earliest base: an
+// event 1 us after base B + 10^15 ns lands at 10^12 + 1 us from B.
+TEST(WeftSimTraceMerge, FilesOnDifferentTimeBasesShareTheEarliest) {
+  const std::string early = write_scratch(
+      "early.json",
+      R"({"otherData":{"time_base_unix_ns":"1000000000000000000"},)"
+      R"("traceEvents":[{"ph":"i","s":"t","name":"a","cat":"connect",)"
+      R"("pid":1,"tid":0,"ts":2}]})");
+  const std::string late = write_scratch(
+      "late.json",
+      R"({"otherData":{"time_base_unix_ns":"1001000000000000000"},)"
+      R"("traceEvents":[{"ph":"i","s":"t","name":"b","cat":"connect",)"
+      R"("pid":1,"tid":1,"ts":1}]})");
+  const ToolResult r = merge(late + " " + early);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  EXPECT_EQ(doc["otherData"]["time_base_unix_ns"], "1000000000000000000");
+  std::map<std::string, double> ts;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "M") ts[e["name"]] = e["ts"].get<double>();
+  }
+  EXPECT_EQ(ts["a"], 2.0);
+  EXPECT_EQ(ts["b"], 1e12 + 1.0);
+  const ToolResult bad = merge(write_scratch(
+      "badbase.json",
+      R"({"otherData":{"time_base_unix_ns":"soon"},"traceEvents":[]})"));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("time_base_unix_ns is not a time in ns"));
+}
+
 // A damaged file (an event that is not an object, a field of another type,
 // a track without its name) is bad input like any other: one line, exit 2,
 // never an abort.
