@@ -117,7 +117,8 @@ std::string timeline_json(
   json doc = {{"traceEvents", std::move(out)},
               {"displayTimeUnit", "ns"},
               {"otherData", std::move(other)}};
-  return doc.dump();
+  return doc.dump(-1, ' ', /*ensure_ascii=*/false,
+                  json::error_handler_t::replace);
 }
 
 absl::Status write_timeline_file(const std::string& path,
@@ -279,7 +280,8 @@ absl::StatusOr<std::string> merge_timelines(
               {"otherData",
                {{"merged_files", std::to_string(docs.size())},
                 {std::string(kTimelineTimeBaseKey), std::to_string(base)}}}};
-  return doc.dump();
+  return doc.dump(-1, ' ', /*ensure_ascii=*/false,
+                  json::error_handler_t::replace);
 }
 
 }  // namespace weft

@@ -55,6 +55,15 @@ TEST(ToolFlags, AMissingFlagFileIsBadInput) {
   }
 }
 
+// A directory opens but cannot be read, and /dev/zero never ends: both
+// are bad input at once, not an empty file or a hang.
+TEST(ToolFlags, AFlagFileThatIsNoFileIsBadInput) {
+  for (const Tool& t : kTools) {
+    expect_bad(t, "--flagfile=/tmp", "--flagfile=/tmp cannot be read");
+    expect_bad(t, "--flagfile=/dev/zero", "is over 1048576 bytes");
+  }
+}
+
 TEST(ToolFlags, AnUnknownFlagIsBadInput) {
   for (const Tool& t : kTools) {
     expect_bad(

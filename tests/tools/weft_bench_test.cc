@@ -325,7 +325,8 @@ TEST(WeftBench, WhatALaterRowOrTheOutputWouldFailOnIsCheckedFirst) {
       {"-b 4K -e 4K --json=/nonexistent/dir/r.json",
        "--json=/nonexistent/dir/r.json: cannot write there"},
       {"-b 4K -e 4K --plot=/nonexistent/dir/p.svg",
-       "--plot=/nonexistent/dir/p.svg: cannot write there"}};
+       "--plot=/nonexistent/dir/p.svg: cannot write there"},
+      {"-b 4K -e 4K --json=/tmp", "--json=/tmp is a directory"}};
   for (const auto& [args, what] : cases) {
     expect_bad_input(args, what);
     EXPECT_EQ(bench(args).out, "") << args;

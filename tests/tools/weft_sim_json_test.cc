@@ -18,6 +18,7 @@
 namespace weft::testing {
 namespace {
 
+using ::testing::HasSubstr;
 using Json = nlohmann::ordered_json;
 
 ToolResult sim(const std::string& args) {
@@ -32,18 +33,19 @@ std::string cell(const Json& value) {
   return text;
 }
 
-// The printed table's rows: the lines after the two header lines (which
-// follow the title) up to the footer, each split at whitespace.
+// The printed table's rows: the lines after the header that start with a
+// topology name, up to the first that does not, each split at whitespace.
 std::vector<std::vector<std::string>> table_rows(const std::string& out) {
   std::vector<std::vector<std::string>> rows;
   const std::vector<std::string> lines = lines_of(out);
   for (size_t i = 3; i < lines.size(); ++i) {
-    if (lines[i].find(" runs: ") != std::string::npos ||
-        lines[i].rfind("trace", 0) == 0 || lines[i].rfind("  ", 0) == 0 ||
-        lines[i].rfind("reproduce", 0) == 0) {
-      break;
+    const bool row =
+        lines[i].rfind("mesh ", 0) == 0 || lines[i].rfind("ring ", 0) == 0;
+    if (row) {
+      rows.push_back(fields_of(lines[i]));
+    } else if (!rows.empty()) {
+      break;  // a hang's report, the summary: the table has ended
     }
-    rows.push_back(fields_of(lines[i]));
   }
   return rows;
 }
@@ -123,9 +125,15 @@ TEST(WeftSimJson, StudyJsonHoldsThePrintedTable) {
 
 TEST(WeftSimJson, RunJsonHoldsItsRowAndReproduceLine) {
   const std::string path = scratch_path("run.json");
-  // A lost frame without recovery: a typed error and a reproduce line.
-  const ToolResult r = sim(
-      "run --ranks=4 --bytes=64K --loss=0.05 --recovery=off --json=" + path);
+  // A rank stalled past the time limit: a hang, which is not allowed, so
+  // the run exits 1 and prints a reproduce line.
+  const std::string plan =
+      write_scratch("stall.txt", "stall rank=1 at_ns=0 for_ns=100000000000\n");
+  const ToolResult r =
+      sim("run --ranks=4 --bytes=64K --time_limit_ms=10 "
+          "--faults=" +
+          plan + " --json=" + path);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
   const Json doc = Json::parse(read_text(path));
   EXPECT_EQ(doc["command"], "run");
   const auto rows = table_rows(r.out);
@@ -134,12 +142,28 @@ TEST(WeftSimJson, RunJsonHoldsItsRowAndReproduceLine) {
   expect_row_matches(doc["rows"][0], rows[0]);
   EXPECT_EQ(doc["trace_hash"], line_after(r.out, "trace hash: "));
   const std::string reproduce = line_after(r.out, "reproduce: ");
-  if (reproduce.empty()) {
-    EXPECT_TRUE(doc["reproduce"].empty());
-  } else {
-    ASSERT_EQ(doc["reproduce"].size(), 1u);
-    EXPECT_EQ(doc["reproduce"][0], reproduce);
-  }
+  ASSERT_FALSE(reproduce.empty()) << r.out;
+  ASSERT_EQ(doc["reproduce"].size(), 1u);
+  EXPECT_EQ(doc["reproduce"][0], reproduce);
+}
+
+// A path that is not UTF-8 (the reproduce line names the fault plan) is
+// written with U+FFFD in its place: the file stays JSON, the tool does not
+// abort.
+TEST(WeftSimJson, ANameThatIsNotUtf8IsReplacedNotFatal) {
+  const std::string path = scratch_path("latin1.json");
+  const std::string plan = write_scratch(
+      "stall\xff.txt", "stall rank=1 at_ns=0 for_ns=100000000000\n");
+  const ToolResult r =
+      sim("run --ranks=2 --bytes=4K --time_limit_ms=10 "
+          "--faults=" +
+          plan + " --json=" + path);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const Json doc = Json::parse(read_text(path), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << read_text(path);
+  ASSERT_EQ(doc["reproduce"].size(), 1u);
+  EXPECT_THAT(doc["reproduce"][0].get<std::string>(),
+              HasSubstr("stall\xef\xbf\xbd.txt"));
 }
 
 // The count in a sweep table row: "typed error    3   15.00%".

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -17,6 +18,7 @@ namespace weft::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // The study's quick forms: every row up to 1 MiB (every op), 64 KiB.
@@ -204,6 +206,39 @@ TEST(WeftSimRun, ALostFrameWithoutRecoveryIsATypedErrorNamingRankAndPeer) {
   EXPECT_EQ(rows[0].numbers[4], "1");         // one fault injected
   EXPECT_EQ(rows[0].numbers[1], "-");         // no bandwidth for a failed run
   EXPECT_THAT(r.out, HasSubstr("rank 2: "));  // the rank that saw the gap
+}
+
+// Every reproduce line a study prints runs as printed: `weft-sim run`
+// takes every flag on it (the study's own --max_bytes, --json and
+// --progress are left off; run refuses the first two kinds and --json would
+// overwrite the study's file), and it gives the row's outcome again.
+TEST(WeftSimStudy, ReproduceLinesRunAsPrinted) {
+  const std::string plan =
+      write_scratch("stall.txt", "stall rank=1 at_ns=0 for_ns=100000000000\n");
+  const std::string json = scratch_path("study.json");
+  const ToolResult study =
+      sim("--max_bytes=4K --ranks=2 --time_limit_ms=10 --progress --trace= "
+          "--faults=" +
+          plan + " --json=" + json);
+  EXPECT_EQ(study.code, 1) << study.out << study.err;  // hangs are not allowed
+  const std::string written = read_text(json);
+  int lines = 0;
+  for (const std::string& line : lines_of(study.out)) {
+    constexpr std::string_view kPrefix = "reproduce: weft-sim ";
+    if (line.rfind(kPrefix, 0) != 0) continue;
+    ++lines;
+    EXPECT_THAT(line, Not(HasSubstr("--json")));
+    EXPECT_THAT(line, Not(HasSubstr("--progress")));
+    EXPECT_THAT(line, Not(HasSubstr("--max_bytes")));
+    const ToolResult again = sim(line.substr(kPrefix.size()));
+    EXPECT_EQ(again.code, 1) << line << "\n" << again.err;
+    const std::vector<StudyRow> rows = table_rows(again.out);
+    ASSERT_EQ(rows.size(), 1u) << again.out;
+    EXPECT_THAT(rows[0].outcome, StartsWith("hang")) << line;
+  }
+  EXPECT_GT(lines, 0) << study.out;
+  EXPECT_EQ(read_text(json), written) << "a reproduce line wrote the study's "
+                                         "JSON";
 }
 
 TEST(WeftSimRun, P2pStillWorks) {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "absl/flags/commandlineflag.h"
@@ -30,6 +32,7 @@ namespace {
 // A flag file may name another; deeper than this is a file naming itself.
 constexpr int kMaxFlagfileDepth = 8;
 constexpr size_t kMaxFlagfileLines = 10'000;
+constexpr size_t kMaxFlagfileBytes = size_t{1} << 20;
 
 // One "-name[=value]" or "--name[=value]" argument, the name with - as _.
 struct FlagArg {
@@ -211,15 +214,31 @@ absl::Status ArgChecker::add_flagfile(const std::string& path, int depth) {
         absl::StrCat("--flagfile=", path, ": flag files nested more than ",
                      kMaxFlagfileDepth, " deep; does one name itself?"));
   }
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::InvalidArgumentError(
         absl::StrCat("--flagfile=", path, " cannot be read (",
                      std::strerror(errno), "); give a readable file"));
   }
+  // Read whole and bounded: a directory opens but fails on read, and a
+  // device such as /dev/zero never ends.
+  std::string text(kMaxFlagfileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--flagfile=", path, " cannot be read (",
+                     std::strerror(errno), "); give a readable file"));
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxFlagfileBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--flagfile=", path, " is over ", kMaxFlagfileBytes,
+                     " bytes; is it a flag file?"));
+  }
+  std::istringstream lines_in(text);
   std::vector<std::string> lines;
   size_t number = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (std::string line; std::getline(lines_in, line);) {
     if (++number > kMaxFlagfileLines) {
       return absl::InvalidArgumentError(
           absl::StrCat("--flagfile=", path, " has more than ",

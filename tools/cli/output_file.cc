@@ -17,6 +17,11 @@ absl::Status check_writable(std::string_view flag, const std::string& path) {
   const std::filesystem::path dir =
       file.has_parent_path() ? file.parent_path() : ".";
   std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--%s=%s is a directory; name a file in it; checked before running",
+        flag, path));
+  }
   const bool writable =
       std::filesystem::is_directory(dir, ec) &&
       ::access(dir.c_str(), W_OK) == 0 &&

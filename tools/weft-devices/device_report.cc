@@ -200,7 +200,9 @@ std::string format_json(const Report& report) {
   }
   doc["diagnosis"] = diagnosis_lines(report);
   doc["exit_code"] = exit_code(report);
-  return doc.dump(2) + "\n";
+  return doc.dump(2, ' ', /*ensure_ascii=*/false,
+                  nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace weft::verbs::cli

@@ -41,18 +41,6 @@ void print_rank_errors(const harness::CaseRun& run) {
   }
 }
 
-// The world flags as given on the command line, for the reproduce line.
-std::string world_args(const std::vector<std::string>& args) {
-  constexpr std::string_view kSkip[] = {"--trace"};
-  std::string out;
-  for (size_t i = 1; i < args.size(); ++i) {
-    bool skip = false;
-    for (std::string_view s : kSkip) skip |= args[i].rfind(s, 0) == 0;
-    if (!skip) absl::StrAppend(&out, out.empty() ? "" : " ", args[i]);
-  }
-  return out;
-}
-
 void print_row(const StudyRow& row, const WorldFlags& flags,
                const std::vector<std::string>& args) {
   std::printf("weft-sim run: %u ranks, %s\n", flags.options.topology.ranks(),
@@ -71,7 +59,9 @@ void print_row(const StudyRow& row, const WorldFlags& flags,
   }
   if (!run.outcome.allowed()) {
     std::printf("reproduce: %s\n",
-                reproduce_command(row, world_args(args)).c_str());
+                reproduce_command(
+                    row, reproduce_world_args(args, /*without_seed=*/false))
+                    .c_str());
   }
   if (!flags.trace_path.empty()) {
     std::printf("trace written to %s (open it in ui.perfetto.dev)\n",
@@ -92,7 +82,8 @@ nlohmann::ordered_json run_json(const StudyRow& row, const WorldFlags& flags,
   doc["outcome_counts"] = verdict_counts_json(by_verdict);
   doc["reproduce"] = nlohmann::ordered_json::array();
   if (!row.run.outcome.allowed())
-    doc["reproduce"].push_back(reproduce_command(row, world_args(args)));
+    doc["reproduce"].push_back(reproduce_command(
+        row, reproduce_world_args(args, /*without_seed=*/false)));
   doc["trace_hash"] = hash_hex(row.trace_hash);
   return doc;
 }

@@ -93,7 +93,10 @@ nlohmann::ordered_json verdict_counts_json(
 
 absl::Status write_json(const std::string& path,
                         const nlohmann::ordered_json& doc) {
-  return write_text_file(path, doc.dump(kIndent) + "\n");
+  return write_text_file(path,
+                         doc.dump(kIndent, ' ', /*ensure_ascii=*/false,
+                                  nlohmann::json::error_handler_t::replace) +
+                             "\n");
 }
 
 }  // namespace weft::sim::cli

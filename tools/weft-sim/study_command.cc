@@ -64,23 +64,12 @@ bool given(const std::vector<std::string>& args, std::string_view flag) {
   return false;
 }
 
-// The world flags as given, without those each reproduce line sets itself.
-std::string world_args_of(const std::vector<std::string>& args) {
-  std::string out;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i].rfind("--trace", 0) == 0 || args[i].rfind("--seed", 0) == 0)
-      continue;
-    absl::StrAppend(&out, out.empty() ? "" : " ", args[i]);
-  }
-  return out;
-}
-
 absl::StatusOr<StudyConfig> study_config(const std::vector<std::string>& args,
                                          const WorldFlags& flags) {
   StudyConfig c;
   c.world = flags.options;
   c.link_name = flags.link_name;
-  c.world_args = world_args_of(args);
+  c.world_args = reproduce_world_args(args, /*without_seed=*/true);
   const Topology& given_topology = flags.options.topology;
   if (given(args, "topology") || given(args, "devices")) {
     c.topologies.push_back({flags.topology_name, given_topology});

@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/reflection.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
+#include "tools/cli/memory_check.h"
+#include "tools/cli/world_flags.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -113,6 +117,38 @@ std::string reproduce_command(const StudyRow& row,
   if (row.iterations > 1)
     absl::StrAppend(&out, " --iterations=", row.iterations);
   if (!world_args.empty()) absl::StrAppend(&out, " ", world_args);
+  return out;
+}
+
+namespace {
+
+// Whether `arg` (--name, --name=value, --noname) sets a world flag or the
+// memory check.
+bool run_takes(const std::string& arg) {
+  const size_t start = arg.find_first_not_of('-');
+  if (start == 0 || start == std::string::npos) return false;
+  const std::string name = arg.substr(start, arg.find('=') - start);
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  if (flag == nullptr && name.rfind("no", 0) == 0) {
+    flag = absl::FindCommandLineFlag(name.substr(2));
+  }
+  return flag != nullptr &&
+         (kWorldFlags.contains(*flag) || kMemoryFlags.contains(*flag));
+}
+
+}  // namespace
+
+std::string reproduce_world_args(const std::vector<std::string>& args,
+                                 bool without_seed) {
+  std::string out;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!run_takes(a) || a.rfind("--trace", 0) == 0 ||
+        (without_seed && a.rfind("--seed", 0) == 0)) {
+      continue;
+    }
+    absl::StrAppend(&out, out.empty() ? "" : " ", a);
+  }
   return out;
 }
 

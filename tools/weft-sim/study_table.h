@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/collective_spec.h"
 #include "harness/sim_cluster.h"
@@ -46,6 +47,15 @@ std::string study_row_line(const StudyRow& row);
 // collective flags, then `world_args` (the world's flags, as given).
 std::string reproduce_command(const StudyRow& row,
                               const std::string& world_args);
+
+// The arguments of `args` (argv, argv[0] first) that `weft-sim run` takes
+// from a study or a run for reproduce_command: the world's flags and the
+// memory check, as given, but --trace (and --seed when `without_seed`, for
+// lines that give each row's seed). The study's own flags (--max_bytes,
+// --json, --progress) and the collective's are left out: run would refuse
+// them, repeat them, or, for --json, overwrite the study's file.
+std::string reproduce_world_args(const std::vector<std::string>& args,
+                                 bool without_seed);
 
 }  // namespace weft::sim::cli
 
