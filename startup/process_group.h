@@ -1,0 +1,86 @@
+// ProcessGroup: one process's membership of a group on hardware, from the
+// environment in one call. It reads the configuration (collectives/config.h:
+// JACCL's and MLX's variables, the launchers' rank variables, the device
+// JSON), joins the side channel (TCP through the coordinator, or a
+// Bootstrap the caller makes), opens the verbs fabric (librdma.dylib on
+// macOS, libibverbs.so.1 on Linux, WEFT_VERBS_LIBRARY: weft's simulated
+// provider under `weft-sim launch`), forms the weft::Group and keeps the
+// three alive together, destroyed in the right order.
+//
+//   absl::StatusOr<std::unique_ptr<weft::ProcessGroup>> pg =
+//       weft::ProcessGroup::from_environment();
+//   if (!pg.ok()) { /* says which variable to set and why */ }
+//   absl::Status s = (*pg)->group().all_sum(in, out, weft::DType::kFloat32);
+//
+// Deadlines. Ranks of real jobs arrive late (one still loading model
+// weights), so a group started here waits long: each operation's deadline
+// is WEFT_TIMEOUT_S seconds (default kDefaultTimeoutNs, 600 s), and
+// retransmission keeps trying that long before it calls a silent peer
+// unreachable. Joining waits WEFT_CONNECT_TIMEOUT_S (default 600 s). A peer
+// whose process died is not waited for: its side-channel connection closes,
+// and the group's blocking calls end at once with Unavailable naming it.
+#ifndef WEFT_STARTUP_PROCESS_GROUP_H_
+#define WEFT_STARTUP_PROCESS_GROUP_H_
+
+#include <functional>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collectives/bootstrap.h"
+#include "collectives/config.h"
+#include "collectives/group.h"
+#include "collectives/group_options.h"
+#include "fabric/clock.h"
+#include "fabric/fabric.h"
+
+namespace weft {
+
+struct StartOptions {
+  static constexpr TimeNs kDefaultTimeoutNs = 600 * kNsPerS;
+
+  // The group's options; timeout_ns and the recovery limits are replaced by
+  // the deadline above (WEFT_TIMEOUT_S or kDefaultTimeoutNs) unless
+  // keep_timeouts.
+  GroupOptions group;
+  bool keep_timeouts = false;
+  // The environment (the process's by default; tests pass their own).
+  EnvLookup getenv = ::getenv;
+  // The side channel. Unset: TcpBootstrap through config.coordinator.
+  std::function<absl::StatusOr<std::unique_ptr<Bootstrap>>(const Config&)>
+      make_bootstrap;
+};
+
+class ProcessGroup {
+ public:
+  // Config::from_environment(options.getenv), then start(). Errors say what
+  // to set: InvalidArgument naming the variable and its value, NotFound for
+  // a device JSON that cannot be opened, and the bootstrap's, fabric's and
+  // group's own errors (which rank, which address, what to do).
+  static absl::StatusOr<std::unique_ptr<ProcessGroup>> from_environment(
+      const StartOptions& options = {});
+  // As from_environment() with a Config made by the caller (validated
+  // here).
+  static absl::StatusOr<std::unique_ptr<ProcessGroup>> start(
+      const Config& config, const StartOptions& options = {});
+
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  Group& group();
+  Fabric& fabric();
+  Bootstrap& bootstrap();
+  const Config& config() const;
+  // True on weft's simulated provider, whose clock is virtual time.
+  bool virtual_time() const;
+
+ private:
+  ProcessGroup();
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_STARTUP_PROCESS_GROUP_H_
