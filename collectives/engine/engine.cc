@@ -330,18 +330,20 @@ GroupCounters Engine::counters() const {
   return out;
 }
 
+Progress Engine::serve_failed() {
+  // Only tell the peers again (each copy goes once the previous left); what
+  // arrives is drained and ignored.
+  bool advanced = false;
+  for (const auto& lane : lanes_) {
+    (void)lane->poll(poll_batch_, &advanced);
+    lane->resend_abort();
+  }
+  return Progress::done();
+}
+
 Progress Engine::progress() {
   moved_ = false;
-  if (!failure_.ok()) {
-    // Failed: only tell the peers again (each copy goes once the previous
-    // left); what arrives is drained and ignored.
-    bool advanced = false;
-    for (const auto& lane : lanes_) {
-      (void)lane->poll(poll_batch_, &advanced);
-      lane->resend_abort();
-    }
-    return Progress::done();
-  }
+  if (!failure_.ok()) return serve_failed();
   if (abort_requested_.load(std::memory_order_relaxed)) {
     fail(make_error(absl::StatusCode::kCancelled,
                     ErrorPlace{rank_, kNoPeer, "", ErrorCause::kCancelled},
@@ -368,14 +370,12 @@ Progress Engine::progress() {
     advanced |= ended;
     again |= ended;
   }
+  // A dead peer's process ends every operation, queued ones too, as
+  // abort() does: none of them can finish.
+  bool every_op = false;
   if (s.ok() && running_ && watch_) {
-    // A dead peer's process ends every operation, queued ones too, as
-    // abort() does: none of them can finish.
-    absl::Status gone = consult_watch(clock_.now_ns());
-    if (!gone.ok()) {
-      fail(std::move(gone), rank_, /*every_op=*/true);
-      return Progress::done();
-    }
+    s = consult_watch(clock_.now_ns());
+    every_op = !s.ok();
   }
   if (s.ok() && running_ && clock_.now_ns() >= queue_.front()->deadline_ns) {
     s = deadline_error(*queue_.front());
@@ -385,7 +385,7 @@ Progress Engine::progress() {
     for (const auto& lane : lanes_) {
       if (lane->abort_origin().has_value()) origin = *lane->abort_origin();
     }
-    fail(std::move(s), origin, /*every_op=*/false);
+    fail(std::move(s), origin, every_op);
     return Progress::done();
   }
   moved_ = advanced;

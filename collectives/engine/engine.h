@@ -112,6 +112,8 @@ class Engine {
  private:
   // Asks the cache for what a step reads (see progress()).
   void prefetch_state() const;
+  // progress() of a failed engine.
+  Progress serve_failed();
   absl::Status poll_lanes(bool* advanced);
   absl::Status run_queue(bool* advanced);
   // Services every lane; *wake_ns is the earliest lane timer.
