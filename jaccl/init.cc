@@ -1,0 +1,96 @@
+// jaccl::init: JACCL's rules for when there is a group (nullptr or, strict,
+// an exception otherwise), then the group itself from
+// weft::ProcessGroup::start, with the Config turned into weft's.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "collectives/config.h"
+#include "jaccl/internal/all_gather_bootstrap.h"
+#include "jaccl/internal/env.h"
+#include "jaccl/internal/weft_config.h"
+#include "jaccl/internal/weft_group.h"
+#include "jaccl/jaccl.h"
+#include "startup/process_group.h"
+#include "verbs/loader.h"
+
+namespace jaccl {
+namespace {
+
+[[noreturn]] void throw_status(const absl::Status& status) {
+  throw std::runtime_error("[jaccl] " + std::string(status.message()));
+}
+
+std::shared_ptr<Group> start(weft::Config config, AllGatherFn all_gather) {
+  weft::StartOptions options;
+  options.getenv = internal::jaccl_env();
+  if (all_gather) {
+    options.make_bootstrap = [all_gather](const weft::Config& c)
+        -> absl::StatusOr<std::unique_ptr<weft::Bootstrap>> {
+      return std::make_unique<internal::AllGatherBootstrap>(c.rank, c.size,
+                                                            all_gather);
+    };
+  }
+  absl::StatusOr<std::unique_ptr<weft::ProcessGroup>> pg =
+      weft::ProcessGroup::start(config, options);
+  if (!pg.ok()) throw_status(pg.status());
+  return std::make_shared<internal::WeftGroup>(*std::move(pg));
+}
+
+}  // namespace
+
+bool is_available() { return weft::verbs::VerbsLibrary::load().ok(); }
+
+std::shared_ptr<Group> init(bool strict) { return init(strict, nullptr); }
+
+std::shared_ptr<Group> init(bool strict,
+                            std::function<AllGatherFn(int, int)> factory) {
+  const weft::EnvLookup env = internal::jaccl_env();
+  if (env("JACCL_RANK") == nullptr || env("JACCL_IBV_DEVICES") == nullptr ||
+      env("JACCL_COORDINATOR") == nullptr) {
+    if (!strict) return nullptr;
+    throw std::runtime_error(
+        "[jaccl] You need to provide via environment variables a rank "
+        "(JACCL_RANK/MLX_RANK), a device file (JACCL_IBV_DEVICES/"
+        "MLX_IBV_DEVICES) and a coordinator ip/port (JACCL_COORDINATOR/"
+        "MLX_JACCL_COORDINATOR).");
+  }
+  Config cfg = Config::from_env();
+  if (factory) cfg.set_all_gather_factory(std::move(factory));
+  return init(cfg, strict);
+}
+
+std::shared_ptr<Group> init(const Config& cfg, bool strict) {
+  if (!cfg.is_valid()) {
+    if (!strict) return nullptr;
+    throw std::runtime_error(
+        "[jaccl] The configuration should define a valid mesh or a valid "
+        "ring.");
+  }
+  weft::Config config;
+  config.rank = internal::checked_rank(cfg.rank_text_, cfg.rank_);
+  config.size = static_cast<uint32_t>(cfg.size_);
+  config.devices = internal::to_topology(cfg.devices_);
+  config.coordinator = cfg.coordinator_;
+  config.ring = internal::chooses_ring(cfg);
+  if (config.rank >= config.size) {
+    throw std::runtime_error(absl::StrFormat(
+        "[jaccl] rank %u is not below the group's size %u (the device "
+        "JSON's rows): set the rank to 0..%u",
+        config.rank, config.size, config.size - 1));
+  }
+  AllGatherFn all_gather = cfg.all_gather_fn_;
+  if (!all_gather && cfg.all_gather_factory_) {
+    all_gather =
+        cfg.all_gather_factory_(static_cast<int>(config.rank), cfg.size_);
+  }
+  return start(std::move(config), std::move(all_gather));
+}
+
+}  // namespace jaccl
