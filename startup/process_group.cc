@@ -127,6 +127,11 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
                    parts.config.connect_timeout_ns);
   if (!formed.ok()) return formed.status();
   parts.group = *std::move(formed);
+  // A peer whose process is gone closes its side channel: the group's
+  // calls end then, naming it, instead of at the deadline. The bootstrap
+  // outlives the group (Parts' order).
+  parts.group->watch(
+      [bootstrap = parts.bootstrap.get()] { return bootstrap->check_alive(); });
   return pg;
 }
 
