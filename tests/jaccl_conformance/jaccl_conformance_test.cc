@@ -1,0 +1,188 @@
+// JACCL programs, written against JACCL's headers only, run one process per
+// rank on weft's simulated fabric (`weft-sim launch`): the conformance
+// program (every call, every dtype, the size cases, the refusals), the
+// all-sum benchmark, the staggered barrier and the configuration built in
+// code, started from the environment and from a Config, on meshes and
+// rings of 2 to 8 ranks, with one cable or two. The programs check every
+// byte against values they compute themselves; here each rank's exit code
+// and its last line are asserted.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jaccl_launch.h"
+#include "tool_runner.h"
+
+namespace weft::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Case {
+  const char* name;
+  World world;
+  bool config;         // Config in code (else jaccl::init() from the env)
+  bool ring;           // prefer the ring (JACCL_RING=1, or --ring)
+  long max_count = 0;  // the conformance program's largest count (0: all)
+};
+
+class Conformance : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Conformance, EveryCallEveryDtypeIsExactOnEveryRank) {
+  const Case& c = GetParam();
+  std::string args;
+  // A ring joins neighbours only: send/recv go between them.
+  if (c.ring || c.world.ring_topology) args += " --neighbours_only";
+  if (c.max_count > 0) absl::StrAppend(&args, " --max_count=", c.max_count);
+  std::string env;
+  std::string program;
+  if (c.config) {
+    program = per_rank_config(WEFT_JACCL_CONFORMANCE, c.world,
+                              args + (c.ring ? " --ring" : ""));
+  } else {
+    program = absl::StrCat(WEFT_JACCL_CONFORMANCE, args);
+    if (c.ring) env = "JACCL_RING=1 ";
+  }
+  const Launch l = launch(c.world.flags() + " --seed=1", program, env);
+  expect_all_exited_zero(l, c.world.ranks);
+  for (int r = 0; r < c.world.ranks; ++r) {
+    EXPECT_THAT(l.tool.out,
+                HasSubstr(absl::StrCat("rank ", r, " of ", c.world.ranks)));
+    EXPECT_THAT(l.tool.out,
+                ::testing::ContainsRegex(absl::StrCat(
+                    "rank ", r, ": conformance OK, [0-9]+ checks")));
+  }
+  if (c.config) {
+    // The layout the program built: a mesh is also a ring only with 2 or 3
+    // ranks; a ring topology of 4 or more is no mesh.
+    const bool mesh = !c.world.ring_topology || c.world.ranks <= 3;
+    const bool ring = c.world.ring_topology || c.world.ranks <= 3;
+    EXPECT_THAT(l.tool.out,
+                HasSubstr(absl::StrCat("config rank 0: valid mesh ",
+                                       mesh ? "yes" : "no", ", valid ring ",
+                                       ring ? "yes" : "no")));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Worlds, Conformance,
+    ::testing::Values(
+        Case{"Env2Mesh", World{2, false, 1}, false, false},
+        Case{"Config3MeshTwoCables", World{3, false, 2}, true, false},
+        Case{"Env4MeshPreferRing", World{4, false, 1}, false, true, 1009},
+        Case{"Env5Ring", World{5, true, 1}, false, true, 1009},
+        Case{"Config4RingTwoCables", World{4, true, 2}, true, true, 1009},
+        Case{"Env8Mesh", World{8, false, 1}, false, false, 1009}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      return std::string(info.param.name);
+    });
+
+// The all-sum benchmark: one line per size, each OK, on every rank.
+void expect_bench_ok(const Launch& l, int ranks, int sizes,
+                     const std::string& type) {
+  expect_all_exited_zero(l, ranks);
+  int rows = 0;
+  for (const std::string& line : lines_of(l.tool.out)) {
+    const std::vector<std::string> f = fields_of(line);
+    if (f.size() != 7 || f[2] != type) continue;
+    ++rows;
+    EXPECT_EQ(f[6], "OK") << line;
+  }
+  EXPECT_EQ(rows, sizes) << l.tool.out;
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_THAT(l.tool.out, HasSubstr(absl::StrCat("rank ", r, ": ", sizes,
+                                                   " sizes, all OK")));
+  }
+}
+
+TEST(AllSumBench, FourRanksFloat32FromTheEnvironment) {
+  // 1 KiB, 4 KiB, ... 1 MiB: six sizes.
+  const Launch l = launch(
+      "--ranks=4 --seed=1",
+      absl::StrCat(WEFT_JACCL_ALLSUM_BENCH, " -b 1K -e 1M -f 4 -d float32"));
+  expect_bench_ok(l, 4, 6, "float32");
+}
+
+TEST(AllSumBench, HalfPrecisionOnARingOfThree) {
+  for (const char* type : {"float16", "bfloat16"}) {
+    const Launch l = launch(
+        "--ranks=3 --topology=ring --seed=1",
+        absl::StrCat(WEFT_JACCL_ALLSUM_BENCH, " -b 2 -e 64K -f 16 -d ", type),
+        "JACCL_RING=1 ");
+    // 2, 32, 512, 8 KiB bytes.
+    expect_bench_ok(l, 3, 4, type);
+  }
+}
+
+// Files the barrier program writes, in a directory of their own.
+std::string fresh_dir() {
+  std::string dir = ::testing::TempDir() + "/weft_barrier_XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << dir;
+  return dir;
+}
+
+void expect_barriers_ok(const Launch& l, int ranks) {
+  expect_all_exited_zero(l, ranks);
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_THAT(l.tool.out, HasSubstr(absl::StrCat(
+                                "rank ", r, ": 3 barriers OK, all_sum OK")));
+  }
+}
+
+TEST(StaggeredBarrier, FiveRanksOfAMeshFromTheEnvironment) {
+  const std::string dir = fresh_dir();
+  const Launch l = launch("--ranks=5 --seed=1",
+                          absl::StrCat(WEFT_JACCL_BARRIER, " --dir=", dir,
+                                       " --stagger_ms=20 --rounds=3"));
+  expect_barriers_ok(l, 5);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(StaggeredBarrier, FourRanksOfARingFromAConfig) {
+  const std::string dir = fresh_dir();
+  const World w{4, true, 1};
+  const Launch l =
+      launch(w.flags() + " --seed=1",
+             per_rank_config(WEFT_JACCL_BARRIER, w,
+                             absl::StrCat("--dir=", dir, " --stagger_ms=20")));
+  expect_barriers_ok(l, 4);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConfigInCode, AMeshOfFourWithRanksAsArguments) {
+  const World w{4, false, 1};
+  const Launch l = launch(w.flags() + " --seed=1",
+                          per_rank_config(WEFT_JACCL_CONFIG, w, ""));
+  expect_all_exited_zero(l, 4);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_THAT(l.tool.out,
+                HasSubstr(absl::StrCat("config rank ", r,
+                                       ": valid mesh yes, valid ring no")));
+    EXPECT_THAT(l.tool.out, HasSubstr(absl::StrCat("Rank ", r, " of 4")));
+    EXPECT_THAT(l.tool.out,
+                HasSubstr(absl::StrCat("rank ", r, ": config in code OK")));
+  }
+}
+
+TEST(ConfigInCode, ARingOfSixWithTheRankAsTextFromTheEnvironment) {
+  // set_rank(const char*) with JACCL_RANK's text; two cables each way.
+  const World w{6, true, 2};
+  const std::string layout = write_layout(w);
+  const Launch l =
+      launch(w.flags() + " --seed=1",
+             absl::StrCat(WEFT_JACCL_CONFIG, " --rank_env=JACCL_RANK --ring",
+                          " --coordinator=127.0.0.1:", free_port(),
+                          " --layout=", layout));
+  expect_all_exited_zero(l, 6);
+  for (int r = 0; r < 6; ++r) {
+    EXPECT_THAT(l.tool.out,
+                HasSubstr(absl::StrCat("config rank ", r,
+                                       ": valid mesh no, valid ring yes")));
+    EXPECT_THAT(l.tool.out,
+                HasSubstr(absl::StrCat("rank ", r, ": config in code OK")));
+  }
+}
+
+}  // namespace
+}  // namespace weft::testing
