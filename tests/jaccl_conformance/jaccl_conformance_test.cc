@@ -6,7 +6,11 @@
 // rings of 2 to 8 ranks, with one cable or two. The programs check every
 // byte against values they compute themselves; here each rank's exit code
 // and its last line are asserted.
+#include <stdlib.h>
+
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"

@@ -9,8 +9,8 @@
 // the deadline (WEFT_TIMEOUT_S=5, virtual time on the simulated provider),
 // never with a wrong value (exit code 1) and never hung (launch's run ends
 // "finished", not "deadlock" or "stopped").
-#include <regex>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
