@@ -4,8 +4,9 @@
 //   JACCL_IBV_DEVICES  the device JSON (devices[i][j]: the device joining
 //                      rank i to rank j; its rows are the group's size)
 //   JACCL_COORDINATOR  host:port where rank 0 listens for the others
-// The ranks exchange queue-pair addresses through rank 0 over TCP, then sum
-// over RDMA with weft's verbs fabric. On Linux without RDMA hardware, run it
+// weft::ProcessGroup does the rest in one call: the ranks exchange
+// queue-pair addresses through rank 0 over TCP, then sum over RDMA with
+// weft's verbs fabric. On Linux without RDMA hardware, run it
 // on simulated Macs: `weft-sim launch --ranks=2 -- ./all_reduce_hardware`
 // sets the same variables and loads weft's simulated verbs provider.
 #include <cstdint>
@@ -16,13 +17,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collectives/config.h"
 #include "collectives/dtype.h"
 #include "collectives/group.h"
-#include "collectives/group_builder.h"
-#include "collectives/group_options.h"
-#include "collectives/tcp_bootstrap.h"
-#include "verbs/verbs_fabric.h"
+#include "startup/process_group.h"
 
 namespace {
 
@@ -33,28 +30,23 @@ absl::Status fail(const char* step, const absl::Status& status) {
 }
 
 absl::Status run() {
-  // InvalidArgument naming the variable to set when one is missing or bad.
-  absl::StatusOr<weft::Config> config = weft::Config::from_environment();
-  if (!config.ok()) return fail("configuration", config.status());
-  absl::StatusOr<std::unique_ptr<weft::TcpBootstrap>> bootstrap =
-      weft::TcpBootstrap::connect(*config);
-  if (!bootstrap.ok()) return fail("bootstrap", bootstrap.status());
-  // Loads librdma.dylib (macOS) or libibverbs.so.1; says what is missing.
-  absl::StatusOr<std::unique_ptr<weft::verbs::VerbsFabric>> fabric =
-      weft::verbs::VerbsFabric::open(config->rank);
-  if (!fabric.ok()) return fail("verbs", fabric.status());
-  absl::StatusOr<std::unique_ptr<weft::Group>> group = weft::create_group(
-      **fabric, **bootstrap, config->devices, weft::GroupOptions{});
-  if (!group.ok()) return fail("forming the group", group.status());
+  // Reads the environment (InvalidArgument naming the variable to set when
+  // one is missing or bad), joins rank 0, loads librdma.dylib (macOS) or
+  // libibverbs.so.1 (saying what is missing) and forms the group. Each call
+  // may wait WEFT_TIMEOUT_S (default 600 s) for a late peer.
+  absl::StatusOr<std::unique_ptr<weft::ProcessGroup>> pg =
+      weft::ProcessGroup::from_environment();
+  if (!pg.ok()) return fail("starting the group", pg.status());
+  weft::Group& group = (*pg)->group();
 
   // Rank r contributes r + 1 in every element: the sum is n(n+1)/2.
-  const uint32_t n = (*group)->size();
-  std::vector<int32_t> in(1024, static_cast<int32_t>(config->rank + 1));
+  const uint32_t n = group.size();
+  std::vector<int32_t> in(1024, static_cast<int32_t>(group.rank() + 1));
   std::vector<int32_t> out(in.size());
   // Blocking: returns the sums, or a typed error within the deadline.
-  if (absl::Status s = (*group)->all_sum(std::as_bytes(std::span(in)),
-                                         std::as_writable_bytes(std::span(out)),
-                                         weft::DType::kInt32);
+  if (absl::Status s = group.all_sum(std::as_bytes(std::span(in)),
+                                     std::as_writable_bytes(std::span(out)),
+                                     weft::DType::kInt32);
       !s.ok()) {
     return fail("all_sum", s);
   }
@@ -65,8 +57,9 @@ absl::Status run() {
     }
   }
   std::printf("all_reduce_hardware: rank %u of %u: sum %d, correct\n",
-              config->rank, n, expected);
-  // The group goes before the fabric and the bootstrap (declared earlier).
+              group.rank(), n, expected);
+  // The ProcessGroup closes the group, the fabric and the side channel, in
+  // that order.
   return absl::OkStatus();
 }
 

@@ -16,7 +16,9 @@
 // weights), so a group started here waits long: each operation's deadline
 // is WEFT_TIMEOUT_S seconds (default kDefaultTimeoutNs, 600 s), and
 // retransmission keeps trying that long before it calls a silent peer
-// unreachable. Joining waits WEFT_CONNECT_TIMEOUT_S (default 600 s). A peer
+// unreachable. Joining waits WEFT_CONNECT_TIMEOUT_S (default 600 s). Both
+// are decimal seconds ("600", "2.5"); other text is InvalidArgument naming
+// the variable. A peer
 // whose process died is not waited for: its side-channel connection closes,
 // and the group's blocking calls end at once with Unavailable naming it.
 #ifndef WEFT_STARTUP_PROCESS_GROUP_H_
@@ -38,15 +40,23 @@ namespace weft {
 
 struct StartOptions {
   static constexpr TimeNs kDefaultTimeoutNs = 600 * kNsPerS;
+  static constexpr TimeNs kDefaultConnectTimeoutNs = 600 * kNsPerS;
 
   // The group's options; timeout_ns and the recovery limits are replaced by
-  // the deadline above (WEFT_TIMEOUT_S or kDefaultTimeoutNs) unless
-  // keep_timeouts.
+  // the deadline above (WEFT_TIMEOUT_S or kDefaultTimeoutNs: max_retries,
+  // and max_rto_ns where 1000 retries are too few, raised so that
+  // retransmission outlasts it), and the Config's connect_timeout_ns by
+  // WEFT_CONNECT_TIMEOUT_S or kDefaultConnectTimeoutNs, unless
+  // keep_timeouts. A Config with `ring` set turns an algorithm of kAuto
+  // into kRing. Forming the group (the exchanges of destinations) may take
+  // up to the connect timeout.
   GroupOptions group;
   bool keep_timeouts = false;
   // The environment (the process's by default; tests pass their own).
   EnvLookup getenv = ::getenv;
-  // The side channel. Unset: TcpBootstrap through config.coordinator.
+  // The side channel. Unset: TcpBootstrap through config.coordinator. Set,
+  // the Config needs no coordinator, and the Bootstrap made must have the
+  // Config's rank and size.
   std::function<absl::StatusOr<std::unique_ptr<Bootstrap>>(const Config&)>
       make_bootstrap;
 };

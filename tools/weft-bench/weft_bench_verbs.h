@@ -1,7 +1,8 @@
 // weft-bench on real RDMA: this process is one rank of a group formed as
-// JACCL forms it (collectives/config.h's environment: JACCL_RANK,
-// JACCL_IBV_DEVICES, JACCL_COORDINATOR, JACCL_RING), over the verbs fabric
-// (Apple's librdma.dylib over Thunderbolt 5, or libibverbs.so.1; the
+// JACCL forms it (weft::ProcessGroup from collectives/config.h's
+// environment: JACCL_RANK, JACCL_IBV_DEVICES, JACCL_COORDINATOR,
+// JACCL_RING; the group's deadlines are weft-bench's own), over the verbs
+// fabric (Apple's librdma.dylib over Thunderbolt 5, or libibverbs.so.1; the
 // library in WEFT_VERBS_LIBRARY if set). Every rank runs each measurement
 // with blocking waits and wall time; the ranks then average their times
 // and add up their #wrong with an all-sum, and rank 0 prints.
@@ -15,12 +16,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collectives/bootstrap.h"
 #include "collectives/config.h"
-#include "collectives/group.h"
-#include "fabric/fabric.h"
+#include "collectives/group_options.h"
 #include "harness/rank_call.h"
 #include "sim/link_model.h"
+#include "startup/process_group.h"
 #include "tools/weft-bench/weft_bench_runner.h"
 
 namespace weft::bench {
@@ -34,8 +34,8 @@ class VerbsRunner final : public BenchRunner {
       const sim::LinkModel& model_link, const GroupOptions& options);
   ~VerbsRunner() override;
 
-  uint32_t ranks() const override { return config_.size; }
-  bool reports() const override { return config_.rank == 0; }
+  uint32_t ranks() const override { return config().size; }
+  bool reports() const override { return config().rank == 0; }
   std::string describe() const override;
   bool virtual_time() const override;
   absl::Status check(const harness::CollectiveSpec& spec) const override;
@@ -44,21 +44,18 @@ class VerbsRunner final : public BenchRunner {
   RingModel ring_model() const override;
 
  private:
-  VerbsRunner(Config config, const sim::LinkModel& model_link,
-              GroupOptions group);
+  VerbsRunner(std::unique_ptr<ProcessGroup> process_group,
+              const sim::LinkModel& model_link, GroupOptions group);
+  const Config& config() const { return process_group_->config(); }
   // Runs every starter of `starters` `iterations` times, blocking.
   absl::Status run_blocking(const std::vector<harness::Starter>& starters,
                             uint32_t iterations);
   // Whether kAuto may pick the mesh: a full mesh, and JACCL_RING unset.
   bool mesh_allowed() const;
 
-  Config config_;
+  std::unique_ptr<ProcessGroup> process_group_;
   sim::LinkModel model_link_;
   GroupOptions group_options_;
-  std::unique_ptr<Bootstrap> bootstrap_;
-  std::unique_ptr<Fabric> fabric_;
-  bool virtual_time_ = false;
-  std::unique_ptr<Group> group_;  // destroyed before the fabric
 };
 
 }  // namespace weft::bench

@@ -1,0 +1,139 @@
+#include "startup/process_group.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "collectives/group_builder.h"
+#include "collectives/tcp_bootstrap.h"
+#include "startup/internal/deadlines.h"
+#include "verbs/verbs_fabric.h"
+
+namespace weft {
+
+// Declared in the order they are made, so they go in the reverse: the group
+// before the fabric its endpoints live on, the fabric before the side
+// channel whose closing tells the peers this rank left.
+struct ProcessGroup::Parts {
+  Config config;
+  std::unique_ptr<Bootstrap> bootstrap;
+  std::unique_ptr<verbs::VerbsFabric> fabric;
+  std::unique_ptr<Group> group;
+  bool virtual_time = false;
+};
+
+namespace {
+
+// The deadlines of StartOptions' comment, from the environment, into
+// `config` and `group`.
+absl::Status apply_deadlines(const EnvLookup& getenv, Config* config,
+                             GroupOptions* group) {
+  absl::StatusOr<TimeNs> timeout_ns = internal::read_seconds(
+      getenv, internal::kTimeoutEnv, StartOptions::kDefaultTimeoutNs,
+      GroupOptions::kMaxTimeoutNs);
+  if (!timeout_ns.ok()) return timeout_ns.status();
+  absl::StatusOr<TimeNs> connect_ns = internal::read_seconds(
+      getenv, internal::kConnectTimeoutEnv,
+      StartOptions::kDefaultConnectTimeoutNs, Config::kMaxTimeoutNs);
+  if (!connect_ns.ok()) return connect_ns.status();
+  // Recovery limits are checked first so outlast() starts from valid ones.
+  if (absl::Status s = group->recovery.validate(); !s.ok()) return s;
+  group->timeout_ns = *timeout_ns;
+  if (group->recovery.enabled) {
+    group->recovery = internal::outlast(group->recovery, *timeout_ns);
+  }
+  config->connect_timeout_ns = *connect_ns;
+  return absl::OkStatus();
+}
+
+// config.validate(), except that a caller's side channel needs no
+// coordinator.
+absl::Status validate(const Config& config, bool own_bootstrap) {
+  if (!own_bootstrap || !config.coordinator.empty()) return config.validate();
+  Config checked = config;
+  checked.coordinator = "unused:1";
+  return checked.validate();
+}
+
+absl::StatusOr<std::unique_ptr<Bootstrap>> join(const Config& config,
+                                                const StartOptions& options) {
+  if (!options.make_bootstrap) {
+    absl::StatusOr<std::unique_ptr<TcpBootstrap>> tcp =
+        TcpBootstrap::connect(config);
+    if (!tcp.ok()) return tcp.status();
+    return std::unique_ptr<Bootstrap>(*std::move(tcp));
+  }
+  absl::StatusOr<std::unique_ptr<Bootstrap>> made =
+      options.make_bootstrap(config);
+  if (!made.ok()) return made.status();
+  if (*made == nullptr || (*made)->rank() != config.rank ||
+      (*made)->size() != config.size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "StartOptions.make_bootstrap made a side channel for rank %d of %d, "
+        "not rank %u of %u; make it from the Config it is given",
+        *made == nullptr ? -1 : static_cast<int>((*made)->rank()),
+        *made == nullptr ? -1 : static_cast<int>((*made)->size()), config.rank,
+        config.size));
+  }
+  return made;
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup() : parts_(std::make_unique<Parts>()) {}
+ProcessGroup::~ProcessGroup() = default;
+
+absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::from_environment(
+    const StartOptions& options) {
+  absl::StatusOr<Config> config = Config::from_environment(options.getenv);
+  if (!config.ok()) return config.status();
+  return start(*config, options);
+}
+
+absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
+    const Config& config, const StartOptions& options) {
+  std::unique_ptr<ProcessGroup> pg(new ProcessGroup());
+  Parts& parts = *pg->parts_;
+  parts.config = config;
+  GroupOptions group = options.group;
+  if (!options.keep_timeouts) {
+    if (absl::Status s = apply_deadlines(options.getenv, &parts.config, &group);
+        !s.ok()) {
+      return s;
+    }
+  }
+  // The ring was chosen (JACCL_RING on a full mesh): keep to it.
+  if (parts.config.ring && group.algorithm == Algorithm::kAuto) {
+    group.algorithm = Algorithm::kRing;
+  }
+  const bool own_bootstrap = static_cast<bool>(options.make_bootstrap);
+  if (absl::Status s = validate(parts.config, own_bootstrap); !s.ok()) return s;
+  if (absl::Status s = group.validate(); !s.ok()) return s;
+
+  absl::StatusOr<std::unique_ptr<Bootstrap>> bootstrap =
+      join(parts.config, options);
+  if (!bootstrap.ok()) return bootstrap.status();
+  parts.bootstrap = *std::move(bootstrap);
+  absl::StatusOr<std::unique_ptr<verbs::VerbsFabric>> fabric =
+      verbs::VerbsFabric::open(parts.config.rank);
+  if (!fabric.ok()) return fabric.status();
+  parts.fabric = *std::move(fabric);
+  // On weft's simulated provider the fabric's clock is its virtual time.
+  parts.virtual_time = parts.fabric->library().api().sim_now_ns != nullptr;
+  absl::StatusOr<std::unique_ptr<Group>> formed =
+      create_group(*parts.fabric, *parts.bootstrap, parts.config.devices, group,
+                   parts.config.connect_timeout_ns);
+  if (!formed.ok()) return formed.status();
+  parts.group = *std::move(formed);
+  return pg;
+}
+
+Group& ProcessGroup::group() { return *parts_->group; }
+Fabric& ProcessGroup::fabric() { return *parts_->fabric; }
+Bootstrap& ProcessGroup::bootstrap() { return *parts_->bootstrap; }
+const Config& ProcessGroup::config() const { return parts_->config; }
+bool ProcessGroup::virtual_time() const { return parts_->virtual_time; }
+
+}  // namespace weft

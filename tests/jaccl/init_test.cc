@@ -1,0 +1,133 @@
+// jaccl::init's refusals, as JACCL makes them (nullptr, or with strict an
+// exception saying what to set), and the ones weft adds (a bad rank, no
+// verbs library, a coordinator that never answers), which always throw.
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jaccl/jaccl.h"
+#include "tests/jaccl/jaccl_env.h"
+
+namespace jaccl {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string strict_error(const Config& cfg) {
+  try {
+    init(cfg, true);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+std::string strict_env_error() {
+  try {
+    init(true);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+TEST(InitFromEnv, MissingVariables) {
+  testing::ScopedEnv env;
+  EXPECT_EQ(init(false), nullptr);
+  EXPECT_THAT(strict_env_error(),
+              AllOf(HasSubstr("JACCL_RANK/MLX_RANK"),
+                    HasSubstr("JACCL_IBV_DEVICES/MLX_IBV_DEVICES"),
+                    HasSubstr("JACCL_COORDINATOR/MLX_JACCL_COORDINATOR")));
+  // Two of three is still missing one.
+  testing::ScratchFile two("two.json", R"([[null, "a"], ["a", null]])");
+  env.set("JACCL_RANK", "0");
+  env.set("MLX_IBV_DEVICES", two.path());
+  EXPECT_EQ(init(false), nullptr);
+  EXPECT_THAT(strict_env_error(), HasSubstr("JACCL_COORDINATOR"));
+}
+
+TEST(InitFromEnv, OneRankWorldIsNoGroup) {
+  testing::ScopedEnv env;
+  testing::ScratchFile one("one.json", "[[null]]");
+  env.set("JACCL_RANK", "0");
+  env.set("JACCL_IBV_DEVICES", one.path());
+  env.set("JACCL_COORDINATOR", "127.0.0.1:5000");
+  EXPECT_EQ(init(false), nullptr);
+  EXPECT_THAT(strict_env_error(),
+              HasSubstr("should define a valid mesh or a valid ring"));
+}
+
+Config two_rank_mesh() {
+  Config c;
+  c.set_devices({{{}, {"en2"}}, {{"en3"}, {}}});
+  c.set_coordinator("127.0.0.1:1");
+  return c;
+}
+
+TEST(InitFromConfig, InvalidTopologyIsNullOrThrows) {
+  Config c;
+  c.set_devices({{{}}});
+  EXPECT_EQ(init(c, false), nullptr);
+  EXPECT_THAT(strict_error(c), HasSubstr("valid mesh or a valid ring"));
+}
+
+// Past JACCL's checks, a bad rank throws even without strict.
+TEST(InitFromConfig, BadRankTextThrowsNamingIt) {
+  Config c = two_rank_mesh();
+  c.set_rank("one");
+  try {
+    init(c, false);
+    FAIL() << "rank 'one' was taken";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("[jaccl]"), HasSubstr("'one'")));
+  }
+}
+
+TEST(InitFromConfig, RankOutOfRangeThrows) {
+  Config c = two_rank_mesh();
+  c.set_rank(5);
+  EXPECT_THAT(strict_error(c), AllOf(HasSubstr("rank 5"), HasSubstr("2")));
+  c.set_rank(-1);
+  EXPECT_THAT(strict_error(c), HasSubstr("-1"));
+}
+
+TEST(InitFromConfig, NoVerbsLibraryThrowsNamingIt) {
+  testing::ScopedEnv env;
+  env.set("WEFT_VERBS_LIBRARY", "/nonexistent/libibverbs.so.1");
+  EXPECT_FALSE(is_available());
+  Config c = two_rank_mesh();
+  c.set_rank(0);
+  int calls = 0;
+  c.set_all_gather([&](const char*, char*, size_t) { ++calls; });
+  try {
+    init(c, false);
+    FAIL() << "a group formed without a verbs library";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("[jaccl]"),
+                                HasSubstr("/nonexistent/libibverbs.so.1")));
+  }
+  EXPECT_EQ(calls, 0);  // the side channel was made, never used
+}
+
+// Rank 1 tries the coordinator (where nothing listens) until
+// WEFT_CONNECT_TIMEOUT_S, then throws naming the address.
+TEST(InitFromConfig, UnreachableCoordinatorThrowsWithinTheConnectTimeout) {
+  testing::ScopedEnv env;
+  env.set("WEFT_CONNECT_TIMEOUT_S", "0.2");
+  Config c = two_rank_mesh();
+  c.set_rank(1);
+  try {
+    init(c, false);
+    FAIL() << "a group formed without rank 0";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(),
+                AllOf(HasSubstr("[jaccl]"), HasSubstr("127.0.0.1:1")));
+  }
+}
+
+}  // namespace
+}  // namespace jaccl

@@ -1,0 +1,140 @@
+// ProcessGroup::from_environment's refusals: each names the variable to set
+// and is typed, and none gets as far as the side channel or the fabric.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "startup/process_group.h"
+
+namespace weft {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+class ProcessGroupEnvironment : public ::testing::Test {
+ protected:
+  std::string write_json(const std::string& name, const std::string& json) {
+    const std::string path = absl::StrFormat(
+        "%s/weft_startup_%d_%s_%s", ::testing::TempDir(), getpid(),
+        ::testing::UnitTest::GetInstance()->current_test_info()->name(), name);
+    std::ofstream(path) << json;
+    written_.push_back(path);
+    return path;
+  }
+  void TearDown() override {
+    for (const std::string& path : written_) std::remove(path.c_str());
+  }
+
+  // from_environment() over env_ alone.
+  absl::Status start() {
+    StartOptions options;
+    options.getenv = [this](const char* name) -> const char* {
+      auto it = env_.find(name);
+      return it == env_.end() ? nullptr : it->second.c_str();
+    };
+    // A side channel that is never made: every case here fails before it.
+    options.make_bootstrap =
+        [this](const Config&) -> absl::StatusOr<std::unique_ptr<Bootstrap>> {
+      ++bootstraps_made_;
+      return absl::InternalError("the test's bootstrap is not for use");
+    };
+    return ProcessGroup::from_environment(options).status();
+  }
+
+  // A one-rank world: valid, so only the variable under test is wrong.
+  void set_one_rank() {
+    env_["JACCL_RANK"] = "0";
+    env_["JACCL_IBV_DEVICES"] = write_json("one.json", "[[null]]");
+  }
+
+  std::map<std::string, std::string> env_;
+  std::vector<std::string> written_;
+  int bootstraps_made_ = 0;
+};
+
+TEST_F(ProcessGroupEnvironment, MissingRankNamesTheVariable) {
+  env_["JACCL_IBV_DEVICES"] = write_json("one.json", "[[null]]");
+  const absl::Status s = start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("JACCL_RANK"));
+  EXPECT_EQ(bootstraps_made_, 0);
+}
+
+TEST_F(ProcessGroupEnvironment, BadCoordinatorNamesTheVariable) {
+  env_["JACCL_RANK"] = "1";
+  env_["JACCL_IBV_DEVICES"] =
+      write_json("two.json", R"([[null, "en2"], ["en3", null]])");
+  env_["JACCL_COORDINATOR"] = "no-port-here";
+  const absl::Status s = start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              AllOf(HasSubstr("JACCL_COORDINATOR"), HasSubstr("no-port-here")));
+  EXPECT_EQ(bootstraps_made_, 0);
+}
+
+TEST_F(ProcessGroupEnvironment, MissingDeviceFileIsNotFound) {
+  env_["JACCL_RANK"] = "0";
+  env_["JACCL_IBV_DEVICES"] = "/nonexistent/weft_devices.json";
+  const absl::Status s = start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("/nonexistent/weft_devices.json"));
+}
+
+// Each bad WEFT_TIMEOUT_S / WEFT_CONNECT_TIMEOUT_S is refused with the
+// variable, its text and what to set.
+TEST_F(ProcessGroupEnvironment, BadTimeoutsNameTheVariable) {
+  const std::vector<std::string> bad = {"",    "abc", "-5",           "0",
+                                        "0.0", "1e3", " 60",          "60s",
+                                        "2.",  ".5",  "1.0000000001", "86401"};
+  for (const char* name : {"WEFT_TIMEOUT_S", "WEFT_CONNECT_TIMEOUT_S"}) {
+    for (const std::string& text : bad) {
+      env_.clear();
+      set_one_rank();
+      env_[name] = text;
+      const absl::Status s = start();
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument)
+          << name << "='" << text << "': " << s;
+      EXPECT_THAT(std::string(s.message()),
+                  AllOf(HasSubstr(absl::StrFormat("%s='%s'", name, text)),
+                        HasSubstr("seconds")))
+          << s;
+    }
+  }
+  EXPECT_EQ(bootstraps_made_, 0);
+}
+
+// The connect timeout's limit is Config's (an hour), lower than an
+// operation's (a day).
+TEST_F(ProcessGroupEnvironment, ConnectTimeoutPastAnHourIsRefused) {
+  set_one_rank();
+  env_["WEFT_CONNECT_TIMEOUT_S"] = "3601";
+  const absl::Status s = start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("3600"));
+}
+
+// Good timeouts pass: the start gets as far as the side channel (the test's,
+// which refuses).
+TEST_F(ProcessGroupEnvironment, GoodTimeoutsReachTheSideChannel) {
+  set_one_rank();
+  env_["WEFT_TIMEOUT_S"] = "86400";
+  env_["WEFT_CONNECT_TIMEOUT_S"] = "0.5";
+  const absl::Status s = start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_EQ(bootstraps_made_, 1);
+}
+
+}  // namespace
+}  // namespace weft
