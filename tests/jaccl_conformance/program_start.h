@@ -12,6 +12,7 @@
 
 #include <jaccl/jaccl.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -126,9 +127,12 @@ int run_main(const char* program, Body body) {
   try {
     return body();
   } catch (const std::exception& e) {
+    // One write, so the ranks' lines do not interleave on a shared stderr.
     const char* rank = std::getenv("JACCL_RANK");
-    std::cerr << program << " rank " << (rank != nullptr ? rank : "?")
-              << ": error: " << e.what() << std::endl;
+    const std::string line = std::string(program) + " rank " +
+                             (rank != nullptr ? rank : "?") +
+                             ": error: " + e.what() + "\n";
+    std::fputs(line.c_str(), stderr);
     return 3;
   }
 }
