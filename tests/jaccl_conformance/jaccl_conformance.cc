@@ -5,12 +5,14 @@
 // of the group size, 0 included; all_gather and sum_scatter, in place and
 // out of place; send/recv between every joined pair (neighbours only with
 // --neighbours_only, as in a ring); barrier. Sizes that are not whole
-// elements, unknown dtypes and ranks out of range must throw
-// std::runtime_error and leave the group usable and the output untouched.
-// Also checks jaccl/types.h's conversions and dtype_size.
+// elements, unknown dtypes, peers out of range or this rank itself (and,
+// with --unjoined_refused, a peer no cable joins) must throw
+// std::runtime_error naming the argument, and leave the group usable and
+// the output untouched. Also checks jaccl/types.h's conversions and
+// dtype_size.
 //
 //   jaccl_conformance [--start=env|config ...] [--neighbours_only]
-//                     [--max_count=N]
+//                     [--unjoined_refused] [--max_count=N]
 //
 // Written against JACCL's headers only. Exit codes: 0 every check passed
 // (the last line is "rank R: conformance OK, N checks"); 1 a check failed
@@ -65,13 +67,18 @@ class Checker {
          " (bytes " + got_hex.str() + ", expected " + want_hex.str() + ")");
   }
 
-  // body() must throw std::runtime_error (a refusal); anything else fails.
-  void refuses(const std::string& what, const std::function<void()>& body) {
+  // body() must throw std::runtime_error (a refusal) whose message names
+  // `subject` (the argument at fault); anything else fails.
+  void refuses(const std::string& what, const std::string& subject,
+               const std::function<void()>& body) {
     ++checks_;
     try {
       body();
     } catch (const std::runtime_error& e) {
-      if (std::string(e.what()).empty()) fail(what + ": empty message");
+      const std::string message = e.what();
+      if (message.empty() || message.find(subject) == std::string::npos) {
+        fail(what + ": the message does not name " + subject + ": " + message);
+      }
       return;
     } catch (const std::exception& e) {
       fail(what + ": threw a type other than std::runtime_error: " + e.what());
@@ -259,7 +266,7 @@ void check_send_recv(jaccl::Group& g, Checker& c, bool neighbours,
 // A call every rank makes with the same bad argument must throw
 // std::runtime_error on every rank, write nothing, and leave the group
 // usable (the caller's next checks run on it).
-void check_refusals(jaccl::Group& g, Checker& c) {
+void check_refusals(jaccl::Group& g, Checker& c, bool unjoined_refused) {
   const int size = g.size();
   std::vector<uint8_t> in(64 * size_t(size), 1);
   std::vector<uint8_t> out(64 * size_t(size), kSentinel);
@@ -269,25 +276,34 @@ void check_refusals(jaccl::Group& g, Checker& c) {
     const std::string where =
         std::string(" dtype=") + d.name + " n_bytes=" + std::to_string(n);
     for (Op op : {Op::kSum, Op::kMax, Op::kMin}) {
-      c.refuses(op_name(op) + where,
+      c.refuses(op_name(op) + where, "n_bytes",
                 [&] { call_reduce(g, op, in.data(), out.data(), n, d.value); });
     }
-    c.refuses("sum_scatter" + where,
+    c.refuses("sum_scatter" + where, "n_bytes",
               [&] { g.sum_scatter(in.data(), out.data(), n, d.value); });
   }
   for (int dtype : {14, -1, 1000}) {
     const std::string where = " unknown dtype " + std::to_string(dtype);
-    c.refuses("all_sum" + where,
+    c.refuses("all_sum" + where, "dtype",
               [&] { g.all_sum(in.data(), out.data(), 8, dtype); });
-    c.refuses("all_max" + where,
+    c.refuses("all_max" + where, "dtype",
               [&] { g.all_max(in.data(), out.data(), 8, dtype); });
-    c.refuses("sum_scatter" + where,
+    c.refuses("sum_scatter" + where, "dtype",
               [&] { g.sum_scatter(in.data(), out.data(), 8, dtype); });
   }
-  for (int peer : {-1, size, size + 5}) {
-    const std::string where = " rank out of range " + std::to_string(peer);
-    c.refuses("send" + where, [&] { g.send(in.data(), 8, peer); });
-    c.refuses("recv" + where, [&] { g.recv(out.data(), 8, peer); });
+  for (int peer : {-1, size, size + 5, g.rank()}) {
+    const std::string where =
+        " peer " + std::to_string(peer) + " (out of range or this rank)";
+    c.refuses("send" + where, "dst", [&] { g.send(in.data(), 8, peer); });
+    c.refuses("recv" + where, "src", [&] { g.recv(out.data(), 8, peer); });
+  }
+  if (unjoined_refused) {
+    // In a ring of 4 or more, rank + 2 is joined to this rank by no cable.
+    const int far = (g.rank() + 2) % size;
+    c.refuses("send to unjoined rank " + std::to_string(far), "",
+              [&] { g.send(in.data(), 8, far); });
+    c.refuses("recv from unjoined rank " + std::to_string(far), "",
+              [&] { g.recv(out.data(), 8, far); });
   }
   c.truth(std::all_of(out.begin(), out.end(),
                       [](uint8_t b) { return b == kSentinel; }),
@@ -327,7 +343,7 @@ int run(const Args& args) {
   Checker c(rank);
   check_types(c);
   check_reductions(g, c, max_count);
-  check_refusals(g, c);
+  check_refusals(g, c, args.has("unjoined_refused"));
   check_all_gather(g, c, max_count);
   check_sum_scatter(g, c, max_count);
   check_send_recv(g, c, args.has("neighbours_only"), max_count);
