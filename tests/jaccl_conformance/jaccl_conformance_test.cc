@@ -153,6 +153,15 @@ TEST(StaggeredBarrier, FiveRanksOfAMeshFromTheEnvironment) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(StaggeredBarrier, TenRanksOfAMeshPastJacclsLimitOfEight) {
+  const std::string dir = fresh_dir();
+  const Launch l = launch(
+      "--ranks=10 --seed=1",
+      absl::StrCat(WEFT_JACCL_BARRIER, " --dir=", dir, " --stagger_ms=2"));
+  expect_barriers_ok(l, 10);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(StaggeredBarrier, FourRanksOfARingFromAConfig) {
   const std::string dir = fresh_dir();
   const World w{4, true, 1};
