@@ -2,7 +2,9 @@
 // JACCL's examples/minimal_cfg.cpp: set_rank (from --rank, or as text from
 // the variable --rank_env names), set_coordinator(--coordinator),
 // set_devices (the layout file --layout, program_start.h), prefer_ring
-// (--ring). Before starting it checks what Config promises without a
+// (--ring), and with --side_channel_dir a side channel of the program's own
+// (set_all_gather_factory; files in that directory) in place of the
+// coordinator. Before starting it checks what Config promises without a
 // network: a one-rank layout is neither a mesh nor a ring, so init() gives
 // nullptr and init(strict) throws; a matrix that is not square makes
 // set_devices throw std::invalid_argument. Then it starts the group and
@@ -10,16 +12,22 @@
 //
 //   jaccl_config_in_code --coordinator=HOST:PORT --layout=FILE
 //                        [--rank=R | --rank_env=VAR] [--ring]
+//                        [--side_channel_dir=DIR]
 //
 // Prints "config rank R: valid mesh yes|no, valid ring yes|no", then
 // "Rank R of N" and "rank R: config in code OK". Exit codes: 0 every check
 // passed, 1 one failed, 3 a call threw.
 #include <jaccl/jaccl.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "program_start.h"
@@ -52,10 +60,49 @@ void check_offline(const std::string& coordinator) {
   }
 }
 
+// A side channel through files in `dir`: the k-th all-gather of rank r
+// writes dir/agK_rR whole (a temporary name, then a rename) and reads every
+// rank's, waiting for each at most 60 s.
+jaccl::AllGatherFn file_all_gather(const std::string& dir, int rank, int size) {
+  auto calls = std::make_shared<int>(0);
+  return [dir, rank, size, calls](const char* src, char* dst, size_t n) {
+    const std::string base = dir + "/ag" + std::to_string((*calls)++) + "_r";
+    const std::string mine = base + std::to_string(rank);
+    std::ofstream(mine + ".tmp", std::ios::binary)
+        .write(src, static_cast<std::streamsize>(n));
+    if (std::rename((mine + ".tmp").c_str(), mine.c_str()) != 0) {
+      throw std::runtime_error("side channel: cannot rename " + mine);
+    }
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int r = 0; r < size; ++r) {
+      const std::string path = base + std::to_string(r);
+      std::ifstream in;
+      while (!(in = std::ifstream(path, std::ios::binary))) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          throw std::runtime_error("side channel: no " + path + " in 60 s");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (!in.read(dst + size_t(r) * n, static_cast<std::streamsize>(n))) {
+        throw std::runtime_error("side channel: " + path + " is short");
+      }
+    }
+  };
+}
+
 int run(const conformance::Args& args) {
   const std::string coordinator = args.get("coordinator", "");
   check_offline(coordinator);
-  const jaccl::Config cfg = conformance::config_from_args(args);
+  jaccl::Config cfg = conformance::config_from_args(args);
+  if (args.has("side_channel_dir")) {
+    const std::string dir = args.get("side_channel_dir", "");
+    cfg.set_all_gather_factory([dir](int rank, int size) {
+      std::cout << "side channel for rank " << rank << " of " << size
+                << std::endl;
+      return file_all_gather(dir, rank, size);
+    });
+  }
   std::cout << "config rank " << cfg.get_rank() << ": valid mesh "
             << (cfg.is_valid_mesh() ? "yes" : "no") << ", valid ring "
             << (cfg.is_valid_ring() ? "yes" : "no") << std::endl;
