@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tool_runner.h"
+#include "tests/tools/tool_runner.h"
 
 namespace weft::testing {
 namespace {

@@ -16,7 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jaccl_launch.h"
-#include "tool_runner.h"
+#include "tests/tools/tool_runner.h"
 
 namespace weft::testing {
 namespace {

@@ -10,12 +10,13 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tool_runner.h"
+#include "tests/tools/tool_runner.h"
 
 namespace weft::testing {
 
