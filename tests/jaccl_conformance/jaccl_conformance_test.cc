@@ -189,16 +189,15 @@ TEST(ConfigInCode, AMeshOfFourWithRanksAsArguments) {
 }
 
 TEST(ConfigInCode, ASideChannelOfTheProgramsOwnInPlaceOfTheCoordinator) {
-  // The coordinator given (the last --coordinator wins) is port 1, where
-  // rank 0 may not listen and nobody does: the group forms only if the
-  // ranks exchange their details through the program's all-gather (files
-  // in a directory).
+  // No coordinator (the last --coordinator wins, and it is empty): the
+  // group forms only if the ranks exchange their details through the
+  // program's all-gather (files in a directory).
   const World w{3, false, 1};
   const std::string dir = fresh_dir();
-  const Launch l = launch(w.flags() + " --seed=1",
-                          per_rank_config(WEFT_JACCL_CONFIG, w,
-                                          "--side_channel_dir=" + dir +
-                                              " --coordinator=127.0.0.1:1"));
+  const Launch l =
+      launch(w.flags() + " --seed=1",
+             per_rank_config(WEFT_JACCL_CONFIG, w,
+                             "--side_channel_dir=" + dir + " --coordinator="));
   expect_all_exited_zero(l, 3);
   EXPECT_TRUE(std::filesystem::exists(dir + "/ag0_r2"));
   for (int r = 0; r < 3; ++r) {
