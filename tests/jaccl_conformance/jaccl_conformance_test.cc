@@ -77,15 +77,15 @@ TEST(Conformance, ThreeRanksOfAMeshWithTwoCablesFromAConfig) {
 }
 
 TEST(Conformance, FourRanksOfAMeshPreferringTheRingFromTheEnvironment) {
-  run_conformance({World{4, false, 1}, false, true, 1009});
+  run_conformance({World{4, false, 1}, false, true, 600});
 }
 
 TEST(Conformance, FiveRanksOfARingFromTheEnvironment) {
-  run_conformance({World{5, true, 1}, false, true, 1009});
+  run_conformance({World{5, true, 1}, false, true, 600});
 }
 
 TEST(Conformance, FourRanksOfARingWithTwoCablesFromAConfig) {
-  run_conformance({World{4, true, 2}, true, true, 1009});
+  run_conformance({World{4, true, 2}, true, true, 600});
 }
 
 TEST(Conformance, EightRanksOfAMeshFromTheEnvironment) {

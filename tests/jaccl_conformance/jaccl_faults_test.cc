@@ -41,17 +41,24 @@ TEST(UnderLoss, TheConformanceProgramIsExactOnEveryRank) {
   EXPECT_THAT(l.tool.out, ContainsRegex("[1-9][0-9]* faults injected"));
 }
 
-TEST(UnderLoss, TheBenchmarkOnARingIsExactOnEveryRank) {
-  const Launch l = launch(
-      "--ranks=4 --topology=ring --seed=5 --loss=0.02",
-      absl::StrCat(WEFT_JACCL_ALLSUM_BENCH, " -b 4K -e 1M -f 16 -d float32"),
-      "JACCL_RING=1 ");
+TEST(UnderLoss, TheBenchmarkOnARingIsExactOnEveryRankAndRepeatable) {
+  const auto run = [] {
+    return launch(
+        "--ranks=4 --topology=ring --seed=5 --loss=0.02",
+        absl::StrCat(WEFT_JACCL_ALLSUM_BENCH, " -b 4K -e 1M -f 16 -d float32"),
+        "JACCL_RING=1 ");
+  };
+  const Launch l = run();
   expect_all_exited_zero(l, 4);
   for (int r = 0; r < 4; ++r) {
     EXPECT_THAT(l.tool.out,
                 HasSubstr(absl::StrCat("rank ", r, ": 3 sizes, all OK")));
   }
   EXPECT_THAT(l.tool.out, ContainsRegex("[1-9][0-9]* faults injected"));
+  // The same seed: the same faults, the same recovery, the same trace.
+  const Launch again = run();
+  ASSERT_FALSE(l.trace_hash.empty()) << l.tool.out;
+  EXPECT_EQ(again.trace_hash, l.trace_hash);
 }
 
 // The benchmark of 4 ranks under `plan`: long enough (1K to 4M, 2 + 5

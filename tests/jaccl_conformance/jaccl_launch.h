@@ -1,9 +1,9 @@
 // Runs the JACCL conformance programs one process per rank under
 // `weft-sim launch` and reads what launch reports: each rank's exit, the
-// run's end (finished, deadlock, ...) and its virtual time. Also writes
-// the device layout a program builds its Config from, naming the devices
-// as the simulated world names them (sim_<rank>_<peer>_<cable>,
-// docs/simulator.md).
+// run's end (finished, deadlock, ...), its virtual time and trace hash.
+// Also writes the device layout a program builds its Config from, naming
+// the devices as the simulated world names them
+// (sim_<rank>_<peer>_<cable>, docs/simulator.md).
 #ifndef WEFT_TESTS_JACCL_CONFORMANCE_JACCL_LAUNCH_H_
 #define WEFT_TESTS_JACCL_CONFORMANCE_JACCL_LAUNCH_H_
 
@@ -42,6 +42,7 @@ struct Launch {
   ToolResult tool;
   std::string end;         // "finished", "deadlock", "stopped", ...
   double virtual_us = -1;  // when the run ended, in virtual time
+  std::string trace_hash;
   // Rank -> "exited N" or "killed by signal N".
   std::map<int, std::string> exits;
 };
@@ -55,6 +56,8 @@ inline Launch parse_launch(ToolResult r) {
     l.end = m[1].str();
     l.virtual_us = std::stod(m[2].str());
   }
+  static const std::regex kHash("trace hash ([0-9a-f]{16})");
+  if (std::regex_search(r.out, m, kHash)) l.trace_hash = m[1].str();
   static const std::regex kExit(
       "rank ([0-9]+) \\(pid [0-9]+\\): (exited [0-9]+|killed by signal "
       "[0-9]+)");
