@@ -2,7 +2,9 @@
 // so the same device JSON picks the same topology) and its environment.
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>

@@ -2,79 +2,26 @@
 // an exception otherwise), then the group itself from
 // weft::ProcessGroup::start, with the Config turned into weft's.
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/config.h"
-#include "fabric/topology.h"
 #include "jaccl/internal/all_gather_bootstrap.h"
 #include "jaccl/internal/env.h"
+#include "jaccl/internal/weft_config.h"
 #include "jaccl/internal/weft_group.h"
 #include "jaccl/jaccl.h"
-#include "nlohmann/json.hpp"
 #include "startup/process_group.h"
 #include "verbs/loader.h"
 
 namespace jaccl {
 namespace {
-
-using Devices = std::vector<std::vector<std::vector<std::string>>>;
-
-// Enough digits for any rank weft accepts; longer text is refused before it
-// could overflow.
-constexpr size_t kMaxRankDigits = 9;
-
-uint32_t parse_rank(const std::optional<std::string>& text, int rank) {
-  if (!text.has_value()) {
-    if (rank < 0) {
-      throw std::runtime_error(absl::StrFormat(
-          "[jaccl] rank %d is negative: set_rank() takes this process's "
-          "rank, 0 to the group's size - 1",
-          rank));
-    }
-    return static_cast<uint32_t>(rank);
-  }
-  uint32_t value = 0;
-  bool ok = !text->empty() && text->size() <= kMaxRankDigits;
-  for (char c : *text) {
-    ok = ok && c >= '0' && c <= '9';
-    if (ok) value = value * 10 + static_cast<uint32_t>(c - '0');
-  }
-  if (!ok) {
-    throw std::runtime_error(absl::StrFormat(
-        "[jaccl] rank '%s' (set_rank, JACCL_RANK or MLX_RANK) is not a "
-        "whole number: set it to this process's rank, 0 to the group's "
-        "size - 1",
-        *text));
-  }
-  return value;
-}
-
-// JACCL's devices[i][j] lists as a weft Topology, through the device JSON
-// both read, so weft's checks (names, the diagonal) apply to them too.
-weft::Topology to_topology(const Devices& devices) {
-  nlohmann::json doc = nlohmann::json::array();
-  for (const auto& row : devices) {
-    nlohmann::json cells = nlohmann::json::array();
-    for (const auto& names : row) {
-      cells.push_back(names.empty() ? nlohmann::json(nullptr)
-                                    : nlohmann::json(names));
-    }
-    doc.push_back(std::move(cells));
-  }
-  absl::StatusOr<weft::Topology> topology =
-      weft::Topology::parse_json(doc.dump());
-  if (!topology.ok()) {
-    throw std::runtime_error("[jaccl] the devices: " +
-                             std::string(topology.status().message()));
-  }
-  return *std::move(topology);
-}
 
 [[noreturn]] void throw_status(const absl::Status& status) {
   throw std::runtime_error("[jaccl] " + std::string(status.message()));
@@ -127,14 +74,11 @@ std::shared_ptr<Group> init(const Config& cfg, bool strict) {
         "ring.");
   }
   weft::Config config;
-  config.rank = parse_rank(cfg.rank_text_, cfg.rank_);
+  config.rank = internal::checked_rank(cfg.rank_text_, cfg.rank_);
   config.size = static_cast<uint32_t>(cfg.size_);
-  config.devices = to_topology(cfg.devices_);
+  config.devices = internal::to_topology(cfg.devices_);
   config.coordinator = cfg.coordinator_;
-  // JACCL's choice: the ring when preferred and valid, else the mesh when
-  // valid, else the ring.
-  config.ring =
-      (cfg.prefer_ring_ && cfg.is_valid_ring()) || !cfg.is_valid_mesh();
+  config.ring = internal::chooses_ring(cfg);
   if (config.rank >= config.size) {
     throw std::runtime_error(absl::StrFormat(
         "[jaccl] rank %u is not below the group's size %u (the device "

@@ -46,7 +46,11 @@ class Config {
       std::vector<std::vector<std::vector<std::string>>> devices);
   Config& prefer_ring(bool prefer = true);
   // The side channel: the ranks exchange connection details through `agf`
-  // instead of TCP through the coordinator.
+  // instead of TCP through the coordinator (which is then not needed).
+  // weft cannot bound a function it did not write: forming the group waits
+  // as long as `agf` blocks, and a peer that dies is not seen through it
+  // (the group's operations still end at their deadline). An exception
+  // from `agf` ends init() with std::runtime_error carrying its message.
   Config& set_all_gather(AllGatherFn agf);
   // As set_all_gather, made when the group starts from (rank, size).
   Config& set_all_gather_factory(std::function<AllGatherFn(int, int)> factory);
@@ -64,10 +68,12 @@ class Config {
   bool get_prefer_ring() const { return prefer_ring_; }
 
   // JACCL_RANK / MLX_RANK, JACCL_IBV_DEVICES / MLX_IBV_DEVICES,
-  // JACCL_COORDINATOR / MLX_JACCL_COORDINATOR, JACCL_RING / MLX_JACCL_RING;
-  // the JACCL_ name wins when both are set. A variable that is not set
-  // leaves its field unset (the Config is then not valid). Throws
-  // std::runtime_error when the device file cannot be read or parsed.
+  // JACCL_COORDINATOR / MLX_JACCL_COORDINATOR, JACCL_RING / MLX_JACCL_RING
+  // (set to anything: prefer the ring, as in JACCL); the JACCL_ name wins
+  // when both are set (one warning line on stderr when they differ). A
+  // variable that is not set leaves its field unset (the Config is then not
+  // valid). Throws std::runtime_error when the device file cannot be read
+  // or parsed.
   static Config from_env();
 
   friend std::shared_ptr<Group> init(const Config& cfg, bool strict);

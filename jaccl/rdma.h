@@ -20,6 +20,7 @@
 #include <functional>
 #include <iterator>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace jaccl {
@@ -29,8 +30,7 @@ namespace detail {
 template <typename T, typename = void>
 struct IsContainer : std::false_type {};
 template <typename T>
-struct IsContainer<T,
-                   std::void_t<typename T::value_type, typename T::iterator>>
+struct IsContainer<T, std::void_t<typename T::value_type, typename T::iterator>>
     : std::true_type {};
 }  // namespace detail
 

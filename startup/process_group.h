@@ -18,9 +18,9 @@
 // retransmission keeps trying that long before it calls a silent peer
 // unreachable. Joining waits WEFT_CONNECT_TIMEOUT_S (default 600 s). Both
 // are decimal seconds ("600", "2.5"); other text is InvalidArgument naming
-// the variable. A peer
-// whose process died is not waited for: its side-channel connection closes,
-// and the group's blocking calls end at once with Unavailable naming it.
+// the variable. A peer whose process died is not waited for: its
+// side-channel connection closes, and the group's blocking calls end at
+// once with Unavailable naming it.
 #ifndef WEFT_STARTUP_PROCESS_GROUP_H_
 #define WEFT_STARTUP_PROCESS_GROUP_H_
 

@@ -1,6 +1,7 @@
 #include "jaccl/internal/all_gather_bootstrap.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <utility>

@@ -133,7 +133,7 @@ TEST(DeviceFile, WrongShape) {
   testing::ScratchFile file("shape.json", R"([[null, "en2"], ["en3"]])");
   expect_file_error(file.path(), "not square");
   testing::ScratchFile cell("cell.json", R"([[null, 5], ["en3", null]])");
-  expect_file_error(cell.path(), "row 0");
+  expect_file_error(cell.path(), "cell [0][1]");
 }
 
 // from_env: the JACCL_ name wins, with one warning line naming both.

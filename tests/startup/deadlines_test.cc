@@ -29,7 +29,8 @@ TEST(ParseSeconds, DecimalSecondsToNanoseconds) {
 TEST(Outlast, DefaultsAlreadyOutlastThirtySeconds) {
   const RecoveryOptions defaults;
   // 655.34 ms + 85 * 500 ms = 43.16 s.
-  EXPECT_EQ(unreachable_after_ns(defaults), 655'340'000 + 85 * 500'000'000);
+  EXPECT_EQ(unreachable_after_ns(defaults),
+            TimeNs{655'340'000} + TimeNs{85} * 500'000'000);
   const RecoveryOptions r = outlast(defaults, 30 * kNsPerS);
   EXPECT_EQ(r.max_retries, defaults.max_retries);
   EXPECT_EQ(r.max_rto_ns, defaults.max_rto_ns);

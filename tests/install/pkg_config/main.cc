@@ -3,12 +3,15 @@
 // fails to link.
 #include <cstdio>
 #include <memory>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/config.h"
 #include "fabric/topology.h"
+#include "jaccl/jaccl.h"
 #include "sim/world.h"
+#include "startup/process_group.h"
 #include "verbs/verbs_fabric.h"
 
 int main() {
@@ -31,6 +34,22 @@ int main() {
       weft::verbs::VerbsFabric::open(0, verbs);
   if (fabric.ok()) {
     std::puts("pkg_config_consumer: a missing verbs library was loaded");
+    return 1;
+  }
+  // weft::startup and weft::jaccl: a one-rank JACCL world is refused, and a
+  // ProcessGroup with a bad deadline is refused before anything opens.
+  jaccl::Config one;
+  one.set_devices({{{}}});
+  if (jaccl::init(one, false) != nullptr) {
+    std::puts("pkg_config_consumer: jaccl::init took a one-rank world");
+    return 1;
+  }
+  weft::StartOptions start;
+  start.getenv = [](const char* name) -> const char* {
+    return std::string_view(name) == "WEFT_TIMEOUT_S" ? "soon" : nullptr;
+  };
+  if (weft::ProcessGroup::start(weft::Config{}, start).ok()) {
+    std::puts("pkg_config_consumer: WEFT_TIMEOUT_S=soon was taken");
     return 1;
   }
   std::puts("pkg_config_consumer: ok");
