@@ -3,7 +3,7 @@
 // program (every call, every dtype, the size cases, the refusals), the
 // all-sum benchmark, the staggered barrier and the configuration built in
 // code, started from the environment and from a Config, on meshes and
-// rings of 2 to 8 ranks, with one cable or two. The programs check every
+// rings of 2 to 10 ranks, with one cable or two. The programs check every
 // byte against values they compute themselves; here each rank's exit code
 // and its last line are asserted.
 #include <stdlib.h>
