@@ -142,13 +142,15 @@ inline Num combine(const DtypeInfo& d, Op op, Num x, Num y) {
           int64_t(uint64_t(x.b) + uint64_t(y.b))};
 }
 
-// IEEE binary16 bits of a small integer (|k| <= 2048), by hand.
+// IEEE binary16 bits of an integer binary16 holds exactly (|k| < 65536
+// with at most 11 significant bits), by hand.
 inline uint16_t half_bits(int64_t k) {
   if (k == 0) return 0;
   const uint16_t sign = k < 0 ? 0x8000 : 0;
   uint64_t m = uint64_t(k < 0 ? -k : k);
   int e = 63 - __builtin_clzll(m);
-  const uint16_t mantissa = uint16_t((m << (10 - e)) & 0x3ff);
+  const uint64_t scaled = e <= 10 ? m << (10 - e) : m >> (e - 10);
+  const uint16_t mantissa = uint16_t(scaled & 0x3ff);
   return uint16_t(sign | uint16_t((e + 15) << 10) | mantissa);
 }
 

@@ -312,7 +312,7 @@ void check_refusals(jaccl::Group& g, Checker& c, bool unjoined_refused) {
 }
 
 // jaccl/types.h: dtype_size and the float16/bfloat16 conversions of small
-// integers, against the bits computed by hand.
+// integers and of ties (to even), against the bits computed by hand.
 void check_types(Checker& c) {
   for (const DtypeInfo& d : all_dtypes()) {
     c.truth(jaccl::dtype_size(d.value) == d.size,
@@ -332,6 +332,24 @@ void check_types(Checker& c) {
             "bfloat16_t bits" + at);
     c.truth(static_cast<float>(h) == float(k), "float(float16_t)" + at);
     c.truth(static_cast<float>(b) == float(k), "float(bfloat16_t)" + at);
+  }
+  // Halfway between two neighbours: to the one with the even last bit.
+  const std::pair<int, int> half_ties[] = {{2049, 2048}, {2051, 2052}};
+  for (const auto& [from, to] : half_ties) {
+    const jaccl::float16_t h(static_cast<float>(from));
+    uint16_t bits;
+    std::memcpy(&bits, &h, 2);
+    c.truth(bits == half_bits(to), "float16_t of " + std::to_string(from) +
+                                       " rounds to " + std::to_string(to));
+  }
+  const std::pair<int, int> bfloat_ties[] = {{257, 256}, {259, 260}};
+  for (const auto& [from, to] : bfloat_ties) {
+    const jaccl::bfloat16_t b(static_cast<float>(from));
+    uint16_t bits;
+    std::memcpy(&bits, &b, 2);
+    c.truth(bits == uint16_t(float_bits(float(to)) >> 16),
+            "bfloat16_t of " + std::to_string(from) + " rounds to " +
+                std::to_string(to));
   }
 }
 
