@@ -1,6 +1,7 @@
 #include "collectives/group.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -157,6 +158,9 @@ Operation Group::barrier_async(CallOptions c) {
 
 Progress Group::progress() { return engine_->progress(); }
 void Group::abort() { engine_->abort(); }
+void Group::watch(std::function<absl::Status()> check) {
+  engine_->watch(std::move(check), kWatchIntervalNs);
+}
 absl::Status Group::health() const { return engine_->health(); }
 
 GroupCounters Group::counters() const { return engine_->counters(); }

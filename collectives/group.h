@@ -14,9 +14,19 @@
 //  - InvalidArgument (cause kBadInput): bad arguments; nothing was sent and
 //    the group stays usable.
 //  - anything else (mismatched collectives, lost or corrupt frames, error
-//    completions, a silent peer past the deadline, abort()): the group is
-//    failed; peers are told, and every later call is refused with
-//    FailedPrecondition (cause kGroupFailed). Rebuild the group.
+//    completions, a silent peer past the deadline, a dead peer's process,
+//    abort()): the group is failed; peers are told, and every later call
+//    is refused with FailedPrecondition (cause kGroupFailed). Rebuild the
+//    group.
+//
+// Dead peers. A fabric may say nothing when a peer's process dies: Apple's
+// UC queue pairs give no completion at all, so the survivors would wait
+// out the deadline (600 s for groups started from the environment). The
+// side channel (Bootstrap::check_alive()) knows at once: watch() hands the
+// group that check, and while an operation runs the group consults it at
+// most once per kWatchIntervalNs of the fabric clock. When it reports a
+// rank gone, the running and queued operations end with Unavailable (cause
+// kPeerUnavailable) naming that peer, and the peers are told as on abort().
 //
 // Ranks must call the same collectives in the same order with the same
 // sizes, dtypes, roots and algorithm choices; a rank that does not gets
@@ -28,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -38,6 +49,7 @@
 #include "collectives/group_counters.h"
 #include "collectives/group_options.h"
 #include "collectives/operation.h"
+#include "fabric/clock.h"
 #include "fabric/progress.h"
 #include "fabric/topology.h"
 
@@ -140,6 +152,23 @@ class Group {
   Progress progress();
   // Thread-safe: pending and later operations end with Cancelled.
   void abort();
+  // How often watch()'s check is consulted while an operation runs: a
+  // dead peer is noticed this long after its side channel closed at most,
+  // for one non-blocking check (a socket poll) per interval.
+  static constexpr TimeNs kWatchIntervalNs = 50 * kNsPerMs;
+  // Gives the group a liveness check, typically
+  //   group.watch([&bootstrap] { return bootstrap.check_alive(); });
+  // consulted at the first step of a running operation and then at most
+  // once per kWatchIntervalNs of the fabric clock, whether the operation is
+  // driven by a blocking call, wait() or progress() (a scheduler driving
+  // progress() is woken for it). A non-OK answer whose error_place() names
+  // the rank that is gone fails the group: the running and queued
+  // operations end with Unavailable (cause kPeerUnavailable, that peer)
+  // saying its side channel closed, peers are told, later calls are
+  // refused. Shared with split groups (one engine; the last call wins). An
+  // empty function stops watching; without a check nothing changes.
+  // REQUIRES: `check` does not block and outlives its use here.
+  void watch(std::function<absl::Status()> check);
   // OK while the group works; else the error that failed it.
   absl::Status health() const;
   // Frames sent, resent, received and dropped as duplicates, credit

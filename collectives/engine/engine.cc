@@ -1,12 +1,15 @@
 #include "collectives/engine/engine.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
+#include "fabric/assert.h"
 #include "fabric/errors.h"
 #include "fabric/logging.h"
 
@@ -56,6 +59,13 @@ Engine::~Engine() {
     if (still == kLingerStillSteps) return;
     last_ns = now_ns;
   }
+}
+
+void Engine::watch(std::function<absl::Status()> check, TimeNs interval_ns) {
+  WEFT_ASSERT(interval_ns > 0, "a watch needs an interval above 0");
+  watch_ = std::move(check);
+  watch_interval_ns_ = interval_ns;
+  next_watch_ns_ = watch_ ? clock_.now_ns() : kNeverNs;
 }
 
 Lane* Engine::lane(uint32_t peer, uint32_t cable) const {
@@ -249,6 +259,33 @@ absl::Status Engine::deadline_error(const OpState& op) {
                       outstanding));
 }
 
+absl::Status Engine::consult_watch(TimeNs now_ns) {
+  if (now_ns < next_watch_ns_) return absl::OkStatus();
+  next_watch_ns_ = deadline_after(now_ns, watch_interval_ns_);
+  const absl::Status said = watch_();
+  if (said.ok()) return said;
+  const std::optional<ErrorPlace> from = error_place(said);
+  const uint32_t peer =
+      from.has_value() && from->peer != rank_ ? from->peer : kNoPeer;
+  ErrorPlace place{rank_, peer, "", ErrorCause::kPeerUnavailable};
+  for (const auto& lane : lanes_) {
+    if (lane->peer() == peer) {
+      place = lane->place(ErrorCause::kPeerUnavailable);
+      break;
+    }
+  }
+  const std::string who =
+      peer == kNoPeer ? "a peer's" : absl::StrFormat("peer %u's", peer);
+  const std::string what = absl::IsUnavailable(said)
+                               ? "closed: its process exited or was killed"
+                               : "failed, so a peer may be gone";
+  return make_error(
+      absl::StatusCode::kUnavailable, place,
+      absl::StrFormat("%s side channel %s; not waiting for it (the side "
+                      "channel says: %s)",
+                      who, what, said.message()));
+}
+
 void Engine::count_deadline(const Lane* charged, uint32_t peer) {
   Lane* target = nullptr;
   for (const auto& lane : lanes_) {
@@ -293,18 +330,20 @@ GroupCounters Engine::counters() const {
   return out;
 }
 
+Progress Engine::serve_failed() {
+  // Only tell the peers again (each copy goes once the previous left); what
+  // arrives is drained and ignored.
+  bool advanced = false;
+  for (const auto& lane : lanes_) {
+    (void)lane->poll(poll_batch_, &advanced);
+    lane->resend_abort();
+  }
+  return Progress::done();
+}
+
 Progress Engine::progress() {
   moved_ = false;
-  if (!failure_.ok()) {
-    // Failed: only tell the peers again (each copy goes once the previous
-    // left); what arrives is drained and ignored.
-    bool advanced = false;
-    for (const auto& lane : lanes_) {
-      (void)lane->poll(poll_batch_, &advanced);
-      lane->resend_abort();
-    }
-    return Progress::done();
-  }
+  if (!failure_.ok()) return serve_failed();
   if (abort_requested_.load(std::memory_order_relaxed)) {
     fail(make_error(absl::StatusCode::kCancelled,
                     ErrorPlace{rank_, kNoPeer, "", ErrorCause::kCancelled},
@@ -331,6 +370,13 @@ Progress Engine::progress() {
     advanced |= ended;
     again |= ended;
   }
+  // A dead peer's process ends every operation, queued ones too, as
+  // abort() does: none of them can finish.
+  bool every_op = false;
+  if (s.ok() && running_ && watch_) {
+    s = consult_watch(clock_.now_ns());
+    every_op = !s.ok();
+  }
   if (s.ok() && running_ && clock_.now_ns() >= queue_.front()->deadline_ns) {
     s = deadline_error(*queue_.front());
   }
@@ -339,7 +385,7 @@ Progress Engine::progress() {
     for (const auto& lane : lanes_) {
       if (lane->abort_origin().has_value()) origin = *lane->abort_origin();
     }
-    fail(std::move(s), origin, /*every_op=*/false);
+    fail(std::move(s), origin, every_op);
     return Progress::done();
   }
   moved_ = advanced;
@@ -362,7 +408,9 @@ Progress Engine::progress() {
                     [](const auto& l) { return l->settled(); });
     return settled ? Progress::done() : Progress::waiting(wake_ns);
   }
-  if (running_) wake_ns = std::min(wake_ns, queue_.front()->deadline_ns);
+  if (running_) {
+    wake_ns = std::min({wake_ns, queue_.front()->deadline_ns, next_watch_ns_});
+  }
   return Progress::waiting(wake_ns);
 }
 

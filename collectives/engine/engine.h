@@ -8,12 +8,19 @@
 // failing that the one its waited-on peers report as silent. The first error
 // fails the engine: the running and queued operations end with it, every
 // peer is sent an abort, and new work is refused until the group is rebuilt.
+//
+// A watch (watch()) is a second way to learn of a dead peer: a check of the
+// side channel, consulted while an operation runs, at most once per
+// interval of the fabric clock. Fabrics that give no completion for
+// a dead peer (UC queue pairs) otherwise leave the survivors waiting for the
+// deadline.
 #ifndef WEFT_COLLECTIVES_ENGINE_ENGINE_H_
 #define WEFT_COLLECTIVES_ENGINE_ENGINE_H_
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -73,6 +80,13 @@ class Engine {
   void idle(TimeNs wake_at_ns) {
     if (idle_fabric_ != nullptr) idle_fabric_->idle(wake_at_ns);
   }
+  // Consults `check` at the first step of a running operation and then at
+  // most once per `interval_ns` (REQUIRES: > 0); a non-OK answer names (in its
+  // error_place) the rank whose process is gone, and fails the engine with
+  // Unavailable (kPeerUnavailable): the running and queued operations end
+  // with it and the peers are told. An empty function stops watching.
+  // REQUIRES: `check` does not block.
+  void watch(std::function<absl::Status()> check, TimeNs interval_ns);
   // The lane to world rank `peer` over `cable`; nullptr when there is none.
   Lane* lane(uint32_t peer, uint32_t cable) const;
 
@@ -98,6 +112,8 @@ class Engine {
  private:
   // Asks the cache for what a step reads (see progress()).
   void prefetch_state() const;
+  // progress() of a failed engine.
+  Progress serve_failed();
   absl::Status poll_lanes(bool* advanced);
   absl::Status run_queue(bool* advanced);
   // Services every lane; *wake_ns is the earliest lane timer.
@@ -115,6 +131,9 @@ class Engine {
   // before probing it (0: no operation runs).
   TimeNs probe_after_ns() const;
   absl::Status deadline_error(const OpState& op);
+  // Consults the watch if it is due: the error for the dead peer it names,
+  // or OK.
+  absl::Status consult_watch(TimeNs now_ns);
   // Counts a deadline against `charged`, the cable the error names, or
   // when there is none against the first lane to `peer` (or none at all).
   void count_deadline(const Lane* charged, uint32_t peer);
@@ -140,6 +159,9 @@ class Engine {
   absl::Status failure_;
   uint64_t unblamed_deadlines_ = 0;  // deadlines that named no peer's lane
   std::atomic<bool> abort_requested_{false};
+  std::function<absl::Status()> watch_;  // empty: not watching
+  TimeNs watch_interval_ns_ = 0;
+  TimeNs next_watch_ns_ = kNeverNs;  // when the watch is due
 };
 
 }  // namespace weft::internal
