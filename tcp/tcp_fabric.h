@@ -89,6 +89,11 @@ class TcpFabric final : public Fabric {
   std::vector<std::string> listen_addresses() const;
   // SENDs whose last byte left, over all endpoints so far.
   uint64_t messages_sent() const { return messages_sent_; }
+  // Messages that arrived when no receive was posted, read and dropped.
+  uint64_t messages_dropped() const { return messages_dropped_; }
+  // Why an endpoint of this fabric last entered the error state (naming
+  // rank, peer and the peer's address); OK while none has.
+  const absl::Status& last_failure() const { return last_failure_; }
   // Connections refused (a stranger, garbage, another protocol version,
   // an endpoint that does not exist), and why the last one was.
   uint64_t refused_connections() const { return refused_; }
@@ -120,6 +125,8 @@ class TcpFabric final : public Fabric {
   std::map<uint32_t, uint32_t> cables_opened_;            // by peer
   uint32_t next_qp_num_ = 1;
   uint64_t messages_sent_ = 0;
+  uint64_t messages_dropped_ = 0;
+  absl::Status last_failure_;
   uint64_t refused_ = 0;
   absl::Status last_refusal_;
 };

@@ -427,6 +427,7 @@ bool TcpEndpoint::read_payload() {
   const MessageHeader header = in.header;
   const bool dropped = in.into == nullptr;
   incoming_.reset();
+  if (dropped) ++setup_.fabric->messages_dropped_;
   if (!dropped) {
     const PostedRecv r = recvs_.front();
     recvs_.pop_front();
@@ -453,6 +454,7 @@ void TcpEndpoint::fail(WcStatus first, absl::Status why) {
   if (state_ == State::kError) return;
   state_ = State::kError;
   failure_ = std::move(why);
+  setup_.fabric->last_failure_ = failure_;
   log(LogLevel::kWarning, "%s", failure_.message());
   socket_.close();
   incoming_.reset();

@@ -1,0 +1,268 @@
+// Connections of the TCP fabric over real loopback sockets: a closed peer
+// is an error completion naming it, strangers and other protocol versions
+// are refused naming their address, a port in use and an unusable address
+// are typed errors naming the address, an unreachable peer is an error
+// completion, never a hang.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "fabric/absl_compat.h"
+#include "fabric/errors.h"
+#include "fabric/wc_status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tcp/tcp_pair.h"
+
+namespace weft::tcp::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A blocking IPv4 client socket connected to `port` on 127.0.0.1.
+struct RawClient {
+  explicit RawClient(uint16_t port) : fd(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    sockaddr_in local{};
+    socklen_t len = sizeof(local);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+    address = absl::StrFormat("127.0.0.1:%u", ntohs(local.sin_port));
+  }
+  ~RawClient() { ::close(fd); }
+  // True when the other end closed the connection within `timeout_ms`.
+  bool closed_within(int timeout_ms) const {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) <= 0) return false;
+    char byte;
+    return ::recv(fd, &byte, 1, 0) <= 0;
+  }
+  int fd;
+  bool connected = false;
+  std::string address;
+};
+
+uint16_t port_of(const std::string& address) {
+  return static_cast<uint16_t>(
+      std::stoi(address.substr(address.rfind(':') + 1)));
+}
+
+std::unique_ptr<TcpFabric> listening_fabric(uint32_t rank) {
+  absl::StatusOr<std::unique_ptr<TcpFabric>> f =
+      TcpFabric::open(rank, TcpOptions{.listen = {"127.0.0.1:0"}});
+  EXPECT_TRUE(f.ok()) << f.status();
+  return f.ok() ? *std::move(f) : nullptr;
+}
+
+// Idles and pumps `fabric` until it refused a connection (bounded).
+bool wait_for_refusal(TcpFabric& fabric, Endpoint* pump) {
+  WallClock clock;
+  const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
+  while (fabric.refused_connections() == 0) {
+    if (clock.now_ns() >= deadline_ns) return false;
+    fabric.idle(deadline_after(clock.now_ns(), kNsPerMs));
+    std::array<Completion, 4> c;
+    if (pump != nullptr) (void)pump->poll(c);
+  }
+  return true;
+}
+
+// An endpoint of `fabric` waiting to accept rank 1 (so it pumps accepts).
+std::unique_ptr<Endpoint> accepting_endpoint(TcpFabric& fabric) {
+  absl::StatusOr<std::unique_ptr<Endpoint>> e =
+      fabric.open(fabric.listen_addresses()[0], 1);
+  EXPECT_TRUE(e.ok()) << e.status();
+  Destination peer;
+  peer.gid[10] = peer.gid[11] = 0xff;
+  peer.gid[12] = 127;
+  peer.gid[15] = 1;
+  peer.qp_num = 1;
+  EXPECT_TRUE((*e)->connect(peer).ok());
+  return *std::move(e);
+}
+
+void expect_peer_close_reported(uint32_t closing) {
+  absl::StatusOr<std::unique_ptr<Pair>> made = Pair::create();
+  ASSERT_TRUE(made.ok()) << made.status();
+  Pair& p = **made;
+  Side& survivor = p.side[1 - closing];
+  // Connected both ways first: one message each way.
+  for (Side& s : p.side) {
+    ASSERT_TRUE(s.endpoint->post_recv({WorkKind::kRecv, 0, 0}, s.frame(0, 64))
+                    .ok());
+  }
+  for (Side& s : p.side) {
+    ASSERT_TRUE(s.endpoint->post_send({WorkKind::kSend, 0, 0}, s.frame(64, 64),
+                                      8, 1)
+                    .ok());
+  }
+  ASSERT_TRUE(p.poll_until([&] {
+    return p.side[0].completions.size() == 2 &&
+           p.side[1].completions.size() == 2;
+  }));
+  ASSERT_TRUE(survivor.endpoint
+                  ->post_recv({WorkKind::kRecv, 0, 1}, survivor.frame(0, 64))
+                  .ok());
+  p.side[closing].endpoint.reset();  // closes the connection
+  ASSERT_TRUE(p.poll_until([&] { return survivor.completions.size() == 3; }))
+      << "the survivor never heard of the closed connection";
+  const Completion& c = survivor.completions[2];
+  EXPECT_EQ(c.status, WcStatus::kRemAbortErr) << c.to_string();
+  const absl::Status& why = survivor.fabric->last_failure();
+  EXPECT_EQ(why.code(), absl::StatusCode::kUnavailable) << why;
+  EXPECT_THAT(message_of(why),
+              HasSubstr(absl::StrFormat("peer %u at 127.0.0.1:", closing)));
+  EXPECT_THAT(message_of(why), HasSubstr("closed the connection"));
+  ASSERT_TRUE(error_place(why).has_value());
+  EXPECT_EQ(error_place(why)->peer, closing);
+}
+
+TEST(TcpConnection, AcceptedPeerCloseIsErrorCompletionNamingIt) {
+  expect_peer_close_reported(1);  // rank 0 accepted rank 1's connection
+}
+
+TEST(TcpConnection, ConnectedPeerCloseIsErrorCompletionNamingIt) {
+  expect_peer_close_reported(0);  // rank 1 connected to rank 0
+}
+
+TEST(TcpConnection, GarbageIsRefusedNamingTheAddress) {
+  std::unique_ptr<TcpFabric> f = listening_fabric(0);
+  ASSERT_NE(f, nullptr);
+  std::unique_ptr<Endpoint> e = accepting_endpoint(*f);
+  RawClient client(port_of(f->listen_addresses()[0]));
+  ASSERT_TRUE(client.connected);
+  const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n.....";
+  ASSERT_EQ(::send(client.fd, garbage.data(), 32, 0), 32);
+  ASSERT_TRUE(wait_for_refusal(*f, e.get()));
+  EXPECT_EQ(f->last_refusal().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(message_of(f->last_refusal()),
+              HasSubstr("refused the connection from " + client.address));
+  EXPECT_THAT(message_of(f->last_refusal()),
+              HasSubstr("not a weft TCP fabric endpoint"));
+  EXPECT_TRUE(client.closed_within(static_cast<int>(kWaitNs / kNsPerMs)));
+}
+
+TEST(TcpConnection, OtherProtocolVersionIsRefused) {
+  std::unique_ptr<TcpFabric> f = listening_fabric(0);
+  ASSERT_NE(f, nullptr);
+  std::unique_ptr<Endpoint> e = accepting_endpoint(*f);
+  RawClient client(port_of(f->listen_addresses()[0]));
+  ASSERT_TRUE(client.connected);
+  // weft's hello magic, then version 2 (big-endian), then zeros.
+  std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 2};
+  ASSERT_EQ(::send(client.fd, hello.data(), hello.size(), 0), 32);
+  ASSERT_TRUE(wait_for_refusal(*f, e.get()));
+  EXPECT_THAT(message_of(f->last_refusal()), HasSubstr(client.address));
+  EXPECT_THAT(message_of(f->last_refusal()),
+              HasSubstr("protocol version 2, this build speaks 1"));
+  EXPECT_TRUE(client.closed_within(static_cast<int>(kWaitNs / kNsPerMs)));
+}
+
+TEST(TcpConnection, HelloForAnEndpointNeverOpenedIsRefused) {
+  std::unique_ptr<TcpFabric> f = listening_fabric(0);
+  ASSERT_NE(f, nullptr);
+  std::unique_ptr<Endpoint> e = accepting_endpoint(*f);
+  RawClient client(port_of(f->listen_addresses()[0]));
+  ASSERT_TRUE(client.connected);
+  // Version 1, from rank 1 to rank 0, endpoint 77 (never opened).
+  std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 1, 0, 0, 0, 1};
+  hello[23] = 77;
+  ASSERT_EQ(::send(client.fd, hello.data(), hello.size(), 0), 32);
+  ASSERT_TRUE(wait_for_refusal(*f, e.get()));
+  EXPECT_THAT(message_of(f->last_refusal()), HasSubstr(client.address));
+  EXPECT_THAT(message_of(f->last_refusal()), HasSubstr("endpoint 77"));
+}
+
+TEST(TcpConnection, PortInUseIsTypedErrorNamingTheAddress) {
+  std::unique_ptr<TcpFabric> first = listening_fabric(0);
+  ASSERT_NE(first, nullptr);
+  const std::string taken = first->listen_addresses()[0];
+  absl::StatusOr<std::unique_ptr<TcpFabric>> second =
+      TcpFabric::open(1, TcpOptions{.listen = {taken}});
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(message_of(second.status()), HasSubstr("cannot listen on " + taken));
+  EXPECT_THAT(message_of(second.status()), HasSubstr("another socket holds the port"));
+  ASSERT_TRUE(error_place(second.status()).has_value());
+  EXPECT_EQ(error_place(second.status())->device, taken);
+}
+
+TEST(TcpConnection, MalformedAddressesAreRefusedSayingTheForm) {
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:99999", "::1:5000",
+                          "localhost:5000", "[::1:5000", "1.2.3:80"}) {
+    absl::StatusOr<std::unique_ptr<TcpFabric>> f =
+        TcpFabric::open(0, TcpOptions{.listen = {bad}});
+    ASSERT_FALSE(f.ok()) << bad;
+    EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(message_of(f.status()),
+                HasSubstr(absl::StrFormat("bad TCP address \"%s\"", bad)));
+  }
+  absl::StatusOr<std::unique_ptr<TcpFabric>> none =
+      TcpFabric::open(0, TcpOptions{});
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TcpConnection, DeviceThatIsNotAListeningAddressIsRefused) {
+  std::unique_ptr<TcpFabric> f = listening_fabric(0);
+  ASSERT_NE(f, nullptr);
+  absl::StatusOr<std::unique_ptr<Endpoint>> e = f->open("rdma_en5", 1);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message_of(e.status()),
+              HasSubstr("\"rdma_en5\" is not an address this rank listens on (" +
+                        f->listen_addresses()[0] + ")"));
+}
+
+TEST(TcpConnection, UnreachablePeerIsErrorCompletionNotAHang) {
+  // A port nobody listens on: bound, learnt, closed.
+  std::unique_ptr<TcpFabric> gone = listening_fabric(0);
+  ASSERT_NE(gone, nullptr);
+  const std::string address = gone->listen_addresses()[0];
+  Destination dead;
+  dead.gid[10] = dead.gid[11] = 0xff;
+  dead.gid[12] = 127;
+  dead.gid[15] = 1;
+  dead.lid = port_of(address);
+  dead.qp_num = 1;
+  gone.reset();
+  std::unique_ptr<TcpFabric> f = listening_fabric(1);
+  ASSERT_NE(f, nullptr);
+  absl::StatusOr<std::unique_ptr<Endpoint>> e =
+      f->open(f->listen_addresses()[0], 0);  // rank 1 connects to rank 0
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_TRUE((*e)->connect(dead).ok());
+  absl::StatusOr<Slab*> slab = f->create_slab(4096);
+  ASSERT_TRUE(slab.ok());
+  ASSERT_TRUE((*e)->post_recv({WorkKind::kRecv, 0, 0}, *(*slab)->frame(0, 64))
+                  .ok());
+  WallClock clock;
+  const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
+  std::array<Completion, 4> c;
+  size_t n = 0;
+  while (n == 0 && clock.now_ns() < deadline_ns) {
+    absl::StatusOr<size_t> got = (*e)->poll(c);
+    ASSERT_TRUE(got.ok());
+    n = *got;
+    if (n == 0) f->idle(deadline_after(clock.now_ns(), kNsPerMs));
+  }
+  ASSERT_EQ(n, 1u) << "no completion for an unreachable peer";
+  EXPECT_EQ(c[0].status, WcStatus::kRetryExcErr) << c[0].to_string();
+  EXPECT_THAT(message_of(f->last_failure()),
+              HasSubstr("cannot connect to peer 0 at " + address));
+}
+
+}  // namespace
+}  // namespace weft::tcp::testing
