@@ -25,7 +25,22 @@ constexpr size_t kDropBufferBytes = 64 * 1024;
 
 TcpEndpoint::TcpEndpoint(Setup setup) : setup_(std::move(setup)) {}
 
-TcpEndpoint::~TcpEndpoint() { setup_.fabric->forget(this); }
+TcpEndpoint::~TcpEndpoint() {
+  say_goodbye();
+  setup_.fabric->forget(this);
+}
+
+void TcpEndpoint::say_goodbye() {
+  // Only between whole messages: a goodbye inside a half-written one
+  // would be read as payload.
+  if (state_ != State::kOpen || hello_out_left_ > 0 || front_written_ > 0) {
+    return;
+  }
+  MessageHeader bye{.has_immediate = false, .goodbye = true};
+  std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
+  const iovec part{bytes.data(), bytes.size()};
+  (void)write_some(socket_.fd(), {&part, 1});
+}
 
 ErrorPlace TcpEndpoint::place(ErrorCause cause) const {
   return ErrorPlace{setup_.info.rank, setup_.info.peer, setup_.info.device,
@@ -375,6 +390,15 @@ bool TcpEndpoint::read_header() {
                                 h.status().message())));
     return false;
   }
+  if (h->goodbye) {
+    fail(WcStatus::kRemAbortErr,
+         refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                absl::StrFormat("%s closed its endpoint (its group or "
+                                "program ended)",
+                                peer_text())),
+         LogLevel::kInfo);
+    return false;
+  }
   start_message(*h);
   return true;
 }
@@ -450,12 +474,12 @@ void TcpEndpoint::complete(WorkId id, WcStatus status, uint32_t bytes,
   completions_.push_back(c);
 }
 
-void TcpEndpoint::fail(WcStatus first, absl::Status why) {
+void TcpEndpoint::fail(WcStatus first, absl::Status why, LogLevel level) {
   if (state_ == State::kError) return;
   state_ = State::kError;
   failure_ = std::move(why);
   setup_.fabric->last_failure_ = failure_;
-  log(LogLevel::kWarning, "%s", failure_.message());
+  log(level, "%s", failure_.message());
   socket_.close();
   incoming_.reset();
   flush_all(first);

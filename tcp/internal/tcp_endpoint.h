@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/endpoint.h"
 #include "fabric/errors.h"
+#include "fabric/logging.h"
 #include "tcp/internal/socket.h"
 #include "tcp/internal/wire.h"
 
@@ -121,7 +122,10 @@ class TcpEndpoint final : public Endpoint {
                 const MessageHeader* header = nullptr);
   // Enters the error state: the oldest outstanding request completes with
   // `first`, the others with IBV_WC_WR_FLUSH_ERR; the socket is closed.
-  void fail(WcStatus first, absl::Status why);
+  void fail(WcStatus first, absl::Status why,
+            LogLevel level = LogLevel::kWarning);
+  // Tells the peer, best effort, that this endpoint closes on purpose.
+  void say_goodbye();
   void flush_all(std::optional<WcStatus> first);
   std::string peer_text() const;
 

@@ -62,7 +62,7 @@ std::array<uint8_t, MessageHeader::kBytes> MessageHeader::encode() const {
   std::array<uint8_t, kBytes> b{};
   put32(&b[0], length);
   put32(&b[4], immediate);
-  put32(&b[8], has_immediate ? kHasImmediate : 0);
+  put32(&b[8], (has_immediate ? kHasImmediate : 0) | (goodbye ? kGoodbye : 0));
   return b;
 }
 
@@ -72,13 +72,14 @@ absl::StatusOr<MessageHeader> MessageHeader::decode(
   h.length = get32(&bytes[0]);
   h.immediate = get32(&bytes[4]);
   const uint32_t flags = get32(&bytes[8]);
-  if ((flags & ~kHasImmediate) != 0) {
+  if ((flags & ~(kHasImmediate | kGoodbye)) != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "a message header carries unknown flags 0x%x: the stream is corrupt "
         "or the peer is not weft",
         flags));
   }
   h.has_immediate = (flags & kHasImmediate) != 0;
+  h.goodbye = (flags & kGoodbye) != 0;
   return h;
 }
 

@@ -38,10 +38,13 @@ struct MessageHeader {
   static constexpr size_t kBytes = 12;
   // Flags: the SEND carries an immediate (verbs' SEND_WITH_IMM).
   static constexpr uint32_t kHasImmediate = 1;
+  // Flags: no payload; the sender destroyed its endpoint on purpose.
+  static constexpr uint32_t kGoodbye = 2;
 
   uint32_t length = 0;
   uint32_t immediate = 0;
   bool has_immediate = true;
+  bool goodbye = false;
 
   std::array<uint8_t, kBytes> encode() const;
   // InvalidArgument on flags this version does not know.

@@ -125,7 +125,7 @@ void expect_peer_close_reported(uint32_t closing) {
   EXPECT_EQ(why.code(), absl::StatusCode::kUnavailable) << why;
   EXPECT_THAT(message_of(why),
               HasSubstr(absl::StrFormat("peer %u at 127.0.0.1:", closing)));
-  EXPECT_THAT(message_of(why), HasSubstr("closed the connection"));
+  EXPECT_THAT(message_of(why), HasSubstr("closed its endpoint"));
   ASSERT_TRUE(error_place(why).has_value());
   EXPECT_EQ(error_place(why)->peer, closing);
 }
@@ -136,6 +136,77 @@ TEST(TcpConnection, AcceptedPeerCloseIsErrorCompletionNamingIt) {
 
 TEST(TcpConnection, ConnectedPeerCloseIsErrorCompletionNamingIt) {
   expect_peer_close_reported(0);  // rank 1 connected to rank 0
+}
+
+// Rank 1 played by a raw socket: a valid hello to `endpoint` of `fabric`
+// (opened by accepting_endpoint), then an abrupt end, as when a process
+// dies: a plain close, or a reset (SO_LINGER 0).
+void expect_abrupt_end_reported(bool reset, const std::string& says) {
+  std::unique_ptr<TcpFabric> f = listening_fabric(0);
+  ASSERT_NE(f, nullptr);
+  std::unique_ptr<Endpoint> e = accepting_endpoint(*f);
+  absl::StatusOr<Destination> d = e->destination();
+  ASSERT_TRUE(d.ok());
+  absl::StatusOr<Slab*> slab = f->create_slab(4096);
+  ASSERT_TRUE(slab.ok());
+  ASSERT_TRUE(
+      e->post_recv({WorkKind::kRecv, 1, 0}, *(*slab)->frame(0, 64)).ok());
+  std::string address;
+  {
+    RawClient peer(port_of(f->listen_addresses()[0]));
+    ASSERT_TRUE(peer.connected);
+    address = peer.address;
+    // Version 1, from rank 1 endpoint 1, to rank 0, the endpoint's number
+    // and incarnation (big-endian).
+    std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 1, 0, 0, 0, 1,
+                                  0,   0,   0,   0,   0, 0, 0, 1};
+    for (int i = 0; i < 4; ++i) {
+      hello[20 + i] = static_cast<uint8_t>(d->qp_num >> (24 - 8 * i));
+      hello[28 + i] = static_cast<uint8_t>(d->psn >> (24 - 8 * i));
+    }
+    ASSERT_EQ(::send(peer.fd, hello.data(), hello.size(), 0), 32);
+    // The endpoint answers with its own hello once it adopted the socket.
+    std::array<Completion, 4> c;
+    WallClock clock;
+    const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
+    std::array<uint8_t, 32> reply{};
+    size_t got = 0;
+    while (got < reply.size() && clock.now_ns() < deadline_ns) {
+      ASSERT_TRUE(e->poll(c).ok());
+      const ssize_t n = ::recv(peer.fd, reply.data() + got, reply.size() - got,
+                               MSG_DONTWAIT);
+      if (n > 0) got += static_cast<size_t>(n);
+      if (n <= 0) f->idle(deadline_after(clock.now_ns(), kNsPerMs));
+    }
+    ASSERT_EQ(got, reply.size()) << "no hello came back";
+    EXPECT_EQ(reply[0], 'w');
+    if (reset) {
+      const linger now{1, 0};
+      ::setsockopt(peer.fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
+    }
+  }  // closes the socket
+  WallClock clock;
+  const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
+  std::array<Completion, 4> c;
+  size_t n = 0;
+  while (n == 0 && clock.now_ns() < deadline_ns) {
+    absl::StatusOr<size_t> polled = e->poll(c);
+    ASSERT_TRUE(polled.ok());
+    n = *polled;
+    if (n == 0) f->idle(deadline_after(clock.now_ns(), kNsPerMs));
+  }
+  ASSERT_EQ(n, 1u) << "the abrupt end went unnoticed";
+  EXPECT_EQ(c[0].status, WcStatus::kRemAbortErr) << c[0].to_string();
+  EXPECT_THAT(message_of(f->last_failure()), HasSubstr("peer 1 at " + address));
+  EXPECT_THAT(message_of(f->last_failure()), HasSubstr(says));
+}
+
+TEST(TcpConnection, PeerThatVanishesIsErrorCompletionNamingIt) {
+  expect_abrupt_end_reported(false, "closed the connection");
+}
+
+TEST(TcpConnection, ConnectionResetIsErrorCompletionNamingThePeer) {
+  expect_abrupt_end_reported(true, "reset the connection");
 }
 
 TEST(TcpConnection, GarbageIsRefusedNamingTheAddress) {
