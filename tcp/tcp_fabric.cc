@@ -94,10 +94,10 @@ absl::Status TcpFabric::listen_all() {
       return make_error(socket.status().code(), place,
                         message_of(socket.status()));
     }
-    absl::StatusOr<SocketAddress> bound =
-        SocketAddress::bound_to(socket->fd());
+    absl::StatusOr<SocketAddress> bound = SocketAddress::bound_to(socket->fd());
     if (!bound.ok()) {
-      return make_error(bound.status().code(), place, message_of(bound.status()));
+      return make_error(bound.status().code(), place,
+                        message_of(bound.status()));
     }
     auto listener = std::make_unique<internal::Listener>();
     listener->configured = text;
@@ -138,8 +138,8 @@ bool TcpFabric::owns(const Frame& frame) const {
 
 absl::StatusOr<std::unique_ptr<Endpoint>> TcpFabric::open(
     std::string_view device, uint32_t peer) {
-  auto it = std::find_if(
-      listeners_.begin(), listeners_.end(), [&](const auto& l) {
+  auto it =
+      std::find_if(listeners_.begin(), listeners_.end(), [&](const auto& l) {
         return l->configured == device || l->bound.to_string() == device;
       });
   if (it == listeners_.end()) {
@@ -177,21 +177,26 @@ void TcpFabric::forget(internal::TcpEndpoint* endpoint) {
 
 void TcpFabric::idle(TimeNs wake_at_ns) {
   std::vector<pollfd> fds;
+  // Listeners and pending connections first: [0, accepting) of `fds`.
+  for (const auto& l : listeners_) fds.push_back({l->socket.fd(), POLLIN, 0});
+  for (const auto& p : pending_) fds.push_back({p->socket.fd(), POLLIN, 0});
+  const size_t accepting = fds.size();
   for (const auto& [qp, endpoint] : endpoints_) {
     if (endpoint->has_completions()) return;
     const pollfd p = endpoint->wanted();
     if (p.fd >= 0) fds.push_back(p);
   }
-  for (const auto& l : listeners_) fds.push_back({l->socket.fd(), POLLIN, 0});
-  for (const auto& p : pending_) fds.push_back({p->socket.fd(), POLLIN, 0});
   const TimeNs now_ns = clock_->now_ns();
-  const TimeNs wait_ns =
-      std::clamp<TimeNs>(wake_at_ns == kNeverNs ? kMaxIdleNs
-                                                : wake_at_ns - now_ns,
-                         0, kMaxIdleNs);
+  const TimeNs wait_ns = std::clamp<TimeNs>(
+      wake_at_ns == kNeverNs ? kMaxIdleNs : wake_at_ns - now_ns, 0, kMaxIdleNs);
   const int timeout_ms = static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs);
-  const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
-  if (ready > 0 && (!listeners_.empty() || !pending_.empty())) pump_accepts();
+  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  // Accepting only when a listener or a pending connection is ready: the
+  // common wake-up, data on an endpoint, costs no accept(2).
+  if (std::any_of(fds.begin(), fds.begin() + accepting,
+                  [](const pollfd& p) { return p.revents != 0; })) {
+    pump_accepts();
+  }
 }
 
 void TcpFabric::pump_accepts() {
@@ -208,8 +213,8 @@ void TcpFabric::pump_accepts() {
       absl::StatusOr<SocketAddress> peer = SocketAddress::peer_of(s->fd());
       if (peer.ok()) p->peer = *peer;
       p->listener = l->bound.to_string();
-      if (absl::Status st = internal::tune_connection(
-              s->fd(), options_.socket_buffer_bytes);
+      if (absl::Status st =
+              internal::tune_connection(s->fd(), options_.socket_buffer_bytes);
           !st.ok()) {
         log(LogLevel::kWarning, "rank %u: %s", rank_, st.message());
       }
@@ -230,8 +235,8 @@ void TcpFabric::pump_accepts() {
 bool TcpFabric::settle(PendingConnection& p) {
   if (p.filled < p.hello_bytes.size()) {
     const int64_t n = internal::read_some(
-        p.socket.fd(), std::as_writable_bytes(
-                           std::span(p.hello_bytes).subspan(p.filled)));
+        p.socket.fd(),
+        std::as_writable_bytes(std::span(p.hello_bytes).subspan(p.filled)));
     if (n == -EAGAIN) return false;
     if (n <= 0) {
       refuse(p, absl::UnavailableError(
@@ -271,11 +276,11 @@ bool TcpFabric::settle(PendingConnection& p) {
 
 void TcpFabric::refuse(PendingConnection& p, const absl::Status& why) {
   ++refused_;
-  last_refusal_ = make_error(
-      absl::StatusCode::kPermissionDenied,
-      ErrorPlace{rank_, kNoPeer, p.listener, ErrorCause::kFabric},
-      absl::StrFormat("refused the connection from %s: %s",
-                      p.peer.to_string(), why.message()));
+  last_refusal_ =
+      make_error(absl::StatusCode::kPermissionDenied,
+                 ErrorPlace{rank_, kNoPeer, p.listener, ErrorCause::kFabric},
+                 absl::StrFormat("refused the connection from %s: %s",
+                                 p.peer.to_string(), why.message()));
   log(LogLevel::kWarning, "%s", last_refusal_.message());
   p.socket.close();
 }

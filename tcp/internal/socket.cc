@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstddef>
 #include <cstring>
+#include <system_error>
 
 #include "absl/strings/str_format.h"
 
@@ -111,7 +113,7 @@ absl::StatusOr<SocketAddress> SocketAddress::parse(std::string_view text) {
 
 SocketAddress SocketAddress::from_gid(const std::array<uint8_t, 16>& gid,
                                       uint16_t port) {
-  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0,
+  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0,    0,
                                           0, 0, 0, 0, 0xff, 0xff};
   SocketAddress a;
   if (std::memcmp(gid.data(), kMapped, sizeof(kMapped)) == 0) {

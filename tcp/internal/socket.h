@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>

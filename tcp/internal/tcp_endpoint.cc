@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -104,9 +105,8 @@ absl::Status TcpEndpoint::connect(const Destination& peer) {
 
 bool TcpEndpoint::expects(const Hello& hello) const {
   return state_ == State::kAccepting && hello.from_rank == setup_.info.peer &&
-         hello.to_rank == setup_.info.rank &&
-         hello.from_qp == peer_.qp_num && hello.to_qp == setup_.qp_num &&
-         hello.to_psn == setup_.psn;
+         hello.to_rank == setup_.info.rank && hello.from_qp == peer_.qp_num &&
+         hello.to_qp == setup_.qp_num && hello.to_psn == setup_.psn;
 }
 
 void TcpEndpoint::adopt(Socket socket, const SocketAddress& peer) {
@@ -142,8 +142,8 @@ absl::Status TcpEndpoint::check_post(WorkId id, WorkKind kind,
 }
 
 absl::Status TcpEndpoint::post_recv(WorkId id, const Frame& frame) {
-  if (absl::Status s = check_post(id, WorkKind::kRecv, outstanding_recvs_,
-                                  kMaxRecvs, frame);
+  if (absl::Status s =
+          check_post(id, WorkKind::kRecv, outstanding_recvs_, kMaxRecvs, frame);
       !s.ok()) {
     return s;
   }
@@ -285,7 +285,8 @@ void TcpEndpoint::write_pending() {
            refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
                   absl::StrFormat("writing to %s failed: %s; the peer closed "
                                   "or reset the connection",
-                                  peer_text(), errno_text(static_cast<int>(-wrote)))));
+                                  peer_text(),
+                                  errno_text(static_cast<int>(-wrote)))));
       return;
     }
     const size_t hello = std::min<size_t>(hello_out_left_, wrote);
@@ -325,8 +326,8 @@ void TcpEndpoint::read_available() {
 
 bool TcpEndpoint::read_hello() {
   const int64_t n = read_some(
-      socket_.fd(), std::as_writable_bytes(std::span(hello_in_).subspan(
-                        hello_in_filled_)));
+      socket_.fd(),
+      std::as_writable_bytes(std::span(hello_in_).subspan(hello_in_filled_)));
   if (n <= 0) {
     if (n != -EAGAIN) {
       fail(WcStatus::kRemAbortErr,
@@ -366,16 +367,17 @@ bool TcpEndpoint::read_hello() {
 
 bool TcpEndpoint::read_header() {
   const int64_t n = read_some(
-      socket_.fd(), std::as_writable_bytes(std::span(header_in_).subspan(
-                        header_in_filled_)));
+      socket_.fd(),
+      std::as_writable_bytes(std::span(header_in_).subspan(header_in_filled_)));
   if (n <= 0) {
     if (n != -EAGAIN) {
       fail(WcStatus::kRemAbortErr,
-           refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
-                  absl::StrFormat("%s %s", peer_text(),
-                                  n == 0 ? "closed the connection"
-                                         : "reset the connection: " +
-                                               errno_text(static_cast<int>(-n)))));
+           refuse(
+               absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+               absl::StrFormat("%s %s", peer_text(),
+                               n == 0 ? "closed the connection"
+                                      : "reset the connection: " +
+                                            errno_text(static_cast<int>(-n)))));
     }
     return false;
   }
@@ -415,8 +417,7 @@ void TcpEndpoint::start_message(const MessageHeader& header) {
          refuse(absl::StatusCode::kDataLoss, ErrorCause::kCompletionError,
                 absl::StrFormat("a message of %u bytes from %s arrived for a "
                                 "receive of %u bytes",
-                                header.length, peer_text(),
-                                r.frame.bytes())));
+                                header.length, peer_text(), r.frame.bytes())));
     return;
   } else {
     incoming_->into = recvs_.front().frame.data();
@@ -431,17 +432,17 @@ bool TcpEndpoint::read_payload() {
     std::span<std::byte> into =
         in.into != nullptr
             ? std::span<std::byte>(in.into + in.read, left)
-            : std::span<std::byte>(drop_buffer_).first(
-                  std::min<size_t>(left, drop_buffer_.size()));
+            : std::span<std::byte>(drop_buffer_)
+                  .first(std::min<size_t>(left, drop_buffer_.size()));
     const int64_t n = read_some(socket_.fd(), into);
     if (n <= 0) {
       if (n != -EAGAIN) {
-        fail(WcStatus::kRemAbortErr,
-             refuse(absl::StatusCode::kUnavailable,
-                    ErrorCause::kPeerUnavailable,
-                    absl::StrFormat("%s closed or reset the connection in the "
-                                    "middle of a message",
-                                    peer_text())));
+        fail(
+            WcStatus::kRemAbortErr,
+            refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                   absl::StrFormat("%s closed or reset the connection in the "
+                                   "middle of a message",
+                                   peer_text())));
       }
       return false;
     }

@@ -29,7 +29,8 @@ std::array<uint8_t, Hello::kBytes> Hello::encode() const {
   std::memcpy(b.data(), kMagic.data(), kMagic.size());
   const uint32_t fields[] = {version, from_rank, to_rank, from_qp,
                              to_qp,   cable,     to_psn};
-  for (size_t i = 0; i < std::size(fields); ++i) put32(&b[4 + 4 * i], fields[i]);
+  for (size_t i = 0; i < std::size(fields); ++i)
+    put32(&b[4 + 4 * i], fields[i]);
   return b;
 }
 

@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
@@ -101,13 +103,13 @@ void expect_peer_close_reported(uint32_t closing) {
   Side& survivor = p.side[1 - closing];
   // Connected both ways first: one message each way.
   for (Side& s : p.side) {
-    ASSERT_TRUE(s.endpoint->post_recv({WorkKind::kRecv, 0, 0}, s.frame(0, 64))
-                    .ok());
+    ASSERT_TRUE(
+        s.endpoint->post_recv({WorkKind::kRecv, 0, 0}, s.frame(0, 64)).ok());
   }
   for (Side& s : p.side) {
-    ASSERT_TRUE(s.endpoint->post_send({WorkKind::kSend, 0, 0}, s.frame(64, 64),
-                                      8, 1)
-                    .ok());
+    ASSERT_TRUE(
+        s.endpoint->post_send({WorkKind::kSend, 0, 0}, s.frame(64, 64), 8, 1)
+            .ok());
   }
   ASSERT_TRUE(p.poll_until([&] {
     return p.side[0].completions.size() == 2 &&
@@ -158,8 +160,8 @@ void expect_abrupt_end_reported(bool reset, const std::string& says) {
     address = peer.address;
     // Version 1, from rank 1 endpoint 1, to rank 0, the endpoint's number
     // and incarnation (big-endian).
-    std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 1, 0, 0, 0, 1,
-                                  0,   0,   0,   0,   0, 0, 0, 1};
+    std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 1, 0, 0,
+                                  0,   1,   0,   0,   0, 0, 0, 0, 0, 1};
     for (int i = 0; i < 4; ++i) {
       hello[20 + i] = static_cast<uint8_t>(d->qp_num >> (24 - 8 * i));
       hello[28 + i] = static_cast<uint8_t>(d->psn >> (24 - 8 * i));
@@ -173,8 +175,8 @@ void expect_abrupt_end_reported(bool reset, const std::string& says) {
     size_t got = 0;
     while (got < reply.size() && clock.now_ns() < deadline_ns) {
       ASSERT_TRUE(e->poll(c).ok());
-      const ssize_t n = ::recv(peer.fd, reply.data() + got, reply.size() - got,
-                               MSG_DONTWAIT);
+      const ssize_t n =
+          ::recv(peer.fd, reply.data() + got, reply.size() - got, MSG_DONTWAIT);
       if (n > 0) got += static_cast<size_t>(n);
       if (n <= 0) f->idle(deadline_after(clock.now_ns(), kNsPerMs));
     }
@@ -265,8 +267,10 @@ TEST(TcpConnection, PortInUseIsTypedErrorNamingTheAddress) {
       TcpFabric::open(1, TcpOptions{.listen = {taken}});
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(message_of(second.status()), HasSubstr("cannot listen on " + taken));
-  EXPECT_THAT(message_of(second.status()), HasSubstr("another socket holds the port"));
+  EXPECT_THAT(message_of(second.status()),
+              HasSubstr("cannot listen on " + taken));
+  EXPECT_THAT(message_of(second.status()),
+              HasSubstr("another socket holds the port"));
   ASSERT_TRUE(error_place(second.status()).has_value());
   EXPECT_EQ(error_place(second.status())->device, taken);
 }
@@ -292,9 +296,10 @@ TEST(TcpConnection, DeviceThatIsNotAListeningAddressIsRefused) {
   absl::StatusOr<std::unique_ptr<Endpoint>> e = f->open("rdma_en5", 1);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(message_of(e.status()),
-              HasSubstr("\"rdma_en5\" is not an address this rank listens on (" +
-                        f->listen_addresses()[0] + ")"));
+  EXPECT_THAT(
+      message_of(e.status()),
+      HasSubstr("\"rdma_en5\" is not an address this rank listens on (" +
+                f->listen_addresses()[0] + ")"));
 }
 
 TEST(TcpConnection, UnreachablePeerIsErrorCompletionNotAHang) {
@@ -317,8 +322,8 @@ TEST(TcpConnection, UnreachablePeerIsErrorCompletionNotAHang) {
   ASSERT_TRUE((*e)->connect(dead).ok());
   absl::StatusOr<Slab*> slab = f->create_slab(4096);
   ASSERT_TRUE(slab.ok());
-  ASSERT_TRUE((*e)->post_recv({WorkKind::kRecv, 0, 0}, *(*slab)->frame(0, 64))
-                  .ok());
+  ASSERT_TRUE(
+      (*e)->post_recv({WorkKind::kRecv, 0, 0}, *(*slab)->frame(0, 64)).ok());
   WallClock clock;
   const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
   std::array<Completion, 4> c;

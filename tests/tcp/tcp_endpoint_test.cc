@@ -9,8 +9,10 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/completion.h"
 #include "fabric/wc_status.h"
@@ -52,8 +54,8 @@ void expect_in_order(Pair& p, const std::vector<uint32_t>& lengths,
   }
   ASSERT_TRUE(p.poll_until([&] {
     return rx.count(WorkKind::kRecv) == n && tx.count(WorkKind::kSend) == n;
-  })) << "received " << rx.completions.size() << " sent "
-      << tx.completions.size();
+  })) << "received "
+      << rx.completions.size() << " sent " << tx.completions.size();
   for (uint32_t i = 0; i < n; ++i) {
     const Completion& r = rx.completions[i];
     EXPECT_TRUE(r.ok()) << r.to_string();
@@ -92,8 +94,8 @@ TEST(TcpEndpoint, OverIpv6Loopback) {
   const int probe = ::socket(AF_INET6, SOCK_STREAM, 0);
   absl::StatusOr<std::unique_ptr<Pair>> p = Pair::create("[::1]");
   if (probe >= 0) ::close(probe);
-  if (!p.ok() && (probe < 0 || p.status().code() ==
-                                   absl::StatusCode::kUnavailable)) {
+  if (!p.ok() &&
+      (probe < 0 || p.status().code() == absl::StatusCode::kUnavailable)) {
     GTEST_SKIP() << "no IPv6 loopback here: " << p.status();
   }
   ASSERT_TRUE(p.ok()) << p.status();
@@ -107,10 +109,11 @@ TEST(TcpEndpoint, SendWithoutImmediateArrivesWithoutOne) {
   ASSERT_NE(p, nullptr);
   Side& rx = p->side[0];
   ASSERT_TRUE(rx.endpoint->post_recv(recv_id(0), rx.frame(0, 64)).ok());
-  ASSERT_TRUE(p->side[1]
-                  .endpoint->post_send_without_immediate(
-                      send_id(0), p->side[1].frame(0, 64), 8)
-                  .ok());
+  ASSERT_TRUE(
+      p->side[1]
+          .endpoint
+          ->post_send_without_immediate(send_id(0), p->side[1].frame(0, 64), 8)
+          .ok());
   ASSERT_TRUE(p->poll_until([&] { return rx.count(WorkKind::kRecv) == 1; }));
   EXPECT_TRUE(rx.completions[0].ok());
   EXPECT_FALSE(rx.completions[0].has_immediate);
@@ -124,7 +127,8 @@ TEST(TcpEndpoint, TooSmallReceiveIsLocLenErrAndFlushesTheRest) {
   ASSERT_TRUE(rx.endpoint->post_recv(recv_id(0), rx.frame(0, 16)).ok());
   ASSERT_TRUE(rx.endpoint->post_recv(recv_id(1), rx.frame(4096, 4096)).ok());
   ASSERT_TRUE(
-      p->side[1].endpoint->post_send(send_id(0), p->side[1].frame(0, 100), 100, 5)
+      p->side[1]
+          .endpoint->post_send(send_id(0), p->side[1].frame(0, 100), 100, 5)
           .ok());
   ASSERT_TRUE(p->poll_until([&] { return rx.count(WorkKind::kRecv) == 2; }));
   EXPECT_EQ(rx.completions[0].id, recv_id(0));
@@ -142,8 +146,8 @@ TEST(TcpEndpoint, MessageWithoutPostedReceiveIsDropped) {
   Side& rx = p->side[0];
   Side& tx = p->side[1];
   for (uint32_t i = 0; i < 2; ++i) {
-    ASSERT_TRUE(tx.endpoint->post_send(send_id(i), tx.frame(0, 64), 64, 1 + i)
-                    .ok());
+    ASSERT_TRUE(
+        tx.endpoint->post_send(send_id(i), tx.frame(0, 64), 64, 1 + i).ok());
   }
   // Both sends complete (UC: a send completes when it left) and rank 0
   // reads and drops both, with no receive posted.
@@ -167,9 +171,10 @@ TEST(TcpEndpoint, ErrorStateFlushesPostedAndLaterWork) {
     ASSERT_TRUE(s.endpoint->post_recv(recv_id(i), s.frame(i * 64, 64)).ok());
   }
   ASSERT_TRUE(s.endpoint->move_to_error().ok());
-  ASSERT_TRUE(s.endpoint->post_send(WorkId{WorkKind::kSend, 1, 9},
-                                    s.frame(0, 64), 64, 1)
-                  .ok());
+  ASSERT_TRUE(
+      s.endpoint
+          ->post_send(WorkId{WorkKind::kSend, 1, 9}, s.frame(0, 64), 64, 1)
+          .ok());
   ASSERT_TRUE(p->poll_until([&] { return s.completions.size() == 4; }));
   for (uint32_t i = 0; i < 3; ++i) {
     EXPECT_EQ(s.completions[i].id, recv_id(i));
