@@ -52,24 +52,6 @@ bool parse_port(std::string_view text, uint16_t* port) {
 
 }  // namespace
 
-std::string errno_text(int error_number) {
-  return absl::StrFormat("%s (errno %d)", std::strerror(error_number),
-                         error_number);
-}
-
-Socket& Socket::operator=(Socket&& other) noexcept {
-  if (this != &other) {
-    close();
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-void Socket::close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 absl::StatusOr<SocketAddress> SocketAddress::parse(std::string_view text) {
   const auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -133,23 +115,20 @@ SocketAddress SocketAddress::from_gid(const std::array<uint8_t, 16>& gid,
 }
 
 absl::StatusOr<SocketAddress> SocketAddress::bound_to(int fd) {
-  SocketAddress a;
-  a.length_ = sizeof(a.storage_);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&a.storage_), &a.length_) !=
-      0) {
-    return absl::InternalError(
-        absl::StrFormat("getsockname failed: %s", errno_text(errno)));
-  }
-  return a;
+  return named(fd, &getsockname, "getsockname");
 }
 
 absl::StatusOr<SocketAddress> SocketAddress::peer_of(int fd) {
+  return named(fd, &getpeername, "getpeername");
+}
+
+absl::StatusOr<SocketAddress> SocketAddress::named(int fd, NameCall call,
+                                                   const char* what) {
   SocketAddress a;
   a.length_ = sizeof(a.storage_);
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a.storage_), &a.length_) !=
-      0) {
+  if (call(fd, reinterpret_cast<sockaddr*>(&a.storage_), &a.length_) != 0) {
     return absl::UnavailableError(
-        absl::StrFormat("getpeername failed: %s", errno_text(errno)));
+        absl::StrFormat("%s failed: %s", what, errno_text(errno)));
   }
   return a;
 }

@@ -13,35 +13,16 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "fabric/errors.h"
+#include "fabric/socket.h"
 
 namespace weft::tcp::internal {
 
-// "Connection refused (errno 111)" for a captured errno value.
-std::string errno_text(int error_number);
-
-// Owns a file descriptor and closes it once.
-class Socket {
- public:
-  Socket() = default;
-  explicit Socket(int fd) : fd_(fd) {}
-  Socket(Socket&& other) noexcept : fd_(other.release()) {}
-  Socket& operator=(Socket&& other) noexcept;
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  ~Socket() { close(); }
-
-  int fd() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void close();
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
-};
+using ::weft::errno_text;  // fabric/errors.h
+using ::weft::Socket;      // fabric/socket.h
 
 // An IPv4 or IPv6 address and port, parsed from weft's text form:
 // "127.0.0.1:5000" or "[::1]:5000" (numeric only: the fabric never asks a
@@ -70,6 +51,11 @@ class SocketAddress {
   socklen_t length() const { return length_; }
 
  private:
+  using NameCall = int (*)(int, sockaddr*, socklen_t*);
+  // getsockname or getpeername into a new address.
+  static absl::StatusOr<SocketAddress> named(int fd, NameCall call,
+                                             const char* what);
+
   sockaddr_storage storage_{};
   socklen_t length_ = 0;
 };

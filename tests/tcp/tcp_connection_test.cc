@@ -12,6 +12,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,6 +82,21 @@ bool wait_for_refusal(TcpFabric& fabric, Endpoint* pump) {
     if (pump != nullptr) (void)pump->poll(c);
   }
   return true;
+}
+
+// Polls `e` (idling `f` between polls) until a completion arrives;
+// nullopt when none does within kWaitNs.
+std::optional<Completion> first_completion(Endpoint& e, TcpFabric& f) {
+  WallClock clock;
+  const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
+  std::array<Completion, 1> c;
+  while (clock.now_ns() < deadline_ns) {
+    absl::StatusOr<size_t> n = e.poll(c);
+    if (!n.ok()) return std::nullopt;
+    if (*n == 1) return c[0];
+    f.idle(deadline_after(clock.now_ns(), kNsPerMs));
+  }
+  return std::nullopt;
 }
 
 // An endpoint of `fabric` waiting to accept rank 1 (so it pumps accepts).
@@ -187,18 +204,9 @@ void expect_abrupt_end_reported(bool reset, const std::string& says) {
       ::setsockopt(peer.fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
     }
   }  // closes the socket
-  WallClock clock;
-  const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
-  std::array<Completion, 4> c;
-  size_t n = 0;
-  while (n == 0 && clock.now_ns() < deadline_ns) {
-    absl::StatusOr<size_t> polled = e->poll(c);
-    ASSERT_TRUE(polled.ok());
-    n = *polled;
-    if (n == 0) f->idle(deadline_after(clock.now_ns(), kNsPerMs));
-  }
-  ASSERT_EQ(n, 1u) << "the abrupt end went unnoticed";
-  EXPECT_EQ(c[0].status, WcStatus::kRemAbortErr) << c[0].to_string();
+  const std::optional<Completion> c = first_completion(*e, *f);
+  ASSERT_TRUE(c.has_value()) << "the abrupt end went unnoticed";
+  EXPECT_EQ(c->status, WcStatus::kRemAbortErr) << c->to_string();
   EXPECT_THAT(message_of(f->last_failure()), HasSubstr("peer 1 at " + address));
   EXPECT_THAT(message_of(f->last_failure()), HasSubstr(says));
 }
@@ -211,52 +219,51 @@ TEST(TcpConnection, ConnectionResetIsErrorCompletionNamingThePeer) {
   expect_abrupt_end_reported(true, "reset the connection");
 }
 
-TEST(TcpConnection, GarbageIsRefusedNamingTheAddress) {
+// What a fabric waiting for rank 1 says when a raw client connects and
+// sends `first_bytes`: the refusal, after checking that the client's
+// connection was closed. `client_address` gets the client's address.
+std::string refusal_of(std::span<const uint8_t> first_bytes,
+                       std::string* client_address) {
   std::unique_ptr<TcpFabric> f = listening_fabric(0);
-  ASSERT_NE(f, nullptr);
+  if (f == nullptr) return "no fabric";
   std::unique_ptr<Endpoint> e = accepting_endpoint(*f);
   RawClient client(port_of(f->listen_addresses()[0]));
-  ASSERT_TRUE(client.connected);
-  const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n.....";
-  ASSERT_EQ(::send(client.fd, garbage.data(), 32, 0), 32);
-  ASSERT_TRUE(wait_for_refusal(*f, e.get()));
+  EXPECT_TRUE(client.connected);
+  *client_address = client.address;
+  EXPECT_EQ(::send(client.fd, first_bytes.data(), first_bytes.size(), 0),
+            static_cast<ssize_t>(first_bytes.size()));
+  if (!wait_for_refusal(*f, e.get())) return "not refused";
   EXPECT_EQ(f->last_refusal().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(message_of(f->last_refusal()),
-              HasSubstr("refused the connection from " + client.address));
-  EXPECT_THAT(message_of(f->last_refusal()),
-              HasSubstr("not a weft TCP fabric endpoint"));
   EXPECT_TRUE(client.closed_within(static_cast<int>(kWaitNs / kNsPerMs)));
+  return message_of(f->last_refusal());
+}
+
+TEST(TcpConnection, GarbageIsRefusedNamingTheAddress) {
+  const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n.....";
+  std::string client;
+  const std::string why = refusal_of(
+      {reinterpret_cast<const uint8_t*>(garbage.data()), 32}, &client);
+  EXPECT_THAT(why, HasSubstr("refused the connection from " + client));
+  EXPECT_THAT(why, HasSubstr("not a weft TCP fabric endpoint"));
 }
 
 TEST(TcpConnection, OtherProtocolVersionIsRefused) {
-  std::unique_ptr<TcpFabric> f = listening_fabric(0);
-  ASSERT_NE(f, nullptr);
-  std::unique_ptr<Endpoint> e = accepting_endpoint(*f);
-  RawClient client(port_of(f->listen_addresses()[0]));
-  ASSERT_TRUE(client.connected);
   // weft's hello magic, then version 2 (big-endian), then zeros.
-  std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 2};
-  ASSERT_EQ(::send(client.fd, hello.data(), hello.size(), 0), 32);
-  ASSERT_TRUE(wait_for_refusal(*f, e.get()));
-  EXPECT_THAT(message_of(f->last_refusal()), HasSubstr(client.address));
-  EXPECT_THAT(message_of(f->last_refusal()),
-              HasSubstr("protocol version 2, this build speaks 1"));
-  EXPECT_TRUE(client.closed_within(static_cast<int>(kWaitNs / kNsPerMs)));
+  const std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 2};
+  std::string client;
+  const std::string why = refusal_of(hello, &client);
+  EXPECT_THAT(why, HasSubstr(client));
+  EXPECT_THAT(why, HasSubstr("protocol version 2, this build speaks 1"));
 }
 
 TEST(TcpConnection, HelloForAnEndpointNeverOpenedIsRefused) {
-  std::unique_ptr<TcpFabric> f = listening_fabric(0);
-  ASSERT_NE(f, nullptr);
-  std::unique_ptr<Endpoint> e = accepting_endpoint(*f);
-  RawClient client(port_of(f->listen_addresses()[0]));
-  ASSERT_TRUE(client.connected);
   // Version 1, from rank 1 to rank 0, endpoint 77 (never opened).
   std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 1, 0, 0, 0, 1};
   hello[23] = 77;
-  ASSERT_EQ(::send(client.fd, hello.data(), hello.size(), 0), 32);
-  ASSERT_TRUE(wait_for_refusal(*f, e.get()));
-  EXPECT_THAT(message_of(f->last_refusal()), HasSubstr(client.address));
-  EXPECT_THAT(message_of(f->last_refusal()), HasSubstr("endpoint 77"));
+  std::string client;
+  const std::string why = refusal_of(hello, &client);
+  EXPECT_THAT(why, HasSubstr(client));
+  EXPECT_THAT(why, HasSubstr("endpoint 77"));
 }
 
 TEST(TcpConnection, PortInUseIsTypedErrorNamingTheAddress) {
@@ -324,18 +331,9 @@ TEST(TcpConnection, UnreachablePeerIsErrorCompletionNotAHang) {
   ASSERT_TRUE(slab.ok());
   ASSERT_TRUE(
       (*e)->post_recv({WorkKind::kRecv, 0, 0}, *(*slab)->frame(0, 64)).ok());
-  WallClock clock;
-  const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
-  std::array<Completion, 4> c;
-  size_t n = 0;
-  while (n == 0 && clock.now_ns() < deadline_ns) {
-    absl::StatusOr<size_t> got = (*e)->poll(c);
-    ASSERT_TRUE(got.ok());
-    n = *got;
-    if (n == 0) f->idle(deadline_after(clock.now_ns(), kNsPerMs));
-  }
-  ASSERT_EQ(n, 1u) << "no completion for an unreachable peer";
-  EXPECT_EQ(c[0].status, WcStatus::kRetryExcErr) << c[0].to_string();
+  const std::optional<Completion> c = first_completion(**e, *f);
+  ASSERT_TRUE(c.has_value()) << "no completion for an unreachable peer";
+  EXPECT_EQ(c->status, WcStatus::kRetryExcErr) << c->to_string();
   EXPECT_THAT(message_of(f->last_failure()),
               HasSubstr("cannot connect to peer 0 at " + address));
 }
