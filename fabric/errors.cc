@@ -1,5 +1,6 @@
 #include "fabric/errors.h"
 
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/cord.h"
@@ -83,6 +84,12 @@ std::optional<ErrorPlace> error_place(const absl::Status& status) {
   place.cause = static_cast<ErrorCause>(cause);
   place.device = std::string(fields[3]);
   return place;
+}
+
+std::string errno_text(int error_number) {
+  if (error_number == 0) return "no errno";
+  return absl::StrFormat("%s (errno %d)", std::strerror(error_number),
+                         error_number);
 }
 
 }  // namespace weft

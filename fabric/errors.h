@@ -51,6 +51,10 @@ absl::Status make_error(absl::StatusCode code, const ErrorPlace& place,
 // The place attached by make_error, if any.
 std::optional<ErrorPlace> error_place(const absl::Status& status);
 
+// "Connection refused (errno 111)" for a captured errno value; "no errno"
+// for 0.
+std::string errno_text(int error_number);
+
 }  // namespace weft
 
 #endif  // WEFT_FABRIC_ERRORS_H_

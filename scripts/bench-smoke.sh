@@ -28,13 +28,14 @@ bench_args() {
     weft_sim_bench) echo "--benchmark_filter=BM_SimStream|BM_AllReduceLoop/tb5:0/bytes:65536/|BM_FidelityP2p/bytes:4096/|BM_FidelityStepRing/op:2/ranks:4/bytes:65536/|BM_FidelityGroupRing/op:2/ranks:4/bytes:65536/" ;;
     weft_collectives_bench) echo "--benchmark_filter=memcpy|/64KiB|/1MiB|all_sum/mesh/64MiB" ;;
     weft_fabric_bench) echo "--benchmark_filter=." ;;
+    weft_tcp_bench) echo "--benchmark_filter=/65536" ;;
     weft_sim_server_bench) echo "--benchmark_filter=." ;;
     weft-bench) echo "-b 1K -e 64K -f 4 -w 1 -n 2" ;;
     *) echo "bench-smoke: no smoke arguments for $1" >&2; return 1 ;;
   esac
 }
 order=(weft_kernels_bench weft_sim_bench weft_collectives_bench
-       weft_fabric_bench weft_sim_server_bench weft-bench)
+       weft_fabric_bench weft_tcp_bench weft_sim_server_bench weft-bench)
 
 # run_with_deadline (timeout(1) is GNU-only).
 # shellcheck source=scripts/lib/deadline.sh

@@ -104,27 +104,6 @@ bool connected_to_self(int fd) {
 
 }  // namespace
 
-std::string errno_text(int error_number) {
-  return absl::StrFormat("%s (errno %d)", std::strerror(error_number),
-                         error_number);
-}
-
-Socket::Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-
-Socket& Socket::operator=(Socket&& other) noexcept {
-  if (this != &other) {
-    close();
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
-
-void Socket::close() {
-  // No retry on EINTR: the descriptor is released either way.
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 std::string address_text(const sockaddr_in& address) {
   char ip[INET_ADDRSTRLEN] = {};
   inet_ntop(AF_INET, &address.sin_addr, ip, sizeof(ip));

@@ -19,32 +19,14 @@
 #include "collectives/config.h"
 #include "collectives/bootstrap/wire.h"
 #include "fabric/clock.h"
+#include "fabric/errors.h"
+#include "fabric/socket.h"
 
 namespace weft::internal {
 
-// "Connection refused (errno 111)" for a captured errno value.
-std::string errno_text(int error_number);
-
-// Owns a socket's file descriptor and closes it once.
-class Socket {
- public:
-  Socket() = default;
-  explicit Socket(int fd) : fd_(fd) {}
-  Socket(Socket &&other) noexcept;
-  Socket &operator=(Socket &&other) noexcept;
-  Socket(const Socket &) = delete;
-  Socket &operator=(const Socket &) = delete;
-  ~Socket() { close(); }
-
-  int fd() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void close();
-  // Gives up ownership: the caller closes the descriptor.
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
-};
+// Shared with the TCP fabric (fabric/socket.h, fabric/errors.h).
+using ::weft::errno_text;
+using ::weft::Socket;
 
 // "192.168.1.10:5000".
 std::string address_text(const sockaddr_in &address);

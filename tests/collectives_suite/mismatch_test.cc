@@ -125,9 +125,18 @@ TEST_P(CollectivesMismatch, MessageNamesBothCalls) {
       [&](Group& g) { return g.all_gather_async(a, b, DType::kFloat32); });
   ScriptRun run = (*cluster)->run_scripts(std::move(scripts));
   ASSERT_TRUE(run.run.completed()) << run.run.report;
+  // Whichever rank noticed first (on a fabric of real threads either may;
+  // its abort carries its message to the other), rank 0's error names
+  // both calls, each on its own side.
   const std::string m0(run.results[0][0].message());
-  EXPECT_THAT(m0, HasSubstr("the peer sent a frame of all_gather #0"));
-  EXPECT_THAT(m0, HasSubstr("this rank runs all_sum #0"));
+  const bool rank0_noticed =
+      m0.find("the peer sent a frame of all_gather #0") != std::string::npos &&
+      m0.find("this rank runs all_sum #0") != std::string::npos;
+  const bool rank1_noticed =
+      m0.find("began on rank 1") != std::string::npos &&
+      m0.find("the peer sent a frame of all_sum #0") != std::string::npos &&
+      m0.find("this rank runs all_gather #0") != std::string::npos;
+  EXPECT_TRUE(rank0_noticed || rank1_noticed) << m0;
 }
 
 }  // namespace

@@ -13,11 +13,6 @@ int errno_of(int rc, int saved_errno) {
   return -rc;
 }
 
-std::string errno_text(int err) {
-  if (err == 0) return "no errno";
-  return absl::StrFormat("%s (errno %d)", std::strerror(err), err);
-}
-
 absl::Status fabric_error(absl::StatusCode code, ErrorPlace place,
                           ErrorCause cause, std::string_view message) {
   place.cause = cause;

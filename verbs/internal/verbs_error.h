@@ -18,7 +18,7 @@ namespace weft::verbs::internal {
 int errno_of(int rc, int saved_errno);
 
 // "Cannot allocate memory (errno 12)"; "no errno" for 0.
-std::string errno_text(int err);
+using ::weft::errno_text;
 
 // A status for "<what> failed: <errno_text>[; <hint>]" at `place`. The code
 // follows the errno: resource errnos give ResourceExhausted (cause

@@ -1,0 +1,508 @@
+#include "tcp/internal/tcp_endpoint.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "fabric/logging.h"
+#include "fabric/wc_status.h"
+#include "tcp/tcp_fabric.h"
+
+namespace weft::tcp::internal {
+namespace {
+
+// Most iovec parts one write gathers (a hello, then header and payload of
+// each send).
+constexpr size_t kMaxWriteParts = 16;
+// A poll reads at most this many messages, so it returns even when the
+// peer keeps sending.
+constexpr int kMaxMessagesPerPoll = 256;
+constexpr size_t kDropBufferBytes = 64 * 1024;
+
+}  // namespace
+
+TcpEndpoint::TcpEndpoint(Setup setup) : setup_(std::move(setup)) {}
+
+TcpEndpoint::~TcpEndpoint() {
+  say_goodbye();
+  setup_.fabric->forget(this);
+}
+
+void TcpEndpoint::say_goodbye() {
+  // Only between whole messages: a goodbye inside a half-written one
+  // would be read as payload.
+  if (state_ != State::kOpen || hello_out_left_ > 0 || front_written_ > 0) {
+    return;
+  }
+  MessageHeader bye{.has_immediate = false, .goodbye = true};
+  std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
+  const iovec part{bytes.data(), bytes.size()};
+  (void)write_some(socket_.fd(), {&part, 1});
+}
+
+ErrorPlace TcpEndpoint::place(ErrorCause cause) const {
+  return ErrorPlace{setup_.info.rank, setup_.info.peer, setup_.info.device,
+                    cause};
+}
+
+absl::Status TcpEndpoint::refuse(absl::StatusCode code, ErrorCause cause,
+                                 std::string_view message) const {
+  return make_error(code, place(cause), message);
+}
+
+std::string TcpEndpoint::peer_text() const {
+  return absl::StrFormat("peer %u at %s", setup_.info.peer,
+                         peer_address_.to_string());
+}
+
+absl::StatusOr<Destination> TcpEndpoint::destination() const {
+  Destination d;
+  d.lid = setup_.listen.port();
+  d.gid = setup_.listen.gid();
+  d.qp_num = setup_.qp_num;
+  d.psn = setup_.psn;
+  return d;
+}
+
+absl::Status TcpEndpoint::connect(const Destination& peer) {
+  if (state_ != State::kInit) {
+    return refuse(absl::StatusCode::kFailedPrecondition, ErrorCause::kBadInput,
+                  "connect() called twice on one endpoint");
+  }
+  peer_ = peer;
+  peer_address_ = SocketAddress::from_gid(peer.gid, peer.lid);
+  const uint32_t rank = setup_.info.rank;
+  const uint32_t other = setup_.info.peer;
+  Hello hello{.from_rank = rank,
+              .to_rank = other,
+              .from_qp = setup_.qp_num,
+              .to_qp = peer.qp_num,
+              .cable = setup_.cable,
+              .to_psn = peer.psn};
+  hello_out_ = hello.encode();
+  hello_out_left_ = hello_out_.size();
+  const bool connector =
+      rank > other || (rank == other && setup_.qp_num > peer.qp_num);
+  if (!connector) {
+    state_ = State::kAccepting;
+    return absl::OkStatus();
+  }
+  hello_in_expected_ = true;
+  state_ = State::kConnecting;
+  absl::StatusOr<Socket> s = start_connect(peer_address_, setup_.buffer_bytes);
+  if (!s.ok()) {
+    fail(WcStatus::kRetryExcErr, s.status());
+    return absl::OkStatus();  // UC: an unreachable peer is no connect error
+  }
+  socket_ = *std::move(s);
+  log(LogLevel::kInfo, "rank %u: connecting to %s (cable %u)", rank,
+      peer_text(), setup_.cable);
+  return absl::OkStatus();
+}
+
+bool TcpEndpoint::expects(const Hello& hello) const {
+  return state_ == State::kAccepting && hello.from_rank == setup_.info.peer &&
+         hello.to_rank == setup_.info.rank && hello.from_qp == peer_.qp_num &&
+         hello.to_qp == setup_.qp_num && hello.to_psn == setup_.psn;
+}
+
+void TcpEndpoint::adopt(Socket socket, const SocketAddress& peer) {
+  socket_ = std::move(socket);
+  peer_address_ = peer;
+  state_ = State::kOpen;
+  log(LogLevel::kInfo, "rank %u: accepted %s (cable %u)", setup_.info.rank,
+      peer_text(), setup_.cable);
+  write_pending();
+}
+
+absl::Status TcpEndpoint::check_post(WorkId id, WorkKind kind,
+                                     uint32_t outstanding, uint32_t limit,
+                                     const Frame& frame) const {
+  if (id.kind != kind) {
+    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
+                  absl::StrFormat("work id %s posted as a %s", id.to_string(),
+                                  work_kind_name(kind)));
+  }
+  if (!setup_.fabric->owns(frame)) {
+    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
+                  "the frame does not lie in a slab this fabric created with "
+                  "create_slab()");
+  }
+  if (outstanding >= limit) {
+    return refuse(
+        absl::StatusCode::kResourceExhausted, ErrorCause::kResource,
+        absl::StrFormat("%u %ss are outstanding, the most an endpoint "
+                        "allows; poll for completions before posting more",
+                        outstanding, work_kind_name(kind)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TcpEndpoint::post_recv(WorkId id, const Frame& frame) {
+  if (absl::Status s =
+          check_post(id, WorkKind::kRecv, outstanding_recvs_, kMaxRecvs, frame);
+      !s.ok()) {
+    return s;
+  }
+  ++outstanding_recvs_;
+  if (state_ == State::kError) {
+    complete(id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
+    unreported_.reset();
+    return absl::OkStatus();
+  }
+  recvs_.push_back({id, frame});
+  return absl::OkStatus();
+}
+
+absl::Status TcpEndpoint::post_send(WorkId id, const Frame& frame,
+                                    uint32_t length, uint32_t immediate) {
+  MessageHeader h{.length = length, .immediate = immediate};
+  return post({id, frame.data(), length, h.encode()}, frame);
+}
+
+absl::Status TcpEndpoint::post_send_without_immediate(WorkId id,
+                                                      const Frame& frame,
+                                                      uint32_t length) {
+  MessageHeader h{.length = length, .has_immediate = false};
+  return post({id, frame.data(), length, h.encode()}, frame);
+}
+
+absl::Status TcpEndpoint::post(PostedSend send, const Frame& frame) {
+  if (state_ == State::kInit) {
+    return refuse(absl::StatusCode::kFailedPrecondition, ErrorCause::kBadInput,
+                  "post_send() before connect(): the endpoint is not ready "
+                  "to send");
+  }
+  if (absl::Status s = check_post(send.id, WorkKind::kSend, outstanding_sends_,
+                                  kMaxSends, frame);
+      !s.ok()) {
+    return s;
+  }
+  if (send.length > frame.bytes()) {
+    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
+                  absl::StrFormat("send of %u bytes from a %u-byte frame",
+                                  send.length, frame.bytes()));
+  }
+  ++outstanding_sends_;
+  if (state_ == State::kError) {
+    complete(send.id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
+    unreported_.reset();
+    return absl::OkStatus();
+  }
+  sends_.push_back(send);
+  if (state_ == State::kOpen) write_pending();
+  return absl::OkStatus();
+}
+
+absl::Status TcpEndpoint::move_to_error() {
+  if (state_ != State::kError) {
+    fail(WcStatus::kWrFlushErr,
+         refuse(absl::StatusCode::kAborted, ErrorCause::kCancelled,
+                "moved to the error state on request"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> TcpEndpoint::poll(std::span<Completion> out) {
+  pump();
+  size_t n = 0;
+  while (n < out.size() && !completions_.empty()) {
+    const Completion& c = completions_.front();
+    if (c.id.kind == WorkKind::kSend) {
+      --outstanding_sends_;
+    } else {
+      --outstanding_recvs_;
+    }
+    out[n++] = c;
+    completions_.pop_front();
+  }
+  return n;
+}
+
+pollfd TcpEndpoint::wanted() const {
+  pollfd p{};
+  p.fd = -1;
+  if (!socket_.valid() || state_ == State::kError) return p;
+  p.fd = socket_.fd();
+  p.events = POLLIN;
+  if (state_ == State::kConnecting ||
+      (state_ == State::kOpen && (hello_out_left_ > 0 || !sends_.empty()))) {
+    p.events |= POLLOUT;
+  }
+  return p;
+}
+
+void TcpEndpoint::pump() {
+  if (state_ == State::kAccepting) setup_.fabric->pump_accepts();
+  if (state_ == State::kConnecting) finish_connect();
+  if (state_ == State::kOpen) write_pending();
+  if (state_ == State::kOpen) read_available();
+}
+
+void TcpEndpoint::finish_connect() {
+  pollfd p{socket_.fd(), POLLOUT, 0};
+  if (::poll(&p, 1, 0) <= 0) return;  // still connecting
+  if (const int err = connect_error(socket_.fd()); err != 0) {
+    fail(WcStatus::kRetryExcErr,
+         refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                absl::StrFormat("cannot connect to %s: %s; check that the "
+                                "peer runs and listens on that address",
+                                peer_text(), errno_text(err))));
+    return;
+  }
+  state_ = State::kOpen;
+}
+
+void TcpEndpoint::write_pending() {
+  while (hello_out_left_ > 0 || !sends_.empty()) {
+    std::array<iovec, kMaxWriteParts> parts;
+    size_t n = 0;
+    if (hello_out_left_ > 0) {
+      parts[n++] = {hello_out_.data() + hello_out_.size() - hello_out_left_,
+                    hello_out_left_};
+    }
+    size_t skip = front_written_;
+    for (size_t i = 0; i < sends_.size() && n + 2 <= kMaxWriteParts; ++i) {
+      PostedSend& s = sends_[i];
+      if (skip < s.header.size()) {
+        parts[n++] = {s.header.data() + skip, s.header.size() - skip};
+        skip = 0;
+      } else {
+        skip -= s.header.size();
+      }
+      if (s.length > skip) {
+        parts[n++] = {const_cast<std::byte*>(s.data) + skip, s.length - skip};
+      }
+      skip = 0;
+    }
+    int64_t wrote = write_some(socket_.fd(), {parts.data(), n});
+    if (wrote == 0) return;  // the socket buffer is full
+    if (wrote < 0) {
+      fail(WcStatus::kRemAbortErr,
+           refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                  absl::StrFormat("writing to %s failed: %s; the peer closed "
+                                  "or reset the connection",
+                                  peer_text(),
+                                  errno_text(static_cast<int>(-wrote)))));
+      return;
+    }
+    const size_t hello = std::min<size_t>(hello_out_left_, wrote);
+    hello_out_left_ -= hello;
+    size_t left = static_cast<size_t>(wrote) - hello;
+    while (left > 0 && !sends_.empty()) {
+      PostedSend& s = sends_.front();
+      const size_t total = s.header.size() + s.length;
+      const size_t take = std::min(left, total - front_written_);
+      front_written_ += take;
+      left -= take;
+      if (front_written_ < total) break;
+      complete(s.id, WcStatus::kSuccess, s.length);
+      ++messages_sent_;
+      ++setup_.fabric->messages_sent_;
+      sends_.pop_front();
+      front_written_ = 0;
+    }
+  }
+}
+
+void TcpEndpoint::read_available() {
+  for (int messages = 0; messages < kMaxMessagesPerPoll;) {
+    if (state_ != State::kOpen) return;
+    if (hello_in_expected_) {
+      if (!read_hello()) return;
+      continue;
+    }
+    if (!incoming_.has_value()) {
+      if (!read_header()) return;
+      continue;
+    }
+    if (!read_payload()) return;
+    if (!incoming_.has_value()) ++messages;
+  }
+}
+
+bool TcpEndpoint::read_hello() {
+  const int64_t n = read_some(
+      socket_.fd(),
+      std::as_writable_bytes(std::span(hello_in_).subspan(hello_in_filled_)));
+  if (n <= 0) {
+    if (n != -EAGAIN) {
+      fail(WcStatus::kRemAbortErr,
+           refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                  absl::StrFormat("%s closed the connection before its hello "
+                                  "(%s): it refused this rank; see its log",
+                                  peer_text(),
+                                  n == 0 ? "end of stream"
+                                         : errno_text(static_cast<int>(-n)))));
+    }
+    return false;
+  }
+  hello_in_filled_ += static_cast<size_t>(n);
+  if (hello_in_filled_ < hello_in_.size()) return true;
+  absl::StatusOr<Hello> hello = Hello::decode(hello_in_);
+  std::string why;
+  if (!hello.ok()) {
+    why = std::string(hello.status().message());
+  } else if (hello->from_rank != setup_.info.peer ||
+             hello->to_rank != setup_.info.rank ||
+             hello->from_qp != peer_.qp_num || hello->to_qp != setup_.qp_num ||
+             hello->to_psn != setup_.psn) {
+    why = absl::StrFormat(
+        "its hello is from rank %u endpoint %u for rank %u endpoint %u, not "
+        "the endpoint this one connected to",
+        hello->from_rank, hello->from_qp, hello->to_rank, hello->to_qp);
+  }
+  if (!why.empty()) {
+    fail(WcStatus::kRemInvReqErr,
+         refuse(absl::StatusCode::kPermissionDenied, ErrorCause::kFabric,
+                absl::StrFormat("refused %s: %s", peer_text(), why)));
+    return false;
+  }
+  hello_in_expected_ = false;
+  return true;
+}
+
+bool TcpEndpoint::read_header() {
+  const int64_t n = read_some(
+      socket_.fd(),
+      std::as_writable_bytes(std::span(header_in_).subspan(header_in_filled_)));
+  if (n <= 0) {
+    if (n != -EAGAIN) {
+      fail(WcStatus::kRemAbortErr,
+           refuse(
+               absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+               absl::StrFormat("%s %s", peer_text(),
+                               n == 0 ? "closed the connection"
+                                      : "reset the connection: " +
+                                            errno_text(static_cast<int>(-n)))));
+    }
+    return false;
+  }
+  header_in_filled_ += static_cast<size_t>(n);
+  if (header_in_filled_ < header_in_.size()) return true;
+  header_in_filled_ = 0;
+  absl::StatusOr<MessageHeader> h = MessageHeader::decode(header_in_);
+  if (!h.ok()) {
+    fail(WcStatus::kRemInvReqErr,
+         refuse(absl::StatusCode::kDataLoss, ErrorCause::kFabric,
+                absl::StrFormat("from %s: %s", peer_text(),
+                                h.status().message())));
+    return false;
+  }
+  if (h->goodbye) {
+    fail(WcStatus::kRemAbortErr,
+         refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                absl::StrFormat("%s closed its endpoint (its group or "
+                                "program ended)",
+                                peer_text())),
+         LogLevel::kInfo);
+    return false;
+  }
+  start_message(*h);
+  return true;
+}
+
+void TcpEndpoint::start_message(const MessageHeader& header) {
+  incoming_ = Incoming{header, nullptr, 0};
+  if (recvs_.empty()) {  // UC: no receive posted, the message is dropped
+    if (drop_buffer_.empty()) drop_buffer_.resize(kDropBufferBytes);
+  } else if (header.length > recvs_.front().frame.bytes()) {
+    const PostedRecv r = recvs_.front();
+    recvs_.pop_front();
+    complete(r.id, WcStatus::kLocLenErr, 0);
+    fail(WcStatus::kWrFlushErr,
+         refuse(absl::StatusCode::kDataLoss, ErrorCause::kCompletionError,
+                absl::StrFormat("a message of %u bytes from %s arrived for a "
+                                "receive of %u bytes",
+                                header.length, peer_text(), r.frame.bytes())));
+    return;
+  } else {
+    incoming_->into = recvs_.front().frame.data();
+  }
+  if (header.length == 0) read_payload();
+}
+
+bool TcpEndpoint::read_payload() {
+  Incoming& in = *incoming_;
+  const uint32_t left = in.header.length - in.read;
+  if (left > 0) {
+    std::span<std::byte> into =
+        in.into != nullptr
+            ? std::span<std::byte>(in.into + in.read, left)
+            : std::span<std::byte>(drop_buffer_)
+                  .first(std::min<size_t>(left, drop_buffer_.size()));
+    const int64_t n = read_some(socket_.fd(), into);
+    if (n <= 0) {
+      if (n != -EAGAIN) {
+        fail(
+            WcStatus::kRemAbortErr,
+            refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                   absl::StrFormat("%s closed or reset the connection in the "
+                                   "middle of a message",
+                                   peer_text())));
+      }
+      return false;
+    }
+    in.read += static_cast<uint32_t>(n);
+    if (in.read < in.header.length) return true;
+  }
+  const MessageHeader header = in.header;
+  const bool dropped = in.into == nullptr;
+  incoming_.reset();
+  if (dropped) ++setup_.fabric->messages_dropped_;
+  if (!dropped) {
+    const PostedRecv r = recvs_.front();
+    recvs_.pop_front();
+    complete(r.id, WcStatus::kSuccess, header.length, &header);
+  }
+  return true;
+}
+
+void TcpEndpoint::complete(WorkId id, WcStatus status, uint32_t bytes,
+                           const MessageHeader* header) {
+  Completion c;
+  c.id = id;
+  c.status = status;
+  c.status_name = wc_status_name(status);
+  c.byte_len = bytes;
+  if (header != nullptr && header->has_immediate) {
+    c.has_immediate = true;
+    c.immediate = header->immediate;
+  }
+  completions_.push_back(c);
+}
+
+void TcpEndpoint::fail(WcStatus first, absl::Status why, LogLevel level) {
+  if (state_ == State::kError) return;
+  state_ = State::kError;
+  failure_ = std::move(why);
+  setup_.fabric->last_failure_ = failure_;
+  log(level, "%s", failure_.message());
+  socket_.close();
+  incoming_.reset();
+  flush_all(first);
+}
+
+void TcpEndpoint::flush_all(std::optional<WcStatus> first) {
+  // The oldest outstanding request carries the cause: a receive (what
+  // weft always has posted) before a send.
+  const bool nothing = recvs_.empty() && sends_.empty();
+  for (const PostedRecv& r : recvs_) {
+    complete(r.id, first.value_or(WcStatus::kWrFlushErr), 0);
+    first.reset();
+  }
+  recvs_.clear();
+  for (const PostedSend& s : sends_) {
+    complete(s.id, first.value_or(WcStatus::kWrFlushErr), 0);
+    first.reset();
+  }
+  sends_.clear();
+  if (nothing && first.has_value() && *first != WcStatus::kWrFlushErr) {
+    unreported_ = first;
+  }
+}
+
+}  // namespace weft::tcp::internal

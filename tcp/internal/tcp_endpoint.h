@@ -1,0 +1,166 @@
+// TcpEndpoint: the Endpoint over one TCP connection, with verbs UC's
+// semantics (fabric/endpoint.h). connect() only starts things: the higher
+// rank connects to the lower rank's listening address, the lower rank's
+// fabric accepts and hands the connection over (TcpFabric::pump_accepts),
+// and both sides exchange hellos. Sends posted meanwhile wait and leave
+// once the connection is up. All input and output happens in poll() (and
+// eagerly in post_send()); nothing runs in the background.
+//
+// Work completes as on UC: a send once its last byte is in the kernel's
+// socket buffer; an arriving message consumes the oldest posted receive
+// and is read straight into its frame, or is read and dropped when no
+// receive is posted; a message longer than the frame completes the receive
+// with IBV_WC_LOC_LEN_ERR. Any error (that one, a closed or reset
+// connection, a protocol violation, a failed connect) completes the oldest
+// outstanding request with an error status and flushes the rest; failure()
+// says what happened, naming the peer's address.
+#ifndef WEFT_TCP_INTERNAL_TCP_ENDPOINT_H_
+#define WEFT_TCP_INTERNAL_TCP_ENDPOINT_H_
+
+#include <poll.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fabric/endpoint.h"
+#include "fabric/errors.h"
+#include "fabric/logging.h"
+#include "tcp/internal/socket.h"
+#include "tcp/internal/wire.h"
+
+namespace weft::tcp {
+class TcpFabric;
+}
+
+namespace weft::tcp::internal {
+
+class TcpEndpoint final : public Endpoint {
+ public:
+  struct Setup {
+    TcpFabric* fabric = nullptr;
+    EndpointInfo info;     // device: this rank's listening address
+    SocketAddress listen;  // where the peer connects, when it is higher
+    uint32_t qp_num = 0;   // this endpoint's identity within the fabric
+    uint32_t psn = 0;      // the fabric's incarnation
+    uint32_t cable = 0;    // which cable to the peer
+    int buffer_bytes = 0;  // socket buffers (0: the kernel's)
+  };
+
+  explicit TcpEndpoint(Setup setup);
+  ~TcpEndpoint() override;
+
+  const EndpointInfo& info() const override { return setup_.info; }
+  absl::StatusOr<Destination> destination() const override;
+  absl::Status connect(const Destination& peer) override;
+  absl::Status post_recv(WorkId id, const Frame& frame) override;
+  absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
+                         uint32_t immediate) override;
+  absl::Status post_send_without_immediate(WorkId id, const Frame& frame,
+                                           uint32_t length) override;
+  absl::Status move_to_error() override;
+  absl::StatusOr<size_t> poll(std::span<Completion> out) override;
+
+  // What put the endpoint in the error state (OK while it is not).
+  const absl::Status& failure() const { return failure_; }
+  uint64_t messages_sent() const { return messages_sent_; }
+  uint32_t qp_num() const { return setup_.qp_num; }
+
+  // For the fabric. Completions wait to be polled.
+  bool has_completions() const { return !completions_.empty(); }
+  // The socket and the events that would let poll() move; fd -1: none.
+  pollfd wanted() const;
+  // Connected and waiting for the peer's connection to be accepted.
+  bool awaits_accept() const { return state_ == State::kAccepting; }
+  // What a hello naming this endpoint must say, once connect() ran.
+  bool expects(const Hello& hello) const;
+  // Takes the accepted connection whose hello expects() approved.
+  void adopt(Socket socket, const SocketAddress& peer);
+
+ private:
+  enum class State { kInit, kConnecting, kAccepting, kOpen, kError };
+  struct PostedSend {
+    WorkId id;
+    const std::byte* data;
+    uint32_t length;
+    std::array<uint8_t, MessageHeader::kBytes> header;
+  };
+  struct PostedRecv {
+    WorkId id;
+    Frame frame;
+  };
+  // The message being read.
+  struct Incoming {
+    MessageHeader header;
+    std::byte* into = nullptr;  // the receive's frame; nullptr: dropped
+    uint32_t read = 0;
+  };
+
+  ErrorPlace place(ErrorCause cause) const;
+  absl::Status refuse(absl::StatusCode code, ErrorCause cause,
+                      std::string_view message) const;
+  absl::Status check_post(WorkId id, WorkKind kind, uint32_t outstanding,
+                          uint32_t limit, const Frame& frame) const;
+  absl::Status post(PostedSend send, const Frame& frame);
+  // Advances the connection: finishes a connect, writes, reads.
+  void pump();
+  void finish_connect();
+  void write_pending();
+  void read_available();
+  // One read step; false when nothing more can be read now.
+  bool read_hello();
+  bool read_header();
+  bool read_payload();
+  void start_message(const MessageHeader& header);
+  void complete(WorkId id, WcStatus status, uint32_t bytes,
+                const MessageHeader* header = nullptr);
+  // Enters the error state: the oldest outstanding request completes with
+  // `first`, the others with IBV_WC_WR_FLUSH_ERR; the socket is closed.
+  void fail(WcStatus first, absl::Status why,
+            LogLevel level = LogLevel::kWarning);
+  // Tells the peer, best effort, that this endpoint closes on purpose.
+  void say_goodbye();
+  void flush_all(std::optional<WcStatus> first);
+  std::string peer_text() const;
+
+  Setup setup_;
+  State state_ = State::kInit;
+  Socket socket_;
+  SocketAddress peer_address_;
+  Destination peer_{};
+  absl::Status failure_;
+  // Set when the connection failed with nothing outstanding: the next
+  // request posted gets it.
+  std::optional<WcStatus> unreported_ = std::nullopt;
+
+  std::array<uint8_t, Hello::kBytes> hello_out_{};
+  size_t hello_out_left_ = 0;
+  bool hello_in_expected_ = false;
+  std::array<uint8_t, Hello::kBytes> hello_in_{};
+  size_t hello_in_filled_ = 0;
+
+  std::deque<PostedSend> sends_;
+  size_t front_written_ = 0;  // bytes of sends_.front() (header + payload)
+  std::deque<PostedRecv> recvs_;
+  std::array<uint8_t, MessageHeader::kBytes> header_in_{};
+  size_t header_in_filled_ = 0;
+  std::optional<Incoming> incoming_;
+  std::vector<std::byte> drop_buffer_;  // where dropped payloads go
+
+  std::deque<Completion> completions_;
+  uint32_t outstanding_sends_ = 0;
+  uint32_t outstanding_recvs_ = 0;
+  uint64_t messages_sent_ = 0;
+};
+
+}  // namespace weft::tcp::internal
+
+#endif  // WEFT_TCP_INTERNAL_TCP_ENDPOINT_H_

@@ -1,0 +1,288 @@
+#include "tcp/tcp_fabric.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <random>
+#include <span>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "fabric/absl_compat.h"
+#include "fabric/errors.h"
+#include "fabric/logging.h"
+#include "tcp/internal/socket.h"
+#include "tcp/internal/tcp_endpoint.h"
+#include "tcp/internal/wire.h"
+
+namespace weft::tcp {
+namespace internal {
+
+struct Listener {
+  std::string configured;  // as in TcpOptions::listen
+  SocketAddress bound;     // the port resolved
+  Socket socket;
+};
+
+// An accepted connection whose hello has not been read or whose endpoint
+// has not connected yet.
+struct PendingConnection {
+  Socket socket;
+  SocketAddress peer;
+  std::string listener;  // the address it came in on
+  std::array<uint8_t, Hello::kBytes> hello_bytes{};
+  size_t filled = 0;
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::Hello;
+using internal::PendingConnection;
+using internal::Socket;
+using internal::SocketAddress;
+
+constexpr int kBacklog = 128;
+// Accepts per listener per pump, so a flood cannot hold the rank.
+constexpr int kMaxAcceptsPerPump = 16;
+// idle() blocks at most this long, so a caller re-checks its own state.
+constexpr TimeNs kMaxIdleNs = 100 * kNsPerMs;
+
+uint32_t random_psn() {
+  std::random_device device;
+  return static_cast<uint32_t>(device());
+}
+
+}  // namespace
+
+TcpFabric::TcpFabric(uint32_t rank, TcpOptions options)
+    : rank_(rank),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : &wall_clock_),
+      psn_(random_psn()) {}
+
+TcpFabric::~TcpFabric() = default;
+
+absl::StatusOr<std::unique_ptr<TcpFabric>> TcpFabric::open(uint32_t rank,
+                                                           TcpOptions options) {
+  if (options.listen.empty()) {
+    return make_error(absl::StatusCode::kInvalidArgument,
+                      ErrorPlace{rank, kNoPeer, "", ErrorCause::kBadInput},
+                      "no listening address: give the TCP fabric one "
+                      "\"ip:port\" per cable");
+  }
+  std::unique_ptr<TcpFabric> fabric(new TcpFabric(rank, std::move(options)));
+  if (absl::Status s = fabric->listen_all(); !s.ok()) return s;
+  return fabric;
+}
+
+absl::Status TcpFabric::listen_all() {
+  for (const std::string& text : options_.listen) {
+    const ErrorPlace place{rank_, kNoPeer, text, ErrorCause::kFabric};
+    absl::StatusOr<SocketAddress> address = SocketAddress::parse(text);
+    if (!address.ok()) {
+      return make_error(address.status().code(),
+                        {rank_, kNoPeer, text, ErrorCause::kBadInput},
+                        message_of(address.status()));
+    }
+    absl::StatusOr<Socket> socket = internal::listen_on(*address, kBacklog);
+    if (!socket.ok()) {
+      return make_error(socket.status().code(), place,
+                        message_of(socket.status()));
+    }
+    absl::StatusOr<SocketAddress> bound = SocketAddress::bound_to(socket->fd());
+    if (!bound.ok()) {
+      return make_error(bound.status().code(), place,
+                        message_of(bound.status()));
+    }
+    auto listener = std::make_unique<internal::Listener>();
+    listener->configured = text;
+    listener->bound = *bound;
+    listener->socket = *std::move(socket);
+    listeners_.push_back(std::move(listener));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> TcpFabric::listen_addresses() const {
+  std::vector<std::string> out;
+  for (const auto& l : listeners_) out.push_back(l->bound.to_string());
+  return out;
+}
+
+absl::StatusOr<Slab*> TcpFabric::create_slab(uint64_t bytes) {
+  if (slabs_.size() >= kMaxSlabs) {
+    return make_error(
+        absl::StatusCode::kResourceExhausted,
+        ErrorPlace{rank_, kNoPeer, "", ErrorCause::kResource},
+        absl::StrFormat("a TCP fabric maps at most %u slabs; use fewer, "
+                        "larger ones",
+                        kMaxSlabs));
+  }
+  absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
+  if (!slab.ok()) return slab.status();
+  slabs_.push_back(*std::move(slab));
+  return slabs_.back().get();
+}
+
+bool TcpFabric::owns(const Frame& frame) const {
+  const Slab* slab = frame.slab();
+  if (slab == nullptr || !slab->contains(frame)) return false;
+  return std::any_of(slabs_.begin(), slabs_.end(),
+                     [&](const auto& s) { return s.get() == slab; });
+}
+
+absl::StatusOr<std::unique_ptr<Endpoint>> TcpFabric::open(
+    std::string_view device, uint32_t peer) {
+  auto it =
+      std::find_if(listeners_.begin(), listeners_.end(), [&](const auto& l) {
+        return l->configured == device || l->bound.to_string() == device;
+      });
+  if (it == listeners_.end()) {
+    return make_error(
+        absl::StatusCode::kInvalidArgument,
+        ErrorPlace{rank_, peer, std::string(device), ErrorCause::kBadInput},
+        absl::StrFormat("\"%s\" is not an address this rank listens on "
+                        "(%s); a TCP topology names, for each rank, its own "
+                        "listening addresses",
+                        device, absl::StrJoin(listen_addresses(), ", ")));
+  }
+  if (peer > WorkId::kMaxPeer) {
+    return make_error(
+        absl::StatusCode::kInvalidArgument,
+        ErrorPlace{rank_, peer, std::string(device), ErrorCause::kBadInput},
+        absl::StrFormat("peer %u is above the largest rank %u", peer,
+                        WorkId::kMaxPeer));
+  }
+  internal::TcpEndpoint::Setup setup;
+  setup.fabric = this;
+  setup.info = {rank_, peer, std::string(device)};
+  setup.listen = (*it)->bound;
+  setup.qp_num = next_qp_num_++;
+  setup.psn = psn_;
+  setup.cable = cables_opened_[peer]++;
+  setup.buffer_bytes = options_.socket_buffer_bytes;
+  auto endpoint = std::make_unique<internal::TcpEndpoint>(std::move(setup));
+  endpoints_[endpoint->qp_num()] = endpoint.get();
+  return std::unique_ptr<Endpoint>(std::move(endpoint));
+}
+
+void TcpFabric::forget(internal::TcpEndpoint* endpoint) {
+  endpoints_.erase(endpoint->qp_num());
+}
+
+void TcpFabric::idle(TimeNs wake_at_ns) {
+  std::vector<pollfd> fds;
+  // Listeners and pending connections first: [0, accepting) of `fds`.
+  for (const auto& l : listeners_) fds.push_back({l->socket.fd(), POLLIN, 0});
+  for (const auto& p : pending_) fds.push_back({p->socket.fd(), POLLIN, 0});
+  const size_t accepting = fds.size();
+  for (const auto& [qp, endpoint] : endpoints_) {
+    if (endpoint->has_completions()) return;
+    const pollfd p = endpoint->wanted();
+    if (p.fd >= 0) fds.push_back(p);
+  }
+  const TimeNs now_ns = clock_->now_ns();
+  const TimeNs wait_ns = std::clamp<TimeNs>(
+      wake_at_ns == kNeverNs ? kMaxIdleNs : wake_at_ns - now_ns, 0, kMaxIdleNs);
+  const int timeout_ms = static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs);
+  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  // Accepting only when a listener or a pending connection is ready: the
+  // common wake-up, data on an endpoint, costs no accept(2).
+  if (std::any_of(fds.begin(), fds.begin() + accepting,
+                  [](const pollfd& p) { return p.revents != 0; })) {
+    pump_accepts();
+  }
+}
+
+void TcpFabric::pump_accepts() {
+  for (const auto& l : listeners_) {
+    for (int i = 0; i < kMaxAcceptsPerPump; ++i) {
+      absl::StatusOr<Socket> s = internal::accept_one(l->socket.fd());
+      if (!s.ok()) {
+        log(LogLevel::kWarning, "rank %u: listening on %s: %s", rank_,
+            l->configured, s.status().message());
+        break;
+      }
+      if (!s->valid()) break;
+      auto p = std::make_unique<PendingConnection>();
+      absl::StatusOr<SocketAddress> peer = SocketAddress::peer_of(s->fd());
+      if (peer.ok()) p->peer = *peer;
+      p->listener = l->bound.to_string();
+      if (absl::Status st =
+              internal::tune_connection(s->fd(), options_.socket_buffer_bytes);
+          !st.ok()) {
+        log(LogLevel::kWarning, "rank %u: %s", rank_, st.message());
+      }
+      p->socket = *std::move(s);
+      if (pending_.size() >= kMaxPending) {
+        refuse(*pending_.front(),
+               absl::ResourceExhaustedError(absl::StrFormat(
+                   "more than %u connections waited for their hello",
+                   kMaxPending)));
+        pending_.erase(pending_.begin());
+      }
+      pending_.push_back(std::move(p));
+    }
+  }
+  std::erase_if(pending_, [&](const auto& p) { return settle(*p); });
+}
+
+bool TcpFabric::settle(PendingConnection& p) {
+  if (p.filled < p.hello_bytes.size()) {
+    const int64_t n = internal::read_some(
+        p.socket.fd(),
+        std::as_writable_bytes(std::span(p.hello_bytes).subspan(p.filled)));
+    if (n == -EAGAIN) return false;
+    if (n <= 0) {
+      refuse(p, absl::UnavailableError(
+                    "the connection closed before a whole hello arrived"));
+      return true;
+    }
+    p.filled += static_cast<size_t>(n);
+    if (p.filled < p.hello_bytes.size()) return false;
+  }
+  absl::StatusOr<Hello> hello = Hello::decode(p.hello_bytes);
+  if (!hello.ok()) {
+    refuse(p, hello.status());
+    return true;
+  }
+  auto it = endpoints_.find(hello->to_qp);
+  if (hello->to_rank != rank_ || hello->to_psn != psn_ ||
+      it == endpoints_.end()) {
+    refuse(p, absl::NotFoundError(absl::StrFormat(
+                  "its hello names rank %u endpoint %u of incarnation %u, "
+                  "which this rank (%u, incarnation %u) does not have; a "
+                  "rank of another group or an earlier run",
+                  hello->to_rank, hello->to_qp, hello->to_psn, rank_, psn_)));
+    return true;
+  }
+  internal::TcpEndpoint& endpoint = *it->second;
+  if (!endpoint.awaits_accept()) return false;  // not connected yet
+  if (!endpoint.expects(*hello)) {
+    refuse(p, absl::PermissionDeniedError(absl::StrFormat(
+                  "its hello is from rank %u endpoint %u, not the peer "
+                  "endpoint %u was connected to",
+                  hello->from_rank, hello->from_qp, hello->to_qp)));
+    return true;
+  }
+  endpoint.adopt(std::move(p.socket), p.peer);
+  return true;
+}
+
+void TcpFabric::refuse(PendingConnection& p, const absl::Status& why) {
+  ++refused_;
+  last_refusal_ =
+      make_error(absl::StatusCode::kPermissionDenied,
+                 ErrorPlace{rank_, kNoPeer, p.listener, ErrorCause::kFabric},
+                 absl::StrFormat("refused the connection from %s: %s",
+                                 p.peer.to_string(), why.message()));
+  log(LogLevel::kWarning, "%s", last_refusal_.message());
+  p.socket.close();
+}
+
+}  // namespace weft::tcp

@@ -1,0 +1,208 @@
+// The fabric contract over real loopback sockets: receives consumed in
+// posting order, immediates, send completions, IBV_WC_LOC_LEN_ERR for a
+// too-small receive, the error state flushing posted work, and a message
+// that finds no posted receive dropped, as UC drops it.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fabric/completion.h"
+#include "fabric/wc_status.h"
+#include "fabric/work_id.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tcp/tcp_pair.h"
+
+namespace weft::tcp::testing {
+namespace {
+
+WorkId recv_id(uint32_t slot) { return {WorkKind::kRecv, 0, slot}; }
+WorkId send_id(uint32_t slot) { return {WorkKind::kSend, 1, slot}; }
+
+std::unique_ptr<Pair> make_pair(const std::string& host = "127.0.0.1",
+                                uint64_t slab_bytes = uint64_t{1} << 20) {
+  absl::StatusOr<std::unique_ptr<Pair>> p = Pair::create(host, slab_bytes);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *std::move(p) : nullptr;
+}
+
+// Rank 1 sends `lengths` with immediates 1000 + i into rank 0's receives
+// of `recv_bytes` each; every byte and immediate arrives in order.
+void expect_in_order(Pair& p, const std::vector<uint32_t>& lengths,
+                     uint32_t recv_bytes) {
+  Side& rx = p.side[0];
+  Side& tx = p.side[1];
+  const uint32_t n = static_cast<uint32_t>(lengths.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(
+        rx.endpoint->post_recv(recv_id(i), rx.frame(i * recv_bytes, recv_bytes))
+            .ok());
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const Frame f = tx.frame(uint64_t{i} * recv_bytes, recv_bytes);
+    fill(f, i + 1);
+    ASSERT_TRUE(
+        tx.endpoint->post_send(send_id(i), f, lengths[i], 1000 + i).ok());
+  }
+  ASSERT_TRUE(p.poll_until([&] {
+    return rx.count(WorkKind::kRecv) == n && tx.count(WorkKind::kSend) == n;
+  })) << "received "
+      << rx.completions.size() << " sent " << tx.completions.size();
+  for (uint32_t i = 0; i < n; ++i) {
+    const Completion& r = rx.completions[i];
+    EXPECT_TRUE(r.ok()) << r.to_string();
+    EXPECT_EQ(r.id, recv_id(i));
+    EXPECT_EQ(r.byte_len, lengths[i]);
+    EXPECT_TRUE(r.has_immediate);
+    EXPECT_EQ(r.immediate, 1000 + i);
+    EXPECT_EQ(std::memcmp(rx.frame(uint64_t{i} * recv_bytes, recv_bytes).data(),
+                          tx.frame(uint64_t{i} * recv_bytes, recv_bytes).data(),
+                          lengths[i]),
+              0)
+        << "message " << i;
+    const Completion& s = tx.completions[i];
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    EXPECT_EQ(s.id, send_id(i));
+    EXPECT_EQ(s.byte_len, lengths[i]);
+  }
+  EXPECT_EQ(tx.fabric->messages_sent(), n);
+}
+
+TEST(TcpEndpoint, ReceivesConsumedInOrderWithImmediates) {
+  std::unique_ptr<Pair> p = make_pair();
+  ASSERT_NE(p, nullptr);
+  expect_in_order(*p, {100, 0, 4096, 1, 4000}, 4096);
+}
+
+TEST(TcpEndpoint, LargeMessagesArriveWhole) {
+  // Larger than a socket buffer: sends and receives go in many pieces.
+  constexpr uint32_t kBytes = 8 << 20;
+  std::unique_ptr<Pair> p = make_pair("127.0.0.1", 3 * uint64_t{kBytes});
+  ASSERT_NE(p, nullptr);
+  expect_in_order(*p, {kBytes, kBytes - 3, 17}, kBytes);
+}
+
+TEST(TcpEndpoint, OverIpv6Loopback) {
+  const int probe = ::socket(AF_INET6, SOCK_STREAM, 0);
+  absl::StatusOr<std::unique_ptr<Pair>> p = Pair::create("[::1]");
+  if (probe >= 0) ::close(probe);
+  if (!p.ok() &&
+      (probe < 0 || p.status().code() == absl::StatusCode::kUnavailable)) {
+    GTEST_SKIP() << "no IPv6 loopback here: " << p.status();
+  }
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT((*p)->side[0].fabric->listen_addresses()[0],
+              ::testing::StartsWith("[::1]:"));
+  expect_in_order(**p, {10, 2000}, 4096);
+}
+
+TEST(TcpEndpoint, SendWithoutImmediateArrivesWithoutOne) {
+  std::unique_ptr<Pair> p = make_pair();
+  ASSERT_NE(p, nullptr);
+  Side& rx = p->side[0];
+  ASSERT_TRUE(rx.endpoint->post_recv(recv_id(0), rx.frame(0, 64)).ok());
+  ASSERT_TRUE(
+      p->side[1]
+          .endpoint
+          ->post_send_without_immediate(send_id(0), p->side[1].frame(0, 64), 8)
+          .ok());
+  ASSERT_TRUE(p->poll_until([&] { return rx.count(WorkKind::kRecv) == 1; }));
+  EXPECT_TRUE(rx.completions[0].ok());
+  EXPECT_FALSE(rx.completions[0].has_immediate);
+  EXPECT_EQ(rx.completions[0].byte_len, 8u);
+}
+
+TEST(TcpEndpoint, TooSmallReceiveIsLocLenErrAndFlushesTheRest) {
+  std::unique_ptr<Pair> p = make_pair();
+  ASSERT_NE(p, nullptr);
+  Side& rx = p->side[0];
+  ASSERT_TRUE(rx.endpoint->post_recv(recv_id(0), rx.frame(0, 16)).ok());
+  ASSERT_TRUE(rx.endpoint->post_recv(recv_id(1), rx.frame(4096, 4096)).ok());
+  ASSERT_TRUE(
+      p->side[1]
+          .endpoint->post_send(send_id(0), p->side[1].frame(0, 100), 100, 5)
+          .ok());
+  ASSERT_TRUE(p->poll_until([&] { return rx.count(WorkKind::kRecv) == 2; }));
+  EXPECT_EQ(rx.completions[0].id, recv_id(0));
+  EXPECT_EQ(rx.completions[0].status, WcStatus::kLocLenErr);
+  EXPECT_EQ(rx.completions[0].status_name, "local length error");
+  EXPECT_EQ(rx.completions[1].id, recv_id(1));
+  EXPECT_EQ(rx.completions[1].status, WcStatus::kWrFlushErr);
+  EXPECT_THAT(std::string(rx.fabric->last_failure().message()),
+              ::testing::HasSubstr("a message of 100 bytes from peer 1"));
+}
+
+TEST(TcpEndpoint, MessageWithoutPostedReceiveIsDropped) {
+  std::unique_ptr<Pair> p = make_pair();
+  ASSERT_NE(p, nullptr);
+  Side& rx = p->side[0];
+  Side& tx = p->side[1];
+  for (uint32_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(
+        tx.endpoint->post_send(send_id(i), tx.frame(0, 64), 64, 1 + i).ok());
+  }
+  // Both sends complete (UC: a send completes when it left) and rank 0
+  // reads and drops both, with no receive posted.
+  ASSERT_TRUE(p->poll_until([&] {
+    return tx.count(WorkKind::kSend) == 2 && rx.fabric->messages_dropped() == 2;
+  }));
+  EXPECT_TRUE(rx.completions.empty());
+  ASSERT_TRUE(rx.endpoint->post_recv(recv_id(0), rx.frame(0, 64)).ok());
+  ASSERT_TRUE(tx.endpoint->post_send(send_id(2), tx.frame(0, 64), 64, 3).ok());
+  ASSERT_TRUE(p->poll_until([&] { return rx.count(WorkKind::kRecv) == 1; }));
+  EXPECT_TRUE(rx.completions[0].ok());
+  EXPECT_EQ(rx.completions[0].immediate, 3u);  // not a dropped one
+  EXPECT_EQ(rx.fabric->messages_dropped(), 2u);
+}
+
+TEST(TcpEndpoint, ErrorStateFlushesPostedAndLaterWork) {
+  std::unique_ptr<Pair> p = make_pair();
+  ASSERT_NE(p, nullptr);
+  Side& s = p->side[0];
+  for (uint32_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(s.endpoint->post_recv(recv_id(i), s.frame(i * 64, 64)).ok());
+  }
+  ASSERT_TRUE(s.endpoint->move_to_error().ok());
+  ASSERT_TRUE(
+      s.endpoint
+          ->post_send(WorkId{WorkKind::kSend, 1, 9}, s.frame(0, 64), 64, 1)
+          .ok());
+  ASSERT_TRUE(p->poll_until([&] { return s.completions.size() == 4; }));
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(s.completions[i].id, recv_id(i));
+    EXPECT_EQ(s.completions[i].status, WcStatus::kWrFlushErr);
+  }
+  EXPECT_EQ(s.completions[3].id, (WorkId{WorkKind::kSend, 1, 9}));
+  EXPECT_EQ(s.completions[3].status, WcStatus::kWrFlushErr);
+}
+
+TEST(TcpEndpoint, PostingPastTheLimitIsResourceExhausted) {
+  std::unique_ptr<Pair> p = make_pair();
+  ASSERT_NE(p, nullptr);
+  Side& s = p->side[0];
+  for (uint32_t i = 0; i < Endpoint::kMaxRecvs; ++i) {
+    ASSERT_TRUE(s.endpoint->post_recv(recv_id(i), s.frame(0, 64)).ok());
+  }
+  const absl::Status over = s.endpoint->post_recv(recv_id(99), s.frame(0, 64));
+  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted) << over;
+}
+
+TEST(TcpEndpoint, FrameOutsideTheFabricsSlabsIsRefused) {
+  std::unique_ptr<Pair> p = make_pair();
+  ASSERT_NE(p, nullptr);
+  const absl::Status s =
+      p->side[0].endpoint->post_recv(recv_id(0), p->side[1].frame(0, 64));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("create_slab"));
+}
+
+}  // namespace
+}  // namespace weft::tcp::testing
