@@ -31,8 +31,13 @@ static_assert(static_cast<int>(weft::DType::kFloat64) == Float64);
 static_assert(static_cast<int>(weft::DType::kComplex64) == Complex64);
 static_assert(weft::kDTypeCount == Complex64 + 1);
 
-[[noreturn]] void refuse(const char* op_name, const std::string& why) {
-  throw std::runtime_error(absl::StrFormat("[jaccl] %s: %s", op_name, why));
+// A bad argument: nothing was sent and the group stays usable.
+[[noreturn]] void refuse(const char* op_name, int rank,
+                         const std::string& why) {
+  throw std::runtime_error(absl::StrFormat(
+      "[jaccl] %s on rank %d: %s; nothing was sent and the group is still "
+      "usable",
+      op_name, rank, why));
 }
 
 void raise_if_failed(const char* op_name, const absl::Status& status) {
@@ -43,15 +48,17 @@ void raise_if_failed(const char* op_name, const absl::Status& status) {
 }
 
 // `dtype` as weft's, checked to be one and to divide `n_bytes`.
-weft::DType checked_dtype(const char* op_name, int dtype, size_t n_bytes) {
+weft::DType checked_dtype(const char* op_name, int rank, int dtype,
+                          size_t n_bytes) {
   if (dtype < 0 || dtype >= weft::kDTypeCount) {
-    refuse(op_name, absl::StrFormat("dtype %d is not a jaccl::Dtype (0 to %d)",
-                                    dtype, weft::kDTypeCount - 1));
+    refuse(op_name, rank,
+           absl::StrFormat("dtype %d is not a jaccl::Dtype (0 to %d)", dtype,
+                           weft::kDTypeCount - 1));
   }
   const auto type = static_cast<weft::DType>(dtype);
   const size_t element = weft::dtype_size(type);
   if (n_bytes % element != 0) {
-    refuse(op_name,
+    refuse(op_name, rank,
            absl::StrFormat("n_bytes = %u is not a whole number of %s "
                            "elements (%u bytes each); pass a multiple of %u",
                            n_bytes, weft::dtype_name(type), element, element));
@@ -59,10 +66,10 @@ weft::DType checked_dtype(const char* op_name, int dtype, size_t n_bytes) {
   return type;
 }
 
-void check_buffer(const char* op_name, const char* which, const void* p,
-                  size_t n_bytes) {
+void check_buffer(const char* op_name, int rank, const char* which,
+                  const void* p, size_t n_bytes) {
   if (p == nullptr && n_bytes > 0) {
-    refuse(op_name,
+    refuse(op_name, rank,
            absl::StrFormat("%s is null but n_bytes = %u", which, n_bytes));
   }
 }
@@ -91,9 +98,9 @@ int WeftGroup::size() {
 
 void WeftGroup::all_reduce(const char* op_name, const void* input, void* output,
                            size_t n_bytes, int dtype, weft::ReduceOp op) {
-  const weft::DType type = checked_dtype(op_name, dtype, n_bytes);
-  check_buffer(op_name, "input", input, n_bytes);
-  check_buffer(op_name, "output", output, n_bytes);
+  const weft::DType type = checked_dtype(op_name, rank(), dtype, n_bytes);
+  check_buffer(op_name, rank(), "input", input, n_bytes);
+  check_buffer(op_name, rank(), "output", output, n_bytes);
   raise_if_failed(op_name, process_group_->group().all_reduce(
                                in_bytes(input, n_bytes),
                                out_bytes(output, n_bytes), type, op));
@@ -117,12 +124,13 @@ void WeftGroup::all_min(const void* input, void* output, size_t n_bytes,
 void WeftGroup::all_gather(const void* input, void* output, size_t n_bytes) {
   const auto n = static_cast<size_t>(size());
   if (n_bytes > std::numeric_limits<size_t>::max() / n) {
-    refuse("all_gather", absl::StrFormat("n_bytes = %u times %u ranks does "
-                                         "not fit in memory",
-                                         n_bytes, n));
+    refuse("all_gather", rank(),
+           absl::StrFormat("n_bytes = %u times %u ranks does "
+                           "not fit in memory",
+                           n_bytes, n));
   }
-  check_buffer("all_gather", "input", input, n_bytes);
-  check_buffer("all_gather", "output", output, n * n_bytes);
+  check_buffer("all_gather", rank(), "input", input, n_bytes);
+  check_buffer("all_gather", rank(), "output", output, n * n_bytes);
   raise_if_failed("all_gather",
                   process_group_->group().all_gather(
                       in_bytes(input, n_bytes), out_bytes(output, n * n_bytes),
@@ -131,15 +139,16 @@ void WeftGroup::all_gather(const void* input, void* output, size_t n_bytes) {
 
 void WeftGroup::sum_scatter(const void* input, void* output, size_t n_bytes,
                             int dtype) {
-  const weft::DType type = checked_dtype("sum_scatter", dtype, n_bytes);
+  const weft::DType type = checked_dtype("sum_scatter", rank(), dtype, n_bytes);
   const auto n = static_cast<size_t>(size());
   if (n_bytes > std::numeric_limits<size_t>::max() / n) {
-    refuse("sum_scatter", absl::StrFormat("n_bytes = %u times %u ranks does "
-                                          "not fit in memory",
-                                          n_bytes, n));
+    refuse("sum_scatter", rank(),
+           absl::StrFormat("n_bytes = %u times %u ranks does "
+                           "not fit in memory",
+                           n_bytes, n));
   }
-  check_buffer("sum_scatter", "input", input, n * n_bytes);
-  check_buffer("sum_scatter", "output", output, n_bytes);
+  check_buffer("sum_scatter", rank(), "input", input, n * n_bytes);
+  check_buffer("sum_scatter", rank(), "output", output, n_bytes);
   raise_if_failed("sum_scatter", process_group_->group().sum_scatter(
                                      in_bytes(input, n * n_bytes),
                                      out_bytes(output, n_bytes), type));
@@ -147,16 +156,15 @@ void WeftGroup::sum_scatter(const void* input, void* output, size_t n_bytes,
 
 void WeftGroup::check_peer(const char* op_name, const char* role, int peer) {
   if (peer < 0 || peer >= size() || peer == rank()) {
-    refuse(op_name,
-           absl::StrFormat("%s = %d is not another rank of this group of %d "
-                           "(this is rank %d)",
-                           role, peer, size(), rank()));
+    refuse(op_name, rank(),
+           absl::StrFormat("%s = %d is not another rank of this group of %d",
+                           role, peer, size()));
   }
 }
 
 void WeftGroup::send(const void* input, size_t n_bytes, int dst) {
   check_peer("send", "dst", dst);
-  check_buffer("send", "input", input, n_bytes);
+  check_buffer("send", rank(), "input", input, n_bytes);
   raise_if_failed("send", process_group_->group().send(
                               in_bytes(input, n_bytes), weft::DType::kUint8,
                               static_cast<uint32_t>(dst)));
@@ -164,7 +172,7 @@ void WeftGroup::send(const void* input, size_t n_bytes, int dst) {
 
 void WeftGroup::recv(void* output, size_t n_bytes, int src) {
   check_peer("recv", "src", src);
-  check_buffer("recv", "output", output, n_bytes);
+  check_buffer("recv", rank(), "output", output, n_bytes);
   raise_if_failed("recv", process_group_->group().recv(
                               out_bytes(output, n_bytes), weft::DType::kUint8,
                               static_cast<uint32_t>(src)));
