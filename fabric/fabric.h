@@ -8,6 +8,7 @@
 #include <memory>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
 #include "fabric/endpoint.h"
@@ -37,6 +38,13 @@ class Fabric {
   // simulated verbs provider) blocks here until one of those happens; the
   // others return at once, and the caller polls again. Default: returns.
   virtual void idle(TimeNs wake_at_ns) { (void)wake_at_ns; }
+  // OK while the fabric can make progress; otherwise why it cannot, as a
+  // typed error naming this rank (weft's simulated provider once the
+  // world's fault plan crashed this rank, or its server is gone: no
+  // completion and no clock tick will ever come). A user that waits in
+  // idle() asks after it, so it ends with this error instead of waiting
+  // for a clock that stands still. Default: OK.
+  virtual absl::Status health() const { return absl::OkStatus(); }
 
   // Maps a page-aligned slab of at least `bytes` and registers it once with
   // every protection domain the fabric has or will open. The fabric owns it;

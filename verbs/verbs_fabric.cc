@@ -1,6 +1,7 @@
 #include "verbs/verbs_fabric.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <optional>
 
@@ -74,10 +75,23 @@ TimeNs VerbsFabric::ProviderClock::now_ns() const {
 }
 
 void VerbsFabric::idle(TimeNs wake_at_ns) {
-  if (library_.api().sim_idle != nullptr) {
-    (void)library_.api().sim_idle(wake_at_ns == kNeverNs ? -1 : wake_at_ns);
+  if (library_.api().sim_idle == nullptr || !health_.ok()) return;
+  const int rc =
+      library_.api().sim_idle(wake_at_ns == kNeverNs ? -1 : wake_at_ns);
+  // EIO: the provider cannot wait for this rank any more (it printed why:
+  // the fault plan crashed it, or the server is gone); nothing will ever
+  // complete. ETIMEDOUT and the like are the wait's own business.
+  if (rc == EIO) {
+    health_ = make_error(
+        absl::StatusCode::kUnavailable,
+        ErrorPlace{rank_, kNoPeer, "", ErrorCause::kFabric},
+        "weft's simulated provider can no longer wait for this rank (EIO): "
+        "the simulation's fault plan crashed it or its server is gone (the "
+        "provider's line on stderr says which); no completion will come");
   }
 }
+
+absl::Status VerbsFabric::health() const { return health_; }
 
 VerbsFabric::~VerbsFabric() {
   while (!domains_.empty()) {

@@ -81,6 +81,9 @@ class VerbsFabric final : public Fabric {
   // simulation server, until this rank has a completion or virtual time
   // reaches `wake_at_ns`. Elsewhere returns at once.
   void idle(TimeNs wake_at_ns) override;
+  // Unavailable once the simulated provider refused to wait for this rank
+  // (its fault plan crashed it, or the server is gone); OK elsewhere.
+  absl::Status health() const override;
 
   // Maps a slab and registers it with every device opened so far (devices
   // opened later register it when they open). At most kMaxSlabs.
@@ -120,6 +123,7 @@ class VerbsFabric final : public Fabric {
       std::unique_ptr<internal::OpenDevice> device);
 
   const uint32_t rank_;
+  absl::Status health_;  // see health()
   const VerbsLibrary& library_;
   // The simulated provider's virtual time.
   class ProviderClock final : public Clock {

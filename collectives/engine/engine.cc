@@ -414,6 +414,15 @@ Progress Engine::progress() {
   return Progress::waiting(wake_ns);
 }
 
+void Engine::idle(TimeNs wake_at_ns) {
+  if (idle_fabric_ == nullptr) return;
+  idle_fabric_->idle(wake_at_ns);
+  if (!failure_.ok()) return;
+  if (absl::Status health = idle_fabric_->health(); !health.ok()) {
+    fail(std::move(health), rank_, /*every_op=*/true);
+  }
+}
+
 void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   // Once per group: the group is unusable from here on.
   log(LogLevel::kInfo,

@@ -77,9 +77,9 @@ class Engine {
   // (Fabric::idle); nullptr: none. REQUIRES: outlives the engine.
   void set_idle_fabric(Fabric* fabric) { idle_fabric_ = fabric; }
   // Nothing to do until a completion or `wake_at_ns`: tells the fabric.
-  void idle(TimeNs wake_at_ns) {
-    if (idle_fabric_ != nullptr) idle_fabric_->idle(wake_at_ns);
-  }
+  // A fabric that can no longer make progress (Fabric::health()) fails the
+  // engine with its error.
+  void idle(TimeNs wake_at_ns);
   // Consults `check` at the first step of a running operation and then at
   // most once per `interval_ns` (REQUIRES: > 0); a non-OK answer names (in its
   // error_place) the rank whose process is gone, and fails the engine with

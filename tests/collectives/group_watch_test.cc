@@ -48,6 +48,15 @@ class DrivingFabric final : public Fabric {
     exit_ = std::move(exit);
   }
   uint64_t idles() const { return idles_; }
+  // From `at_ns` on, health() answers `why` (a provider that crashed this
+  // rank).
+  void fail_at(TimeNs at_ns, absl::Status why) {
+    fail_at_ns_ = at_ns;
+    failure_ = std::move(why);
+  }
+  absl::Status health() const override {
+    return clock().now_ns() >= fail_at_ns_ ? failure_ : absl::OkStatus();
+  }
 
   std::string_view kind() const override { return inner_.kind(); }
   uint32_t rank() const override { return inner_.rank(); }
@@ -76,6 +85,8 @@ class DrivingFabric final : public Fabric {
   Fabric& inner_;
   TimeNs exit_at_ns_ = kNeverNs;
   std::function<void()> exit_;
+  TimeNs fail_at_ns_ = kNeverNs;
+  absl::Status failure_;
   uint64_t idles_ = 0;
 };
 
@@ -295,6 +306,28 @@ TEST(GroupWatch, ACheckAnsweringOkLeavesTheRunUnchanged) {
   EXPECT_GE(calls, 4u) << "every rank consulted its check";
   EXPECT_EQ(hashes[0], hashes[1]);
   EXPECT_EQ(ends_ns[0], ends_ns[1]);
+}
+
+// A fabric that can no longer make progress (its simulated provider crashed
+// this rank) ends the blocking call with its own error when the call next
+// waits, not at the deadline, and the group refuses later calls.
+TEST(FabricHealth, BlockingCallEndsWithTheFabricsError) {
+  std::unique_ptr<TwoRanks> t = TwoRanks::create();
+  ASSERT_NE(t, nullptr);
+  t->fabrics[0]->fail_at(
+      kExitNs, make_error(absl::StatusCode::kUnavailable,
+                          ErrorPlace{0, kNoPeer, "", ErrorCause::kFabric},
+                          "the provider crashed this rank"));
+  const absl::Status s = t->all_sum();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(s.message(), HasSubstr("the provider crashed this rank"));
+  const std::optional<ErrorPlace> place = error_place(s);
+  ASSERT_TRUE(place.has_value());
+  EXPECT_EQ(place->cause, ErrorCause::kFabric);
+  EXPECT_GE(t->now_ns(), kExitNs);
+  EXPECT_LT(t->now_ns(), kTimeoutNs);
+  const absl::Status later = t->zero().barrier();
+  EXPECT_EQ(later.code(), absl::StatusCode::kFailedPrecondition) << later;
 }
 
 }  // namespace
