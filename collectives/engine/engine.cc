@@ -267,6 +267,18 @@ absl::Status Engine::consult_watch(TimeNs now_ns) {
   const std::optional<ErrorPlace> from = error_place(said);
   const uint32_t peer =
       from.has_value() && from->peer != rank_ ? from->peer : kNoPeer;
+  // A peer that has done its part of the running operation may leave: a
+  // rank that finished the job's last collective exits while others still
+  // wait on a third. Only a departure this operation waits on ends it; the
+  // next one that needs the departed peer ends at its first step.
+  if (peer != kNoPeer) {
+    mark_waiting();
+    bool needed = false;
+    for (const auto& lane : lanes_) {
+      needed |= lane->peer() == peer && waiting_[lane->index()] != 0;
+    }
+    if (!needed) return absl::OkStatus();
+  }
   ErrorPlace place{rank_, peer, "", ErrorCause::kPeerUnavailable};
   for (const auto& lane : lanes_) {
     if (lane->peer() == peer) {

@@ -273,6 +273,41 @@ TEST(GroupWatch, ProgressDrivenRanksWakeForTheCheckAndPeersAreTold) {
   EXPECT_EQ(place->cause, ErrorCause::kPeerUnavailable) << one;
 }
 
+// A rank that has done its part may leave (a job's last collective ends on
+// one rank before another): its closed side channel does not end an
+// operation that no longer waits on it, only the next one that does.
+TEST(GroupWatch, ADepartureEndsOnlyOperationsThatWaitOnThePeer) {
+  absl::StatusOr<SimCluster> cluster = cluster_of(*Topology::mesh(3));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // Rank 0's side channel says rank 2 left, from the start.
+  cluster->group(0).watch([]() -> absl::Status {
+    return make_error(absl::StatusCode::kUnavailable,
+                      ErrorPlace{0, 2, "", ErrorCause::kPeerUnavailable},
+                      "rank 2 closed its bootstrap channel");
+  });
+  // Rank 1 sends to rank 0: rank 2 takes no part. Then rank 0 starts an
+  // all-reduce, which needs rank 2.
+  PreparedCase p2p(Case{.kind = Kind::kSendRecv,
+                        .dtype = DType::kInt32,
+                        .count = 5000,
+                        .root = 1,
+                        .peer = 0},
+                   3);
+  PreparedCase all(
+      Case{.kind = Kind::kAllReduce, .dtype = DType::kFloat32, .count = 100},
+      3);
+  ScriptRun run = cluster->run_scripts(
+      {{*p2p.starter(0), *all.starter(0)}, {*p2p.starter(1)}, {}});
+  ASSERT_TRUE(run.run.completed()) << run.run.report;
+  EXPECT_TRUE(run.results[0][0].ok()) << run.results[0][0];
+  EXPECT_EQ(p2p.check(0), "");
+  const absl::Status& needs_two = run.results[0][1];
+  EXPECT_EQ(needs_two.code(), absl::StatusCode::kUnavailable) << needs_two;
+  EXPECT_THAT(std::string(needs_two.message()),
+              HasSubstr("peer 2's side channel closed"));
+  EXPECT_LT(run.run.end_ns, 2 * Group::kWatchIntervalNs);
+}
+
 TEST(GroupWatch, ACheckAnsweringOkLeavesTheRunUnchanged) {
   std::vector<PreparedCase> cases;
   for (uint64_t salt = 0; salt < 3; ++salt) {
