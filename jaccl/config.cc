@@ -22,22 +22,25 @@ namespace jaccl {
 Config::Config() : rank_(0), size_(0), prefer_ring_(false) {}
 
 Config& Config::set_rank(const char* rank_str) {
+  // No text (an unset variable): no rank, so init() has no group to form.
+  rank_missing_ = rank_str == nullptr;
   if (rank_str == nullptr) {
     rank_text_.reset();
     return *this;
   }
   // Kept as text for init() to check; get_rank() reads it already when it
-  // is a plain number.
+  // is a plain number, and is -1 when it is not.
   rank_text_ = rank_str;
   int rank = 0;
   const char* end = rank_str + std::strlen(rank_str);
   const auto [last, error] = std::from_chars(rank_str, end, rank);
-  if (error == std::errc() && last == end && rank >= 0) rank_ = rank;
+  rank_ = error == std::errc() && last == end && rank >= 0 ? rank : -1;
   return *this;
 }
 
 Config& Config::set_rank(int rank) {
   rank_ = rank;
+  rank_missing_ = false;
   rank_text_.reset();
   return *this;
 }

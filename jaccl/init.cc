@@ -67,6 +67,14 @@ std::shared_ptr<Group> init(bool strict,
 }
 
 std::shared_ptr<Group> init(const Config& cfg, bool strict) {
+  // JACCL would start such a Config as rank 0 (its default), so that every
+  // process of the job believes it is rank 0.
+  if (cfg.rank_missing_) {
+    if (!strict) return nullptr;
+    throw std::runtime_error(
+        "[jaccl] The configuration has no rank: set JACCL_RANK or MLX_RANK "
+        "(or call Config::set_rank).");
+  }
   if (!cfg.is_valid()) {
     if (!strict) return nullptr;
     throw std::runtime_error(

@@ -32,7 +32,9 @@ class Config {
   Config();
 
   // A rank given as text (an environment variable's value) is checked when
-  // the group starts: init() says what is wrong with it.
+  // the group starts: init() says what is wrong with it. nullptr (a
+  // variable that is not set) means no rank: init() returns nullptr, or
+  // with strict throws, where JACCL would start the process as rank 0.
   Config& set_rank(const char* rank_str);
   Config& set_rank(int rank);
   Config& set_coordinator(const char* coordinator);
@@ -82,6 +84,7 @@ class Config {
   int rank_;
   int size_;
   std::optional<std::string> rank_text_;  // set_rank(const char*), unparsed
+  bool rank_missing_ = false;             // set_rank(nullptr): no rank given
   std::string coordinator_;
   std::vector<std::vector<std::vector<std::string>>> devices_;
   bool prefer_ring_;

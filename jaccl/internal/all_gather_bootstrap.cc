@@ -27,6 +27,11 @@ absl::Status AllGatherBootstrap::call(const void* src, void* dst,
     return absl::UnavailableError(absl::StrFormat(
         "rank %u: the all-gather function given to jaccl::Config threw: %s",
         rank_, e.what()));
+  } catch (...) {
+    return absl::UnavailableError(absl::StrFormat(
+        "rank %u: the all-gather function given to jaccl::Config threw "
+        "something that is not a std::exception",
+        rank_));
   }
   return absl::OkStatus();
 }
@@ -34,16 +39,19 @@ absl::Status AllGatherBootstrap::call(const void* src, void* dst,
 absl::StatusOr<std::vector<std::vector<uint8_t>>>
 AllGatherBootstrap::all_gather(std::span<const uint8_t> mine,
                                weft::TimeNs /*timeout_ns*/) {
-  if (mine.size() > kMaxBlobBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "rank %u: a side-channel blob of %u bytes is more than %u", rank_,
-        mine.size(), kMaxBlobBytes));
-  }
+  // An oversized blob (this rank's too) is refused after the lengths are
+  // exchanged, so every rank refuses it alike instead of some waiting in
+  // the function for a rank that left.
   const uint64_t my_length = mine.size();
   std::vector<uint64_t> lengths(size_);
   if (absl::Status s = call(&my_length, lengths.data(), sizeof(my_length));
       !s.ok()) {
     return s;
+  }
+  if (my_length > kMaxBlobBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %u: a side-channel blob of %u bytes is more than %u", rank_,
+        my_length, kMaxBlobBytes));
   }
   for (uint32_t r = 0; r < size_; ++r) {
     if (lengths[r] > kMaxBlobBytes) {

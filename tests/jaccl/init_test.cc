@@ -50,6 +50,27 @@ TEST(InitFromEnv, MissingVariables) {
   EXPECT_THAT(strict_env_error(), HasSubstr("JACCL_COORDINATOR"));
 }
 
+// from_env() without a rank variable has no rank: init(cfg) forms no group
+// (JACCL would start every such process as rank 0).
+TEST(InitFromEnv, ConfigWithoutARankIsNoGroup) {
+  testing::ScopedEnv env;
+  testing::ScratchFile two("two.json", R"([[null, "a"], ["a", null]])");
+  env.set("JACCL_IBV_DEVICES", two.path());
+  env.set("JACCL_COORDINATOR", "127.0.0.1:5000");
+  const Config cfg = Config::from_env();
+  EXPECT_TRUE(cfg.is_valid());
+  EXPECT_EQ(init(cfg, false), nullptr);
+  try {
+    init(cfg, true);
+    ADD_FAILURE() << "init(cfg, true) formed a group without a rank";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no rank: set JACCL_RANK or MLX_RANK"));
+  }
+  // A rank given later counts; text that is not a rank reads as -1.
+  EXPECT_EQ(Config(cfg).set_rank(1).get_rank(), 1);
+  EXPECT_EQ(Config(cfg).set_rank(3).set_rank("abc").get_rank(), -1);
+}
+
 TEST(InitFromEnv, OneRankWorldIsNoGroup) {
   testing::ScopedEnv env;
   testing::ScratchFile one("one.json", "[[null]]");
