@@ -242,12 +242,27 @@ void FabricServer::rank_gone(uint32_t rank) {
 }
 
 // A rank's process has gone: its queue pairs go with it, as a process's do
-// when it exits.
+// when it exits, and it has left the world now.
+//
+// Why "now" is the same virtual time on every run: time moves only when
+// every connected rank waits (try_step). A rank that exits or breaks off
+// on its own does so between waits, while it computes, and a computing
+// rank holds the clock where its last answer left it; so the clock stands
+// at that answer's time when its socket's end is read, however late the
+// host delivers it. A rank the fault plan crashes is answered at its crash
+// time with kStepCrashed, and every wait it makes after that is answered
+// at once (handle_wait), so it never counts as waiting again: the clock
+// stands at the crash time until its process is gone, killed
+// (--on_crash=kill) or exiting on its failed verbs calls. (A process
+// killed from outside while it waits, by the launcher's wall-clock
+// timeout or a user, leaves when the host says: that is not the
+// simulation's doing.)
 void FabricServer::leave(uint32_t rank) {
   Rank& r = *ranks_[rank];
   r.client = nullptr;
   r.gone = true;
   r.waiting = false;
+  departures_.record(rank, world_->clock().now_ns());
   for (auto& [num, qp] : qps_) {
     if (qp->rank != rank) continue;
     Action close;

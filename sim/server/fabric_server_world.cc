@@ -27,6 +27,7 @@
 #include "fabric/wc_status.h"
 #include "fabric/work_id.h"
 #include "sim/faults.h"
+#include "sim/server/departures.h"
 #include "sim/server/fabric_server.h"
 #include "sim/server/internal/server_state.h"
 
@@ -335,9 +336,20 @@ bool FabricServer::answer(Rank& r, uint32_t flags) {
   step.completions = r.outbox_count;
   step.writes = r.writes_count;
   step.flags = flags;
-  const std::array<std::span<const std::byte>, 3> parts = {
+  // The departures visible at this answer's time that the rank has not
+  // been sent yet (a departure recorded now is not visible until later).
+  const std::span<const Departure> visible =
+      departures_.visible_at(step.now_ns);
+  std::vector<StepDeparture> departed;
+  for (size_t i = r.departures_told; i < visible.size(); ++i) {
+    departed.push_back({visible[i].rank, 0, visible[i].left_at_ns});
+  }
+  step.departures = static_cast<uint32_t>(departed.size());
+  const std::array<std::span<const std::byte>, 4> parts = {
       bytes_of(step), std::span<const std::byte>(r.outbox),
-      std::span<const std::byte>(r.writes)};
+      std::span<const std::byte>(r.writes),
+      std::as_bytes(std::span<const StepDeparture>(departed))};
+  r.departures_told = visible.size();
   r.waiting = false;
   r.wake_at.reset();
   const bool sent = send_to(*r.client, MsgType::kStep, parts);
