@@ -249,12 +249,16 @@ void FabricServer::rank_gone(uint32_t rank) {
 // on its own does so between waits, while it computes, and a computing
 // rank holds the clock where its last answer left it; so the clock stands
 // at that answer's time when its socket's end is read, however late the
-// host delivers it. A rank the fault plan crashes is answered at its crash
-// time with kStepCrashed, and every wait it makes after that is answered
-// at once (handle_wait), so it never counts as waiting again: the clock
-// stands at the crash time until its process is gone, killed
-// (--on_crash=kill) or exiting on its failed verbs calls. (A process
-// killed from outside while it waits, by the launcher's wall-clock
+// host delivers it. A rank the fault plan crashes never counts as waiting
+// again (its waits are answered at once, or not made: handle_wait,
+// RemoteWorld::wait). Killed (--on_crash=kill), it is answered in the
+// step that noticed the crash, which then ends: the clock stands at the
+// crash time until the kernel has closed its socket. Left to fail
+// (--on_crash=error), it is answered when the crash is noticed, and the
+// step goes on moving time while no other rank has anything (try_step
+// does not look at the crashed rank again); where it stops depends on the
+// world alone, and there the clock stands until the process has exited.
+// (A process killed from outside while it waits, by launch's wall-clock
 // timeout or a user, leaves when the host says: that is not the
 // simulation's doing.)
 void FabricServer::leave(uint32_t rank) {
