@@ -11,9 +11,10 @@
 // trace depends on what the programs do, never on how the host schedules
 // them. A rank whose process disconnects (it exited, crashed or was killed)
 // has left the world at the virtual time of that moment, which the others
-// learn with their next answer past it (departures.h). When every rank waits and nothing is in flight, no program can ever
-// progress: the server reports the deadlock (each rank's call, queue pairs,
-// last frames, the faults so far) and ends the clients or leaves them.
+// learn with their next answer past it (departures.h). When every rank waits
+// and nothing is in flight, no program can ever progress: the server reports
+// the deadlock (each rank's call, queue pairs, last frames, the faults so far)
+// and ends the clients or leaves them.
 //
 // Linux and macOS both have what it needs (poll, Unix sockets); weft builds
 // it on Linux, where the provider that talks to it is built.

@@ -94,8 +94,7 @@ int weft_sim_verbs_crashed(uint32_t rank);
  * a world that cannot be built or a negative capacity. No system call: the
  * server sends each departure with the rank's next answer past it. In one
  * process no rank ever leaves: 0. */
-int weft_sim_verbs_departed(uint32_t* ranks, int64_t* left_at_ns,
-                            int capacity);
+int weft_sim_verbs_departed(uint32_t* ranks, int64_t* left_at_ns, int capacity);
 
 /* The simulator's trace hash of everything the world did so far (posts,
  * deliveries, drops, completions, faults): equal for equal sequences of

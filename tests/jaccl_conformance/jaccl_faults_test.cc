@@ -127,10 +127,11 @@ std::map<int, std::string> others_name_departed(int gone) {
   std::map<int, std::string> causes;
   for (int r = 0; r < 4; ++r) {
     if (r == gone) continue;
-    causes[r] = names(r, gone,
-                      absl::StrCat("rank ", gone,
-                                   " left the simulated world at [0-9]+\\.[0-9]{3} us "
-                                   "\\(its process exited or was killed\\)"));
+    causes[r] =
+        names(r, gone,
+              absl::StrCat("rank ", gone,
+                           " left the simulated world at [0-9]+\\.[0-9]{3} us "
+                           "\\(its process exited or was killed\\)"));
   }
   return causes;
 }
@@ -152,7 +153,8 @@ TEST(UnderFaults, AKilledRankEndsEverySurvivorWithAnErrorNamingIt) {
   EXPECT_EQ(l.exits.count(1) ? l.exits.at(1) : "missing", "killed by signal 9")
       << l.tool.out;
   // Killed by the fault plan: it left at the crash time.
-  EXPECT_THAT(error_of(l, 0), HasSubstr("left the simulated world at 200.000 us"));
+  EXPECT_THAT(error_of(l, 0),
+              HasSubstr("left the simulated world at 200.000 us"));
 }
 
 TEST(UnderFaults, ADeadCableEndsEveryRankWithAnError) {
@@ -199,7 +201,8 @@ void expect_repeatable(const std::function<Launch()>& run) {
   for (int i = 1; i < 3; ++i) {
     const Launch again = run();
     EXPECT_EQ(again.trace_hash, first.trace_hash)
-        << "run " << i + 1 << "\n" << again.tool.out << again.tool.err;
+        << "run " << i + 1 << "\n"
+        << again.tool.out << again.tool.err;
     EXPECT_EQ(again.virtual_us, first.virtual_us) << again.tool.out;
     EXPECT_EQ(again.exits, first.exits) << again.tool.out;
   }
@@ -209,20 +212,21 @@ TEST(DepartedRank, AKilledRanksSurvivorsNameItAtTheSameVirtualTimeEveryRun) {
   // JACCL's minimal program (examples/jaccl_all_sum.cc), rank 1 killed
   // 5 us in: ranks 0 and 2 name it in their next call, once 50 ms of
   // virtual time have passed (the liveness check), never at the deadline.
-  const std::string plan = write_scratch("crash.plan", "crash rank=1 at_ns=5000\n");
+  const std::string plan =
+      write_scratch("crash.plan", "crash rank=1 at_ns=5000\n");
   expect_repeatable([&] {
-    const Launch l = launch(absl::StrCat("--ranks=3 --on_crash=kill --faults=", plan),
-                            WEFT_JACCL_ALL_SUM, kDeadline);
+    const Launch l =
+        launch(absl::StrCat("--ranks=3 --on_crash=kill --faults=", plan),
+               WEFT_JACCL_ALL_SUM, kDeadline);
     EXPECT_EQ(l.end, "finished") << l.tool.out << l.tool.err;
     EXPECT_LE(l.virtual_us, 5 + kNoticedWithinUs) << l.tool.out;
     EXPECT_EQ(l.exits.count(1) ? l.exits.at(1) : "missing",
               "killed by signal 9");
     for (int r : {0, 2}) {
       EXPECT_EQ(l.exits.count(r) ? l.exits.at(r) : "missing", "exited 1");
-      EXPECT_THAT(
-          l.tool.err,
-          HasSubstr(absl::StrCat("jaccl_all_sum: rank ", r, ": [jaccl] ",
-                                 "barrier failed: rank ", r, ", peer 1")));
+      EXPECT_THAT(l.tool.err, HasSubstr(absl::StrCat(
+                                  "jaccl_all_sum: rank ", r, ": [jaccl] ",
+                                  "barrier failed: rank ", r, ", peer 1")));
     }
     EXPECT_THAT(l.tool.err,
                 HasSubstr("rank 1 left the simulated world at 5.000 us (its "

@@ -246,10 +246,8 @@ TEST(DepartureLog, ADepartureIsVisibleOnlyStrictlyAfterItsTime) {
   log.record(2, 4000);
   log.record(1, 9000);  // a rank leaves once: ignored
   EXPECT_TRUE(log.visible_at(4000).empty());
-  EXPECT_THAT(log.visible_at(4001),
-              ::testing::ElementsAre(Departure{2, 4000}));
-  EXPECT_THAT(log.visible_at(5000),
-              ::testing::ElementsAre(Departure{2, 4000}));
+  EXPECT_THAT(log.visible_at(4001), ::testing::ElementsAre(Departure{2, 4000}));
+  EXPECT_THAT(log.visible_at(5000), ::testing::ElementsAre(Departure{2, 4000}));
   // One instant's departures read in rank order, whichever came first.
   EXPECT_THAT(log.visible_at(5001),
               ::testing::ElementsAre(Departure{2, 4000}, Departure{1, 5000},
