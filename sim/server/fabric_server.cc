@@ -241,41 +241,6 @@ void FabricServer::rank_gone(uint32_t rank) {
   }
 }
 
-// A rank's process has gone: its queue pairs go with it, as a process's do
-// when it exits, and it has left the world now.
-//
-// Why "now" is the same virtual time on every run: time moves only when
-// every connected rank waits (try_step). A rank that exits or breaks off
-// on its own does so between waits, while it computes, and a computing
-// rank holds the clock where its last answer left it; so the clock stands
-// at that answer's time when its socket's end is read, however late the
-// host delivers it. A rank the fault plan crashes never counts as waiting
-// again (its waits are answered at once, or not made: handle_wait,
-// RemoteWorld::wait). Killed (--on_crash=kill), it is answered in the
-// step that noticed the crash, which then ends: the clock stands at the
-// crash time until the kernel has closed its socket. Left to fail
-// (--on_crash=error), it is answered when the crash is noticed, and the
-// step goes on moving time while no other rank has anything (try_step
-// does not look at the crashed rank again); where it stops depends on the
-// world alone, and there the clock stands until the process has exited.
-// (A process killed from outside while it waits, by launch's wall-clock
-// timeout or a user, leaves when the host says: that is not the
-// simulation's doing.)
-void FabricServer::leave(uint32_t rank) {
-  Rank& r = *ranks_[rank];
-  r.client = nullptr;
-  r.gone = true;
-  r.waiting = false;
-  departures_.record(rank, world_->clock().now_ns());
-  for (auto& [num, qp] : qps_) {
-    if (qp->rank != rank) continue;
-    Action close;
-    close.type = MsgType::kClose;
-    close.qp_num = num;
-    r.actions.push_back(std::move(close));
-  }
-}
-
 bool FabricServer::handle(Client& client, const Message& m) {
   if (!client.hello) {
     if (m.type != MsgType::kHello) {
