@@ -21,9 +21,9 @@ namespace weft::verbs {
 // to leave (error_place: this rank, that peer, cause kPeerUnavailable),
 // e.g. "rank 1 left the simulated world at 5.000 us (its process exited or
 // was killed)". An empty function when `library` cannot say (a real
-// library, or one without weft_sim_verbs_departed): watch the side channel
-// then. REQUIRES: `library` outlives the check (loaded libraries are never
-// unloaded).
+// library, or the simulated provider with its world in this process, whose
+// ranks never leave it): watch the side channel then. REQUIRES: `library`
+// outlives the check (loaded libraries are never unloaded).
 std::function<absl::Status()> departure_check(const VerbsLibrary& library,
                                               uint32_t rank);
 

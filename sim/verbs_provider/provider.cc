@@ -495,9 +495,9 @@ int Provider::crashed(uint32_t rank) {
 }
 
 int Provider::departed(uint32_t* ranks, int64_t* left_at_ns, int capacity) {
-  if (!ensure_world() || capacity < 0) return -1;
-  // In one process every rank stays for the world's life.
-  if (remote_ == nullptr) return 0;
+  // In one process every rank stays for the world's life: the caller
+  // must learn of departures some other way.
+  if (!ensure_world() || capacity < 0 || remote_ == nullptr) return -1;
   const std::span<const sim::server::Departure> gone = remote_->departed();
   const size_t n = std::min(gone.size(), static_cast<size_t>(capacity));
   for (size_t i = 0; i < n; ++i) {
