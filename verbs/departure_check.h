@@ -17,14 +17,22 @@
 namespace weft::verbs {
 
 // A check for rank `rank`: OK while no other rank has left the world before
-// the provider's virtual time; once one has, Unavailable naming the first
-// to leave (error_place: this rank, that peer, cause kPeerUnavailable),
-// e.g. "rank 1 left the simulated world at 5.000 us (its process exited or
-// was killed)". An empty function when `library` cannot say (a real
-// library, or the simulated provider with its world in this process, whose
+// the provider's virtual time; once one has, Unavailable naming it
+// (error_place: this rank, that peer, cause kPeerUnavailable), e.g. "rank 1
+// left the simulated world at 5.000 us (its process exited or was
+// killed)". With several gone, successive calls name each in turn, first
+// to leave first, so a group that carries on past a peer it no longer
+// needs still hears of the next. An empty function when `library` cannot say (a
+// real library, or the simulated provider with its world in this process, whose
 // ranks never leave it): watch the side channel then. REQUIRES: `library`
 // outlives the check (loaded libraries are never unloaded).
 std::function<absl::Status()> departure_check(const VerbsLibrary& library,
+                                              uint32_t rank);
+
+// The same over `departed`, a function with weft_sim_verbs_departed's
+// contract (sim_verbs.h), without the probe: for tests.
+using DepartedFn = int (*)(uint32_t* ranks, int64_t* left_at_ns, int capacity);
+std::function<absl::Status()> departure_check(DepartedFn departed,
                                               uint32_t rank);
 
 }  // namespace weft::verbs
