@@ -1,5 +1,6 @@
 #include "startup/process_group.h"
 
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "collectives/group_builder.h"
 #include "collectives/tcp_bootstrap.h"
 #include "startup/internal/deadlines.h"
+#include "verbs/departure_check.h"
 #include "verbs/verbs_fabric.h"
 
 namespace weft {
@@ -128,10 +130,19 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
   if (!formed.ok()) return formed.status();
   parts.group = *std::move(formed);
   // A peer whose process is gone closes its side channel: the group's
-  // calls end then, naming it, instead of at the deadline. The bootstrap
-  // outlives the group (Parts' order).
-  parts.group->watch(
-      [bootstrap = parts.bootstrap.get()] { return bootstrap->check_alive(); });
+  // calls end then, naming it, instead of at the deadline. On the
+  // simulated provider the provider says when a rank left the world, in
+  // virtual time, where the side channel's closing would arrive whenever
+  // the host delivers it (and the run would differ from run to run). The
+  // bootstrap outlives the group (Parts' order).
+  std::function<absl::Status()> check =
+      verbs::departure_check(parts.fabric->library(), parts.config.rank);
+  if (!check) {
+    check = [bootstrap = parts.bootstrap.get()] {
+      return bootstrap->check_alive();
+    };
+  }
+  parts.group->watch(std::move(check));
   return pg;
 }
 

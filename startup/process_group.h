@@ -20,7 +20,9 @@
 // are decimal seconds ("600", "2.5"); other text is InvalidArgument naming
 // the variable. A peer whose process died is not waited for: its
 // side-channel connection closes, and the group's blocking calls end at
-// once with Unavailable naming it.
+// once with Unavailable naming it. On weft's simulated provider the
+// provider says instead, at a virtual time that is the same on every run
+// (verbs/departure_check.h).
 #ifndef WEFT_STARTUP_PROCESS_GROUP_H_
 #define WEFT_STARTUP_PROCESS_GROUP_H_
 

@@ -112,6 +112,8 @@ VerbsApi resolve_all(void* handle, std::string* missing, std::string* why) {
       dlsym(handle, "weft_sim_verbs_now_ns"));
   api.sim_idle = reinterpret_cast<decltype(api.sim_idle)>(
       dlsym(handle, "weft_sim_verbs_idle"));
+  api.sim_departed = reinterpret_cast<decltype(api.sim_departed)>(
+      dlsym(handle, "weft_sim_verbs_departed"));
   return api;
 }
 

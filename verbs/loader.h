@@ -78,9 +78,11 @@ struct VerbsApi {
                       abi::ibv_device_attr* device_attr);
 
   // Optional, weft's simulated provider only (sim_verbs.h): its virtual
-  // time, and the call that waits in it for a completion or a time.
+  // time, the call that waits in it for a completion or a time, and the
+  // ranks that left the simulation server's world before that time.
   int64_t (*sim_now_ns)();
   int (*sim_idle)(int64_t wake_at_ns);
+  int (*sim_departed)(uint32_t* ranks, int64_t* left_at_ns, int capacity);
 };
 
 class VerbsLibrary {

@@ -241,22 +241,6 @@ void FabricServer::rank_gone(uint32_t rank) {
   }
 }
 
-// A rank's process has gone: its queue pairs go with it, as a process's do
-// when it exits.
-void FabricServer::leave(uint32_t rank) {
-  Rank& r = *ranks_[rank];
-  r.client = nullptr;
-  r.gone = true;
-  r.waiting = false;
-  for (auto& [num, qp] : qps_) {
-    if (qp->rank != rank) continue;
-    Action close;
-    close.type = MsgType::kClose;
-    close.qp_num = num;
-    r.actions.push_back(std::move(close));
-  }
-}
-
 bool FabricServer::handle(Client& client, const Message& m) {
   if (!client.hello) {
     if (m.type != MsgType::kHello) {

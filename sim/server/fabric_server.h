@@ -9,9 +9,12 @@
 // gone), in rank order; only then does virtual time move, to the next
 // event or the earliest wake-up a waiting rank asked for. So the world's
 // trace depends on what the programs do, never on how the host schedules
-// them. When every rank waits and nothing is in flight, no program can ever
-// progress: the server reports the deadlock (each rank's call, queue pairs,
-// last frames, the faults so far) and ends the clients or leaves them.
+// them. A rank whose process disconnects (it exited, crashed or was killed)
+// has left the world at the virtual time of that moment, which the others
+// learn with their next answer past it (departures.h). When every rank waits
+// and nothing is in flight, no program can ever progress: the server reports
+// the deadlock (each rank's call, queue pairs, last frames, the faults so far)
+// and ends the clients or leaves them.
 //
 // Linux and macOS both have what it needs (poll, Unix sockets); weft builds
 // it on Linux, where the provider that talks to it is built.
@@ -32,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sim/server/departures.h"
 #include "sim/server/wire.h"
 #include "sim/world.h"
 
@@ -152,6 +156,9 @@ class FabricServer {
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::map<uint32_t, std::unique_ptr<Qp>> qps_;  // by the qp_num handed out
+  // The ranks whose process has left, stamped with the virtual time it
+  // left at; sent to the others as it becomes visible (departures.h).
+  DepartureLog departures_;
   std::optional<std::chrono::steady_clock::time_point> first_connect_;
   bool released_ = false;
   std::optional<ServeResult> released_result_;  // kLeave: the report

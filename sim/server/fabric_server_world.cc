@@ -1,8 +1,9 @@
 // FabricServer, the world's side: the barrier. When every expected rank
 // waits (or has gone), the queued requests are applied in rank order, the
 // simulator's completions and writes are collected per rank, and virtual
-// time moves to the next event or wake-up; waits are answered; with
-// nothing left in flight the deadlock report is written.
+// time moves to the next event or wake-up; waits are answered, with the
+// departures of ranks that left; with nothing left in flight the deadlock
+// report is written.
 #include <signal.h>
 
 #include <algorithm>
@@ -27,10 +28,46 @@
 #include "fabric/wc_status.h"
 #include "fabric/work_id.h"
 #include "sim/faults.h"
+#include "sim/server/departures.h"
 #include "sim/server/fabric_server.h"
 #include "sim/server/internal/server_state.h"
 
 namespace weft::sim::server {
+
+// A rank's process has gone: its queue pairs go with it, as a process's do
+// when it exits, and it has left the world now.
+//
+// Why "now" is the same virtual time on every run: time moves only when
+// every connected rank waits (try_step). A rank that exits or breaks off
+// on its own does so between waits, while it computes, and a computing
+// rank holds the clock where its last answer left it; so the clock stands
+// at that answer's time when its socket's end is read, however late the
+// host delivers it. A rank the fault plan crashes never counts as waiting
+// again (its waits are answered at once, or not made: handle_wait,
+// RemoteWorld::wait). Killed (--on_crash=kill), it is answered in the
+// step that noticed the crash, which then ends: the clock stands at the
+// crash time until the kernel has closed its socket. Left to fail
+// (--on_crash=error), it is answered when the crash is noticed, and the
+// step goes on moving time while no other rank has anything (try_step
+// does not look at the crashed rank again); where it stops depends on the
+// world alone, and there the clock stands until the process has exited.
+// (A process killed from outside while it waits, by launch's wall-clock
+// timeout or a user, leaves when the host says: that is not the
+// simulation's doing.)
+void FabricServer::leave(uint32_t rank) {
+  Rank& r = *ranks_[rank];
+  r.client = nullptr;
+  r.gone = true;
+  r.waiting = false;
+  departures_.record(rank, world_->clock().now_ns());
+  for (auto& [num, qp] : qps_) {
+    if (qp->rank != rank) continue;
+    Action close;
+    close.type = MsgType::kClose;
+    close.qp_num = num;
+    r.actions.push_back(std::move(close));
+  }
+}
 
 bool FabricServer::all_waiting() const {
   bool any = false;
@@ -335,9 +372,20 @@ bool FabricServer::answer(Rank& r, uint32_t flags) {
   step.completions = r.outbox_count;
   step.writes = r.writes_count;
   step.flags = flags;
-  const std::array<std::span<const std::byte>, 3> parts = {
+  // The departures visible at this answer's time that the rank has not
+  // been sent yet (a departure recorded now is not visible until later).
+  const std::span<const Departure> visible =
+      departures_.visible_at(step.now_ns);
+  std::vector<StepDeparture> departed;
+  for (size_t i = r.departures_told; i < visible.size(); ++i) {
+    departed.push_back({visible[i].rank, 0, visible[i].left_at_ns});
+  }
+  step.departures = static_cast<uint32_t>(departed.size());
+  const std::array<std::span<const std::byte>, 4> parts = {
       bytes_of(step), std::span<const std::byte>(r.outbox),
-      std::span<const std::byte>(r.writes)};
+      std::span<const std::byte>(r.writes),
+      std::as_bytes(std::span<const StepDeparture>(departed))};
+  r.departures_told = visible.size();
   r.waiting = false;
   r.wake_at.reset();
   const bool sent = send_to(*r.client, MsgType::kStep, parts);

@@ -25,7 +25,7 @@ namespace weft::sim::server {
 
 // Bumped on every change to a message below; a client speaking another
 // version is refused with a message naming both.
-inline constexpr uint32_t kProtocolVersion = 5;
+inline constexpr uint32_t kProtocolVersion = 6;
 inline constexpr uint32_t kMagic = 0x74666577;  // "weft"
 // Largest body either end accepts (message bytes never travel in the
 // protocol, so bodies are small); anything longer is a protocol error, not
@@ -169,13 +169,14 @@ struct Wait {
 inline constexpr uint32_t kStepCrashed = 1;   // this rank crashed
 inline constexpr uint32_t kStepReleased = 2;  // the server stopped serving
 
-// Followed by `completions` StepCompletions, then `writes` StepWrites.
+// Followed by `completions` StepCompletions, then `writes` StepWrites, then
+// `departures` StepDepartures.
 struct Step {
   int64_t now_ns = 0;
   uint32_t completions = 0;
   uint32_t flags = 0;
   uint32_t writes = 0;
-  uint32_t pad = 0;
+  uint32_t departures = 0;
 };
 
 // A receive's bytes are already in its frame (shared memory) when its
@@ -197,6 +198,14 @@ struct StepWrite {
   uint32_t pad = 0;
   uint64_t address = 0;
   FrameRef frame;
+};
+
+// A rank that left the world (departures.h): sent to each rank once, with
+// the first answer whose time is past `left_at_ns`.
+struct StepDeparture {
+  uint32_t rank = 0;
+  uint32_t pad = 0;
+  int64_t left_at_ns = 0;
 };
 
 enum class QueryKind : uint32_t { kTraceHash = 1, kCrashed = 2 };

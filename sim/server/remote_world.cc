@@ -460,6 +460,13 @@ void RemoteWorld::deliver(const Message& m) {
     if (!frame.ok()) continue;
     writes_.push_back(WrittenRange{w.rkey, w.address, *frame});
   }
+  for (uint32_t i = 0; i < step->departures; ++i) {
+    if (rest.size() < sizeof(StepDeparture)) return;
+    StepDeparture d;
+    std::memcpy(&d, rest.data(), sizeof(d));
+    rest = rest.subspan(sizeof(d));
+    departures_.record(d.rank, d.left_at_ns);
+  }
 }
 
 size_t RemoteWorld::pending_completions() const {

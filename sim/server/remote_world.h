@@ -29,6 +29,7 @@
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
 #include "fabric/topology.h"
+#include "sim/server/departures.h"
 #include "sim/server/shared_memory.h"
 #include "sim/server/wire.h"
 #include "sim/world.h"
@@ -77,6 +78,13 @@ class RemoteWorld {
   absl::StatusOr<uint64_t> trace_hash();
   // Whether rank `rank` of the world has crashed (the fault plan).
   absl::StatusOr<bool> crashed(uint32_t rank);
+  // The ranks that left the world before this rank's virtual time (their
+  // process exited, crashed or was killed), in order of (time, rank). No
+  // system call: the server sends each departure with its first answer
+  // past it, so this is the same on every run (departures.h).
+  std::span<const Departure> departed() const {
+    return departures_.visible_at(clock_.now_ns());
+  }
   // Completions that arrived and no endpoint's poll() has taken yet.
   size_t pending_completions() const;
 
@@ -135,6 +143,7 @@ class RemoteWorld {
   bool released_ = false;
   absl::Status broken_;  // set when an answer did not come in time
   std::vector<WrittenRange> writes_;
+  DepartureLog departures_;
   std::unique_ptr<RemoteFabric> fabric_;
   std::map<uint32_t, RemoteEndpoint*> endpoints_;
 };

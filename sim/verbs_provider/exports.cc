@@ -266,6 +266,12 @@ int weft_sim_verbs_crashed(uint32_t rank) {
   return locked(&lock).crashed(rank);
 }
 
+int weft_sim_verbs_departed(uint32_t* ranks, int64_t* left_at_ns,
+                            int capacity) {
+  std::unique_lock<std::mutex> lock;
+  return locked(&lock).departed(ranks, left_at_ns, capacity);
+}
+
 uint64_t weft_sim_verbs_trace_hash(void) {
   std::unique_lock<std::mutex> lock;
   return locked(&lock).trace_hash();

@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "fabric/errors.h"
+#include "sim/server/departures.h"
 #include "sim/verbs_provider/ops.h"
 
 namespace weft::verbs::provider {
@@ -490,6 +492,19 @@ int Provider::crashed(uint32_t rank) {
     return crashed.ok() ? (*crashed ? 1 : 0) : -1;
   }
   return world_->crashed(rank) ? 1 : 0;
+}
+
+int Provider::departed(uint32_t* ranks, int64_t* left_at_ns, int capacity) {
+  // In one process every rank stays for the world's life: the caller
+  // must learn of departures some other way.
+  if (!ensure_world() || capacity < 0 || remote_ == nullptr) return -1;
+  const std::span<const sim::server::Departure> gone = remote_->departed();
+  const size_t n = std::min(gone.size(), static_cast<size_t>(capacity));
+  for (size_t i = 0; i < n; ++i) {
+    if (ranks != nullptr) ranks[i] = gone[i].rank;
+    if (left_at_ns != nullptr) left_at_ns[i] = gone[i].left_at_ns;
+  }
+  return static_cast<int>(gone.size());
 }
 
 uint64_t Provider::trace_hash() {

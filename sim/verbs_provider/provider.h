@@ -50,6 +50,7 @@ class Provider {
   // or an errno.
   int idle(int64_t wake_at_ns);
   int crashed(uint32_t rank);
+  int departed(uint32_t* ranks, int64_t* left_at_ns, int capacity);
   uint64_t trace_hash();
   const char* last_error() const { return last_error_.c_str(); }
 

@@ -81,6 +81,22 @@ int weft_sim_verbs_idle(int64_t wake_at_ns);
  * stops stepping a crashed rank, as the simulator's scheduler does. */
 int weft_sim_verbs_crashed(uint32_t rank);
 
+/* The ranks that have left the simulation server's world before this
+ * rank's virtual time: their process disconnected (exited, crashed, or was
+ * killed by --on_crash=kill). Each is stamped with the virtual time it left
+ * at, t0, and counts from virtual time t > t0 on, never at t0 itself, so
+ * the answer is the same on every run however the host schedules the
+ * processes (a rank that computes holds virtual time still, so the server
+ * stamps its exit at the time it was last answered; a rank the fault plan
+ * kills leaves at its crash time). Fills up to `capacity` entries of
+ * `ranks` and `left_at_ns` (either may be NULL) in order of (time, rank)
+ * and returns how many ranks have left, which may exceed `capacity`. No
+ * system call: the server sends each departure with the rank's next answer
+ * past it. -1 for a negative capacity, a world that cannot be built, or a
+ * world in this process (WEFT_SIM_SERVER unset), whose ranks never leave
+ * it: watch them some other way there. */
+int weft_sim_verbs_departed(uint32_t* ranks, int64_t* left_at_ns, int capacity);
+
 /* The simulator's trace hash of everything the world did so far (posts,
  * deliveries, drops, completions, faults): equal for equal sequences of
  * verbs calls; 0 for a world that cannot be built. */

@@ -1,8 +1,9 @@
 // The simulation server (FabricServer) with RemoteWorld clients on threads
 // of this process, each its own connection as a rank's process would be:
 // bytes cross the socket intact, the trace does not depend on scheduling,
-// and a lost frame that leaves every rank waiting is reported as a
-// deadlock naming the rank and the fault.
+// a lost frame that leaves every rank waiting is reported as a deadlock
+// naming the rank and the fault, and a rank that left is seen by the
+// others just after the virtual time it left at.
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -35,6 +36,7 @@
 #include "gtest/gtest.h"
 #include "sim/faults.h"
 #include "sim/link_model.h"
+#include "sim/server/departures.h"
 #include "sim/server/fabric_server.h"
 #include "sim/server/protocol.h"
 #include "sim/server/remote_world.h"
@@ -235,6 +237,60 @@ TEST(FabricServer, ALostFrameWithEveryRankWaitingIsReportedAsADeadlock) {
   EXPECT_THAT(run.result.report, HasSubstr("waits in a test's receive"));
   EXPECT_THAT(run.result.report, HasSubstr("1 receives and 0 sends posted"));
   EXPECT_THAT(run.result.report, HasSubstr("drop from=0 to=1 frame=3"));
+}
+
+TEST(DepartureLog, ADepartureIsVisibleOnlyStrictlyAfterItsTime) {
+  DepartureLog log;
+  log.record(3, 5000);
+  log.record(1, 5000);
+  log.record(2, 4000);
+  log.record(1, 9000);  // a rank leaves once: ignored
+  EXPECT_TRUE(log.visible_at(4000).empty());
+  EXPECT_THAT(log.visible_at(4001), ::testing::ElementsAre(Departure{2, 4000}));
+  EXPECT_THAT(log.visible_at(5000), ::testing::ElementsAre(Departure{2, 4000}));
+  // One instant's departures read in rank order, whichever came first.
+  EXPECT_THAT(log.visible_at(5001),
+              ::testing::ElementsAre(Departure{2, 4000}, Departure{1, 5000},
+                                     Departure{3, 5000}));
+}
+
+// Rank 1 leaves at 1 us, while rank 0 waits: rank 0 learns it with its
+// first answer past 1 us, never at 1 us itself, whether the server read
+// rank 1's socket closing before or after rank 0's next wait.
+TEST(FabricServer, ARankThatLeftIsSeenByTheOthersJustAfterItLeft) {
+  ServerOptions options;
+  options.world.topology = *Topology::mesh(2);
+  options.socket_path = private_dir() + "/socket";
+  absl::StatusOr<std::unique_ptr<FabricServer>> server =
+      FabricServer::create(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  ServeResult result;
+  std::thread serving([&] { result = (*server)->serve(); });
+  std::thread leaver([&] {
+    absl::StatusOr<std::unique_ptr<RemoteWorld>> world =
+        RemoteWorld::connect(options.socket_path, 1, kWaitTimeout);
+    ASSERT_TRUE(world.ok()) << world.status();
+    EXPECT_TRUE((*world)->wait("a test's wait", 1000).ok());
+    // Destroying it closes the connection, as the process's exit would.
+  });
+  absl::StatusOr<std::unique_ptr<RemoteWorld>> world =
+      RemoteWorld::connect(options.socket_path, 0, kWaitTimeout);
+  ASSERT_TRUE(world.ok()) << world.status();
+  RemoteWorld& stays = **world;
+  EXPECT_TRUE(stays.wait("a test's wait", 1000).ok());
+  leaver.join();
+  // Answered at once, at 1 us: a departure stamped 1 us is not visible.
+  EXPECT_TRUE(stays.wait("a test's wait", 1000).ok());
+  EXPECT_EQ(stays.clock().now_ns(), 1000);
+  EXPECT_TRUE(stays.departed().empty());
+  EXPECT_TRUE(stays.wait("a test's wait", 2000).ok());
+  EXPECT_EQ(stays.clock().now_ns(), 2000);
+  EXPECT_THAT(stays.departed(), ::testing::ElementsAre(Departure{1, 1000}));
+  world->reset();
+  serving.join();
+  EXPECT_EQ(result.outcome, ServeResult::Outcome::kFinished);
+  std::filesystem::remove_all(
+      std::filesystem::path(options.socket_path).parent_path());
 }
 
 TEST(FabricServer, AnRdmaWriteLandsInTheTargetsSharedRegion) {

@@ -12,6 +12,7 @@
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "verbs/departure_check.h"
 #include "verbs/device_info.h"
 #include "verbs/verbs_fabric.h"
 
@@ -111,6 +112,10 @@ TEST_F(RealLibraryTest, EveryEntryPointResolves) {
   EXPECT_NE(api.get_device_guid, nullptr);
   EXPECT_NE(api.query_device, nullptr);
   EXPECT_EQ(library_->status_name(5), "Work Request Flushed Error");
+  // weft's simulated provider's own calls are not there: a group on this
+  // library watches its side channel for dead peers.
+  EXPECT_EQ(api.sim_departed, nullptr);
+  EXPECT_FALSE(departure_check(*library_, 0));
 }
 
 TEST_F(RealLibraryTest, NoDevicesIsACleanError) {

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/verbs/sim_provider.h"
 #include "verbs/abi.h"
+#include "verbs/departure_check.h"
 #include "verbs/loader.h"
 
 namespace weft::verbs {
@@ -274,6 +275,20 @@ TEST_F(ProviderTest, GidTableAndPortAsConfigured) {
   EXPECT_EQ(errno, EINVAL);
   EXPECT_EQ(std::string(api_->wc_status_str(abi::IBV_WC_WR_FLUSH_ERR)),
             "Work Request Flushed Error");
+}
+
+// Departures are the simulation server's to report: in one process no
+// rank ever leaves the world, so the provider says it cannot tell, and a
+// group there keeps watching its side channel.
+TEST_F(ProviderTest, InOneProcessDeparturesAreLeftToTheSideChannel) {
+  provider_.configure({});
+  ASSERT_NE(api_->sim_departed, nullptr);
+  uint32_t rank = 0;
+  int64_t left_at_ns = 0;
+  EXPECT_EQ(api_->sim_departed(&rank, &left_at_ns, 1), -1);
+  auto library = VerbsLibrary::load(SimProvider::path());
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_FALSE(departure_check(**library, 0));
 }
 
 }  // namespace

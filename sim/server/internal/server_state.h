@@ -102,6 +102,9 @@ struct FabricServer::Rank {
   std::vector<std::byte> outbox;
   uint32_t writes_count = 0;
   std::vector<std::byte> writes;
+  // Departures (FabricServer::departures_) this rank has been sent: a
+  // prefix of them, as what is visible at a time only grows.
+  size_t departures_told = 0;
   uint32_t next_qp = 0;
 };
 
