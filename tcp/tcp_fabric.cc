@@ -1,10 +1,12 @@
 #include "tcp/tcp_fabric.h"
 
 #include <poll.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <optional>
 #include <random>
 #include <span>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
 #include "fabric/logging.h"
+#include "fabric/secret_proof.h"
 #include "tcp/internal/socket.h"
 #include "tcp/internal/tcp_endpoint.h"
 #include "tcp/internal/wire.h"
@@ -33,8 +36,16 @@ struct PendingConnection {
   Socket socket;
   SocketAddress peer;
   std::string listener;  // the address it came in on
-  std::array<uint8_t, Hello::kBytes> hello_bytes{};
+  // The hello, and the nonce that follows one proving a secret.
+  std::array<uint8_t, Hello::kBytes + kSecretNonceBytes> hello_bytes{};
   size_t filled = 0;
+  size_t wanted = Hello::kBytes;
+  // Shared secret: set once the reply went out; the connector's proof of it
+  // is read next.
+  std::optional<Hello> hello;
+  std::optional<ProofTranscript> transcript;
+  SecretProof proof{};
+  size_t proof_filled = 0;
 };
 
 }  // namespace internal
@@ -166,6 +177,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> TcpFabric::open(
   setup.psn = psn_;
   setup.cable = cables_opened_[peer]++;
   setup.buffer_bytes = options_.socket_buffer_bytes;
+  setup.secret = options_.secret;
   auto endpoint = std::make_unique<internal::TcpEndpoint>(std::move(setup));
   endpoints_[endpoint->qp_num()] = endpoint.get();
   return std::unique_ptr<Endpoint>(std::move(endpoint));
@@ -233,10 +245,12 @@ void TcpFabric::pump_accepts() {
 }
 
 bool TcpFabric::settle(PendingConnection& p) {
-  if (p.filled < p.hello_bytes.size()) {
+  if (p.transcript.has_value()) return settle_proof(p);
+  while (p.filled < p.wanted) {
     const int64_t n = internal::read_some(
-        p.socket.fd(),
-        std::as_writable_bytes(std::span(p.hello_bytes).subspan(p.filled)));
+        p.socket.fd(), std::as_writable_bytes(std::span(p.hello_bytes)
+                                                  .subspan(p.filled)
+                                                  .first(p.wanted - p.filled)));
     if (n == -EAGAIN) return false;
     if (n <= 0) {
       refuse(p, absl::UnavailableError(
@@ -244,9 +258,15 @@ bool TcpFabric::settle(PendingConnection& p) {
       return true;
     }
     p.filled += static_cast<size_t>(n);
-    if (p.filled < p.hello_bytes.size()) return false;
+    if (p.filled == Hello::kBytes && p.wanted == Hello::kBytes) {
+      // A hello proving a secret is followed by the connector's nonce.
+      absl::StatusOr<Hello> first = Hello::decode(
+          std::span(p.hello_bytes).first(Hello::kBytes));
+      if (first.ok() && first->proves_secret()) p.wanted += kSecretNonceBytes;
+    }
   }
-  absl::StatusOr<Hello> hello = Hello::decode(p.hello_bytes);
+  absl::StatusOr<Hello> hello =
+      Hello::decode(std::span(p.hello_bytes).first(Hello::kBytes));
   if (!hello.ok()) {
     refuse(p, hello.status());
     return true;
@@ -261,6 +281,19 @@ bool TcpFabric::settle(PendingConnection& p) {
                   hello->to_rank, hello->to_qp, hello->to_psn, rank_, psn_)));
     return true;
   }
+  if (absl::Status s = internal::check_secret_flag(
+          *hello, !options_.secret.empty(),
+          absl::StrFormat("rank %u", hello->from_rank));
+      !s.ok()) {
+    // Our flags back, best effort, so the connector can say the same.
+    const Hello ours{.from_rank = rank_,
+                     .flags = options_.secret.empty() ? 0 : Hello::kProvesSecret};
+    const std::array<uint8_t, Hello::kBytes> reply = ours.encode();
+    const iovec part{const_cast<uint8_t*>(reply.data()), reply.size()};
+    (void)internal::write_some(p.socket.fd(), {&part, 1});
+    refuse(p, s);
+    return true;
+  }
   internal::TcpEndpoint& endpoint = *it->second;
   if (!endpoint.awaits_accept()) return false;  // not connected yet
   if (!endpoint.expects(*hello)) {
@@ -270,7 +303,69 @@ bool TcpFabric::settle(PendingConnection& p) {
                   hello->from_rank, hello->from_qp, hello->to_qp)));
     return true;
   }
-  endpoint.adopt(std::move(p.socket), p.peer);
+  p.hello = *hello;
+  if (!options_.secret.empty()) return start_proof(p, endpoint);
+  endpoint.adopt(std::move(p.socket), p.peer, /*hello_sent=*/false);
+  return true;
+}
+
+bool TcpFabric::start_proof(PendingConnection& p,
+                            internal::TcpEndpoint& endpoint) {
+  absl::StatusOr<SecretNonce> nonce = fresh_nonce();
+  if (!nonce.ok()) {
+    refuse(p, nonce.status());
+    return true;
+  }
+  p.transcript = internal::fabric_transcript(
+      p.hello->from_rank, rank_,
+      std::span(p.hello_bytes).subspan(Hello::kBytes), *nonce);
+  const SecretProof proof =
+      prove(options_.secret, *p.transcript, Prover::kResponder);
+  const std::span<const uint8_t> hello = endpoint.own_hello();
+  const iovec parts[] = {
+      {const_cast<uint8_t*>(hello.data()), hello.size()},
+      {nonce->data(), nonce->size()},
+      {const_cast<uint8_t*>(proof.data()), proof.size()}};
+  const size_t reply_bytes = hello.size() + nonce->size() + proof.size();
+  // A fresh connection's socket buffer takes these 100 bytes at once; were
+  // it not to, the handshake is refused rather than half sent.
+  if (internal::write_some(p.socket.fd(), parts) !=
+      static_cast<int64_t>(reply_bytes)) {
+    refuse(p, absl::UnavailableError(
+                  "the handshake reply could not be sent at once"));
+    return true;
+  }
+  return settle_proof(p);
+}
+
+bool TcpFabric::settle_proof(PendingConnection& p) {
+  const int64_t n = internal::read_some(
+      p.socket.fd(),
+      std::as_writable_bytes(std::span(p.proof).subspan(p.proof_filled)));
+  if (n == -EAGAIN) return false;
+  const std::string who = absl::StrFormat("rank %u", p.hello->from_rank);
+  if (n <= 0) {
+    refuse(p, absl::PermissionDeniedError(secret_mismatch_text(
+                  SecretMismatch::kClosedBeforeProof, who)));
+    return true;
+  }
+  p.proof_filled += static_cast<size_t>(n);
+  if (p.proof_filled < p.proof.size()) return false;
+  if (!proof_holds(options_.secret, *p.transcript, Prover::kInitiator,
+                   p.proof)) {
+    refuse(p, absl::PermissionDeniedError(
+                  secret_mismatch_text(SecretMismatch::kWrongProof, who)));
+    return true;
+  }
+  auto it = endpoints_.find(p.hello->to_qp);
+  if (it == endpoints_.end() || !it->second->awaits_accept() ||
+      !it->second->expects(*p.hello)) {
+    refuse(p, absl::FailedPreconditionError(absl::StrFormat(
+                  "endpoint %u was closed or connected meanwhile",
+                  p.hello->to_qp)));
+    return true;
+  }
+  it->second->adopt(std::move(p.socket), p.peer, /*hello_sent=*/true);
   return true;
 }
 

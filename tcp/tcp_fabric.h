@@ -51,6 +51,10 @@ struct TcpOptions {
   // SO_SNDBUF and SO_RCVBUF of every connection; 0 keeps the kernel's
   // auto-tuning (which grows buffers further than a fixed size may).
   int socket_buffer_bytes = 0;
+  // A shared secret every connection proves before it is trusted
+  // (fabric/secret_proof.h; docs/tcp.md "Shared secret"); empty: none.
+  // Both ends of a connection must agree: same secret, or none on both.
+  std::string secret;
 };
 
 class TcpFabric final : public Fabric {
@@ -95,7 +99,8 @@ class TcpFabric final : public Fabric {
   // rank, peer and the peer's address); OK while none has.
   const absl::Status& last_failure() const { return last_failure_; }
   // Connections refused (a stranger, garbage, another protocol version,
-  // an endpoint that does not exist), and why the last one was.
+  // an endpoint that does not exist, a missing or wrong proof of the shared
+  // secret), and why the last one was.
   uint64_t refused_connections() const { return refused_; }
   const absl::Status& last_refusal() const { return last_refusal_; }
 
@@ -110,6 +115,11 @@ class TcpFabric final : public Fabric {
   void pump_accepts();
   // true when the pending connection was settled (handed over or refused).
   bool settle(internal::PendingConnection& pending);
+  // Shared secret: sends the reply with this rank's proof, then checks the
+  // connector's; both true when the connection was settled.
+  bool start_proof(internal::PendingConnection& pending,
+                   internal::TcpEndpoint& endpoint);
+  bool settle_proof(internal::PendingConnection& pending);
   void refuse(internal::PendingConnection& pending, const absl::Status& why);
   void forget(internal::TcpEndpoint* endpoint);
 

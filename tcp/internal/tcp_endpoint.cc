@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "fabric/logging.h"
+#include "fabric/secret_proof.h"
 #include "fabric/wc_status.h"
 #include "tcp/tcp_fabric.h"
 
@@ -81,11 +82,26 @@ absl::Status TcpEndpoint::connect(const Destination& peer) {
               .from_qp = setup_.qp_num,
               .to_qp = peer.qp_num,
               .cable = setup_.cable,
-              .to_psn = peer.psn};
-  hello_out_ = hello.encode();
-  hello_out_left_ = hello_out_.size();
+              .to_psn = peer.psn,
+              .flags = setup_.secret.empty() ? 0 : Hello::kProvesSecret};
+  const std::array<uint8_t, Hello::kBytes> hello_bytes = hello.encode();
+  std::copy(hello_bytes.begin(), hello_bytes.end(), hello_out_.begin());
+  hello_out_bytes_ = hello_bytes.size();
   const bool connector =
       rank > other || (rank == other && setup_.qp_num > peer.qp_num);
+  if (connector && !setup_.secret.empty()) {
+    absl::StatusOr<SecretNonce> nonce = fresh_nonce();
+    if (!nonce.ok()) {
+      state_ = State::kConnecting;
+      fail(WcStatus::kRetryExcErr, nonce.status());
+      return absl::OkStatus();
+    }
+    nonce_ = *nonce;
+    std::copy(nonce_.begin(), nonce_.end(),
+              hello_out_.begin() + hello_out_bytes_);
+    hello_out_bytes_ += nonce_.size();
+  }
+  hello_out_left_ = hello_out_bytes_;
   if (!connector) {
     state_ = State::kAccepting;
     return absl::OkStatus();
@@ -109,8 +125,10 @@ bool TcpEndpoint::expects(const Hello& hello) const {
          hello.to_qp == setup_.qp_num && hello.to_psn == setup_.psn;
 }
 
-void TcpEndpoint::adopt(Socket socket, const SocketAddress& peer) {
+void TcpEndpoint::adopt(Socket socket, const SocketAddress& peer,
+                        bool hello_sent) {
   socket_ = std::move(socket);
+  if (hello_sent) hello_out_left_ = 0;
   peer_address_ = peer;
   state_ = State::kOpen;
   log(LogLevel::kInfo, "rank %u: accepted %s (cable %u)", setup_.info.rank,
@@ -229,7 +247,8 @@ pollfd TcpEndpoint::wanted() const {
   p.fd = socket_.fd();
   p.events = POLLIN;
   if (state_ == State::kConnecting ||
-      (state_ == State::kOpen && (hello_out_left_ > 0 || !sends_.empty()))) {
+      (state_ == State::kOpen &&
+       (hello_out_left_ > 0 || (!sends_.empty() && !holding_sends())))) {
     p.events |= POLLOUT;
   }
   return p;
@@ -257,15 +276,16 @@ void TcpEndpoint::finish_connect() {
 }
 
 void TcpEndpoint::write_pending() {
-  while (hello_out_left_ > 0 || !sends_.empty()) {
+  while (hello_out_left_ > 0 || (!sends_.empty() && !holding_sends())) {
     std::array<iovec, kMaxWriteParts> parts;
     size_t n = 0;
     if (hello_out_left_ > 0) {
-      parts[n++] = {hello_out_.data() + hello_out_.size() - hello_out_left_,
+      parts[n++] = {hello_out_.data() + hello_out_bytes_ - hello_out_left_,
                     hello_out_left_};
     }
     size_t skip = front_written_;
-    for (size_t i = 0; i < sends_.size() && n + 2 <= kMaxWriteParts; ++i) {
+    const size_t sendable = holding_sends() ? 0 : sends_.size();
+    for (size_t i = 0; i < sendable && n + 2 <= kMaxWriteParts; ++i) {
       PostedSend& s = sends_[i];
       if (skip < s.header.size()) {
         parts[n++] = {s.header.data() + skip, s.header.size() - skip};
@@ -325,9 +345,11 @@ void TcpEndpoint::read_available() {
 }
 
 bool TcpEndpoint::read_hello() {
-  const int64_t n = read_some(
-      socket_.fd(),
-      std::as_writable_bytes(std::span(hello_in_).subspan(hello_in_filled_)));
+  const int64_t n =
+      read_some(socket_.fd(), std::as_writable_bytes(
+                                  std::span(hello_in_)
+                                      .subspan(hello_in_filled_)
+                                      .first(hello_in_wanted_ - hello_in_filled_)));
   if (n <= 0) {
     if (n != -EAGAIN) {
       fail(WcStatus::kRemAbortErr,
@@ -341,11 +363,21 @@ bool TcpEndpoint::read_hello() {
     return false;
   }
   hello_in_filled_ += static_cast<size_t>(n);
-  if (hello_in_filled_ < hello_in_.size()) return true;
-  absl::StatusOr<Hello> hello = Hello::decode(hello_in_);
+  if (hello_in_filled_ < hello_in_wanted_) return true;
+  return hello_in_wanted_ == Hello::kBytes ? check_hello()
+                                           : check_listener_proof();
+}
+
+bool TcpEndpoint::check_hello() {
+  absl::StatusOr<Hello> hello =
+      Hello::decode(std::span(hello_in_).first(Hello::kBytes));
   std::string why;
   if (!hello.ok()) {
     why = std::string(hello.status().message());
+  } else if (absl::Status s = check_secret_flag(*hello, !setup_.secret.empty(),
+                                                "it");
+             !s.ok()) {
+    why = std::string(s.message());
   } else if (hello->from_rank != setup_.info.peer ||
              hello->to_rank != setup_.info.rank ||
              hello->from_qp != peer_.qp_num || hello->to_qp != setup_.qp_num ||
@@ -361,8 +393,35 @@ bool TcpEndpoint::read_hello() {
                 absl::StrFormat("refused %s: %s", peer_text(), why)));
     return false;
   }
+  if (hello->proves_secret()) {  // its nonce and proof follow
+    hello_in_wanted_ = Hello::kMaxHandshakeBytes;
+    return true;
+  }
   hello_in_expected_ = false;
   return true;
+}
+
+bool TcpEndpoint::check_listener_proof() {
+  const std::span<const uint8_t> rest =
+      std::span(hello_in_).subspan(Hello::kBytes);
+  const ProofTranscript transcript = fabric_transcript(
+      setup_.info.rank, setup_.info.peer, nonce_, rest.first(kSecretNonceBytes));
+  if (!proof_holds(setup_.secret, transcript, Prover::kResponder,
+                   rest.subspan(kSecretNonceBytes))) {
+    fail(WcStatus::kRemInvReqErr,
+         refuse(absl::StatusCode::kPermissionDenied, ErrorCause::kFabric,
+                absl::StrFormat("refused %s: %s", peer_text(),
+                                secret_mismatch_text(
+                                    SecretMismatch::kWrongProof, "it"))));
+    return false;
+  }
+  const SecretProof ours =
+      prove(setup_.secret, transcript, Prover::kInitiator);
+  std::copy(ours.begin(), ours.end(), hello_out_.begin());
+  hello_out_bytes_ = hello_out_left_ = ours.size();
+  hello_in_expected_ = false;  // releases the sends held meanwhile
+  write_pending();
+  return state_ == State::kOpen;
 }
 
 bool TcpEndpoint::read_header() {

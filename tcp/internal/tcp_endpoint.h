@@ -53,6 +53,7 @@ class TcpEndpoint final : public Endpoint {
     uint32_t psn = 0;      // the fabric's incarnation
     uint32_t cable = 0;    // which cable to the peer
     int buffer_bytes = 0;  // socket buffers (0: the kernel's)
+    std::string_view secret;  // the fabric's shared secret; empty: none
   };
 
   explicit TcpEndpoint(Setup setup);
@@ -82,8 +83,15 @@ class TcpEndpoint final : public Endpoint {
   bool awaits_accept() const { return state_ == State::kAccepting; }
   // What a hello naming this endpoint must say, once connect() ran.
   bool expects(const Hello& hello) const;
-  // Takes the accepted connection whose hello expects() approved.
-  void adopt(Socket socket, const SocketAddress& peer);
+  // This endpoint's hello (flags included), once connect() ran: with a
+  // shared secret the fabric sends it in its handshake reply.
+  std::span<const uint8_t> own_hello() const {
+    return std::span(hello_out_).first(Hello::kBytes);
+  }
+  // Takes the accepted connection whose hello expects() approved (and,
+  // with a shared secret, whose proof held). `hello_sent`: the fabric has
+  // already sent own_hello().
+  void adopt(Socket socket, const SocketAddress& peer, bool hello_sent);
 
  private:
   enum class State { kInit, kConnecting, kAccepting, kOpen, kError };
@@ -117,6 +125,16 @@ class TcpEndpoint final : public Endpoint {
   void read_available();
   // One read step; false when nothing more can be read now.
   bool read_hello();
+  // The listener's hello arrived whole: checks it; with a secret, asks
+  // for the nonce and proof that follow it.
+  bool check_hello();
+  // The listener's nonce and proof arrived: checks the proof, queues ours.
+  bool check_listener_proof();
+  // With a shared secret the connector sends nothing but its handshake
+  // until the listener proved it.
+  bool holding_sends() const {
+    return hello_in_expected_ && !setup_.secret.empty();
+  }
   bool read_header();
   bool read_payload();
   void start_message(const MessageHeader& header);
@@ -141,11 +159,16 @@ class TcpEndpoint final : public Endpoint {
   // request posted gets it.
   std::optional<WcStatus> unreported_ = std::nullopt;
 
-  std::array<uint8_t, Hello::kBytes> hello_out_{};
+  // The handshake's bytes out: the hello (and the connector's nonce), then
+  // with a secret the connector's proof.
+  std::array<uint8_t, Hello::kMaxHandshakeBytes> hello_out_{};
+  size_t hello_out_bytes_ = 0;
   size_t hello_out_left_ = 0;
   bool hello_in_expected_ = false;
-  std::array<uint8_t, Hello::kBytes> hello_in_{};
+  std::array<uint8_t, Hello::kMaxHandshakeBytes> hello_in_{};
   size_t hello_in_filled_ = 0;
+  size_t hello_in_wanted_ = Hello::kBytes;
+  SecretNonce nonce_{};  // the connector's, with a secret
 
   std::deque<PostedSend> sends_;
   size_t front_written_ = 0;  // bytes of sends_.front() (header + payload)

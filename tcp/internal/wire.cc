@@ -1,5 +1,6 @@
 #include "tcp/internal/wire.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -28,7 +29,7 @@ std::array<uint8_t, Hello::kBytes> Hello::encode() const {
   std::array<uint8_t, kBytes> b{};
   std::memcpy(b.data(), kMagic.data(), kMagic.size());
   const uint32_t fields[] = {version, from_rank, to_rank, from_qp,
-                             to_qp,   cable,     to_psn};
+                             to_qp,   cable,     to_psn,  flags};
   for (size_t i = 0; i < std::size(fields); ++i)
     put32(&b[4 + 4 * i], fields[i]);
   return b;
@@ -56,7 +57,38 @@ absl::StatusOr<Hello> Hello::decode(std::span<const uint8_t> bytes) {
   h.to_qp = get32(&bytes[20]);
   h.cable = get32(&bytes[24]);
   h.to_psn = get32(&bytes[28]);
+  h.flags = get32(&bytes[32]);
+  if ((h.flags & ~kProvesSecret) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the peer's hello carries unknown flags 0x%x; run the same weft "
+        "release on every rank",
+        h.flags));
+  }
   return h;
+}
+
+ProofTranscript fabric_transcript(uint32_t connector_rank,
+                                  uint32_t listener_rank,
+                                  std::span<const uint8_t> connector_nonce,
+                                  std::span<const uint8_t> listener_nonce) {
+  ProofTranscript t;
+  t.context = kSecretProofContext;
+  t.initiator_rank = connector_rank;
+  t.responder_rank = listener_rank;
+  std::copy_n(connector_nonce.begin(), kSecretNonceBytes,
+              t.initiator_nonce.begin());
+  std::copy_n(listener_nonce.begin(), kSecretNonceBytes,
+              t.responder_nonce.begin());
+  return t;
+}
+
+absl::Status check_secret_flag(const Hello& hello, bool have_secret,
+                               std::string_view peer) {
+  if (hello.proves_secret() == have_secret) return absl::OkStatus();
+  return absl::PermissionDeniedError(secret_mismatch_text(
+      have_secret ? SecretMismatch::kPeerHasNone
+                  : SecretMismatch::kOnlyPeerHasOne,
+      peer));
 }
 
 std::array<uint8_t, MessageHeader::kBytes> MessageHeader::encode() const {

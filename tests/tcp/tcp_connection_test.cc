@@ -175,20 +175,20 @@ void expect_abrupt_end_reported(bool reset, const std::string& says) {
     RawClient peer(port_of(f->listen_addresses()[0]));
     ASSERT_TRUE(peer.connected);
     address = peer.address;
-    // Version 1, from rank 1 endpoint 1, to rank 0, the endpoint's number
-    // and incarnation (big-endian).
-    std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 1, 0, 0,
+    // Version 2, from rank 1 endpoint 1, to rank 0, the endpoint's number
+    // and incarnation (big-endian), no flags.
+    std::array<uint8_t, 36> hello{'w', 'T', 'C', 'P', 0, 0, 0, 2, 0, 0,
                                   0,   1,   0,   0,   0, 0, 0, 0, 0, 1};
     for (int i = 0; i < 4; ++i) {
       hello[20 + i] = static_cast<uint8_t>(d->qp_num >> (24 - 8 * i));
       hello[28 + i] = static_cast<uint8_t>(d->psn >> (24 - 8 * i));
     }
-    ASSERT_EQ(::send(peer.fd, hello.data(), hello.size(), 0), 32);
+    ASSERT_EQ(::send(peer.fd, hello.data(), hello.size(), 0), 36);
     // The endpoint answers with its own hello once it adopted the socket.
     std::array<Completion, 4> c;
     WallClock clock;
     const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
-    std::array<uint8_t, 32> reply{};
+    std::array<uint8_t, 36> reply{};
     size_t got = 0;
     while (got < reply.size() && clock.now_ns() < deadline_ns) {
       ASSERT_TRUE(e->poll(c).ok());
@@ -242,23 +242,23 @@ TEST(TcpConnection, GarbageIsRefusedNamingTheAddress) {
   const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n.....";
   std::string client;
   const std::string why = refusal_of(
-      {reinterpret_cast<const uint8_t*>(garbage.data()), 32}, &client);
+      {reinterpret_cast<const uint8_t*>(garbage.data()), 36}, &client);
   EXPECT_THAT(why, HasSubstr("refused the connection from " + client));
   EXPECT_THAT(why, HasSubstr("not a weft TCP fabric endpoint"));
 }
 
 TEST(TcpConnection, OtherProtocolVersionIsRefused) {
-  // weft's hello magic, then version 2 (big-endian), then zeros.
-  const std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 2};
+  // weft's hello magic, then version 3 (big-endian), then zeros.
+  const std::array<uint8_t, 36> hello{'w', 'T', 'C', 'P', 0, 0, 0, 3};
   std::string client;
   const std::string why = refusal_of(hello, &client);
   EXPECT_THAT(why, HasSubstr(client));
-  EXPECT_THAT(why, HasSubstr("protocol version 2, this build speaks 1"));
+  EXPECT_THAT(why, HasSubstr("protocol version 3, this build speaks 2"));
 }
 
 TEST(TcpConnection, HelloForAnEndpointNeverOpenedIsRefused) {
-  // Version 1, from rank 1 to rank 0, endpoint 77 (never opened).
-  std::array<uint8_t, 32> hello{'w', 'T', 'C', 'P', 0, 0, 0, 1, 0, 0, 0, 1};
+  // Version 2, from rank 1 to rank 0, endpoint 77 (never opened).
+  std::array<uint8_t, 36> hello{'w', 'T', 'C', 'P', 0, 0, 0, 2, 0, 0, 0, 1};
   hello[23] = 77;
   std::string client;
   const std::string why = refusal_of(hello, &client);
