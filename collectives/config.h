@@ -14,6 +14,12 @@
 //                rank 0 listens (IPv4 address, "localhost" or a host name);
 //                required when the group has more than one rank
 //   ring         JACCL_RING, MLX_JACCL_RING: 1/0/true/false (default false)
+//   secret       WEFT_SECRET: a shared secret every TCP connection (the
+//                bootstrap's and the TCP fabric's) proves before it is
+//                trusted; unset or empty: none. Any bytes; 32 random ones
+//                recommended (e.g. `openssl rand -hex 32`); shorter ones,
+//                even under 16 bytes, work but are easier to guess. Never
+//                printed. Every rank must set the same one.
 // The launcher variables are not checked against JACCL_RANK/MLX_RANK: a
 // script that sets those has chosen its ranks itself.
 #ifndef WEFT_COLLECTIVES_CONFIG_H_
@@ -62,6 +68,9 @@ struct Config {
   Topology devices = single_rank_topology();
   std::string coordinator;  // "host:port"; unused when size == 1
   bool ring = false;
+  // WEFT_SECRET: what every TCP connection proves (fabric/secret_proof.h);
+  // empty: none.
+  std::string secret;
   // How long ranks keep trying to reach rank 0 and wait for the whole group
   // to join.
   TimeNs connect_timeout_ns = kDefaultConnectTimeoutNs;

@@ -213,6 +213,9 @@ absl::StatusOr<Config> Config::from_environment(
   c.devices = *std::move(devices);
   if (coordinator->has_value()) c.coordinator = (*coordinator)->value;
   if (ring->has_value()) c.ring = (*ring)->value;
+  if (const char* secret = getenv("WEFT_SECRET"); secret != nullptr) {
+    c.secret = secret;
+  }
   if (c.rank >= c.size) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s='%s' but the device JSON lists %u ranks; set it below %u or use "

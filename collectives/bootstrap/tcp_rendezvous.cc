@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
+#include "fabric/secret_proof.h"
 
 namespace weft::internal {
 namespace {
@@ -61,6 +63,10 @@ struct Pending {
   Socket socket;
   std::string address;
   MessageReader reader;
+  // Shared secret: the peer's secret hello, once rank 0's challenge went
+  // out; what its proof must cover.
+  std::optional<SecretHello> hello = std::nullopt;
+  ProofTranscript transcript = {};
 };
 
 // Rank 0's side of forming the group.
@@ -83,6 +89,13 @@ class GroupFormation {
   absl::Status check_joined(TcpChannel& channel);
   // Reads from `pending`; true when done with it (joined or dropped).
   absl::StatusOr<bool> serve(Pending& pending);
+  // serve() for a whole message when rank 0 holds a secret: challenges a
+  // secret hello, admits a peer whose proof holds, refuses anything else.
+  absl::StatusOr<bool> serve_with_secret(Pending& pending);
+  absl::StatusOr<bool> challenge(Pending& pending);
+  // Turns `pending` away and tells it why (an unproven peer cannot fail
+  // the group). true: done with it.
+  bool refuse(Pending& pending, const std::string& why);
   absl::Status admit(Pending& pending, const Hello& hello);
   void turn_away(const Pending& pending, std::string_view why);
   absl::Status fail(absl::Status status, Pending* offender);
@@ -193,11 +206,19 @@ absl::Status GroupFormation::accept_waiting() {
 
 absl::StatusOr<bool> GroupFormation::serve(Pending& pending) {
   absl::StatusOr<bool> got = pending.reader.pump(pending.socket.fd());
+  if (!got.ok() && pending.hello.has_value()) {
+    turn_away(pending, secret_mismatch_text(
+                           SecretMismatch::kClosedBeforeProof,
+                           absl::StrFormat("the peer at %s", pending.address)));
+    return true;
+  }
   if (!got.ok()) {
     // A weft peer that speaks another version or sends a bad header fails
-    // the group: it meant to join. Strangers and early closes only leave a
-    // note, as the real rank may still come.
-    if (pending.reader.spoke_weft() && !absl::IsUnavailable(got.status())) {
+    // the group: it meant to join (unless a secret is required: only a
+    // proven peer may). Strangers and early closes only leave a note, as
+    // the real rank may still come.
+    if (pending.reader.spoke_weft() && !absl::IsUnavailable(got.status()) &&
+        config_.secret.empty()) {
       return fail(
           place_error(got.status().code(), 0, kNoPeer,
                       absl::StrFormat("the peer at %s: %s", pending.address,
@@ -208,6 +229,15 @@ absl::StatusOr<bool> GroupFormation::serve(Pending& pending) {
     return true;
   }
   if (!*got) return false;
+  if (!config_.secret.empty()) return serve_with_secret(pending);
+  if (pending.reader.header().type == MessageType::kSecretHello) {
+    return fail(place_error(absl::StatusCode::kPermissionDenied, 0, kNoPeer,
+                            secret_mismatch_text(
+                                SecretMismatch::kOnlyPeerHasOne,
+                                absl::StrFormat("the peer at %s",
+                                                pending.address))),
+                &pending);
+  }
   if (pending.reader.header().type != MessageType::kHello) {
     return fail(
         place_error(
@@ -227,6 +257,84 @@ absl::StatusOr<bool> GroupFormation::serve(Pending& pending) {
         &pending);
   }
   if (absl::Status s = admit(pending, *hello); !s.ok()) return s;
+  return true;
+}
+
+absl::StatusOr<bool> GroupFormation::serve_with_secret(Pending& pending) {
+  const MessageType type = pending.reader.header().type;
+  const std::string who = absl::StrFormat("the peer at %s", pending.address);
+  if (!pending.hello.has_value()) {
+    if (type == MessageType::kHello) {
+      return refuse(pending,
+                    secret_mismatch_text(SecretMismatch::kPeerHasNone, who));
+    }
+    if (type != MessageType::kSecretHello) {
+      return refuse(pending, absl::StrFormat("%s sent a %s before its hello",
+                                             who, message_type_name(type)));
+    }
+    return challenge(pending);
+  }
+  if (type != MessageType::kProof) {
+    return refuse(pending,
+                  absl::StrFormat("%s sent a %s instead of its proof", who,
+                                  message_type_name(type)));
+  }
+  absl::StatusOr<SecretProof> proof = decode_proof(pending.reader.body());
+  if (!proof.ok()) {
+    return refuse(pending, absl::StrFormat("%s: %s", who,
+                                           proof.status().message()));
+  }
+  if (!proof_holds(config_.secret, pending.transcript, Prover::kInitiator,
+                   *proof)) {
+    return refuse(pending,
+                  secret_mismatch_text(SecretMismatch::kWrongProof, who));
+  }
+  if (absl::Status s =
+          admit(pending, Hello{pending.hello->rank, pending.hello->size});
+      !s.ok()) {
+    return s;
+  }
+  return true;
+}
+
+absl::StatusOr<bool> GroupFormation::challenge(Pending& pending) {
+  absl::StatusOr<SecretHello> hello =
+      decode_secret_hello(pending.reader.body());
+  if (!hello.ok()) {
+    return refuse(pending, absl::StrFormat("the peer at %s: %s",
+                                           pending.address,
+                                           hello.status().message()));
+  }
+  absl::StatusOr<SecretNonce> nonce = fresh_nonce();
+  if (!nonce.ok()) {
+    return fail(place_error(nonce.status().code(), 0, kNoPeer,
+                            to_std(nonce.status().message())),
+                &pending);
+  }
+  pending.transcript = ProofTranscript{kSecretProofContext, hello->rank, 0,
+                                       hello->nonce, *nonce};
+  const Challenge challenge{
+      *nonce,
+      prove(config_.secret, pending.transcript, Prover::kResponder)};
+  if (absl::Status s = send_all(
+          pending.socket.fd(), encode_challenge(challenge),
+          deadline_after(clock_.now_ns(), kAbortSendTimeoutNs), clock_);
+      !s.ok()) {
+    turn_away(pending, to_std(s.message()));
+    return true;
+  }
+  pending.hello = *hello;
+  pending.reader.reset();
+  return false;
+}
+
+bool GroupFormation::refuse(Pending& pending, const std::string& why) {
+  turn_away(pending, why);
+  TcpChannel told{kNoPeer, std::move(pending.socket), pending.address,
+                  MessageReader(), false};
+  send_abort(told,
+             place_error(absl::StatusCode::kPermissionDenied, 0, kNoPeer, why),
+             clock_);
   return true;
 }
 
@@ -341,6 +449,48 @@ absl::Status await_welcome(uint32_t self, TcpChannel& ch, TimeNs deadline_ns,
   return absl::OkStatus();
 }
 
+// With a shared secret: says a secret hello, checks rank 0's proof in its
+// challenge, and sends ours.
+absl::Status prove_membership(uint32_t self, TcpChannel& ch,
+                              const Config& config, TimeNs deadline_ns,
+                              const Clock& clock) {
+  absl::StatusOr<SecretNonce> nonce = fresh_nonce();
+  if (!nonce.ok()) return channel_error(self, ch, "joining", nonce.status());
+  absl::Status said =
+      send_all(ch.socket.fd(),
+               encode_secret_hello({self, config.size, *nonce}), deadline_ns,
+               clock);
+  if (!said.ok()) return channel_error(self, ch, "saying hello", said);
+  absl::Status got =
+      receive_message(ch.socket.fd(), ch.reader, deadline_ns, clock);
+  if (!got.ok()) return channel_error(self, ch, "proving the secret", got);
+  const MessageType type = ch.reader.header().type;
+  if (type == MessageType::kAbort) return abort_from(self, ch, "joining");
+  absl::StatusOr<Challenge> challenge =
+      type == MessageType::kChallenge
+          ? decode_challenge(ch.reader.body())
+          : absl::InvalidArgumentError(absl::StrFormat(
+                "expected a challenge, got a %s", message_type_name(type)));
+  ch.reader.reset();
+  if (!challenge.ok()) {
+    return channel_error(self, ch, "proving the secret", challenge.status());
+  }
+  const ProofTranscript transcript{kSecretProofContext, self, 0, *nonce,
+                                   challenge->nonce};
+  if (!proof_holds(config.secret, transcript, Prover::kResponder,
+                   challenge->proof)) {
+    return place_error(
+        absl::StatusCode::kPermissionDenied, self, 0,
+        secret_mismatch_text(SecretMismatch::kWrongProof, describe(ch)));
+  }
+  said = send_all(ch.socket.fd(),
+                  encode_proof(prove(config.secret, transcript,
+                                     Prover::kInitiator)),
+                  deadline_ns, clock);
+  if (!said.ok()) return channel_error(self, ch, "proving the secret", said);
+  return absl::OkStatus();
+}
+
 // Connects to `address` with back-off until `deadline_ns`.
 absl::StatusOr<Socket> reach(uint32_t self, const sockaddr_in& address,
                              TimeNs deadline_ns, const Config& config,
@@ -449,9 +599,18 @@ absl::StatusOr<TcpChannel> join_group(const Config& config,
   if (!socket.ok()) return socket.status();
   TcpChannel ch{0, *std::move(socket), address_text(*address), MessageReader(),
                 false};
-  absl::Status said = send_all(
-      ch.socket.fd(), encode_hello({self, config.size}), deadline_ns, clock);
-  if (!said.ok()) return channel_error(self, ch, "saying hello", said);
+  if (!config.secret.empty()) {
+    if (absl::Status s =
+            prove_membership(self, ch, config, deadline_ns, clock);
+        !s.ok()) {
+      return s;
+    }
+  } else if (absl::Status said =
+                 send_all(ch.socket.fd(), encode_hello({self, config.size}),
+                          deadline_ns, clock);
+             !said.ok()) {
+    return channel_error(self, ch, "saying hello", said);
+  }
   if (absl::Status s = await_welcome(self, ch, deadline_ns, config, clock);
       !s.ok()) {
     return s;

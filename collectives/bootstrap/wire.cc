@@ -11,6 +11,8 @@ namespace weft {
 namespace {
 
 constexpr size_t kHelloBodyBytes = 8;
+constexpr size_t kSecretHelloBodyBytes = kHelloBodyBytes + kSecretNonceBytes;
+constexpr size_t kChallengeBodyBytes = kSecretNonceBytes + kSecretProofBytes;
 constexpr size_t kRoundBytes = 8;
 constexpr size_t kLengthBytes = 4;
 constexpr size_t kAbortFixedBytes = 8;
@@ -72,6 +74,14 @@ absl::Status malformed(MessageType type, std::string_view what) {
                       message_type_name(type), what));
 }
 
+// A body of a fixed length.
+absl::Status check_length(MessageType type, std::span<const uint8_t> body,
+                          size_t expected) {
+  if (body.size() == expected) return absl::OkStatus();
+  return malformed(type, absl::StrFormat("%u body bytes, expected %u",
+                                         body.size(), expected));
+}
+
 // "47 45 54 20 ("GET ")": what a stranger sent, for the error message.
 std::string describe_bytes(std::span<const uint8_t> b) {
   std::string hex, text;
@@ -84,7 +94,7 @@ std::string describe_bytes(std::span<const uint8_t> b) {
 
 bool known_type(uint16_t type) {
   return type >= uint16_t(MessageType::kHello) &&
-         type <= uint16_t(MessageType::kAbort);
+         type <= uint16_t(MessageType::kProof);
 }
 
 }  // namespace
@@ -101,6 +111,12 @@ std::string_view message_type_name(MessageType type) {
       return "gathered";
     case MessageType::kAbort:
       return "abort";
+    case MessageType::kSecretHello:
+      return "secret hello";
+    case MessageType::kChallenge:
+      return "challenge";
+    case MessageType::kProof:
+      return "proof";
   }
   return "unknown";
 }
@@ -117,6 +133,12 @@ uint32_t max_body_bytes(MessageType type) {
       return kMaxGatheredBodyBytes;
     case MessageType::kAbort:
       return kAbortFixedBytes + kMaxAbortTextBytes;
+    case MessageType::kSecretHello:
+      return kSecretHelloBodyBytes;
+    case MessageType::kChallenge:
+      return kChallengeBodyBytes;
+    case MessageType::kProof:
+      return kSecretProofBytes;
   }
   return 0;
 }
@@ -187,6 +209,27 @@ std::vector<uint8_t> encode_hello(const Hello& hello) {
   return w.take();
 }
 
+std::vector<uint8_t> encode_secret_hello(const SecretHello& hello) {
+  Writer w(MessageType::kSecretHello, kSecretHelloBodyBytes);
+  w.u32(hello.rank);
+  w.u32(hello.size);
+  w.raw(hello.nonce);
+  return w.take();
+}
+
+std::vector<uint8_t> encode_challenge(const Challenge& challenge) {
+  Writer w(MessageType::kChallenge, kChallengeBodyBytes);
+  w.raw(challenge.nonce);
+  w.raw(challenge.proof);
+  return w.take();
+}
+
+std::vector<uint8_t> encode_proof(const SecretProof& proof) {
+  Writer w(MessageType::kProof, kSecretProofBytes);
+  w.raw(proof);
+  return w.take();
+}
+
 std::vector<uint8_t> encode_welcome() {
   return Writer(MessageType::kWelcome, 0).take();
 }
@@ -230,16 +273,54 @@ std::vector<uint8_t> encode_abort(const Abort& abort) {
 }
 
 absl::StatusOr<Hello> decode_hello(std::span<const uint8_t> body) {
-  if (body.size() != kHelloBodyBytes) {
-    return malformed(MessageType::kHello,
-                     absl::StrFormat("%u body bytes, expected %u", body.size(),
-                                     kHelloBodyBytes));
+  if (absl::Status s = check_length(MessageType::kHello, body, kHelloBodyBytes);
+      !s.ok()) {
+    return s;
   }
   Reader r(body);
   Hello hello;
   hello.rank = r.u32();
   hello.size = r.u32();
   return hello;
+}
+
+absl::StatusOr<SecretHello> decode_secret_hello(
+    std::span<const uint8_t> body) {
+  if (absl::Status s = check_length(MessageType::kSecretHello, body,
+                                    kSecretHelloBodyBytes);
+      !s.ok()) {
+    return s;
+  }
+  Reader r(body);
+  SecretHello hello;
+  hello.rank = r.u32();
+  hello.size = r.u32();
+  std::ranges::copy(r.raw(kSecretNonceBytes), hello.nonce.begin());
+  return hello;
+}
+
+absl::StatusOr<Challenge> decode_challenge(std::span<const uint8_t> body) {
+  if (absl::Status s =
+          check_length(MessageType::kChallenge, body, kChallengeBodyBytes);
+      !s.ok()) {
+    return s;
+  }
+  Reader r(body);
+  Challenge c;
+  std::ranges::copy(r.raw(kSecretNonceBytes), c.nonce.begin());
+  std::ranges::copy(r.raw(kSecretProofBytes), c.proof.begin());
+  return c;
+}
+
+absl::StatusOr<SecretProof> decode_proof(std::span<const uint8_t> body) {
+  if (absl::Status s =
+          check_length(MessageType::kProof, body, kSecretProofBytes);
+      !s.ok()) {
+    return s;
+  }
+  SecretProof proof;
+  std::ranges::copy(body, proof.begin());
+  return proof;
 }
 
 absl::Status decode_welcome(std::span<const uint8_t> body) {

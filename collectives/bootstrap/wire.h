@@ -18,6 +18,14 @@
 //                                                        (rank 0 -> peer)
 //   kAbort       status code u32, culprit rank u32, reason text
 //                (rank 0 -> peer: the group has failed, and why)
+//
+// With a shared secret (fabric/secret_proof.h) a rank says kSecretHello
+// instead of kHello, and proves the secret before rank 0 admits it:
+//   kSecretHello rank u32, size u32, nonce[32]               (peer -> rank 0)
+//   kChallenge   nonce[32], rank 0's proof[32]               (rank 0 -> peer)
+//   kProof       the peer's proof[32], once rank 0's held    (peer -> rank 0)
+// The peer initiates: its proofs are Prover::kInitiator's, rank 0's
+// Prover::kResponder's, over kSecretProofContext, both ranks and nonces.
 #ifndef WEFT_COLLECTIVES_BOOTSTRAP_WIRE_H_
 #define WEFT_COLLECTIVES_BOOTSTRAP_WIRE_H_
 
@@ -32,11 +40,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/bootstrap.h"
+#include "fabric/secret_proof.h"
 
 namespace weft {
 
 inline constexpr uint32_t kWireMagic = 0x5745'4654;  // "WEFT"
-inline constexpr uint16_t kWireVersion = 1;
+// 2: the shared-secret messages.
+inline constexpr uint16_t kWireVersion = 2;
+// Context of the bootstrap's shared-secret proofs.
+inline constexpr std::string_view kSecretProofContext = "weft bootstrap 2";
 inline constexpr size_t kWireHeaderBytes = 12;
 
 // Hard limit on one gathered message's body: the sum of every rank's blob
@@ -53,6 +65,9 @@ enum class MessageType : uint16_t {
   kContribute = 3,
   kGathered = 4,
   kAbort = 5,
+  kSecretHello = 6,
+  kChallenge = 7,
+  kProof = 8,
 };
 
 // "hello", "welcome", ...; "unknown" for values outside the enum.
@@ -92,6 +107,17 @@ struct Hello {
   uint32_t size = 0;
 };
 
+struct SecretHello {
+  uint32_t rank = 0;
+  uint32_t size = 0;
+  SecretNonce nonce{};
+};
+
+struct Challenge {
+  SecretNonce nonce{};
+  SecretProof proof{};
+};
+
 struct Contribution {
   uint64_t round = 0;
   std::vector<uint8_t> blob;
@@ -110,6 +136,9 @@ struct Abort {
 
 // Whole messages (header and body), ready to send.
 std::vector<uint8_t> encode_hello(const Hello& hello);
+std::vector<uint8_t> encode_secret_hello(const SecretHello& hello);
+std::vector<uint8_t> encode_challenge(const Challenge& challenge);
+std::vector<uint8_t> encode_proof(const SecretProof& proof);
 std::vector<uint8_t> encode_welcome();
 // REQUIRES: blob.size() <= Bootstrap::kMaxBlobBytes.
 std::vector<uint8_t> encode_contribution(uint64_t round,
@@ -124,6 +153,9 @@ std::vector<uint8_t> encode_abort(const Abort& abort);
 // Body decoders: InvalidArgument naming the message and what is wrong when
 // the body's length or contents are inconsistent.
 absl::StatusOr<Hello> decode_hello(std::span<const uint8_t> body);
+absl::StatusOr<SecretHello> decode_secret_hello(std::span<const uint8_t> body);
+absl::StatusOr<Challenge> decode_challenge(std::span<const uint8_t> body);
+absl::StatusOr<SecretProof> decode_proof(std::span<const uint8_t> body);
 absl::Status decode_welcome(std::span<const uint8_t> body);
 absl::StatusOr<Contribution> decode_contribution(std::span<const uint8_t> body);
 absl::StatusOr<Gathered> decode_gathered(std::span<const uint8_t> body);

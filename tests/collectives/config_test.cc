@@ -87,6 +87,22 @@ TEST_F(ConfigFromEnvironment, ReadsJacclVariables) {
   EXPECT_EQ(c->exchange_timeout_ns, Config::kDefaultExchangeTimeoutNs);
 }
 
+TEST_F(ConfigFromEnvironment, SecretFromWeftSecretEmptyIsNone) {
+  set_jaccl_mesh("2");
+  absl::StatusOr<Config> c = read();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->secret.empty());
+  env_["WEFT_SECRET"] = "";
+  c = read();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->secret.empty());
+  // Short secrets work (the docs recommend 32 random bytes); kept as given.
+  env_["WEFT_SECRET"] = " short ";
+  c = read();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->secret, " short ");
+}
+
 TEST_F(ConfigFromEnvironment, ReadsMlxAliases) {
   env_["MLX_RANK"] = "3";
   env_["MLX_IBV_DEVICES"] = write_json("ring4.json", kRing4);

@@ -36,8 +36,8 @@ struct HostileClient {
 };
 
 TEST(TcpBootstrap, CoordinatorFacingHostileClients) {
-  std::vector<uint8_t> oversized = wire_header_bytes(1, 1, 1u << 30);
-  std::vector<uint8_t> wrong_version = wire_header_bytes(2, 1, 8);
+  std::vector<uint8_t> oversized = wire_header_bytes(2, 1, 1u << 30);
+  std::vector<uint8_t> wrong_version = wire_header_bytes(1, 1, 8);
   wrong_version.resize(wrong_version.size() + 8);
   std::vector<uint8_t> hello_rank_5 = encode_hello({5, 2});
   std::vector<uint8_t> hello_rank_0 = encode_hello({0, 2});
@@ -62,7 +62,7 @@ TEST(TcpBootstrap, CoordinatorFacingHostileClients) {
        absl::StatusCode::kOk},
       {"wrong version", wrong_version, false,
        absl::StatusCode::kFailedPrecondition,
-       "peer speaks bootstrap version 2, we speak 1",
+       "peer speaks bootstrap version 1, we speak 2",
        absl::StatusCode::kFailedPrecondition},
       {"oversized length", oversized, false,
        absl::StatusCode::kResourceExhausted, "more than its limit",
@@ -111,7 +111,7 @@ struct HostileCoordinator {
 
 TEST(TcpBootstrap, RankFacingHostileCoordinator) {
   std::vector<uint8_t> other_version = wire_header_bytes(9, 2, 0);
-  std::vector<uint8_t> oversized_welcome = wire_header_bytes(1, 2, 5);
+  std::vector<uint8_t> oversized_welcome = wire_header_bytes(2, 2, 5);
   const std::string garbage = "SSH-2.0-OpenSSH_9.2\r\n";
   const HostileCoordinator cases[] = {
       {"garbage",
@@ -119,7 +119,7 @@ TEST(TcpBootstrap, RankFacingHostileCoordinator) {
        absl::StatusCode::kInvalidArgument,
        "not a weft bootstrap peer"},
       {"other version", other_version, absl::StatusCode::kFailedPrecondition,
-       "peer speaks bootstrap version 9, we speak 1"},
+       "peer speaks bootstrap version 9, we speak 2"},
       {"oversized", oversized_welcome, absl::StatusCode::kResourceExhausted,
        "more than its limit 0"},
       {"close",
@@ -175,7 +175,7 @@ TEST(TcpBootstrap, RankFacingHostileAnswerToAnExchange) {
        absl::StatusCode::kDataLoss, "holds 3 blobs for a group of 2"},
       {"not our blob", *encode_gathered(0, {{}, {4}}),
        absl::StatusCode::kDataLoss, "does not hold our own blob"},
-      {"truncated gathered body", wire_header_bytes(1, 4, 100),
+      {"truncated gathered body", wire_header_bytes(2, 4, 100),
        absl::StatusCode::kUnavailable, "in the middle of a message"},
   };
   for (const Case& c : cases) {

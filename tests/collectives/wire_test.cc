@@ -24,7 +24,7 @@ using testing::wire_header_bytes;
 TEST(Wire, HelloIsBigEndianOnTheWire) {
   const std::vector<uint8_t> bytes = encode_hello({0x01020304, 0x0a0b0c0d});
   EXPECT_THAT(bytes, ElementsAre(0x57, 0x45, 0x46, 0x54,    // "WEFT"
-                                 0x00, 0x01,                // version 1
+                                 0x00, 0x02,                // version 2
                                  0x00, 0x01,                // hello
                                  0x00, 0x00, 0x00, 0x08,    // 8 body bytes
                                  0x01, 0x02, 0x03, 0x04,    // rank
@@ -107,29 +107,29 @@ TEST(Wire, BadMagicIsNotAWeftPeer) {
 }
 
 TEST(Wire, OtherVersionSaysBoth) {
-  absl::StatusOr<WireHeader> h = decode_header(wire_header_bytes(2, 1, 8));
+  absl::StatusOr<WireHeader> h = decode_header(wire_header_bytes(1, 1, 8));
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(message(h.status()),
-              HasSubstr("peer speaks bootstrap version 2, we speak 1; run the "
+              HasSubstr("peer speaks bootstrap version 1, we speak 2; run the "
                         "same weft version on every rank"));
 }
 
 TEST(Wire, UnknownTypeAndOversizedLength) {
-  absl::StatusOr<WireHeader> h = decode_header(wire_header_bytes(1, 0, 0));
+  absl::StatusOr<WireHeader> h = decode_header(wire_header_bytes(2, 0, 0));
   EXPECT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument);
-  h = decode_header(wire_header_bytes(1, 6, 0));
+  h = decode_header(wire_header_bytes(2, 9, 0));
   EXPECT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(message(h.status()), HasSubstr("unknown type 6"));
+  EXPECT_THAT(message(h.status()), HasSubstr("unknown type 9"));
 
-  h = decode_header(wire_header_bytes(1, 1, 9));  // a hello is 8 bytes
+  h = decode_header(wire_header_bytes(2, 1, 9));  // a hello is 8 bytes
   EXPECT_EQ(h.status().code(), absl::StatusCode::kResourceExhausted);
-  h = decode_header(wire_header_bytes(1, 4, kMaxGatheredBodyBytes + 1));
+  h = decode_header(wire_header_bytes(2, 4, kMaxGatheredBodyBytes + 1));
   EXPECT_EQ(h.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(message(h.status()), HasSubstr("more than its limit"));
-  h = decode_header(wire_header_bytes(1, 4, kMaxGatheredBodyBytes));
+  h = decode_header(wire_header_bytes(2, 4, kMaxGatheredBodyBytes));
   EXPECT_TRUE(h.ok());
-  h = decode_header(wire_header_bytes(1, 3, 8 + Bootstrap::kMaxBlobBytes + 1));
+  h = decode_header(wire_header_bytes(2, 3, 8 + Bootstrap::kMaxBlobBytes + 1));
   EXPECT_EQ(h.status().code(), absl::StatusCode::kResourceExhausted);
 }
 

@@ -40,6 +40,17 @@ bool write_wire(const std::string& dir) {
   ok &= write(dir + "/welcome.bin", encode_welcome());
   ok &= write(dir + "/contribute.bin", encode_contribution(3, blob));
   ok &= write(dir + "/gathered.bin", *encode_gathered(3, blobs));
+  SecretNonce nonce;
+  SecretProof proof;
+  for (uint8_t i = 0; i < 32; ++i) {
+    nonce[i] = i;
+    proof[i] = static_cast<uint8_t>(100 + i);
+  }
+  ok &= write(dir + "/secret_hello.bin",
+              encode_secret_hello({.rank = 1, .size = 4, .nonce = nonce}));
+  ok &= write(dir + "/challenge.bin",
+              encode_challenge({.nonce = nonce, .proof = proof}));
+  ok &= write(dir + "/proof.bin", encode_proof(proof));
   ok &= write(dir + "/abort.bin",
               encode_abort({.code = absl::StatusCode::kDeadlineExceeded,
                             .culprit = 2,

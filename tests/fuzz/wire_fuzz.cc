@@ -29,8 +29,10 @@ using Bytes = std::span<const uint8_t>;
 constexpr size_t kRoundBytes = 8;
 constexpr size_t kAbortFixedBytes = 8;  // code u32, culprit u32
 constexpr MessageType kAllTypes[] = {
-    MessageType::kHello, MessageType::kWelcome, MessageType::kContribute,
-    MessageType::kGathered, MessageType::kAbort};
+    MessageType::kHello,       MessageType::kWelcome,
+    MessageType::kContribute,  MessageType::kGathered,
+    MessageType::kAbort,       MessageType::kSecretHello,
+    MessageType::kChallenge,   MessageType::kProof};
 
 uint64_t big_endian(Bytes b, size_t at, size_t n) {
   uint64_t v = 0;
@@ -55,6 +57,12 @@ uint64_t documented_limit(uint16_t type) {
       return kMaxGatheredBodyBytes;
     case 5:
       return kAbortFixedBytes + kMaxAbortTextBytes;
+    case 6:
+      return 40;  // secret hello: rank, size, nonce
+    case 7:
+      return 64;  // challenge: nonce, proof
+    case 8:
+      return 32;  // proof
   }
   return 0;
 }
@@ -65,9 +73,9 @@ absl::StatusCode expected_header_code(Bytes b) {
   if (big_endian(b, 0, 4) != 0x57454654) {
     return absl::StatusCode::kInvalidArgument;
   }
-  if (big_endian(b, 4, 2) != 1) return absl::StatusCode::kFailedPrecondition;
+  if (big_endian(b, 4, 2) != 2) return absl::StatusCode::kFailedPrecondition;
   const uint16_t type = uint16_t(big_endian(b, 6, 2));
-  if (type < 1 || type > 5) return absl::StatusCode::kInvalidArgument;
+  if (type < 1 || type > 8) return absl::StatusCode::kInvalidArgument;
   if (big_endian(b, 8, 4) > documented_limit(type)) {
     return absl::StatusCode::kResourceExhausted;
   }
@@ -185,6 +193,45 @@ std::optional<std::vector<uint8_t>> reencode(MessageType type, Bytes body) {
       }
       WEFT_FUZZ_CHECK(c->round == big_endian(body, 0, 8));
       std::vector<uint8_t> wire = encode_contribution(c->round, c->blob);
+      check_encoded(wire, type, body, /*exact=*/true);
+      return wire;
+    }
+    case MessageType::kSecretHello: {
+      absl::StatusOr<SecretHello> h = decode_secret_hello(body);
+      WEFT_FUZZ_CHECK(h.ok() == (body.size() == documented_limit(6)));
+      if (!h.ok()) {
+        check_rejection(h.status());
+        return std::nullopt;
+      }
+      WEFT_FUZZ_CHECK(h->rank == big_endian(body, 0, 4));
+      WEFT_FUZZ_CHECK(h->size == big_endian(body, 4, 4));
+      WEFT_FUZZ_CHECK(same(h->nonce, body.subspan(8)));
+      std::vector<uint8_t> wire = encode_secret_hello(*h);
+      check_encoded(wire, type, body, /*exact=*/true);
+      return wire;
+    }
+    case MessageType::kChallenge: {
+      absl::StatusOr<Challenge> c = decode_challenge(body);
+      WEFT_FUZZ_CHECK(c.ok() == (body.size() == documented_limit(7)));
+      if (!c.ok()) {
+        check_rejection(c.status());
+        return std::nullopt;
+      }
+      WEFT_FUZZ_CHECK(same(c->nonce, body.first(32)));
+      WEFT_FUZZ_CHECK(same(c->proof, body.subspan(32)));
+      std::vector<uint8_t> wire = encode_challenge(*c);
+      check_encoded(wire, type, body, /*exact=*/true);
+      return wire;
+    }
+    case MessageType::kProof: {
+      absl::StatusOr<SecretProof> p = decode_proof(body);
+      WEFT_FUZZ_CHECK(p.ok() == (body.size() == documented_limit(8)));
+      if (!p.ok()) {
+        check_rejection(p.status());
+        return std::nullopt;
+      }
+      WEFT_FUZZ_CHECK(same(*p, body));
+      std::vector<uint8_t> wire = encode_proof(*p);
       check_encoded(wire, type, body, /*exact=*/true);
       return wire;
     }
