@@ -28,7 +28,9 @@ constexpr std::array<uint32_t, 8> kInitialState = {
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 
-constexpr uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+constexpr uint32_t rotr(uint32_t x, int n) {
+  return (x >> n) | (x << (32 - n));
+}
 
 // FIPS 180-4 section 6.2.2: one 64-byte block into the state.
 void compress(std::array<uint32_t, 8>& state, const uint8_t* block) {

@@ -260,8 +260,8 @@ bool TcpFabric::settle(PendingConnection& p) {
     p.filled += static_cast<size_t>(n);
     if (p.filled == Hello::kBytes && p.wanted == Hello::kBytes) {
       // A hello proving a secret is followed by the connector's nonce.
-      absl::StatusOr<Hello> first = Hello::decode(
-          std::span(p.hello_bytes).first(Hello::kBytes));
+      absl::StatusOr<Hello> first =
+          Hello::decode(std::span(p.hello_bytes).first(Hello::kBytes));
       if (first.ok() && first->proves_secret()) p.wanted += kSecretNonceBytes;
     }
   }
@@ -286,8 +286,9 @@ bool TcpFabric::settle(PendingConnection& p) {
           absl::StrFormat("rank %u", hello->from_rank));
       !s.ok()) {
     // Our flags back, best effort, so the connector can say the same.
-    const Hello ours{.from_rank = rank_,
-                     .flags = options_.secret.empty() ? 0 : Hello::kProvesSecret};
+    const Hello ours{
+        .from_rank = rank_,
+        .flags = options_.secret.empty() ? 0 : Hello::kProvesSecret};
     const std::array<uint8_t, Hello::kBytes> reply = ours.encode();
     const iovec part{const_cast<uint8_t*>(reply.data()), reply.size()};
     (void)internal::write_some(p.socket.fd(), {&part, 1});
@@ -322,10 +323,9 @@ bool TcpFabric::start_proof(PendingConnection& p,
   const SecretProof proof =
       prove(options_.secret, *p.transcript, Prover::kResponder);
   const std::span<const uint8_t> hello = endpoint.own_hello();
-  const iovec parts[] = {
-      {const_cast<uint8_t*>(hello.data()), hello.size()},
-      {nonce->data(), nonce->size()},
-      {const_cast<uint8_t*>(proof.data()), proof.size()}};
+  const iovec parts[] = {{const_cast<uint8_t*>(hello.data()), hello.size()},
+                         {nonce->data(), nonce->size()},
+                         {const_cast<uint8_t*>(proof.data()), proof.size()}};
   const size_t reply_bytes = hello.size() + nonce->size() + proof.size();
   // A fresh connection's socket buffer takes these 100 bytes at once; were
   // it not to, the handshake is refused rather than half sent.

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "collectives/bootstrap/tcp_membership.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
 #include "fabric/secret_proof.h"
@@ -231,12 +232,12 @@ absl::StatusOr<bool> GroupFormation::serve(Pending& pending) {
   if (!*got) return false;
   if (!config_.secret.empty()) return serve_with_secret(pending);
   if (pending.reader.header().type == MessageType::kSecretHello) {
-    return fail(place_error(absl::StatusCode::kPermissionDenied, 0, kNoPeer,
-                            secret_mismatch_text(
-                                SecretMismatch::kOnlyPeerHasOne,
-                                absl::StrFormat("the peer at %s",
-                                                pending.address))),
-                &pending);
+    return fail(
+        place_error(absl::StatusCode::kPermissionDenied, 0, kNoPeer,
+                    secret_mismatch_text(
+                        SecretMismatch::kOnlyPeerHasOne,
+                        absl::StrFormat("the peer at %s", pending.address))),
+        &pending);
   }
   if (pending.reader.header().type != MessageType::kHello) {
     return fail(
@@ -275,14 +276,13 @@ absl::StatusOr<bool> GroupFormation::serve_with_secret(Pending& pending) {
     return challenge(pending);
   }
   if (type != MessageType::kProof) {
-    return refuse(pending,
-                  absl::StrFormat("%s sent a %s instead of its proof", who,
-                                  message_type_name(type)));
+    return refuse(pending, absl::StrFormat("%s sent a %s instead of its proof",
+                                           who, message_type_name(type)));
   }
   absl::StatusOr<SecretProof> proof = decode_proof(pending.reader.body());
   if (!proof.ok()) {
-    return refuse(pending, absl::StrFormat("%s: %s", who,
-                                           proof.status().message()));
+    return refuse(pending,
+                  absl::StrFormat("%s: %s", who, proof.status().message()));
   }
   if (!proof_holds(config_.secret, pending.transcript, Prover::kInitiator,
                    *proof)) {
@@ -301,9 +301,9 @@ absl::StatusOr<bool> GroupFormation::challenge(Pending& pending) {
   absl::StatusOr<SecretHello> hello =
       decode_secret_hello(pending.reader.body());
   if (!hello.ok()) {
-    return refuse(pending, absl::StrFormat("the peer at %s: %s",
-                                           pending.address,
-                                           hello.status().message()));
+    return refuse(pending,
+                  absl::StrFormat("the peer at %s: %s", pending.address,
+                                  hello.status().message()));
   }
   absl::StatusOr<SecretNonce> nonce = fresh_nonce();
   if (!nonce.ok()) {
@@ -314,8 +314,7 @@ absl::StatusOr<bool> GroupFormation::challenge(Pending& pending) {
   pending.transcript = ProofTranscript{kSecretProofContext, hello->rank, 0,
                                        hello->nonce, *nonce};
   const Challenge challenge{
-      *nonce,
-      prove(config_.secret, pending.transcript, Prover::kResponder)};
+      *nonce, prove(config_.secret, pending.transcript, Prover::kResponder)};
   if (absl::Status s = send_all(
           pending.socket.fd(), encode_challenge(challenge),
           deadline_after(clock_.now_ns(), kAbortSendTimeoutNs), clock_);
@@ -449,48 +448,6 @@ absl::Status await_welcome(uint32_t self, TcpChannel& ch, TimeNs deadline_ns,
   return absl::OkStatus();
 }
 
-// With a shared secret: says a secret hello, checks rank 0's proof in its
-// challenge, and sends ours.
-absl::Status prove_membership(uint32_t self, TcpChannel& ch,
-                              const Config& config, TimeNs deadline_ns,
-                              const Clock& clock) {
-  absl::StatusOr<SecretNonce> nonce = fresh_nonce();
-  if (!nonce.ok()) return channel_error(self, ch, "joining", nonce.status());
-  absl::Status said =
-      send_all(ch.socket.fd(),
-               encode_secret_hello({self, config.size, *nonce}), deadline_ns,
-               clock);
-  if (!said.ok()) return channel_error(self, ch, "saying hello", said);
-  absl::Status got =
-      receive_message(ch.socket.fd(), ch.reader, deadline_ns, clock);
-  if (!got.ok()) return channel_error(self, ch, "proving the secret", got);
-  const MessageType type = ch.reader.header().type;
-  if (type == MessageType::kAbort) return abort_from(self, ch, "joining");
-  absl::StatusOr<Challenge> challenge =
-      type == MessageType::kChallenge
-          ? decode_challenge(ch.reader.body())
-          : absl::InvalidArgumentError(absl::StrFormat(
-                "expected a challenge, got a %s", message_type_name(type)));
-  ch.reader.reset();
-  if (!challenge.ok()) {
-    return channel_error(self, ch, "proving the secret", challenge.status());
-  }
-  const ProofTranscript transcript{kSecretProofContext, self, 0, *nonce,
-                                   challenge->nonce};
-  if (!proof_holds(config.secret, transcript, Prover::kResponder,
-                   challenge->proof)) {
-    return place_error(
-        absl::StatusCode::kPermissionDenied, self, 0,
-        secret_mismatch_text(SecretMismatch::kWrongProof, describe(ch)));
-  }
-  said = send_all(ch.socket.fd(),
-                  encode_proof(prove(config.secret, transcript,
-                                     Prover::kInitiator)),
-                  deadline_ns, clock);
-  if (!said.ok()) return channel_error(self, ch, "proving the secret", said);
-  return absl::OkStatus();
-}
-
 // Connects to `address` with back-off until `deadline_ns`.
 absl::StatusOr<Socket> reach(uint32_t self, const sockaddr_in& address,
                              TimeNs deadline_ns, const Config& config,
@@ -600,8 +557,7 @@ absl::StatusOr<TcpChannel> join_group(const Config& config,
   TcpChannel ch{0, *std::move(socket), address_text(*address), MessageReader(),
                 false};
   if (!config.secret.empty()) {
-    if (absl::Status s =
-            prove_membership(self, ch, config, deadline_ns, clock);
+    if (absl::Status s = prove_membership(self, ch, config, deadline_ns, clock);
         !s.ok()) {
       return s;
     }

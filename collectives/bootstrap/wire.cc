@@ -284,10 +284,9 @@ absl::StatusOr<Hello> decode_hello(std::span<const uint8_t> body) {
   return hello;
 }
 
-absl::StatusOr<SecretHello> decode_secret_hello(
-    std::span<const uint8_t> body) {
-  if (absl::Status s = check_length(MessageType::kSecretHello, body,
-                                    kSecretHelloBodyBytes);
+absl::StatusOr<SecretHello> decode_secret_hello(std::span<const uint8_t> body) {
+  if (absl::Status s =
+          check_length(MessageType::kSecretHello, body, kSecretHelloBodyBytes);
       !s.ok()) {
     return s;
   }

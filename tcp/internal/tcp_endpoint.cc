@@ -345,11 +345,11 @@ void TcpEndpoint::read_available() {
 }
 
 bool TcpEndpoint::read_hello() {
-  const int64_t n =
-      read_some(socket_.fd(), std::as_writable_bytes(
-                                  std::span(hello_in_)
-                                      .subspan(hello_in_filled_)
-                                      .first(hello_in_wanted_ - hello_in_filled_)));
+  const int64_t n = read_some(
+      socket_.fd(),
+      std::as_writable_bytes(std::span(hello_in_)
+                                 .subspan(hello_in_filled_)
+                                 .first(hello_in_wanted_ - hello_in_filled_)));
   if (n <= 0) {
     if (n != -EAGAIN) {
       fail(WcStatus::kRemAbortErr,
@@ -374,8 +374,8 @@ bool TcpEndpoint::check_hello() {
   std::string why;
   if (!hello.ok()) {
     why = std::string(hello.status().message());
-  } else if (absl::Status s = check_secret_flag(*hello, !setup_.secret.empty(),
-                                                "it");
+  } else if (absl::Status s =
+                 check_secret_flag(*hello, !setup_.secret.empty(), "it");
              !s.ok()) {
     why = std::string(s.message());
   } else if (hello->from_rank != setup_.info.peer ||
@@ -404,19 +404,19 @@ bool TcpEndpoint::check_hello() {
 bool TcpEndpoint::check_listener_proof() {
   const std::span<const uint8_t> rest =
       std::span(hello_in_).subspan(Hello::kBytes);
-  const ProofTranscript transcript = fabric_transcript(
-      setup_.info.rank, setup_.info.peer, nonce_, rest.first(kSecretNonceBytes));
+  const ProofTranscript transcript =
+      fabric_transcript(setup_.info.rank, setup_.info.peer, nonce_,
+                        rest.first(kSecretNonceBytes));
   if (!proof_holds(setup_.secret, transcript, Prover::kResponder,
                    rest.subspan(kSecretNonceBytes))) {
     fail(WcStatus::kRemInvReqErr,
          refuse(absl::StatusCode::kPermissionDenied, ErrorCause::kFabric,
-                absl::StrFormat("refused %s: %s", peer_text(),
-                                secret_mismatch_text(
-                                    SecretMismatch::kWrongProof, "it"))));
+                absl::StrFormat(
+                    "refused %s: %s", peer_text(),
+                    secret_mismatch_text(SecretMismatch::kWrongProof, "it"))));
     return false;
   }
-  const SecretProof ours =
-      prove(setup_.secret, transcript, Prover::kInitiator);
+  const SecretProof ours = prove(setup_.secret, transcript, Prover::kInitiator);
   std::copy(ours.begin(), ours.end(), hello_out_.begin());
   hello_out_bytes_ = hello_out_left_ = ours.size();
   hello_in_expected_ = false;  // releases the sends held meanwhile

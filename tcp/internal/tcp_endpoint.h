@@ -47,12 +47,12 @@ class TcpEndpoint final : public Endpoint {
  public:
   struct Setup {
     TcpFabric* fabric = nullptr;
-    EndpointInfo info;     // device: this rank's listening address
-    SocketAddress listen;  // where the peer connects, when it is higher
-    uint32_t qp_num = 0;   // this endpoint's identity within the fabric
-    uint32_t psn = 0;      // the fabric's incarnation
-    uint32_t cable = 0;    // which cable to the peer
-    int buffer_bytes = 0;  // socket buffers (0: the kernel's)
+    EndpointInfo info;        // device: this rank's listening address
+    SocketAddress listen;     // where the peer connects, when it is higher
+    uint32_t qp_num = 0;      // this endpoint's identity within the fabric
+    uint32_t psn = 0;         // the fabric's incarnation
+    uint32_t cable = 0;       // which cable to the peer
+    int buffer_bytes = 0;     // socket buffers (0: the kernel's)
     std::string_view secret;  // the fabric's shared secret; empty: none
   };
 

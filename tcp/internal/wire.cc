@@ -85,10 +85,10 @@ ProofTranscript fabric_transcript(uint32_t connector_rank,
 absl::Status check_secret_flag(const Hello& hello, bool have_secret,
                                std::string_view peer) {
   if (hello.proves_secret() == have_secret) return absl::OkStatus();
-  return absl::PermissionDeniedError(secret_mismatch_text(
-      have_secret ? SecretMismatch::kPeerHasNone
-                  : SecretMismatch::kOnlyPeerHasOne,
-      peer));
+  return absl::PermissionDeniedError(
+      secret_mismatch_text(have_secret ? SecretMismatch::kPeerHasNone
+                                       : SecretMismatch::kOnlyPeerHasOne,
+                           peer));
 }
 
 std::array<uint8_t, MessageHeader::kBytes> MessageHeader::encode() const {

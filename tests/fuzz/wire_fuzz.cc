@@ -29,10 +29,9 @@ using Bytes = std::span<const uint8_t>;
 constexpr size_t kRoundBytes = 8;
 constexpr size_t kAbortFixedBytes = 8;  // code u32, culprit u32
 constexpr MessageType kAllTypes[] = {
-    MessageType::kHello,       MessageType::kWelcome,
-    MessageType::kContribute,  MessageType::kGathered,
-    MessageType::kAbort,       MessageType::kSecretHello,
-    MessageType::kChallenge,   MessageType::kProof};
+    MessageType::kHello,     MessageType::kWelcome, MessageType::kContribute,
+    MessageType::kGathered,  MessageType::kAbort,   MessageType::kSecretHello,
+    MessageType::kChallenge, MessageType::kProof};
 
 uint64_t big_endian(Bytes b, size_t at, size_t n) {
   uint64_t v = 0;

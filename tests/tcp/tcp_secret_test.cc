@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
@@ -90,14 +90,13 @@ struct Refusals {
 Refusals refusals_of(Pair& p) {
   Side& listener = p.side[0];
   Side& connector = p.side[1];
+  EXPECT_TRUE(connector.endpoint
+                  ->post_recv({WorkKind::kRecv, 0, 0}, connector.frame(64, 64))
+                  .ok());
   EXPECT_TRUE(
       connector.endpoint
-          ->post_recv({WorkKind::kRecv, 0, 0}, connector.frame(64, 64))
+          ->post_send({WorkKind::kSend, 0, 0}, connector.frame(0, 64), 8, 1)
           .ok());
-  EXPECT_TRUE(connector.endpoint
-                  ->post_send({WorkKind::kSend, 0, 0},
-                              connector.frame(0, 64), 8, 1)
-                  .ok());
   EXPECT_TRUE(p.poll_until([&] {
     return connector.count(WorkKind::kRecv) > 0 &&
            listener.fabric->refused_connections() > 0;
@@ -175,9 +174,9 @@ class RawSocket {
     const TimeNs deadline_ns = deadline_after(clock.now_ns(), kWaitNs);
     while (got.size() < bytes && clock.now_ns() < deadline_ns) {
       std::array<uint8_t, 256> chunk;
-      const ssize_t n = ::recv(fd_, chunk.data(),
-                               std::min(chunk.size(), bytes - got.size()),
-                               MSG_DONTWAIT);
+      const ssize_t n =
+          ::recv(fd_, chunk.data(), std::min(chunk.size(), bytes - got.size()),
+                 MSG_DONTWAIT);
       if (n == 0) break;
       if (n > 0) got.insert(got.end(), chunk.begin(), chunk.begin() + n);
       if (n < 0) pump();
@@ -216,9 +215,8 @@ sockaddr_in loopback(uint16_t port) {
 std::unique_ptr<RawSocket> connect_to(uint16_t port) {
   auto s = std::make_unique<RawSocket>(::socket(AF_INET, SOCK_STREAM, 0));
   const sockaddr_in a = loopback(port);
-  EXPECT_EQ(::connect(s->fd(), reinterpret_cast<const sockaddr*>(&a),
-                      sizeof(a)),
-            0);
+  EXPECT_EQ(
+      ::connect(s->fd(), reinterpret_cast<const sockaddr*>(&a), sizeof(a)), 0);
   return s;
 }
 
@@ -270,8 +268,8 @@ Recording record_handshake(const std::string& secret,
   for (int i = 0; i < 1000 && ::poll(&p, 1, 0) == 0; ++i) rank1.pump();
   RawSocket conn(::accept(listener.fd(), nullptr, nullptr));
   auto pump = [&] { rank1.pump(); };
-  rec.hello_and_nonce = conn.read(internal::Hello::kBytes + kSecretNonceBytes,
-                                  pump);
+  rec.hello_and_nonce =
+      conn.read(internal::Hello::kBytes + kSecretNonceBytes, pump);
   EXPECT_EQ(rec.hello_and_nonce.size(),
             internal::Hello::kBytes + kSecretNonceBytes);
   if (rec.hello_and_nonce.size() != 68) return rec;
@@ -293,9 +291,9 @@ Recording record_handshake(const std::string& secret,
   const std::array<uint8_t, internal::Hello::kBytes> hello_bytes =
       hello.encode();
   std::vector<uint8_t> reply;
-  for (auto part : {std::span<const uint8_t>(hello_bytes),
-                    std::span<const uint8_t>(nonce),
-                    std::span<const uint8_t>(proof)}) {
+  for (auto part :
+       {std::span<const uint8_t>(hello_bytes), std::span<const uint8_t>(nonce),
+        std::span<const uint8_t>(proof)}) {
     reply.insert(reply.end(), part.begin(), part.end());
   }
   EXPECT_TRUE(conn.write(reply));
@@ -324,8 +322,8 @@ void start_replay(const std::string& secret, ReplaySetup& r) {
   ASSERT_EQ(r.recorded.proof.size(), kSecretProofBytes);
   r.raw = connect_to(port_of_text(r.rank0.fabric->listen_addresses()[0]));
   ASSERT_TRUE(r.raw->write(r.recorded.hello_and_nonce));
-  r.reply = r.raw->read(internal::Hello::kMaxHandshakeBytes,
-                        [&] { r.rank0.pump(); });
+  r.reply =
+      r.raw->read(internal::Hello::kMaxHandshakeBytes, [&] { r.rank0.pump(); });
   ASSERT_EQ(r.reply.size(), internal::Hello::kMaxHandshakeBytes);
 }
 
