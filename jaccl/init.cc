@@ -87,6 +87,11 @@ std::shared_ptr<Group> init(const Config& cfg, bool strict) {
   config.devices = internal::to_topology(cfg.devices_);
   config.coordinator = cfg.coordinator_;
   config.ring = internal::chooses_ring(cfg);
+  // weft's own: the side channel's shared secret (docs/tcp.md).
+  if (const char* secret = internal::jaccl_env()("WEFT_SECRET");
+      secret != nullptr) {
+    config.secret = secret;
+  }
   if (config.rank >= config.size) {
     throw std::runtime_error(absl::StrFormat(
         "[jaccl] rank %u is not below the group's size %u (the device "

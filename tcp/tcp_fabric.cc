@@ -292,6 +292,10 @@ bool TcpFabric::settle(PendingConnection& p) {
     const std::array<uint8_t, Hello::kBytes> reply = ours.encode();
     const iovec part{const_cast<uint8_t*>(reply.data()), reply.size()};
     (void)internal::write_some(p.socket.fd(), {&part, 1});
+    // Reads what the connector sent after its hello, so closing sends a
+    // FIN, not a reset that could overtake the reply.
+    std::array<std::byte, 4096> unread;
+    (void)internal::read_some(p.socket.fd(), unread);
     refuse(p, s);
     return true;
   }

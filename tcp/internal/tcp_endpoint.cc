@@ -34,8 +34,9 @@ TcpEndpoint::~TcpEndpoint() {
 
 void TcpEndpoint::say_goodbye() {
   // Only between whole messages: a goodbye inside a half-written one
-  // would be read as payload.
-  if (state_ != State::kOpen || hello_out_left_ > 0 || front_written_ > 0) {
+  // would be read as payload (or, before the secret is proven, as proof).
+  if (state_ != State::kOpen || hello_out_left_ > 0 || front_written_ > 0 ||
+      holding_sends()) {
     return;
   }
   MessageHeader bye{.has_immediate = false, .goodbye = true};
