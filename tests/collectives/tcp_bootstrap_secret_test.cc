@@ -3,11 +3,14 @@
 // exchange; a different secret, or a secret on one side only, is refused on
 // both sides naming the address and saying what to set, never printing the
 // secret; a peer without the proof never joins, and cannot fail the group.
+#include <cstdint>
 #include <future>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/bootstrap/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
