@@ -17,6 +17,7 @@
 #include <memory>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -212,6 +213,102 @@ void BM_PlainTcpPingPong(benchmark::State& state) {
   ::close(fds[1]);
 }
 
+// Fan-in over one progress loop: `peers` senders (threads, each its own
+// fabric) each send one message per iteration to one receiver whose single
+// thread drives all its endpoints (poll() each, idle() when none moved),
+// the receiver's fabric waiting with poll(2) or epoll(7) (args: poller,
+// peers, bytes). The iteration ends when every message arrived.
+void BM_TcpFanIn(benchmark::State& state) {
+  const auto poller = static_cast<tcp::PollerKind>(state.range(0));
+  const auto peers = static_cast<uint32_t>(state.range(1));
+  const auto bytes = static_cast<uint32_t>(state.range(2));
+  state.SetLabel(poller == tcp::PollerKind::kEpoll ? "epoll" : "poll");
+  std::vector<TcpRank> ranks;
+  for (uint32_t r = 0; r <= peers; ++r) {
+    absl::StatusOr<TcpRank> rank = open_tcp_rank(
+        r, (r == 0 ? 2 * peers : 1) * uint64_t{bytes}, {.poller = poller});
+    if (!rank.ok()) return fail_row(state, rank.status());
+    ranks.push_back(*std::move(rank));
+  }
+  for (uint32_t r = 1; r <= peers; ++r) {
+    if (absl::Status s = join_tcp_ranks(0, ranks[0], r, ranks[r]); !s.ok()) {
+      return fail_row(state, s);
+    }
+  }
+  TcpRank& rx = ranks[0];
+  auto recv_frame = [&](uint32_t peer, uint32_t slot) {
+    return *rx.slab->frame((uint64_t{peer} * 2 + slot) * bytes, bytes);
+  };
+  for (uint32_t p = 0; p < peers; ++p) {
+    for (uint32_t slot = 0; slot < 2; ++slot) {
+      (void)rx.endpoints[p]->post_recv({WorkKind::kRecv, p, slot},
+                                       recv_frame(p, slot));
+    }
+  }
+  std::atomic<uint64_t> go{0};
+  std::atomic<bool> stop{false}, failed{false};
+  std::vector<std::thread> senders;
+  for (uint32_t r = 1; r <= peers; ++r) {
+    senders.emplace_back([&, r] {
+      TcpRank& tx = ranks[r];
+      const Frame frame = *tx.slab->frame(0, bytes);
+      Completion c;
+      for (uint64_t sent = 0;; ++sent) {
+        while (go.load() <= sent && !stop.load()) std::this_thread::yield();
+        if (stop.load()) return;
+        (void)tx.endpoints[0]->post_send({WorkKind::kSend, 0, 0}, frame, bytes,
+                                         1);
+        if (!await_one(tx, *tx.endpoints[0], c)) return failed.store(true);
+      }
+    });
+  }
+  WallClock clock;
+  std::array<Completion, 8> c;
+  for (auto _ : state) {
+    go.fetch_add(1);
+    const TimeNs deadline_ns = deadline_after(clock.now_ns(), kTcpWaitNs);
+    for (uint32_t arrived = 0; arrived < peers && !failed.load();) {
+      bool moved = false;
+      for (uint32_t p = 0; p < peers; ++p) {
+        absl::StatusOr<size_t> n = rx.endpoints[p]->poll(c);
+        for (size_t i = 0; n.ok() && i < *n; ++i) {
+          if (!c[i].ok()) failed.store(true);
+          (void)rx.endpoints[p]->post_recv(c[i].id,
+                                           recv_frame(p, c[i].id.slot));
+          ++arrived;
+          moved = true;
+        }
+      }
+      if (clock.now_ns() >= deadline_ns) failed.store(true);
+      if (!moved) rx.fabric->idle(deadline_ns);
+    }
+    if (failed.load()) {
+      fail_row(state, "a message did not arrive within the deadline");
+      break;
+    }
+  }
+  stop.store(true);
+  for (std::thread& t : senders) t.join();
+  state.SetBytesProcessed(state.iterations() * peers * int64_t{bytes});
+}
+
+void fan_in_args(benchmark::internal::Benchmark* b) {
+  std::vector<tcp::PollerKind> pollers = {tcp::PollerKind::kPoll};
+#if defined(__linux__)
+  pollers.push_back(tcp::PollerKind::kEpoll);
+#endif
+  for (int64_t bytes :
+       {int64_t{64} << 10, int64_t{1} << 20, int64_t{16} << 20}) {
+    for (int64_t peers : {1, 2, 4}) {
+      for (tcp::PollerKind p : pollers) {
+        b->Args({static_cast<int64_t>(p), peers, bytes});
+      }
+    }
+  }
+  b->ArgNames({"poller", "peers", "bytes"});
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   for (int64_t s : {int64_t{64} << 10, int64_t{1} << 20, int64_t{64} << 20}) {
     b->Arg(s);
@@ -221,6 +318,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_TcpFabricSend)->Apply(sizes);
 BENCHMARK(BM_PlainTcpStream)->Apply(sizes);
+BENCHMARK(BM_TcpFanIn)->Apply(fan_in_args);
 BENCHMARK(BM_TcpFabricPingPong)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlainTcpPingPong)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
