@@ -21,6 +21,7 @@
 #include <atomic>
 #include <barrier>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>

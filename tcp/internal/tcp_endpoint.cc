@@ -471,7 +471,9 @@ bool TcpEndpoint::read_payload() {
     drained = got < asked;  // a short read emptied the socket
     in.read += static_cast<uint32_t>(std::min<size_t>(got, into.size()));
     header_in_filled_ = got > into.size() ? got - into.size() : 0;
-    if (in.read < in.header.length) return !drained;
+    // Within a payload, reading on: more of it is likely arriving while
+    // this read ran (one more read, not a return to idle(), finds it).
+    if (in.read < in.header.length) return true;
   }
   const MessageHeader header = in.header;
   const bool dropped = in.into == nullptr;
