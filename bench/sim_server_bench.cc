@@ -38,11 +38,11 @@
 namespace {
 
 constexpr uint32_t kMessageBytes = 64 * 1024;
-constexpr uint32_t kPerRound = 64;  // sends per round, then a "go" back
+constexpr uint32_t kPerRound = 64;    // sends per round, then a "go" back
 constexpr uint32_t kSlots = 2 * kPerRound;
 constexpr uint32_t kReceives = 2 * kPerRound;  // rank 1 keeps them posted
-constexpr uint32_t kStop = 0xffffffffu;        // immediate that ends rank 1
-constexpr uint8_t kGidIndex = 1;               // the provider's IPv4-mapped GID
+constexpr uint32_t kStop = 0xffffffffu;  // immediate that ends rank 1
+constexpr uint8_t kGidIndex = 1;      // the provider's IPv4-mapped GID
 
 void die(const char* what) {
   std::fprintf(stderr, "weft_sim_server_bench: %s\n", what);
@@ -60,8 +60,8 @@ struct Verbs {
       if (p == nullptr) die(name);
       return p;
     };
-    get_device_list =
-        reinterpret_cast<decltype(get_device_list)>(get("ibv_get_device_list"));
+    get_device_list = reinterpret_cast<decltype(get_device_list)>(
+        get("ibv_get_device_list"));
     open_device =
         reinterpret_cast<decltype(open_device)>(get("ibv_open_device"));
     alloc_pd = reinterpret_cast<decltype(alloc_pd)>(get("ibv_alloc_pd"));
@@ -304,8 +304,8 @@ void BM_Memcpy64KiB(benchmark::State& state) {
 
 void BM_Stream64KiBSends(benchmark::State& state) {
   for (auto _ : state) round(nullptr, nullptr);
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kPerRound *
-                          kMessageBytes);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          kPerRound * kMessageBytes);
 }
 
 void BM_PollThatFindsACompletion(benchmark::State& state) {
