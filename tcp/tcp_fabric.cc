@@ -18,6 +18,7 @@
 #include "fabric/errors.h"
 #include "fabric/logging.h"
 #include "fabric/secret_proof.h"
+#include "tcp/internal/poller.h"
 #include "tcp/internal/socket.h"
 #include "tcp/internal/tcp_endpoint.h"
 #include "tcp/internal/wire.h"
@@ -87,7 +88,15 @@ absl::StatusOr<std::unique_ptr<TcpFabric>> TcpFabric::open(uint32_t rank,
                       "no listening address: give the TCP fabric one "
                       "\"ip:port\" per cable");
   }
+  absl::StatusOr<std::unique_ptr<internal::Poller>> poller =
+      internal::Poller::create(options.poller);
+  if (!poller.ok()) {
+    return make_error(poller.status().code(),
+                      ErrorPlace{rank, kNoPeer, "", ErrorCause::kBadInput},
+                      message_of(poller.status()));
+  }
   std::unique_ptr<TcpFabric> fabric(new TcpFabric(rank, std::move(options)));
+  fabric->poller_ = *std::move(poller);
   if (absl::Status s = fabric->listen_all(); !s.ok()) return s;
   return fabric;
 }
@@ -189,25 +198,34 @@ void TcpFabric::forget(internal::TcpEndpoint* endpoint) {
 }
 
 void TcpFabric::idle(TimeNs wake_at_ns) {
-  std::vector<pollfd> fds;
-  // Listeners and pending connections first: [0, accepting) of `fds`.
-  for (const auto& l : listeners_) fds.push_back({l->socket.fd(), POLLIN, 0});
-  for (const auto& p : pending_) fds.push_back({p->socket.fd(), POLLIN, 0});
-  const size_t accepting = fds.size();
   for (const auto& [qp, endpoint] : endpoints_) {
-    if (endpoint->has_completions()) return;
+    if (endpoint->can_move()) return;
+  }
+  accepting_fds_.clear();
+  for (const auto& l : listeners_) {
+    poller_->want(l->socket.fd(), POLLIN, /*lasting=*/true);
+    accepting_fds_.push_back(l->socket.fd());
+  }
+  // A pending connection may be refused and closed without the poller
+  // hearing of it: wanted for one wait at a time.
+  for (const auto& p : pending_) {
+    poller_->want(p->socket.fd(), POLLIN, /*lasting=*/false);
+    accepting_fds_.push_back(p->socket.fd());
+  }
+  for (const auto& [qp, endpoint] : endpoints_) {
     const pollfd p = endpoint->wanted();
-    if (p.fd >= 0) fds.push_back(p);
+    if (p.fd >= 0) poller_->want(p.fd, p.events, /*lasting=*/true);
   }
   const TimeNs now_ns = clock_->now_ns();
   const TimeNs wait_ns = std::clamp<TimeNs>(
       wake_at_ns == kNeverNs ? kMaxIdleNs : wake_at_ns - now_ns, 0, kMaxIdleNs);
-  const int timeout_ms = static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs);
-  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  const std::span<const int> ready = poller_->wait(wait_ns);
   // Accepting only when a listener or a pending connection is ready: the
   // common wake-up, data on an endpoint, costs no accept(2).
-  if (std::any_of(fds.begin(), fds.begin() + accepting,
-                  [](const pollfd& p) { return p.revents != 0; })) {
+  if (std::any_of(ready.begin(), ready.end(), [&](int fd) {
+        return std::find(accepting_fds_.begin(), accepting_fds_.end(), fd) !=
+               accepting_fds_.end();
+      })) {
     pump_accepts();
   }
 }

@@ -13,12 +13,13 @@
 // higher rank connects, so both agree without a race.
 //
 // Progress: completions are produced when an endpoint is polled; idle()
-// blocks in poll(2) until a socket is ready or the wake-up time. No thread
-// runs in the background. Not thread-safe: one thread drives a fabric and
-// its endpoints at a time.
+// blocks in poll(2) or epoll(7) (TcpOptions::poller) until a socket is
+// ready or the wake-up time. No thread runs in the background. Not thread-safe:
+// one thread drives a fabric and its endpoints at a time.
 #ifndef WEFT_TCP_TCP_FABRIC_H_
 #define WEFT_TCP_TCP_FABRIC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,10 +35,17 @@
 namespace weft::tcp {
 
 namespace internal {
+class Poller;
 class TcpEndpoint;
 struct Listener;
 struct PendingConnection;
 }  // namespace internal
+
+// How idle() waits for the fabric's sockets: poll(2), on every system, or
+// epoll(7), on Linux only (its interest set stays in the kernel between
+// waits). kDefault: kDefaultPoller.
+enum class PollerKind : uint8_t { kDefault, kPoll, kEpoll };
+inline constexpr PollerKind kDefaultPoller = PollerKind::kPoll;
 
 // Outside the class so its member initializers can serve open()'s default.
 struct TcpOptions {
@@ -55,6 +63,8 @@ struct TcpOptions {
   // (fabric/secret_proof.h; docs/tcp.md "Shared secret"); empty: none.
   // Both ends of a connection must agree: same secret, or none on both.
   std::string secret;
+  // How idle() waits; kEpoll off Linux is refused by open().
+  PollerKind poller = PollerKind::kDefault;
 };
 
 class TcpFabric final : public Fabric {
@@ -67,7 +77,8 @@ class TcpFabric final : public Fabric {
 
   // Binds and listens on every address in `options.listen`. Unavailable
   // naming the address when one is in use or not this machine's;
-  // InvalidArgument for an address that is not "ip:port".
+  // InvalidArgument for an address that is not "ip:port"; Unimplemented
+  // for a poller this system lacks.
   static absl::StatusOr<std::unique_ptr<TcpFabric>> open(uint32_t rank,
                                                          TcpOptions options);
 
@@ -79,7 +90,8 @@ class TcpFabric final : public Fabric {
   std::string_view kind() const override { return "tcp"; }
   uint32_t rank() const override { return rank_; }
   const Clock& clock() const override { return *clock_; }
-  // Blocks in poll(2) until a connection of this fabric can move, or
+  // Blocks in poll(2) or epoll_wait(2) until a connection of this fabric
+  // can move, or
   // `wake_at_ns`, for at most 100 ms; at once when completions wait.
   void idle(TimeNs wake_at_ns) override;
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
@@ -128,6 +140,8 @@ class TcpFabric final : public Fabric {
   WallClock wall_clock_;
   const Clock* clock_;
   const uint32_t psn_;  // this fabric's incarnation, in its destinations
+  std::unique_ptr<internal::Poller> poller_;
+  std::vector<int> accepting_fds_;  // idle(): listeners and pending ones
   std::vector<std::unique_ptr<internal::Listener>> listeners_;
   std::vector<std::unique_ptr<internal::PendingConnection>> pending_;
   std::vector<std::unique_ptr<Slab>> slabs_;

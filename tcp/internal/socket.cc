@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -276,6 +277,16 @@ int64_t read_some(int fd, std::span<std::byte> into) {
     if (n >= 0) return n;
     if (errno == EINTR) continue;
     if (errno == EWOULDBLOCK) return -EAGAIN;
+    return -errno;
+  }
+}
+
+int64_t read_parts(int fd, std::span<const iovec> parts) {
+  for (;;) {
+    const ssize_t n = ::readv(fd, parts.data(), static_cast<int>(parts.size()));
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return -EAGAIN;
     return -errno;
   }
 }

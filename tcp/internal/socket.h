@@ -87,6 +87,8 @@ int64_t write_some(int fd, std::span<const iovec> parts);
 // recv. Bytes read; 0: the peer closed; -EAGAIN when nothing is waiting;
 // other negative values: -errno.
 int64_t read_some(int fd, std::span<std::byte> into);
+// readv: as read_some, into several places in turn.
+int64_t read_parts(int fd, std::span<const iovec> parts);
 
 }  // namespace weft::tcp::internal
 

@@ -10,6 +10,7 @@
 #include "fabric/logging.h"
 #include "fabric/secret_proof.h"
 #include "fabric/wc_status.h"
+#include "tcp/internal/poller.h"
 #include "tcp/tcp_fabric.h"
 
 namespace weft::tcp::internal {
@@ -29,7 +30,13 @@ TcpEndpoint::TcpEndpoint(Setup setup) : setup_(std::move(setup)) {}
 
 TcpEndpoint::~TcpEndpoint() {
   say_goodbye();
+  close_socket();
   setup_.fabric->forget(this);
+}
+
+void TcpEndpoint::close_socket() {
+  if (socket_.valid()) setup_.fabric->poller_->forget(socket_.fd());
+  socket_.close();
 }
 
 void TcpEndpoint::say_goodbye() {
@@ -426,23 +433,28 @@ bool TcpEndpoint::check_listener_proof() {
 }
 
 bool TcpEndpoint::read_header() {
-  const int64_t n = read_some(
-      socket_.fd(),
-      std::as_writable_bytes(std::span(header_in_).subspan(header_in_filled_)));
-  if (n <= 0) {
-    if (n != -EAGAIN) {
-      fail(WcStatus::kRemAbortErr,
-           refuse(
-               absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
-               absl::StrFormat("%s %s", peer_text(),
-                               n == 0 ? "closed the connection"
-                                      : "reset the connection: " +
-                                            errno_text(static_cast<int>(-n)))));
+  // The payload read before may have brought this header along.
+  if (header_in_filled_ < header_in_.size()) {
+    const int64_t n = read_some(
+        socket_.fd(), std::as_writable_bytes(
+                          std::span(header_in_).subspan(header_in_filled_)));
+    if (n <= 0) {
+      if (n != -EAGAIN) {
+        fail(
+            WcStatus::kRemAbortErr,
+            refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                   absl::StrFormat(
+                       "%s %s", peer_text(),
+                       n == 0 ? "closed the connection"
+                              : "reset the connection: " +
+                                    errno_text(static_cast<int>(-n)))));
+      }
+      return false;
     }
-    return false;
+    header_in_filled_ += static_cast<size_t>(n);
+    // A short read emptied the socket: no second read to learn so.
+    if (header_in_filled_ < header_in_.size()) return false;
   }
-  header_in_filled_ += static_cast<size_t>(n);
-  if (header_in_filled_ < header_in_.size()) return true;
   header_in_filled_ = 0;
   absl::StatusOr<MessageHeader> h = MessageHeader::decode(header_in_);
   if (!h.ok()) {
@@ -488,13 +500,20 @@ void TcpEndpoint::start_message(const MessageHeader& header) {
 bool TcpEndpoint::read_payload() {
   Incoming& in = *incoming_;
   const uint32_t left = in.header.length - in.read;
+  bool drained = false;
   if (left > 0) {
     std::span<std::byte> into =
         in.into != nullptr
             ? std::span<std::byte>(in.into + in.read, left)
             : std::span<std::byte>(drop_buffer_)
                   .first(std::min<size_t>(left, drop_buffer_.size()));
-    const int64_t n = read_some(socket_.fd(), into);
+    // The rest of this payload and, in the same call, the header of the
+    // next message when it is there already: a stream of messages costs
+    // one read each.
+    std::array<iovec, 2> parts = {iovec{into.data(), into.size()},
+                                  iovec{header_in_.data(), header_in_.size()}};
+    const size_t count = into.size() == left ? 2 : 1;
+    const int64_t n = read_parts(socket_.fd(), std::span(parts).first(count));
     if (n <= 0) {
       if (n != -EAGAIN) {
         fail(
@@ -506,7 +525,14 @@ bool TcpEndpoint::read_payload() {
       }
       return false;
     }
-    in.read += static_cast<uint32_t>(n);
+    const size_t got = static_cast<size_t>(n);
+    const size_t asked =
+        count == 2 ? into.size() + header_in_.size() : into.size();
+    drained = got < asked;  // a short read emptied the socket
+    in.read += static_cast<uint32_t>(std::min<size_t>(got, into.size()));
+    header_in_filled_ = got > into.size() ? got - into.size() : 0;
+    // Within a payload, reading on: more of it is likely arriving while
+    // this read ran (one more read, not a return to idle(), finds it).
     if (in.read < in.header.length) return true;
   }
   const MessageHeader header = in.header;
@@ -518,7 +544,7 @@ bool TcpEndpoint::read_payload() {
     recvs_.pop_front();
     complete(r.id, WcStatus::kSuccess, header.length, &header);
   }
-  return true;
+  return !drained;
 }
 
 void TcpEndpoint::complete(WorkId id, WcStatus status, uint32_t bytes,
@@ -541,7 +567,7 @@ void TcpEndpoint::fail(WcStatus first, absl::Status why, LogLevel level) {
   failure_ = std::move(why);
   setup_.fabric->last_failure_ = failure_;
   log(level, "%s", failure_.message());
-  socket_.close();
+  close_socket();
   incoming_.reset();
   flush_all(first);
 }

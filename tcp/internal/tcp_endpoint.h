@@ -75,8 +75,12 @@ class TcpEndpoint final : public Endpoint {
   uint64_t messages_sent() const { return messages_sent_; }
   uint32_t qp_num() const { return setup_.qp_num; }
 
-  // For the fabric. Completions wait to be polled.
-  bool has_completions() const { return !completions_.empty(); }
+  // For the fabric. poll() would make progress without the socket:
+  // completions wait, or a whole header was read along with the last
+  // payload (so idle() must not wait for the socket).
+  bool can_move() const {
+    return !completions_.empty() || header_in_filled_ == header_in_.size();
+  }
   // The socket and the events that would let poll() move; fd -1: none.
   pollfd wanted() const;
   // Connected and waiting for the peer's connection to be accepted.
@@ -144,6 +148,8 @@ class TcpEndpoint final : public Endpoint {
   // `first`, the others with IBV_WC_WR_FLUSH_ERR; the socket is closed.
   void fail(WcStatus first, absl::Status why,
             LogLevel level = LogLevel::kWarning);
+  // Closes the socket, first taking it out of the fabric's poller.
+  void close_socket();
   // Tells the peer, best effort, that this endpoint closes on purpose.
   void say_goodbye();
   void flush_all(std::optional<WcStatus> first);

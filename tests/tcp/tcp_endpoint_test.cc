@@ -28,8 +28,10 @@ WorkId recv_id(uint32_t slot) { return {WorkKind::kRecv, 0, slot}; }
 WorkId send_id(uint32_t slot) { return {WorkKind::kSend, 1, slot}; }
 
 std::unique_ptr<Pair> make_pair(const std::string& host = "127.0.0.1",
-                                uint64_t slab_bytes = uint64_t{1} << 20) {
-  absl::StatusOr<std::unique_ptr<Pair>> p = Pair::create(host, slab_bytes);
+                                uint64_t slab_bytes = uint64_t{1} << 20,
+                                PollerKind poller = PollerKind::kDefault) {
+  absl::StatusOr<std::unique_ptr<Pair>> p =
+      Pair::create(host, slab_bytes, {}, poller);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *std::move(p) : nullptr;
 }
@@ -89,6 +91,45 @@ TEST(TcpEndpoint, LargeMessagesArriveWhole) {
   ASSERT_NE(p, nullptr);
   expect_in_order(*p, {kBytes, kBytes - 3, 17}, kBytes);
 }
+
+// Both progress loops: poll(2) everywhere, epoll(7) where it exists.
+class TcpEndpointPollers : public ::testing::TestWithParam<PollerKind> {};
+
+TEST_P(TcpEndpointPollers, BurstOfMessagesArrivesInOrder) {
+  // Posted back to back before the receiver reads: one read takes a
+  // payload and the next header together, headers land split, zero-length
+  // messages sit between others.
+  std::unique_ptr<Pair> p =
+      make_pair("127.0.0.1", uint64_t{1} << 20, GetParam());
+  ASSERT_NE(p, nullptr);
+  expect_in_order(*p, {0, 1, 12, 13, 0, 0, 4096, 11, 65536, 3, 0, 65535},
+                  65536);
+}
+
+TEST_P(TcpEndpointPollers, LargeMessagesArriveWhole) {
+  constexpr uint32_t kBytes = 4 << 20;
+  std::unique_ptr<Pair> p =
+      make_pair("127.0.0.1", 3 * uint64_t{kBytes}, GetParam());
+  ASSERT_NE(p, nullptr);
+  expect_in_order(*p, {kBytes, 5, kBytes - 1}, kBytes);
+}
+
+#if defined(__linux__)
+INSTANTIATE_TEST_SUITE_P(Tcp, TcpEndpointPollers,
+                         ::testing::Values(PollerKind::kPoll,
+                                           PollerKind::kEpoll));
+#else
+INSTANTIATE_TEST_SUITE_P(Tcp, TcpEndpointPollers,
+                         ::testing::Values(PollerKind::kPoll));
+
+TEST(TcpEndpoint, EpollOffLinuxIsRefusedNamingPoll) {
+  absl::StatusOr<std::unique_ptr<TcpFabric>> f = TcpFabric::open(
+      0, TcpOptions{.listen = {"127.0.0.1:0"}, .poller = PollerKind::kEpoll});
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(f.status().message(), ::testing::HasSubstr("poll"));
+}
+#endif
 
 TEST(TcpEndpoint, OverIpv6Loopback) {
   const int probe = ::socket(AF_INET6, SOCK_STREAM, 0);

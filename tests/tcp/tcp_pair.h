@@ -48,15 +48,18 @@ struct Side {
 class Pair {
  public:
   // Listens on `host`:0 for both ranks, rank r with shared secret
-  // secrets[r]; connects both endpoints.
+  // secrets[r]; connects both endpoints. Both fabrics wait with `poller`.
   static absl::StatusOr<std::unique_ptr<Pair>> create(
       const std::string& host = "127.0.0.1",
       uint64_t slab_bytes = uint64_t{1} << 20,
-      const std::array<std::string, 2>& secrets = {}) {
+      const std::array<std::string, 2>& secrets = {},
+      PollerKind poller = PollerKind::kDefault) {
     std::unique_ptr<Pair> p(new Pair);
     for (uint32_t r = 0; r < 2; ++r) {
-      absl::StatusOr<std::unique_ptr<TcpFabric>> f = TcpFabric::open(
-          r, TcpOptions{.listen = {host + ":0"}, .secret = secrets[r]});
+      absl::StatusOr<std::unique_ptr<TcpFabric>> f =
+          TcpFabric::open(r, TcpOptions{.listen = {host + ":0"},
+                                        .secret = secrets[r],
+                                        .poller = poller});
       if (!f.ok()) return f.status();
       p->side[r].fabric = *std::move(f);
       absl::StatusOr<Slab*> slab = p->side[r].fabric->create_slab(slab_bytes);
