@@ -344,7 +344,8 @@ TEST(WeftBenchVerbs, NoJacclEnvironmentIsBadInput) {
 }
 
 // A TCP group is formed from a hostfile; without one, weft-bench says how
-// to start it. A hostfile with --fabric=verbs would open TCP: refused.
+// to start it. With a hostfile, --fabric=verbs still means verbs: it needs
+// the device JSON.
 TEST(WeftBenchTcp, NoHostfileIsBadInput) {
   expect_bad_input("--fabric=tcp -b 4K -e 4K",
                    "weft-sim launch --fabric=tcp --ranks=N -- weft-bench "
@@ -352,10 +353,17 @@ TEST(WeftBenchTcp, NoHostfileIsBadInput) {
                    "env -u MLX_HOSTFILE -u WEFT_HOSTFILE ");
 }
 
-TEST(WeftBenchVerbs, AHostfileIsBadInput) {
+TEST(WeftBenchVerbs, AHostfileDoesNotMakeItTcp) {
   expect_bad_input("--fabric=verbs -b 4K -e 4K",
-                   "--fabric=verbs, but MLX_HOSTFILE names a TCP hostfile",
-                   "env -u WEFT_HOSTFILE MLX_HOSTFILE=hosts.json ");
+                   "JACCL_IBV_DEVICES (or MLX_IBV_DEVICES) is not set",
+                   "env -u WEFT_HOSTFILE -u WEFT_FABRIC -u JACCL_IBV_DEVICES "
+                   "-u MLX_IBV_DEVICES MLX_HOSTFILE=hosts.json MLX_RANK=0 ");
+}
+
+TEST(WeftBenchTcp, AContraryWeftFabricIsBadInput) {
+  expect_bad_input("--fabric=tcp -b 4K -e 4K",
+                   "--fabric=tcp, but WEFT_FABRIC=verbs",
+                   "WEFT_FABRIC=verbs MLX_HOSTFILE=hosts.json ");
 }
 
 TEST(WeftBenchVerbs, MissingRdmaLibraryFailsCleanly) {

@@ -20,35 +20,46 @@ namespace {
 constexpr double kNsPerUs = 1e3;
 constexpr uint64_t kDataSeed = 1;
 
-// The hostfile variable set in the environment ("WEFT_HOSTFILE" wins over
-// "MLX_HOSTFILE", as in collectives/config.h), or nullptr.
-const char* hostfile_variable(const EnvLookup& getenv) {
+// Whether the environment names a ring hostfile (collectives/config.h).
+bool has_hostfile(const EnvLookup& getenv) {
   for (const char* name : {"WEFT_HOSTFILE", "MLX_HOSTFILE"}) {
     const char* value = getenv(name);
-    if (value != nullptr && *value != '\0') return name;
+    if (value != nullptr && *value != '\0') return true;
   }
-  return nullptr;
+  return false;
 }
 
-// InvalidArgument when the environment configures the other fabric than
-// `fabric`: a group on TCP needs a hostfile, one on verbs must not have
-// one (it would open TCP).
-absl::Status check_environment(FabricKind fabric, const EnvLookup& getenv) {
-  const char* hostfile = hostfile_variable(getenv);
-  if (fabric == FabricKind::kTcp && hostfile == nullptr) {
+// The environment the group is formed from: the process's, with
+// --fabric's choice as WEFT_FABRIC where a hostfile is set (so a device
+// JSON set too is not an error). InvalidArgument when the environment
+// cannot form a group on `fabric`: no hostfile for tcp (say how to start
+// it), or a WEFT_FABRIC that says otherwise.
+absl::StatusOr<EnvLookup> group_environment(FabricKind fabric,
+                                            const EnvLookup& getenv) {
+  const char* name = fabric_name(fabric);
+  const char* chosen = getenv("WEFT_FABRIC");
+  if (chosen != nullptr && *chosen != '\0' && std::strcmp(chosen, name) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--fabric=%s, but WEFT_FABRIC=%s: unset WEFT_FABRIC or run with "
+        "--fabric=%s",
+        name, chosen, chosen));
+  }
+  const bool hostfile = has_hostfile(getenv);
+  if (fabric == FabricKind::kTcp && !hostfile) {
     return absl::InvalidArgumentError(
         "--fabric=tcp runs one rank of a group over TCP and needs its "
         "hostfile: start every rank under weft-sim launch --fabric=tcp "
         "--ranks=N -- weft-bench --fabric=tcp ..., or set MLX_HOSTFILE (a "
         "JSON list of \"ip:port\" lists, one per rank) and MLX_RANK");
   }
-  if (fabric == FabricKind::kVerbs && hostfile != nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--fabric=verbs, but %s names a TCP hostfile: run with "
-        "--fabric=tcp, or unset %s",
-        hostfile, hostfile));
-  }
-  return absl::OkStatus();
+  if (!hostfile) return getenv;
+  return EnvLookup([getenv, name](const char* variable) -> const char* {
+    const char* value = getenv(variable);
+    if (std::strcmp(variable, "WEFT_FABRIC") == 0 && value == nullptr) {
+      return name;
+    }
+    return value;
+  });
 }
 
 }  // namespace
@@ -61,18 +72,28 @@ GroupRunner::GroupRunner(FabricKind fabric,
       model_link_(model_link),
       group_options_(group) {}
 
-GroupRunner::~GroupRunner() = default;
+GroupRunner::~GroupRunner() {
+  // No rank closes its connections before every rank is done: a rank's last
+  // operation can end while a peer still reads the last bytes it sent, and
+  // over TCP a process that exits with unread input resets its connections,
+  // which discards what its peers had not read yet. The side channel's
+  // exchange is the barrier (it ends at once when a rank has gone).
+  const std::array<uint8_t, 0> none{};
+  (void)process_group_->bootstrap().all_gather(none,
+                                               config().exchange_timeout_ns);
+}
 
 absl::StatusOr<std::unique_ptr<GroupRunner>> GroupRunner::create(
     FabricKind fabric, const sim::LinkModel& model_link,
     const GroupOptions& options, const EnvLookup& getenv) {
-  if (absl::Status s = check_environment(fabric, getenv); !s.ok()) return s;
+  absl::StatusOr<EnvLookup> environment = group_environment(fabric, getenv);
+  if (!environment.ok()) return environment.status();
   // The group's deadlines and recovery are the command line's, not
   // WEFT_TIMEOUT_S's.
   StartOptions start;
   start.group = options;
   start.keep_timeouts = true;
-  start.getenv = getenv;
+  start.getenv = *environment;
   absl::StatusOr<std::unique_ptr<ProcessGroup>> pg =
       ProcessGroup::from_environment(start);
   if (!pg.ok()) return pg.status();

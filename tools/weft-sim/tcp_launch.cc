@@ -78,15 +78,19 @@ absl::StatusOr<TcpGroup> plan_group(const LaunchRequest& request,
   return group;
 }
 
-// MLX's variables and weft's; weft's own hostfile and rank variables
-// would win over MLX's, so a caller's are removed.
+// MLX's variables and weft's. WEFT_FABRIC=tcp, so a device JSON the
+// caller's environment names is not read; the caller's other rank and
+// hostfile variables, which would win over or contradict these, are
+// removed.
 std::vector<EnvSetting> rank_env(const TcpGroup& group, uint32_t rank) {
   return {{"MLX_HOSTFILE", group.hostfile},
           {"MLX_RANK", std::to_string(rank)},
           {"WEFT_COORDINATOR", group.coordinator},
           {"WEFT_SECRET", group.secret},
+          {"WEFT_FABRIC", "tcp"},
           {"WEFT_HOSTFILE", std::nullopt},
-          {"WEFT_RANK", std::nullopt}};
+          {"WEFT_RANK", std::nullopt},
+          {"JACCL_RANK", std::nullopt}};
 }
 
 // Waits for every rank, ending them all at the deadline, or 10 seconds
