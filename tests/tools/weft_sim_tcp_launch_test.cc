@@ -106,9 +106,9 @@ void expect_group(const ToolResult& r, int ranks, int cables,
 }
 
 TEST(WeftSimTcpLaunch, EachRankGetsTheHostfileItsRankAndTheSecret) {
-  const ToolResult r = launch(
-      std::string("--ranks=3 --cables=2 --timeout_s=60 -- ") + kPrintEnv,
-      "WEFT_RANK=7 WEFT_HOSTFILE=/nonexistent.json ");
+  const ToolResult r =
+      launch(std::string("--ranks=3 --cables=2 --timeout_s=60 -- ") + kPrintEnv,
+             "WEFT_RANK=7 WEFT_HOSTFILE=/nonexistent.json ");
   expect_group(r, 3, 2, "127.0.0.1:");
 }
 
@@ -196,12 +196,11 @@ TEST(WeftSimTcpLaunch, BadInputExits2WithOneLine) {
 // JSON shows every row and #wrong 0.
 void expect_bench_runs(int ranks) {
   const std::string json = scratch_path(absl::StrCat("tcp", ranks, ".json"));
-  const ToolResult r =
-      launch(absl::StrCat("--ranks=", ranks, " --timeout_s=120 -- ",
-                          WEFT_BENCH_PATH,
-                          " --fabric=tcp -b 4K -e 256K -f 8 -w 1 -n 2 "
-                          "--op=all_reduce,all_gather,broadcast --json=",
-                          json));
+  const ToolResult r = launch(
+      absl::StrCat("--ranks=", ranks, " --timeout_s=120 -- ", WEFT_BENCH_PATH,
+                   " --fabric=tcp -b 4K -e 256K -f 8 -w 1 -n 2 "
+                   "--op=all_reduce,all_gather,broadcast --json=",
+                   json));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const nlohmann::json doc =
       nlohmann::json::parse(read_text(json), nullptr, false);

@@ -24,10 +24,10 @@
 #include "tools/cli/output_file.h"
 #include "tools/cli/world_flags.h"
 #include "tools/weft-bench/weft_bench_args.h"
+#include "tools/weft-bench/weft_bench_group.h"
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_run.h"
 #include "tools/weft-bench/weft_bench_sim.h"
-#include "tools/weft-bench/weft_bench_group.h"
 
 namespace weft::bench {
 namespace {

@@ -22,10 +22,11 @@ ABSL_FLAG(std::string, stepbytes, "1M",
 ABSL_FLAG(std::string, stepfactor, "1",
           "-f: multiply the size by this from one row to the next (1: add "
           "--stepbytes instead)");
-ABSL_FLAG(std::string, warmup_iters, "",
-          "-w: untimed iterations before each measurement (default 5 on "
-          "verbs and tcp; 1 on the simulator, where every iteration takes the same "
-          "virtual time)");
+ABSL_FLAG(
+    std::string, warmup_iters, "",
+    "-w: untimed iterations before each measurement (default 5 on "
+    "verbs and tcp; 1 on the simulator, where every iteration takes the same "
+    "virtual time)");
 ABSL_FLAG(std::string, iters, "",
           "-n: timed iterations per measurement (default 20 on verbs and "
           "tcp, 1 on the simulator)");

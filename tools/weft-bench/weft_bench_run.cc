@@ -94,7 +94,7 @@ absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
                           runner.describe(), "size (bytes, out of place)",
                           "bus bandwidth (GB/s)"};
   return sim::cli::write_text_file(options.plot_path,
-                         svg_chart(plot_series(blocks), labels));
+                                   svg_chart(plot_series(blocks), labels));
 }
 
 harness::CollectiveSpec spec_of(const BenchOp& op,

@@ -10,10 +10,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tools/weft-bench/weft_bench_model.h"
-#include "tools/weft-bench/weft_bench_result.h"
 #include "collectives/group_options.h"
 #include "harness/collective_spec.h"
+#include "tools/weft-bench/weft_bench_model.h"
+#include "tools/weft-bench/weft_bench_result.h"
 
 namespace weft::bench {
 

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "tools/cli/cli_common.h"
@@ -21,13 +23,15 @@ ABSL_DECLARE_FLAG(std::string, cables);
 
 ABSL_FLAG(std::string, fabric, "sim",
           "launch: sim (the simulation server; the ranks run verbs programs "
-          "over weft's simulated provider; Linux) or tcp (real TCP over "
-          "loopback, no server: each rank gets MLX_HOSTFILE, a JSON hostfile "
-          "of --host and free ports, --cables addresses per rank, in a "
+          "over weft's simulated provider; Linux) or tcp (real TCP on this "
+          "machine, no server; of the world flags only --ranks and --cables "
+          "apply: each rank gets MLX_HOSTFILE, a JSON hostfile of --cables "
+          "addresses per rank on --host, on ports free when chosen, in a "
           "temporary directory removed at exit; MLX_RANK; WEFT_COORDINATOR; "
-          "and WEFT_SECRET, 32 random bytes in hex, new each launch). A port "
-          "taken by another program between launch's choice and the rank's "
-          "bind is reported by that rank, naming the address");
+          "WEFT_SECRET, 32 random bytes in hex, new each launch; and "
+          "WEFT_FABRIC=tcp). A port another program takes between launch's "
+          "choice and the rank's bind is reported by that rank, naming the "
+          "address");
 ABSL_FLAG(std::string, host, "127.0.0.1",
           "launch --fabric=tcp: the address every rank listens on, on this "
           "machine: 127.0.0.1 or ::1");
@@ -116,8 +120,7 @@ int run_launch(int argc, char** argv) {
       parse_uint("n", absl::GetFlag(FLAGS_n), 0, world_ranks);
   if (!n.ok()) return bad_input(n.status());
   request.ranks = *n == 0 ? world_ranks : static_cast<uint32_t>(*n);
-  if (request.programs.size() > 1 &&
-      request.programs.size() != request.ranks) {
+  if (request.programs.size() > 1 && request.programs.size() != request.ranks) {
     return bad_input(absl::StrFormat(
         "%u programs separated by ':' for %u ranks: give one program, or "
         "one per rank",
@@ -131,8 +134,9 @@ int run_launch(int argc, char** argv) {
   request.host = absl::GetFlag(FLAGS_host);
   if (fabric == "tcp") return launch_on_tcp(request);
   if (request.host != "127.0.0.1") {
-    return bad_input("--host is for --fabric=tcp; the simulation server's "
-                     "ranks meet on a Unix socket");
+    return bad_input(
+        "--host is for --fabric=tcp; the simulation server's "
+        "ranks meet on a Unix socket");
   }
 #ifdef WEFT_HAVE_SIM_SERVER
   return launch_on_sim(request);

@@ -72,8 +72,8 @@ absl::StatusOr<ServerOptions> server_options(const WorldFlags& world) {
   } else if (deadlock == "leave") {
     o.on_deadlock = ServerOptions::OnDeadlock::kLeave;
   } else {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--on_deadlock=%s is neither end nor leave", deadlock));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--on_deadlock=%s is neither end nor leave", deadlock));
   }
   const std::string crash = absl::GetFlag(FLAGS_on_crash);
   if (crash == "error") {
@@ -103,11 +103,12 @@ int finish(const FabricServer& server, const ServeResult& result,
   if (result.outcome == ServeResult::Outcome::kMissingRanks) {
     outcome = "ranks missing";
   }
-  std::printf("weft-sim: %s at virtual time %.3f us, %u faults injected, "
-              "trace hash %s\n",
-              outcome, static_cast<double>(result.end_ns) / kNsPerUs,
-              static_cast<unsigned>(server.world().injected_faults().size()),
-              server.world().trace().hash_hex().c_str());
+  std::printf(
+      "weft-sim: %s at virtual time %.3f us, %u faults injected, "
+      "trace hash %s\n",
+      outcome, static_cast<double>(result.end_ns) / kNsPerUs,
+      static_cast<unsigned>(server.world().injected_faults().size()),
+      server.world().trace().hash_hex().c_str());
   if (!world.trace_path.empty()) {
     if (absl::Status s =
             server.world().trace().write_perfetto_json(world.trace_path);
@@ -160,9 +161,8 @@ struct LaunchEnv {
 std::vector<EnvSetting> rank_env(const LaunchEnv& env, uint32_t rank) {
   const std::string r = std::to_string(rank);
   const char* old = std::getenv("LD_LIBRARY_PATH");
-  const std::string path = old != nullptr && *old != '\0'
-                               ? env.dropin + ":" + old
-                               : env.dropin;
+  const std::string path =
+      old != nullptr && *old != '\0' ? env.dropin + ":" + old : env.dropin;
   // JACCL's and MLX's names for the same facts, as mpirun or mlx.launch
   // would set them (the rank always; the rest unless already set).
   return {{server::kServerVariable, env.socket},
@@ -197,10 +197,11 @@ int run_serve(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<FabricServer>> server =
       FabricServer::create(*std::move(options));
   if (!server.ok()) return bad_input(server.status());
-  std::printf("weft-sim serve: %u ranks; run each with %s=%s and "
-              "WEFT_SIM_RANK=<rank>\n",
-              (*server)->world().ranks(), server::kServerVariable,
-              (*server)->socket_path().c_str());
+  std::printf(
+      "weft-sim serve: %u ranks; run each with %s=%s and "
+      "WEFT_SIM_RANK=<rank>\n",
+      (*server)->world().ranks(), server::kServerVariable,
+      (*server)->socket_path().c_str());
   std::fflush(stdout);
   const ServeResult result = (*server)->serve();
   return finish(**server, result, *world);
@@ -223,8 +224,8 @@ int launch_on_sim(const LaunchRequest& request) {
     options->expected_ranks.push_back(r);
   }
   RankProcesses ranks;
-  const auto deadline = RankProcesses::Clock::now() +
-                        std::chrono::seconds(request.timeout_s);
+  const auto deadline =
+      RankProcesses::Clock::now() + std::chrono::seconds(request.timeout_s);
   bool timed_out = false;
   FabricServer* served = nullptr;
   options->tick = [&]() {
@@ -250,7 +251,8 @@ int launch_on_sim(const LaunchRequest& request) {
   if (!port.ok()) return bad_input(port.status());
   env.coordinator = absl::StrFormat("127.0.0.1:%u", (*port)[0]);
   for (uint32_t r = 0; r < request.ranks; ++r) {
-    if (absl::Status s = ranks.start(r, request.program_of(r), rank_env(env, r));
+    if (absl::Status s =
+            ranks.start(r, request.program_of(r), rank_env(env, r));
         !s.ok()) {
       std::fprintf(stderr, "weft-sim launch: %s\n",
                    std::string(s.message()).c_str());

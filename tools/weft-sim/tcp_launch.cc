@@ -109,7 +109,8 @@ void wait_for_ranks(RankProcesses& ranks, uint64_t timeout_s) {
                  "to exit before they are killed\n",
                  failed->rank, describe_status(*failed->status).c_str(),
                  static_cast<long long>(kExitGrace.count()));
-    const Clock::time_point grace = std::min(deadline, Clock::now() + kExitGrace);
+    const Clock::time_point grace =
+        std::min(deadline, Clock::now() + kExitGrace);
     if (ranks.wait_until(grace)) return;
     std::fprintf(stderr, "weft-sim launch: killed rank(s) %s, still running\n",
                  ranks.running_list().c_str());

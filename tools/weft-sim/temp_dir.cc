@@ -44,8 +44,8 @@ absl::StatusOr<std::string> TempDir::write(std::string_view name,
                                            std::string_view text) const {
   const std::string path = file(name);
   std::FILE* f = std::fopen(path.c_str(), "w");
-  const bool written =
-      f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool written = f != nullptr && std::fwrite(text.data(), 1, text.size(),
+                                                   f) == text.size();
   const bool closed = f != nullptr && std::fclose(f) == 0;
   if (!written || !closed) {
     return absl::FailedPreconditionError("cannot write " + path);
