@@ -8,34 +8,23 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "collectives/config.h"
 #include "nlohmann/json.hpp"
 
 namespace weft {
 namespace {
 
 constexpr uint32_t kMaxPort = 65535;
-constexpr size_t kMaxPortDigits = 5;
 // INET6_ADDRSTRLEN, spelled out so the constant has a type.
 constexpr size_t kMaxIpText = 46;
-
-std::optional<uint32_t> parse_port(std::string_view text) {
-  if (text.empty() || text.size() > kMaxPortDigits) return std::nullopt;
-  uint32_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + uint32_t(c - '0');
-  }
-  if (value > kMaxPort) return std::nullopt;
-  return value;
-}
 
 absl::Status bad_address(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(absl::StrFormat(
@@ -111,15 +100,16 @@ absl::StatusOr<std::vector<std::string>> parse_row(const nlohmann::json& row,
 }  // namespace
 
 absl::StatusOr<TcpAddress> parse_tcp_address(std::string_view text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) return bad_address(text, "no port");
-  const std::optional<uint32_t> port = parse_port(text.substr(colon + 1));
-  if (!port.has_value()) {
-    return bad_address(text, "the port is not a number from 0 to 65535");
+  // The split config.h's coordinator uses: the last colon, then a port.
+  absl::StatusOr<HostPort> split = parse_host_port(text);
+  if (!split.ok()) {
+    return bad_address(text,
+                       "it does not end in an address, a colon and a port "
+                       "from 0 to 65535");
   }
-  std::string_view host = text.substr(0, colon);
+  const std::string_view host = split->host;
   TcpAddress a;
-  a.port = static_cast<uint16_t>(*port);
+  a.port = split->port;
   std::array<unsigned char, sizeof(in6_addr)> bytes{};
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     a.ip = std::string(host.substr(1, host.size() - 2));

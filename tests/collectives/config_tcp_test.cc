@@ -2,10 +2,6 @@
 // MLX_HOSTFILE, WEFT_RANK's precedence, WEFT_COORDINATOR and the default
 // coordinator, a hostfile beside a device JSON (and WEFT_FABRIC choosing),
 // and validate() over tcp_hosts.
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +13,7 @@
 #include "collectives/tcp_hosts.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collectives/config_env_fixture.h"
 
 namespace weft {
 namespace {
@@ -31,25 +28,8 @@ constexpr char kThree[] = R"([["127.0.0.1:41000", "127.0.0.1:41001"],
 
 std::string message(const absl::Status& s) { return std::string(s.message()); }
 
-class ConfigTcp : public ::testing::Test {
+class ConfigTcp : public testing::ConfigEnvFixture {
  protected:
-  std::string write(const std::string& name, const std::string& text) {
-    const std::string path = absl::StrFormat(
-        "%s/weft_config_tcp_%d_%s_%s", ::testing::TempDir(), getpid(),
-        ::testing::UnitTest::GetInstance()->current_test_info()->name(), name);
-    std::ofstream(path) << text;
-    written_.push_back(path);
-    return path;
-  }
-  void TearDown() override {
-    for (const std::string& path : written_) std::remove(path.c_str());
-  }
-  absl::StatusOr<Config> read() {
-    return Config::from_environment([this](const char* name) -> const char* {
-      auto it = env_.find(name);
-      return it == env_.end() ? nullptr : it->second.c_str();
-    });
-  }
   std::string refusal() {
     absl::StatusOr<Config> c = read();
     EXPECT_FALSE(c.ok());
@@ -57,13 +37,10 @@ class ConfigTcp : public ::testing::Test {
     EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
     return message(c.status());
   }
-
-  std::map<std::string, std::string> env_;
-  std::vector<std::string> written_;
 };
 
 TEST_F(ConfigTcp, MlxHostfileAndRankMakeATcpGroup) {
-  env_["MLX_HOSTFILE"] = write("hosts.json", kThree);
+  env_["MLX_HOSTFILE"] = write_json("hosts.json", kThree);
   env_["MLX_RANK"] = "1";
   absl::StatusOr<Config> c = read();
   ASSERT_TRUE(c.ok()) << c.status();
@@ -81,7 +58,7 @@ TEST_F(ConfigTcp, MlxHostfileAndRankMakeATcpGroup) {
 }
 
 TEST_F(ConfigTcp, WeftVariablesComeFirst) {
-  env_["WEFT_HOSTFILE"] = write("hosts.json", kThree);
+  env_["WEFT_HOSTFILE"] = write_json("hosts.json", kThree);
   env_["WEFT_RANK"] = "2";
   env_["WEFT_COORDINATOR"] = "127.0.0.1:7000";
   absl::StatusOr<Config> c = read();
@@ -96,7 +73,7 @@ TEST_F(ConfigTcp, WeftVariablesComeFirst) {
 }
 
 TEST_F(ConfigTcp, AliasesThatDisagreeAreNamedTogether) {
-  const std::string path = write("hosts.json", kThree);
+  const std::string path = write_json("hosts.json", kThree);
   env_["WEFT_HOSTFILE"] = path;
   env_["MLX_HOSTFILE"] = path + ".other";
   env_["WEFT_RANK"] = "0";
@@ -116,7 +93,7 @@ TEST_F(ConfigTcp, AliasesThatDisagreeAreNamedTogether) {
 
 TEST_F(ConfigTcp, HostfileErrorsNameTheVariableTheFileAndTheEntry) {
   const std::string path =
-      write("bad.json", R"([["127.0.0.1:41000"], ["127.0.0.1:0"]])");
+      write_json("bad.json", R"([["127.0.0.1:41000"], ["127.0.0.1:0"]])");
   env_["MLX_HOSTFILE"] = path;
   env_["MLX_RANK"] = "0";
   EXPECT_THAT(refusal(),
@@ -129,16 +106,16 @@ TEST_F(ConfigTcp, HostfileErrorsNameTheVariableTheFileAndTheEntry) {
 }
 
 TEST_F(ConfigTcp, RankOutsideTheHostfileNamesIt) {
-  env_["MLX_HOSTFILE"] = write("hosts.json", kThree);
+  env_["MLX_HOSTFILE"] = write_json("hosts.json", kThree);
   env_["MLX_RANK"] = "3";
   EXPECT_THAT(refusal(), AllOf(HasSubstr("MLX_RANK='3'"),
                                HasSubstr("the hostfile lists 3 ranks")));
 }
 
 TEST_F(ConfigTcp, HostfileAndDeviceJsonTogetherNeedAChoice) {
-  env_["MLX_HOSTFILE"] = write("hosts.json", kThree);
+  env_["MLX_HOSTFILE"] = write_json("hosts.json", kThree);
   env_["JACCL_IBV_DEVICES"] =
-      write("devices.json", "[[null, \"en2\"], [\"en2\", null]]");
+      write_json("devices.json", "[[null, \"en2\"], [\"en2\", null]]");
   env_["JACCL_COORDINATOR"] = "127.0.0.1:7000";
   env_["MLX_RANK"] = "0";
   EXPECT_THAT(refusal(),
@@ -169,7 +146,7 @@ TEST_F(ConfigTcp, NeitherFileSetNamesBoth) {
 
 TEST_F(ConfigTcp, Ipv6HostfileNeedsAnIpv4Coordinator) {
   env_["MLX_HOSTFILE"] =
-      write("v6.json", R"([["[::1]:41000"], ["[::1]:41001"]])");
+      write_json("v6.json", R"([["[::1]:41000"], ["[::1]:41001"]])");
   env_["MLX_RANK"] = "0";
   EXPECT_THAT(refusal(), AllOf(HasSubstr("[::1]:41000 is IPv6"),
                                HasSubstr("127.0.0.1:41002")));
@@ -181,7 +158,7 @@ TEST_F(ConfigTcp, Ipv6HostfileNeedsAnIpv4Coordinator) {
 }
 
 TEST_F(ConfigTcp, CoordinatorOnAHostfileAddressIsRefused) {
-  env_["MLX_HOSTFILE"] = write("hosts.json", kThree);
+  env_["MLX_HOSTFILE"] = write_json("hosts.json", kThree);
   env_["MLX_RANK"] = "0";
   env_["WEFT_COORDINATOR"] = "127.0.0.1:41003";
   EXPECT_THAT(refusal(), AllOf(HasSubstr("127.0.0.1:41003 is also rank 1's"),

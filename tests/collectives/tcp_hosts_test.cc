@@ -3,6 +3,7 @@
 // and the entry, the full mesh it implies and the default coordinator.
 #include "collectives/tcp_hosts.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
