@@ -34,7 +34,8 @@ ABSL_FLAG(std::string, fabric, "sim",
           "address");
 ABSL_FLAG(std::string, host, "127.0.0.1",
           "launch --fabric=tcp: the address every rank listens on, on this "
-          "machine: 127.0.0.1 or ::1");
+          "machine: 127.0.0.1 or ::1 (the side channel's WEFT_COORDINATOR is "
+          "on 127.0.0.1 either way)");
 ABSL_FLAG(std::string, n, "0",
           "launch: ranks to start (default: --ranks); each PROGRAM given "
           "after -- and separated by ':' is one rank, one PROGRAM is every "
