@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collectives/config_env_fixture.h"
 
 namespace weft {
 namespace {
@@ -36,39 +37,14 @@ constexpr char kTwoCables[] = R"([[null, ["rdma_en2", "rdma_en5"]],
 
 std::string message(const absl::Status& s) { return std::string(s.message()); }
 
-class ConfigFromEnvironment : public ::testing::Test {
+class ConfigFromEnvironment : public testing::ConfigEnvFixture {
  protected:
-  // Writes `json` to a file of this process and test in the temporary
-  // directory (tests may run in parallel processes).
-  std::string write_json(const std::string& name, const std::string& json) {
-    const std::string path = absl::StrFormat(
-        "%s/weft_config_%d_%s_%s", ::testing::TempDir(), getpid(),
-        ::testing::UnitTest::GetInstance()->current_test_info()->name(), name);
-    std::ofstream(path) << json;
-    written_.push_back(path);
-    return path;
-  }
-
-  void TearDown() override {
-    for (const std::string& path : written_) std::remove(path.c_str());
-  }
-
-  absl::StatusOr<Config> read() {
-    return Config::from_environment([this](const char* name) -> const char* {
-      auto it = env_.find(name);
-      return it == env_.end() ? nullptr : it->second.c_str();
-    });
-  }
-
   // A complete, valid 4-rank environment using JACCL's names.
   void set_jaccl_mesh(const std::string& rank) {
     env_["JACCL_RANK"] = rank;
     env_["JACCL_IBV_DEVICES"] = write_json("mesh4.json", kMesh4);
     env_["JACCL_COORDINATOR"] = "192.168.1.10:5000";
   }
-
-  std::map<std::string, std::string> env_;
-  std::vector<std::string> written_;
 };
 
 TEST_F(ConfigFromEnvironment, ReadsJacclVariables) {

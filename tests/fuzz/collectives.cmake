@@ -1,7 +1,9 @@
 # Fuzz targets for what weft::collectives decodes from outside: the TCP
-# bootstrap's messages, the JACCL configuration, the data frame header.
+# bootstrap's messages, the JACCL configuration, the ring hostfile, the
+# data frame header.
 weft_fuzzer(wire wire_fuzz.cc weft::collectives)
 weft_fuzzer(config config_fuzz.cc weft::collectives)
+weft_fuzzer(tcp_hosts tcp_hosts_fuzz.cc weft::collectives)
 weft_fuzzer(frame_header frame_header_fuzz.cc weft::collectives)
 
 # weft-fuzz-seeds <dir>: writes the binary seeds of corpus/wire and

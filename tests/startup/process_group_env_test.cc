@@ -92,6 +92,20 @@ TEST_F(ProcessGroupEnvironment, MissingDeviceFileIsNotFound) {
               HasSubstr("/nonexistent/weft_devices.json"));
 }
 
+TEST_F(ProcessGroupEnvironment, BadHostfileNamesTheRowBeforeTheSideChannel) {
+  env_["MLX_RANK"] = "0";
+  const std::string path =
+      write_json("hosts.json", R"([["127.0.0.1:41000"], ["127.0.0.1:41000"]])");
+  env_["MLX_HOSTFILE"] = path;
+  const absl::Status s = start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              AllOf(HasSubstr("MLX_HOSTFILE: " + path),
+                    HasSubstr("rank 1's entry 0 '127.0.0.1:41000' is the same "
+                              "address as rank 0's entry 0")));
+  EXPECT_EQ(bootstraps_made_, 0);
+}
+
 // Each bad WEFT_TIMEOUT_S / WEFT_CONNECT_TIMEOUT_S is refused with the
 // variable, its text and what to set.
 TEST_F(ProcessGroupEnvironment, BadTimeoutsNameTheVariable) {

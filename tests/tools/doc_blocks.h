@@ -24,10 +24,10 @@
 //
 // Only what truly varies is masked before comparing (masked() below):
 // pids, the PSNs ibv_uc_pingpong draws, a CQ's address, wall-clock
-// figures, launch's ports and directories, the checkout's path. Virtual time is
-// exact, so every other figure must match to the digit. `<!-- doc-test:
-// launch-faults-table -->` before a table in docs/verbs-macos.md marks the rows
-// weft_sim_docs_test.cc runs.
+// figures, launch's ports, secrets and directories, the checkout's path.
+// Virtual time is exact, so every other figure must match to the digit. `<!--
+// doc-test: launch-faults-table -->` before a table in docs/verbs-macos.md
+// marks the rows weft_sim_docs_test.cc runs.
 #ifndef WEFT_TESTS_TOOLS_DOC_BLOCKS_H_
 #define WEFT_TESTS_TOOLS_DOC_BLOCKS_H_
 
@@ -191,9 +191,12 @@ inline std::string masked(absl::string_view line) {
           {std::regex("[0-9.]+ seconds = [0-9.]+ "), "T seconds = R "},
           {std::regex("^wall time: [0-9.]+ s, [0-9.]+ seeds/s$"),
            "wall time: T s, R seeds/s"},
-          // What `weft-sim launch` makes per run: a coordinator port and a
-          // directory; and where the reader's checkout is.
+          // What `weft-sim launch` makes per run: a coordinator port, the
+          // ports of a TCP hostfile, a secret and a directory; and where
+          // the reader's checkout is.
           {std::regex("(COORDINATOR=127\\.0\\.0\\.1:)[0-9]+"), "$1PORT"},
+          {std::regex("(\"127\\.0\\.0\\.1:)[0-9]+\""), "$1PORT\""},
+          {std::regex("(WEFT_SECRET=)[0-9a-f]{64}"), "$1SECRET"},
           {std::regex("/tmp/weft-sim-[A-Za-z0-9]+/"), "/tmp/weft-sim-D/"},
           {std::regex("(^|[ =':])/[^ =':]*/build/default/"),
            "$1build/default/"}};

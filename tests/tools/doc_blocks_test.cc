@@ -106,6 +106,19 @@ TEST(CompareInOrder, OnlyWhatVariesIsMasked) {
   EXPECT_FALSE(compare_in_order({"WEFT_SIM_SERVER=/tmp/weft-sim-dneb0D/socket"},
                                 {"WEFT_SIM_SERVER=/tmp/weft-sim-dneb0D/sock"})
                    .same);
+  // launch --fabric=tcp: the hostfile's loopback ports and the secret.
+  const std::string secret_a(64, 'a'), secret_b(64, '7');
+  EXPECT_TRUE(compare_in_order({"[[\"127.0.0.1:41000\"],[\"127.0.0.1:41001\"]]",
+                                "WEFT_SECRET=" + secret_a},
+                               {"[[\"127.0.0.1:52113\"],[\"127.0.0.1:38020\"]]",
+                                "WEFT_SECRET=" + secret_b})
+                  .same);
+  EXPECT_FALSE(
+      compare_in_order({"[[\"127.0.0.1:41000\"]]"}, {"[[\"127.0.0.2:41000\"]]"})
+          .same);
+  EXPECT_FALSE(compare_in_order({"WEFT_SECRET=" + secret_a},
+                                {"WEFT_SECRET=" + secret_a.substr(2)})
+                   .same);
   // Exit codes, virtual times and hashes are not masked.
   EXPECT_FALSE(compare_in_order({"rank 0 (pid 20651): exited 0"},
                                 {"rank 0 (pid 4242): exited 1"})

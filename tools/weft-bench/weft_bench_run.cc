@@ -79,9 +79,8 @@ std::vector<PlotSeries> plot_series(const std::vector<BenchBlock>& blocks) {
 absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
                            const BenchOptions& options,
                            const BenchRunner& runner) {
-  const bool sim = options.fabric == FabricKind::kSim;
   if (!options.json_path.empty()) {
-    const JsonContext context{sim ? "sim" : "verbs",
+    const JsonContext context{fabric_name(options.fabric),
                               runner.virtual_time() ? "virtual" : "wall",
                               runner.ranks(), runner.describe()};
     if (absl::Status s =
@@ -95,7 +94,7 @@ absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
                           runner.describe(), "size (bytes, out of place)",
                           "bus bandwidth (GB/s)"};
   return sim::cli::write_text_file(options.plot_path,
-                         svg_chart(plot_series(blocks), labels));
+                                   svg_chart(plot_series(blocks), labels));
 }
 
 harness::CollectiveSpec spec_of(const BenchOp& op,

@@ -1,25 +1,45 @@
 // weft-devices: lists the RDMA devices weft can use, like ibv_devices, with
 // port 1's state, the IPv4 address from the GID table, GID kinds, active MTU
-// and link layer, and a diagnosis line for whatever is not ready.
+// and link layer, and a diagnosis line for whatever is not ready. Its
+// `tcp-hostfile` command turns mlx.launch's hostfile into the ring hostfile
+// the TCP fabric reads (tcp_hostfile.h).
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "collectives/tcp_hosts.h"
 #include "fabric/absl_compat.h"
+#include "fabric/topology.h"
 #include "tools/cli/exit_status.h"
 #include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
 #include "tools/weft-devices/device_report.h"
+#include "tools/weft-devices/tcp_hostfile.h"
 
 ABSL_FLAG(std::string, library, "",
           "RDMA library to load (default: $WEFT_VERBS_LIBRARY, else "
           "librdma.dylib on macOS, libibverbs.so.1 on Linux)");
 ABSL_FLAG(bool, json, false, "print the report as JSON");
 ABSL_FLAG(bool, verbose, false, "also print every GID and the device limits");
+ABSL_FLAG(std::string, from, "",
+          "mlx.launch's hostfile (hosts with \"ssh\" and "
+          "\"ips\") to convert");
+ABSL_FLAG(uint32_t, port, weft::devices::kMlxStartingPort,
+          "the first address's port; each further address "
+          "(every host's every IP and cable, in order) takes the next, as "
+          "mlx.launch's --starting-port");
+ABSL_FLAG(uint32_t, cables, 1,
+          "addresses (cables) per IP, as mlx.launch's "
+          "--connections-per-ip");
 
 namespace {
 
@@ -27,15 +47,27 @@ const weft::sim::cli::FlagSet kDevicesFlags("weft-devices",
                                             "what to load and print",
                                             FLAGS_library, FLAGS_json,
                                             FLAGS_verbose);
-constexpr const weft::sim::cli::FlagSet* kFlagSets[] = {&kDevicesFlags};
+const weft::sim::cli::FlagSet kHostfileFlags(
+    "tcp-hostfile", "mlx.launch's hostfile to the ring hostfile", FLAGS_from,
+    FLAGS_port, FLAGS_cables);
+constexpr const weft::sim::cli::FlagSet* kFlagSets[] = {&kDevicesFlags,
+                                                        &kHostfileFlags};
+constexpr const weft::sim::cli::FlagSet* kListSets[] = {&kDevicesFlags};
+constexpr const weft::sim::cli::FlagSet* kHostfileSets[] = {&kHostfileFlags};
+constexpr char kHostfileCommand[] = "tcp-hostfile";
 
 constexpr char kUsage[] =
-    "lists RDMA devices and says whether weft can use them.\n"
+    "lists RDMA devices and says whether weft can use them; tcp-hostfile "
+    "prints the ring hostfile (MLX_HOSTFILE, WEFT_HOSTFILE) for an "
+    "mlx.launch hostfile.\n"
     "usage: weft-devices [--library=PATH] [--json] [--verbose]\n"
+    "       weft-devices tcp-hostfile --from=HOSTS_JSON [--port=32323] "
+    "[--cables=1]\n"
     "exit codes: 0 every device ready; 1 the RDMA library cannot be loaded "
     "or fails to list its devices; 2 bad flags; 3 no RDMA devices; 4 a "
     "device is not ready (port not active, no IPv4-mapped GID, or it cannot "
-    "be opened)";
+    "be opened); tcp-hostfile: 0 printed, 2 bad flags or a hostfile it "
+    "cannot convert";
 
 // --help and --helpshort: prints the usage, then the flags; --version: the
 // version line.
@@ -50,19 +82,67 @@ bool answered_help(const std::vector<std::string>& args) {
   return true;
 }
 
+int bad_input(const absl::Status& status) {
+  return weft::sim::cli::report_line("weft-devices",
+                                     weft::verbs::cli::kExitBadInput,
+                                     weft::to_std(status.message()));
+}
+
+// tcp-hostfile: reads --from, prints the ring hostfile; exit 0, or 2 with
+// one line saying what is wrong.
+int print_tcp_hostfile() {
+  const std::string path = absl::GetFlag(FLAGS_from);
+  const uint32_t port = absl::GetFlag(FLAGS_port);
+  const uint32_t cables = absl::GetFlag(FLAGS_cables);
+  if (path.empty()) {
+    return bad_input(absl::InvalidArgumentError(
+        "tcp-hostfile needs --from=PATH, the mlx.launch hostfile to convert"));
+  }
+  if (port == 0 || port > 65535 || cables == 0 ||
+      cables > weft::Topology::kMaxCables) {
+    return bad_input(absl::InvalidArgumentError(absl::StrFormat(
+        "--port=%u --cables=%u: the port must be 1..65535 and the cables "
+        "1..%u",
+        port, cables, weft::Topology::kMaxCables)));
+  }
+  std::ifstream in(path);
+  if (!in) {
+    return bad_input(absl::NotFoundError(
+        absl::StrFormat("%s cannot be opened; check the path", path)));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<weft::TcpHosts> hosts =
+      weft::devices::ring_hosts_from_launch_hostfile(text.str(), path, port,
+                                                     cables);
+  if (!hosts.ok()) return bad_input(hosts.status());
+  std::fputs(weft::devices::format_ring_hostfile(*hosts).c_str(), stdout);
+  return weft::sim::cli::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  absl::StatusOr<std::vector<std::string>> args = weft::sim::cli::check_args(
-      "weft-devices", std::vector<std::string>(argv, argv + argc));
-  if (!args.ok()) {
-    return weft::sim::cli::report_line("weft-devices",
-                                       weft::verbs::cli::kExitBadInput,
-                                       weft::to_std(args.status().message()));
-  }
+  std::vector<std::string> raw(argv, argv + argc);
+  // The command comes first: `weft-devices tcp-hostfile --from=...`.
+  const bool hostfile = raw.size() > 1 && raw[1] == kHostfileCommand;
+  if (hostfile) raw.erase(raw.begin() + 1);
+  absl::StatusOr<std::vector<std::string>> args =
+      weft::sim::cli::check_args("weft-devices", raw);
+  if (!args.ok()) return bad_input(args.status());
   if (answered_help(*args)) return weft::verbs::cli::kExitReady;
+  const weft::sim::cli::FlagScope scope{
+      "weft-devices", hostfile ? kHostfileCommand : "device listing",
+      hostfile ? weft::sim::cli::FlagSets(kHostfileSets)
+               : weft::sim::cli::FlagSets(kListSets),
+      kFlagSets};
+  if (absl::Status s = weft::sim::cli::check_flag_scope(*args, scope);
+      !s.ok()) {
+    return bad_input(s);
+  }
   weft::sim::cli::set_flags(*std::move(args));
+  if (hostfile) return print_tcp_hostfile();
   const weft::verbs::cli::Report report =
       weft::verbs::cli::make_report(absl::GetFlag(FLAGS_library));
   const std::string text =

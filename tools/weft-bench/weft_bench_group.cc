@@ -1,4 +1,4 @@
-#include "tools/weft-bench/weft_bench_verbs.h"
+#include "tools/weft-bench/weft_bench_group.h"
 
 #include <array>
 #include <cstdint>
@@ -20,55 +20,116 @@ namespace {
 constexpr double kNsPerUs = 1e3;
 constexpr uint64_t kDataSeed = 1;
 
+// Whether the environment names a ring hostfile (collectives/config.h).
+bool has_hostfile(const EnvLookup& getenv) {
+  for (const char* name : {"WEFT_HOSTFILE", "MLX_HOSTFILE"}) {
+    const char* value = getenv(name);
+    if (value != nullptr && *value != '\0') return true;
+  }
+  return false;
+}
+
+// The environment the group is formed from: the process's, with
+// --fabric's choice as WEFT_FABRIC where a hostfile is set (so a device
+// JSON set too is not an error). InvalidArgument when the environment
+// cannot form a group on `fabric`: no hostfile for tcp (say how to start
+// it), or a WEFT_FABRIC that says otherwise.
+absl::StatusOr<EnvLookup> group_environment(FabricKind fabric,
+                                            const EnvLookup& getenv) {
+  const char* name = fabric_name(fabric);
+  const char* chosen = getenv("WEFT_FABRIC");
+  if (chosen != nullptr && *chosen != '\0' && std::strcmp(chosen, name) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--fabric=%s, but WEFT_FABRIC=%s: unset WEFT_FABRIC or run with "
+        "--fabric=%s",
+        name, chosen, chosen));
+  }
+  const bool hostfile = has_hostfile(getenv);
+  if (fabric == FabricKind::kTcp && !hostfile) {
+    return absl::InvalidArgumentError(
+        "--fabric=tcp runs one rank of a group over TCP and needs its "
+        "hostfile: start every rank under weft-sim launch --fabric=tcp "
+        "--ranks=N -- weft-bench --fabric=tcp ..., or set MLX_HOSTFILE (a "
+        "JSON list of \"ip:port\" lists, one per rank) and MLX_RANK");
+  }
+  if (!hostfile) return getenv;
+  return EnvLookup([getenv, name](const char* variable) -> const char* {
+    const char* value = getenv(variable);
+    if (std::strcmp(variable, "WEFT_FABRIC") == 0 && value == nullptr) {
+      return name;
+    }
+    return value;
+  });
+}
+
 }  // namespace
 
-VerbsRunner::VerbsRunner(std::unique_ptr<ProcessGroup> process_group,
+GroupRunner::GroupRunner(FabricKind fabric,
+                         std::unique_ptr<ProcessGroup> process_group,
                          const sim::LinkModel& model_link, GroupOptions group)
-    : process_group_(std::move(process_group)),
+    : fabric_(fabric),
+      process_group_(std::move(process_group)),
       model_link_(model_link),
       group_options_(group) {}
 
-VerbsRunner::~VerbsRunner() = default;
+GroupRunner::~GroupRunner() {
+  // Over TCP no rank closes its connections before every rank is done: a
+  // rank's last operation can end while a peer still reads the last bytes
+  // it sent, and a process that exits with unread input resets its
+  // connections, which discards what its peers had not read yet. The side
+  // channel's exchange is the barrier (it ends at once when a rank has
+  // gone). Not on verbs: there a departed peer's bytes are already in
+  // place, and a rank waiting here would not retransmit what a peer lost.
+  if (fabric_ != FabricKind::kTcp) return;
+  const std::array<uint8_t, 0> none{};
+  (void)process_group_->bootstrap().all_gather(none,
+                                               config().exchange_timeout_ns);
+}
 
-absl::StatusOr<std::unique_ptr<VerbsRunner>> VerbsRunner::create(
-    const sim::LinkModel& model_link, const GroupOptions& options) {
+absl::StatusOr<std::unique_ptr<GroupRunner>> GroupRunner::create(
+    FabricKind fabric, const sim::LinkModel& model_link,
+    const GroupOptions& options, const EnvLookup& getenv) {
+  absl::StatusOr<EnvLookup> environment = group_environment(fabric, getenv);
+  if (!environment.ok()) return environment.status();
   // The group's deadlines and recovery are the command line's, not
   // WEFT_TIMEOUT_S's.
   StartOptions start;
   start.group = options;
   start.keep_timeouts = true;
+  start.getenv = *environment;
   absl::StatusOr<std::unique_ptr<ProcessGroup>> pg =
       ProcessGroup::from_environment(start);
   if (!pg.ok()) return pg.status();
-  return std::unique_ptr<VerbsRunner>(
-      new VerbsRunner(*std::move(pg), model_link, options));
+  return std::unique_ptr<GroupRunner>(
+      new GroupRunner(fabric, *std::move(pg), model_link, options));
 }
 
-std::string VerbsRunner::describe() const {
+std::string GroupRunner::describe() const {
   const bool simulated = virtual_time();
   return absl::StrFormat(
-      "a group of %u on verbs (this is rank %u), %s%s: %s", config().size,
-      config().rank, config().devices.is_full_mesh() ? "mesh" : "ring",
+      "a group of %u on %s (this is rank %u), %s%s: %s", config().size,
+      fabric_name(fabric_), config().rank,
+      config().devices.is_full_mesh() ? "mesh" : "ring",
       config().ring ? " (JACCL_RING)" : "",
       simulated ? "virtual time (weft's simulated provider)" : "wall time");
 }
 
-bool VerbsRunner::virtual_time() const {
+bool GroupRunner::virtual_time() const {
   return process_group_->virtual_time();
 }
 
-bool VerbsRunner::mesh_allowed() const {
+bool GroupRunner::mesh_allowed() const {
   return config().devices.is_full_mesh() && !config().ring;
 }
 
-absl::Status VerbsRunner::check(const harness::CollectiveSpec& spec) const {
+absl::Status GroupRunner::check(const harness::CollectiveSpec& spec) const {
   harness::CollectiveSpec s = spec;
   if (!mesh_allowed() && s.algorithm == harness::AlgorithmRequest::kAuto)
     s.algorithm = harness::AlgorithmRequest::kRing;
   return harness::check_collective(s, config().devices, group_options_);
 }
 
-Algorithm VerbsRunner::algorithm(const harness::CollectiveSpec& spec) const {
+Algorithm GroupRunner::algorithm(const harness::CollectiveSpec& spec) const {
   absl::StatusOr<harness::CollectiveShape> shape =
       harness::shape_of(spec, ranks());
   if (!shape.ok()) return Algorithm::kAuto;
@@ -76,7 +137,7 @@ Algorithm VerbsRunner::algorithm(const harness::CollectiveSpec& spec) const {
                                     group_options_);
 }
 
-RingModel VerbsRunner::ring_model() const {
+RingModel GroupRunner::ring_model() const {
   const uint32_t n = config().size;
   const auto cables =
       static_cast<uint32_t>(n > 1 ? config().devices.devices(0, 1).size() : 1);
@@ -84,7 +145,7 @@ RingModel VerbsRunner::ring_model() const {
   return RingModel::of(model_link_, n, directions * cables);
 }
 
-absl::Status VerbsRunner::run_blocking(
+absl::Status GroupRunner::run_blocking(
     const std::vector<harness::Starter>& starters, uint32_t iterations) {
   for (uint32_t i = 0; i < iterations; ++i) {
     for (const harness::Starter& start : starters) {
@@ -95,7 +156,7 @@ absl::Status VerbsRunner::run_blocking(
   return absl::OkStatus();
 }
 
-absl::StatusOr<Measurement> VerbsRunner::measure(
+absl::StatusOr<Measurement> GroupRunner::measure(
     const MeasureRequest& request) {
   Measurement m;
   const harness::CollectiveSpec& spec = request.spec;
