@@ -3,7 +3,7 @@
 // two tables sit side by side (scripts/compare-gloo.sh). Start one process
 // per rank; they meet through a FileStore in a directory all can reach:
 //
-//   gloo_allreduce --rank=R --size=N --store=DIR --iface=127.0.0.1 \
+//   gloo_allreduce --rank=R --size=N --store=DIR --iface=127.0.0.1
 //       --sizes=64K,1M,16M,64M
 //
 // Per size, out of place then in place: warm-up iterations, then timed
@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -30,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bench/gloo/gloo_measure.h"
+#include "fabric/absl_compat.h"
 #include "tools/cli/byte_size.h"
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_result.h"
@@ -78,7 +80,7 @@ absl::StatusOr<GlooRun> run_from_flags() {
   for (absl::string_view piece :
        absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',', absl::SkipEmpty())) {
     absl::StatusOr<uint64_t> bytes =
-        sim::cli::parse_byte_size("sizes", piece);
+        sim::cli::parse_byte_size("sizes", to_std(piece));
     if (!bytes.ok()) return bytes.status();
     if (*bytes == 0 || *bytes % sizeof(float) != 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -127,7 +129,10 @@ int print_results(const GlooRun& run, const BenchBlock& block) {
   const std::string where = absl::StrFormat(
       "Gloo ring all-reduce, tcp transport on %s, %u processes", run.address,
       run.ranks);
+  // weft-bench's header names weft-bench; this table is Gloo's.
   std::string out = block_header(block, options, where);
+  constexpr std::string_view kTool = "# weft-bench";
+  if (out.starts_with(kTool)) out.replace(0, kTool.size(), "# gloo_allreduce");
   for (const BenchRow& row : block.rows) out += row_lines(row, false);
   out += block_footer(block);
   std::fputs(out.c_str(), stdout);

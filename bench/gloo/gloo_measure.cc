@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "bench/gloo/all_reduce_check.h"
 #include "gloo/allreduce.h"
 #include "gloo/barrier.h"
 #include "gloo/math.h"
@@ -31,37 +32,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr double kNsPerUs = 1e3;
-// Input values stay small integers, so every partial sum is exact in
-// float32 whatever order Gloo adds in (below 2^24 for up to 64 ranks).
-constexpr uint32_t kValueSpan = 251;
-constexpr uint32_t kIterationSpan = 1000;
-
-float input_value(uint32_t rank, uint64_t element, uint32_t iteration) {
-  return static_cast<float>((rank + 1) * (element % kValueSpan + 1) +
-                            iteration % kIterationSpan);
-}
-
-void fill_input(uint32_t rank, uint32_t iteration, std::span<float> data) {
-  for (uint64_t j = 0; j < data.size(); ++j) {
-    data[j] = input_value(rank, j, iteration);
-  }
-}
-
-// Elements of `out` that differ from the sum over all ranks' inputs,
-// computed here rank by rank.
-uint64_t wrong_elements(uint32_t ranks, uint32_t iteration,
-                        std::span<const float> out) {
-  uint64_t wrong = 0;
-  for (uint64_t j = 0; j < out.size(); ++j) {
-    float expected = 0;
-    for (uint32_t r = 0; r < ranks; ++r) {
-      expected += input_value(r, j, iteration);
-    }
-    wrong += out[j] != expected;
-  }
-  return wrong;
-}
-
 class GlooRank {
  public:
   explicit GlooRank(const GlooRun& run) : run_(run) {}

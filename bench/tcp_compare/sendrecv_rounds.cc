@@ -34,39 +34,43 @@ class Rounds {
   Rounds(Group& group, const Socket& stream, const RoundsConfig& c)
       : group_(group), stream_(stream), buffer_(c.bytes) {}
 
-  // Rank 0: fills, waits for "ready", times the send until the ack.
-  absl::StatusOr<TimeNs> send(uint32_t round, Path path) {
+  // Rank 0: fills, waits for "ready", sends.
+  absl::Status send(uint32_t round, Path path) {
     for (uint64_t i = 0; i < buffer_.size(); ++i) {
       buffer_[i] = pattern(i, round, path);
     }
-    std::array<std::byte, 1> signal{};
-    if (absl::Status s = recv_all(stream_, signal); !s.ok()) return s;
-    const TimeNs start_ns = clock_.now_ns();
+    std::array<std::byte, 1> ready{};
+    if (absl::Status s = recv_all(stream_, ready); !s.ok()) return s;
     absl::Status s = path == Path::kWeft
                          ? group_.send(buffer_, DType::kUint8, 1)
                          : send_all(stream_, buffer_);
-    if (!s.ok()) return s;
-    if (s = recv_all(stream_, signal); !s.ok()) return s;
-    return clock_.now_ns() - start_ns;
+    if (!s.ok() || path == Path::kPlain) return s;
+    return group_.barrier();
   }
 
-  // Rank 1: poisons, says "ready", receives, acks, then counts wrong bytes.
-  absl::StatusOr<uint64_t> receive(uint32_t round, Path path) {
+  // Rank 1: poisons, starts the clock, says "ready", receives the whole
+  // message, stops the clock; then counts wrong bytes into *wrong.
+  absl::StatusOr<TimeNs> receive(uint32_t round, Path path, uint64_t* wrong) {
     for (uint64_t i = 0; i < buffer_.size(); ++i) {
       buffer_[i] = ~pattern(i, round, path);
     }
-    const std::array<std::byte, 1> signal{std::byte{1}};
-    if (absl::Status s = send_all(stream_, signal); !s.ok()) return s;
+    const std::array<std::byte, 1> ready{std::byte{1}};
+    const TimeNs start_ns = clock_.now_ns();
+    if (absl::Status s = send_all(stream_, ready); !s.ok()) return s;
     absl::Status s = path == Path::kWeft
                          ? group_.recv(buffer_, DType::kUint8, 0)
                          : recv_all(stream_, buffer_);
     if (!s.ok()) return s;
-    if (s = send_all(stream_, signal); !s.ok()) return s;
-    uint64_t wrong = 0;
-    for (uint64_t i = 0; i < buffer_.size(); ++i) {
-      wrong += buffer_[i] != pattern(i, round, path);
+    const TimeNs elapsed_ns = clock_.now_ns() - start_ns;
+    // Untimed: both ranks leave weft together, nothing owed (a simulated
+    // world moves only while every rank is inside weft).
+    if (path == Path::kWeft) {
+      if (s = group_.barrier(); !s.ok()) return s;
     }
-    return wrong;
+    for (uint64_t i = 0; i < buffer_.size(); ++i) {
+      *wrong += buffer_[i] != pattern(i, round, path);
+    }
+    return elapsed_ns;
   }
 
  private:
@@ -76,22 +80,36 @@ class Rounds {
   WallClock clock_;
 };
 
-// Rank 1's wrong-byte count, to rank 0 over the plain stream.
-absl::Status share_wrong(const Socket& stream, uint32_t rank,
-                         uint64_t* wrong) {
-  std::array<std::byte, 8> bytes{};
-  if (rank == 1) {
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      bytes[i] = static_cast<std::byte>(*wrong >> (8 * i));
+// Rank 1's times and wrong-byte count, to rank 0 over the plain stream, as
+// little-endian 64-bit words.
+absl::Status share_result(const Socket& stream, uint32_t rank,
+                          RoundsResult* r) {
+  const size_t words = r->weft_ns.size() + r->plain_ns.size() + 1;
+  std::vector<std::byte> bytes(8 * words);
+  auto word = [&bytes](size_t w, uint64_t* v, bool put) {
+    for (size_t i = 0; i < 8; ++i) {
+      if (put) {
+        bytes[8 * w + i] = static_cast<std::byte>(*v >> (8 * i));
+      } else {
+        *v |= static_cast<uint64_t>(bytes[8 * w + i]) << (8 * i);
+      }
     }
-    return send_all(stream, bytes);
+  };
+  std::vector<TimeNs*> slots;
+  for (TimeNs& t : r->weft_ns) slots.push_back(&t);
+  for (TimeNs& t : r->plain_ns) slots.push_back(&t);
+  const bool put = rank == 1;
+  if (!put) {
+    if (absl::Status s = recv_all(stream, bytes); !s.ok()) return s;
+    r->wrong_bytes = 0;
   }
-  if (absl::Status s = recv_all(stream, bytes); !s.ok()) return s;
-  *wrong = 0;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    *wrong |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  for (size_t w = 0; w < slots.size(); ++w) {
+    uint64_t v = put ? static_cast<uint64_t>(*slots[w]) : 0;
+    word(w, &v, put);
+    if (!put) *slots[w] = static_cast<TimeNs>(v);
   }
-  return absl::OkStatus();
+  word(slots.size(), &r->wrong_bytes, put);
+  return put ? send_all(stream, bytes) : absl::OkStatus();
 }
 
 double gbs(uint64_t bytes, double ns) {
@@ -104,26 +122,24 @@ absl::StatusOr<RoundsResult> run_rounds(Group& group, const Socket& stream,
                                         uint32_t rank, const RoundsConfig& c) {
   Rounds rounds(group, stream, c);
   RoundsResult r;
+  r.weft_ns.assign(c.rounds, 0);
+  r.plain_ns.assign(c.rounds, 0);
   // Round 0 of each path warms up; then the order alternates.
   for (uint32_t round = 0; round <= c.rounds; ++round) {
     const bool weft_first = round % 2 == 0;
     for (Path path : {weft_first ? Path::kWeft : Path::kPlain,
                       weft_first ? Path::kPlain : Path::kWeft}) {
       if (rank == 0) {
-        absl::StatusOr<TimeNs> ns = rounds.send(round, path);
-        if (!ns.ok()) return ns.status();
-        if (round == 0) continue;
-        (path == Path::kWeft ? r.weft_ns : r.plain_ns).push_back(*ns);
-      } else {
-        absl::StatusOr<uint64_t> wrong = rounds.receive(round, path);
-        if (!wrong.ok()) return wrong.status();
-        r.wrong_bytes += *wrong;
+        if (absl::Status s = rounds.send(round, path); !s.ok()) return s;
+        continue;
       }
+      absl::StatusOr<TimeNs> ns = rounds.receive(round, path, &r.wrong_bytes);
+      if (!ns.ok()) return ns.status();
+      if (round == 0) continue;
+      (path == Path::kWeft ? r.weft_ns : r.plain_ns)[round - 1] = *ns;
     }
   }
-  if (absl::Status s = share_wrong(stream, rank, &r.wrong_bytes); !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = share_result(stream, rank, &r); !s.ok()) return s;
   return r;
 }
 

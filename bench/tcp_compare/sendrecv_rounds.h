@@ -1,7 +1,7 @@
 // The rounds of tcp_sendrecv: one message from rank 0 to rank 1 through
 // weft's Group::send/recv and through a plain TCP stream, interleaved, each
-// timed on rank 0 until rank 1's acknowledgement arrives and checked byte
-// by byte on rank 1; and how the result is printed.
+// timed on rank 1 from its "ready" to the whole message and checked there
+// byte by byte; and how the result is printed.
 #ifndef WEFT_BENCH_TCP_COMPARE_SENDRECV_ROUNDS_H_
 #define WEFT_BENCH_TCP_COMPARE_SENDRECV_ROUNDS_H_
 
@@ -25,9 +25,10 @@ struct RoundsConfig {
 };
 
 struct RoundsResult {
-  std::vector<TimeNs> weft_ns;   // rank 0: one per timed round
+  std::vector<TimeNs> weft_ns;  // one per timed round (rank 1's clock)
   std::vector<TimeNs> plain_ns;
-  uint64_t wrong_bytes = 0;      // rank 1's count, on both ranks
+  uint64_t wrong_bytes = 0;  // rank 1's count
+  // All three on both ranks: rank 1 sends them to rank 0 at the end.
 };
 
 // REQUIRES: `group` has 2 ranks; `stream` joins this rank to the other.

@@ -9,10 +9,10 @@
 //   weft-sim launch --fabric=tcp --ranks=2 -- tcp_sendrecv --bytes=64M
 //
 // One round of either path: rank 1 fills its buffer with the complement of
-// the round's pattern and says "ready" on the plain stream; rank 0 starts
-// its clock, sends, and stops it when rank 1's one-byte acknowledgement
-// (sent on the plain stream as soon as the message is whole) arrives. Rank 1
-// then checks every byte. Exit status 0 when every byte arrived right, 1
+// the round's pattern, starts its clock and says "ready" on the plain
+// stream; rank 0, which has filled its buffer with the pattern, sends on
+// that word; rank 1 stops its clock when the whole message is in, then
+// checks every byte. A weft round ends with an untimed barrier. Exit status 0 when every byte arrived right, 1
 // when one did not or a transfer failed, 2 for bad flags or a group that is
 // not two ranks.
 #include <cstdint>
