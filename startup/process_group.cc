@@ -10,6 +10,7 @@
 #include "collectives/group_builder.h"
 #include "collectives/tcp_bootstrap.h"
 #include "startup/internal/deadlines.h"
+#include "tcp/tcp_fabric.h"
 #include "verbs/departure_check.h"
 #include "verbs/verbs_fabric.h"
 
@@ -21,7 +22,7 @@ namespace weft {
 struct ProcessGroup::Parts {
   Config config;
   std::unique_ptr<Bootstrap> bootstrap;
-  std::unique_ptr<verbs::VerbsFabric> fabric;
+  std::unique_ptr<Fabric> fabric;
   std::unique_ptr<Group> group;
   bool virtual_time = false;
 };
@@ -82,6 +83,48 @@ absl::StatusOr<std::unique_ptr<Bootstrap>> join(const Config& config,
   return made;
 }
 
+// An open fabric and what tells its group that a peer's process is gone.
+struct OpenedFabric {
+  std::unique_ptr<Fabric> fabric;
+  std::function<absl::Status()> departure_check;
+  bool virtual_time = false;
+};
+
+// The TCP fabric on exactly this rank's hostfile addresses. A peer whose
+// process is gone closes its side channel, and the group's calls end then,
+// naming it, instead of at the deadline.
+absl::StatusOr<OpenedFabric> open_tcp(const Config& config,
+                                      Bootstrap* bootstrap) {
+  tcp::TcpOptions options;
+  options.listen = config.tcp_hosts[config.rank];
+  absl::StatusOr<std::unique_ptr<tcp::TcpFabric>> fabric =
+      tcp::TcpFabric::open(config.rank, std::move(options));
+  if (!fabric.ok()) return fabric.status();
+  return OpenedFabric{*std::move(fabric),
+                      [bootstrap] { return bootstrap->check_alive(); }};
+}
+
+// The verbs fabric. On weft's simulated provider the provider says when a
+// rank left the world, in virtual time, where the side channel's closing
+// would arrive whenever the host delivers it (and the run would differ
+// from run to run); elsewhere the side channel says, as for TCP.
+absl::StatusOr<OpenedFabric> open_verbs(const Config& config,
+                                        Bootstrap* bootstrap) {
+  absl::StatusOr<std::unique_ptr<verbs::VerbsFabric>> fabric =
+      verbs::VerbsFabric::open(config.rank);
+  if (!fabric.ok()) return fabric.status();
+  const verbs::VerbsLibrary& library = (*fabric)->library();
+  OpenedFabric out;
+  // On weft's simulated provider the fabric's clock is its virtual time.
+  out.virtual_time = library.api().sim_now_ns != nullptr;
+  out.departure_check = verbs::departure_check(library, config.rank);
+  if (!out.departure_check) {
+    out.departure_check = [bootstrap] { return bootstrap->check_alive(); };
+  }
+  out.fabric = *std::move(fabric);
+  return out;
+}
+
 }  // namespace
 
 ProcessGroup::ProcessGroup() : parts_(std::make_unique<Parts>()) {}
@@ -118,31 +161,20 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
       join(parts.config, options);
   if (!bootstrap.ok()) return bootstrap.status();
   parts.bootstrap = *std::move(bootstrap);
-  absl::StatusOr<std::unique_ptr<verbs::VerbsFabric>> fabric =
-      verbs::VerbsFabric::open(parts.config.rank);
-  if (!fabric.ok()) return fabric.status();
-  parts.fabric = *std::move(fabric);
-  // On weft's simulated provider the fabric's clock is its virtual time.
-  parts.virtual_time = parts.fabric->library().api().sim_now_ns != nullptr;
+  absl::StatusOr<OpenedFabric> opened =
+      parts.config.tcp_hosts.empty()
+          ? open_verbs(parts.config, parts.bootstrap.get())
+          : open_tcp(parts.config, parts.bootstrap.get());
+  if (!opened.ok()) return opened.status();
+  parts.fabric = std::move(opened->fabric);
+  parts.virtual_time = opened->virtual_time;
   absl::StatusOr<std::unique_ptr<Group>> formed =
       create_group(*parts.fabric, *parts.bootstrap, parts.config.devices, group,
                    parts.config.connect_timeout_ns);
   if (!formed.ok()) return formed.status();
   parts.group = *std::move(formed);
-  // A peer whose process is gone closes its side channel: the group's
-  // calls end then, naming it, instead of at the deadline. On the
-  // simulated provider the provider says when a rank left the world, in
-  // virtual time, where the side channel's closing would arrive whenever
-  // the host delivers it (and the run would differ from run to run). The
-  // bootstrap outlives the group (Parts' order).
-  std::function<absl::Status()> check =
-      verbs::departure_check(parts.fabric->library(), parts.config.rank);
-  if (!check) {
-    check = [bootstrap = parts.bootstrap.get()] {
-      return bootstrap->check_alive();
-    };
-  }
-  parts.group->watch(std::move(check));
+  // The bootstrap outlives the group (Parts' order).
+  parts.group->watch(std::move(opened->departure_check));
   return pg;
 }
 

@@ -1,11 +1,14 @@
 // ProcessGroup: one process's membership of a group on hardware, from the
 // environment in one call. It reads the configuration (collectives/config.h:
 // JACCL's and MLX's variables, the launchers' rank variables, the device
-// JSON), joins the side channel (TCP through the coordinator, or a
-// Bootstrap the caller makes), opens the verbs fabric (librdma.dylib on
-// macOS, libibverbs.so.1 on Linux, WEFT_VERBS_LIBRARY: weft's simulated
-// provider under `weft-sim launch`), forms the weft::Group and keeps the
-// three alive together, destroyed in the right order.
+// JSON or the ring hostfile), joins the side channel (TCP through the
+// coordinator, or a Bootstrap the caller makes), opens the fabric, forms the
+// weft::Group and keeps the three alive together, destroyed in the right
+// order. The fabric is the TCP fabric when the Config has tcp_hosts (a
+// hostfile: WEFT_HOSTFILE or MLX_HOSTFILE), listening on exactly this rank's
+// addresses of it; otherwise the verbs fabric (librdma.dylib on macOS,
+// libibverbs.so.1 on Linux, WEFT_VERBS_LIBRARY: weft's simulated provider
+// under `weft-sim launch`).
 //
 //   absl::StatusOr<std::unique_ptr<weft::ProcessGroup>> pg =
 //       weft::ProcessGroup::from_environment();

@@ -307,7 +307,7 @@ TEST(WeftBench, BadInputExits2WithOneLine) {
   expect_bad_input("-d float128", "float128");
   expect_bad_input("-o avg", "avg");
   expect_bad_input("-n 0", "--iters=0");
-  expect_bad_input("--fabric=tcp", "--fabric=tcp");
+  expect_bad_input("--fabric=udp", "--fabric=udp is none of sim, verbs, tcp");
   expect_bad_input("--no-such-flag=1", "unknown flag --no_such_flag");
   expect_bad_input("--trace=x.json", "--trace");
   expect_bad_input("--op=broadcast -r 8", "root 8");
@@ -341,6 +341,21 @@ TEST(WeftBenchVerbs, NoJacclEnvironmentIsBadInput) {
   expect_bad_input("--fabric=verbs -b 4K -e 4K", "JACCL_",
                    "env -u JACCL_RANK -u MLX_RANK "
                    "-u OMPI_COMM_WORLD_RANK -u SLURM_PROCID ");
+}
+
+// A TCP group is formed from a hostfile; without one, weft-bench says how
+// to start it. A hostfile with --fabric=verbs would open TCP: refused.
+TEST(WeftBenchTcp, NoHostfileIsBadInput) {
+  expect_bad_input("--fabric=tcp -b 4K -e 4K",
+                   "weft-sim launch --fabric=tcp --ranks=N -- weft-bench "
+                   "--fabric=tcp ..., or set MLX_HOSTFILE",
+                   "env -u MLX_HOSTFILE -u WEFT_HOSTFILE ");
+}
+
+TEST(WeftBenchVerbs, AHostfileIsBadInput) {
+  expect_bad_input("--fabric=verbs -b 4K -e 4K",
+                   "--fabric=verbs, but MLX_HOSTFILE names a TCP hostfile",
+                   "env -u WEFT_HOSTFILE MLX_HOSTFILE=hosts.json ");
 }
 
 TEST(WeftBenchVerbs, MissingRdmaLibraryFailsCleanly) {

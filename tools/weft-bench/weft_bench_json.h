@@ -31,7 +31,7 @@
 namespace weft::bench {
 
 struct JsonContext {
-  std::string fabric;  // "sim" or "verbs"
+  std::string fabric;  // "sim", "verbs" or "tcp"
   std::string time;    // "virtual" or "wall"
   uint32_t ranks = 0;
   std::string where;

@@ -1,7 +1,8 @@
 // weft-bench: nccl-tests' interface and table for weft's collectives, on
 // any fabric. With no fabric flags it runs 8 simulated ranks over the tb5
-// link and reports virtual time; --fabric verbs makes this process one rank
-// of a group formed from JACCL's environment and reports wall time.
+// link and reports virtual time; --fabric verbs (JACCL's environment) or
+// --fabric tcp (MLX's ring hostfile, as weft-sim launch --fabric=tcp sets
+// it) makes this process one rank of a group and reports wall time.
 // docs/benchmarking.md shows how to run it and compare with other tools.
 #include <cstdint>
 #include <cstdio>
@@ -26,7 +27,7 @@
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_run.h"
 #include "tools/weft-bench/weft_bench_sim.h"
-#include "tools/weft-bench/weft_bench_verbs.h"
+#include "tools/weft-bench/weft_bench_group.h"
 
 namespace weft::bench {
 namespace {
@@ -44,7 +45,7 @@ constexpr char kUsage[] =
     "usage: weft-bench [-b min] [-e max] [-f factor] [-i step] [-w warmup] "
     "[-n iters] [-c 0|1] [-d type] [-o redop] [-r root] [--op=...] "
     "[--algorithm=...] [--json=FILE] [--plot=FILE.svg] [--model] "
-    "[--fabric=sim|verbs] [simulator flags: --ranks, --topology, "
+    "[--fabric=sim|verbs|tcp] [simulator flags: --ranks, --topology, "
     "--devices, --link, --loss, ...]\n"
     "Short options are nccl-tests' (-b 8 means --minbytes=8).";
 
@@ -74,10 +75,10 @@ absl::StatusOr<std::unique_ptr<BenchRunner>> make_runner(
   if (options.fabric == FabricKind::kSim) {
     return std::make_unique<SimRunner>(*std::move(flags), options.group);
   }
-  absl::StatusOr<std::unique_ptr<VerbsRunner>> verbs =
-      VerbsRunner::create(flags->options.link, options.group);
-  if (!verbs.ok()) return verbs.status();
-  return std::unique_ptr<BenchRunner>(*std::move(verbs));
+  absl::StatusOr<std::unique_ptr<GroupRunner>> group =
+      GroupRunner::create(options.fabric, flags->options.link, options.group);
+  if (!group.ok()) return group.status();
+  return std::unique_ptr<BenchRunner>(*std::move(group));
 }
 
 // Everything that can be checked before the first measurement: each row's

@@ -24,11 +24,11 @@ ABSL_FLAG(std::string, stepfactor, "1",
           "--stepbytes instead)");
 ABSL_FLAG(std::string, warmup_iters, "",
           "-w: untimed iterations before each measurement (default 5 on "
-          "verbs; 1 on the simulator, where every iteration takes the same "
+          "verbs and tcp; 1 on the simulator, where every iteration takes the same "
           "virtual time)");
 ABSL_FLAG(std::string, iters, "",
-          "-n: timed iterations per measurement (default 20 on verbs, 1 on "
-          "the simulator)");
+          "-n: timed iterations per measurement (default 20 on verbs and "
+          "tcp, 1 on the simulator)");
 ABSL_FLAG(std::string, check, "1",
           "-c: 1 checks every output against a reference computed directly "
           "(the #wrong column), 0 skips the check (N/A)");
@@ -63,7 +63,10 @@ ABSL_FLAG(std::string, fabric, "sim",
           "sim: simulated ranks in this process (--ranks, --link, ...), "
           "virtual time; verbs: this process is one rank of a group formed "
           "from JACCL's environment (JACCL_RANK, JACCL_IBV_DEVICES, "
-          "JACCL_COORDINATOR), wall time");
+          "JACCL_COORDINATOR), wall time; tcp: this process is one rank of a "
+          "group over TCP formed from MLX's ring hostfile (MLX_HOSTFILE, "
+          "MLX_RANK), wall time: start it under weft-sim launch --fabric=tcp "
+          "--ranks=N");
 
 namespace weft::bench {
 
@@ -81,7 +84,7 @@ using sim::cli::parse_uint;
 
 constexpr uint64_t kMaxStepFactor = 1024;
 constexpr uint32_t kSimWarmup = 1, kSimIters = 1;
-constexpr uint32_t kVerbsWarmup = 5, kVerbsIters = 20;
+constexpr uint32_t kGroupWarmup = 5, kGroupIters = 20;
 constexpr harness::CollectiveKind kAllOps[] = {
     harness::CollectiveKind::kAllReduce,
     harness::CollectiveKind::kAllGather,
@@ -175,11 +178,11 @@ absl::Status parse_iterations(BenchOptions* o) {
   const std::string iters = absl::GetFlag(FLAGS_iters);
   absl::StatusOr<uint64_t> w =
       warmup.empty()
-          ? (sim ? kSimWarmup : kVerbsWarmup)
+          ? (sim ? kSimWarmup : kGroupWarmup)
           : parse_uint("warmup_iters", warmup, 0, BenchOptions::kMaxIters);
   if (!w.ok()) return w.status();
   absl::StatusOr<uint64_t> n =
-      iters.empty() ? (sim ? kSimIters : kVerbsIters)
+      iters.empty() ? (sim ? kSimIters : kGroupIters)
                     : parse_uint("iters", iters, 1, BenchOptions::kMaxIters);
   if (!n.ok()) return n.status();
   absl::StatusOr<uint64_t> check =
@@ -212,14 +215,28 @@ absl::Status parse_data(BenchOptions* o, ReduceOp* redop, bool* redop_given) {
 
 }  // namespace
 
+const char* fabric_name(FabricKind fabric) {
+  switch (fabric) {
+    case FabricKind::kSim:
+      return "sim";
+    case FabricKind::kVerbs:
+      return "verbs";
+    case FabricKind::kTcp:
+      return "tcp";
+  }
+  return "sim";
+}
+
 absl::StatusOr<BenchOptions> bench_options() {
   BenchOptions o;
   const std::string fabric = absl::GetFlag(FLAGS_fabric);
   if (fabric == "verbs") {
     o.fabric = FabricKind::kVerbs;
+  } else if (fabric == "tcp") {
+    o.fabric = FabricKind::kTcp;
   } else if (fabric != "sim") {
     return absl::InvalidArgumentError(
-        absl::StrCat("--fabric=", fabric, " is neither sim nor verbs"));
+        absl::StrCat("--fabric=", fabric, " is none of sim, verbs, tcp"));
   }
   if (absl::Status s = parse_sizes(&o); !s.ok()) return s;
   if (absl::Status s = parse_iterations(&o); !s.ok()) return s;

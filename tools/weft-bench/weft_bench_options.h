@@ -7,7 +7,7 @@
 //   --datatype/-d --redop/-o --root/-r                           data
 //   --op --algorithm                 what to run (comma-separated lists)
 //   --json --plot --model            outputs
-//   --fabric                         sim (default) or verbs
+//   --fabric                         sim (default), verbs or tcp
 //   --recovery --send_queue          the group
 // (the FlagSet kBenchFlags).
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_OPTIONS_H_
@@ -27,7 +27,12 @@ namespace weft::bench {
 
 namespace harness = ::weft::harness;
 
-enum class FabricKind : uint8_t { kSim, kVerbs };
+// Where the ranks are: all in this process on the simulator, or one per
+// process in a group on the verbs fabric or on TCP.
+enum class FabricKind : uint8_t { kSim, kVerbs, kTcp };
+
+// "sim", "verbs", "tcp", as --fabric and the JSON name them.
+const char* fabric_name(FabricKind fabric);
 
 struct BenchOp {
   harness::CollectiveKind kind = harness::CollectiveKind::kAllReduce;

@@ -79,9 +79,8 @@ std::vector<PlotSeries> plot_series(const std::vector<BenchBlock>& blocks) {
 absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
                            const BenchOptions& options,
                            const BenchRunner& runner) {
-  const bool sim = options.fabric == FabricKind::kSim;
   if (!options.json_path.empty()) {
-    const JsonContext context{sim ? "sim" : "verbs",
+    const JsonContext context{fabric_name(options.fabric),
                               runner.virtual_time() ? "virtual" : "wall",
                               runner.ranks(), runner.describe()};
     if (absl::Status s =

@@ -1,7 +1,7 @@
 // Where weft-bench's measurements come from: the simulator (every rank in
-// this process, virtual time; weft_bench_sim.h) or the verbs fabric (this
-// process is one rank, wall time; weft_bench_verbs.h). The table, JSON and
-// plot code sees only this interface.
+// this process, virtual time; weft_bench_sim.h) or a group on the verbs or
+// TCP fabric (this process is one rank, wall time; weft_bench_group.h).
+// The table, JSON and plot code sees only this interface.
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RUNNER_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RUNNER_H_
 

@@ -57,15 +57,18 @@ int run_shrink(int argc, char** argv);
 // trace_merge_command.cc: per-rank hardware timelines joined into one.
 int run_trace_merge(int argc, char** argv);
 
+// launch_command.cc: --fabric, --host, -n, --timeout_s.
+extern const FlagSet kLaunchFlags;
+// N ranks of a program, started as mpirun would, over the simulation
+// server or TCP (launch.h).
+int run_launch(int argc, char** argv);
+
 #ifdef WEFT_HAVE_SIM_SERVER
 // serve_command.cc (Linux): --socket, --on_deadlock, --on_crash,
-// --connect_timeout_s; and launch's -n, --timeout_s.
+// --connect_timeout_s.
 extern const FlagSet kServeFlags;
-extern const FlagSet kLaunchFlags;
 // The simulation server for verbs programs in processes of their own.
 int run_serve(int argc, char** argv);
-// A server plus N ranks of a program, started as mpirun would.
-int run_launch(int argc, char** argv);
 #endif
 
 }  // namespace weft::sim::cli

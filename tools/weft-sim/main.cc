@@ -39,6 +39,8 @@ constexpr const FlagSet* kShrinkSets[] = {&kShrinkFlags};
 constexpr const FlagSet* kServeSets[] = {&kWorldFlags, &kServeFlags};
 constexpr const FlagSet* kLaunchSets[] = {&kWorldFlags, &kServeFlags,
                                           &kLaunchFlags};
+#else
+constexpr const FlagSet* kLaunchSets[] = {&kWorldFlags, &kLaunchFlags};
 #endif
 
 // The dispatch table. The first entry is what `weft-sim` with no command
@@ -74,11 +76,13 @@ constexpr Command kCommands[] = {
      "own, running verbs programs over the simulated provider "
      "(WEFT_SIM_SERVER)",
      kServeSets, run_serve},
-    {"launch",
-     "starts a server and N ranks of a program (-n N -- PROGRAM ARGS), as "
-     "mpirun does; prints each rank's exit and the trace hash",
-     kLaunchSets, run_launch},
 #endif
+    {"launch",
+     "starts N ranks of a program (--ranks=N -- PROGRAM ARGS), as mpirun "
+     "does, over a simulation server (--fabric=sim, Linux; prints the trace "
+     "hash) or over TCP on this machine (--fabric=tcp); prints each rank's "
+     "exit",
+     kLaunchSets, run_launch},
 };
 
 // Every set of every command, each once, in the table's order.

@@ -10,24 +10,14 @@
 // group variables (JACCL_RANK, JACCL_IBV_DEVICES with the world's device
 // JSON, JACCL_COORDINATOR on loopback), the way mpirun starts an MPI job.
 // Linux only, as the provider is.
-#include <cerrno>
-#include <cstdint>
-#include <cstring>
-#include <memory>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,11 +28,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "sim/server/fabric_server.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/world_flags.h"
 #include "tools/weft-sim/commands.h"
+#include "tools/weft-sim/free_ports.h"
+#include "tools/weft-sim/launch.h"
+#include "tools/weft-sim/rank_processes.h"
+#include "tools/weft-sim/temp_dir.h"
 
 ABSL_FLAG(std::string, socket, "",
           "serve, launch: the socket to listen on (default: a new directory "
@@ -57,59 +50,17 @@ ABSL_FLAG(std::string, on_crash, "error",
 ABSL_FLAG(std::string, connect_timeout_s, "60",
           "serve, launch: seconds the ranks have to connect, from the first "
           "connection (1..3600)");
-ABSL_FLAG(std::string, n, "0",
-          "launch: ranks to start (default: the world's); each PROGRAM given "
-          "after -- and separated by ':' is one rank, one PROGRAM is every "
-          "rank");
-ABSL_FLAG(std::string, timeout_s, "600",
-          "launch: wall-clock seconds the ranks may run before they are "
-          "killed and launch exits 1 (1..86400)");
-
 namespace weft::sim::cli {
 
 const FlagSet kServeFlags("serve", "simulation server", FLAGS_socket,
                           FLAGS_on_deadlock, FLAGS_on_crash,
                           FLAGS_connect_timeout_s);
-const FlagSet kLaunchFlags("launch", "process launcher", FLAGS_n,
-                           FLAGS_timeout_s);
 
 namespace {
 
 using server::FabricServer;
 using server::ServeResult;
 using server::ServerOptions;
-
-// A private directory for the socket; removed with it.
-class SocketDir {
- public:
-  static absl::StatusOr<SocketDir> create() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        absl::StrFormat("%s/weft-sim-XXXXXX", tmp != nullptr ? tmp : "/tmp");
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrFormat("cannot create a directory like %s", pattern));
-    }
-    return SocketDir(pattern);
-  }
-  SocketDir(SocketDir&& other) noexcept : path_(std::move(other.path_)) {
-    other.path_.clear();
-  }
-  ~SocketDir() {
-    if (!path_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(path_, ignored);
-    }
-  }
-  std::string socket() const { return path_ + "/socket"; }
-  std::string file(std::string_view name) const {
-    return path_ + "/" + std::string(name);
-  }
-
- private:
-  explicit SocketDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 absl::StatusOr<ServerOptions> server_options(const WorldFlags& world) {
   ServerOptions o;
@@ -196,42 +147,6 @@ std::optional<std::string> dropin_dir() {
   return std::nullopt;
 }
 
-struct Child {
-  uint32_t rank = 0;
-  pid_t pid = 0;
-  std::optional<int> status;  // waitpid's, once reaped
-};
-
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) {
-    return absl::StrFormat("exited %d", WEXITSTATUS(status));
-  }
-  if (WIFSIGNALED(status)) {
-    return absl::StrFormat("killed by signal %d", WTERMSIG(status));
-  }
-  return "ended";
-}
-
-// A loopback TCP port nothing listens on now (the kernel's choice for
-// port 0), for rank 0 of a JACCL-style group to listen on.
-absl::StatusOr<uint16_t> free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  const bool ok =
-      fd >= 0 &&
-      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!ok) {
-    return absl::FailedPreconditionError(
-        "cannot find a free loopback port for JACCL_COORDINATOR");
-  }
-  return ntohs(addr.sin_port);
-}
-
 // What every rank gets besides its rank: the server's socket, the library
 // path, and JACCL's group environment (device JSON of the world's
 // topology, a coordinator on loopback) unless the caller set it.
@@ -242,34 +157,24 @@ struct LaunchEnv {
   std::string coordinator;
 };
 
-pid_t spawn(const std::vector<std::string>& program, uint32_t rank,
-            const LaunchEnv& env) {
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  const std::string& dropin = env.dropin;
+std::vector<EnvSetting> rank_env(const LaunchEnv& env, uint32_t rank) {
   const std::string r = std::to_string(rank);
-  ::setenv(server::kServerVariable, env.socket.c_str(), 1);
-  ::setenv("WEFT_SIM_RANK", r.c_str(), 1);
+  const char* old = std::getenv("LD_LIBRARY_PATH");
+  const std::string path = old != nullptr && *old != '\0'
+                               ? env.dropin + ":" + old
+                               : env.dropin;
   // JACCL's and MLX's names for the same facts, as mpirun or mlx.launch
   // would set them (the rank always; the rest unless already set).
-  ::setenv("JACCL_RANK", r.c_str(), 1);
-  ::setenv("MLX_RANK", r.c_str(), 1);
-  ::setenv("JACCL_IBV_DEVICES", env.devices_json.c_str(), 0);
-  ::setenv("MLX_IBV_DEVICES", env.devices_json.c_str(), 0);
-  ::setenv("JACCL_COORDINATOR", env.coordinator.c_str(), 0);
-  ::setenv("MLX_JACCL_COORDINATOR", env.coordinator.c_str(), 0);
-  const char* old = std::getenv("LD_LIBRARY_PATH");
-  const std::string path =
-      old != nullptr && *old != '\0' ? dropin + ":" + old : dropin;
-  ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
-  ::setenv("WEFT_VERBS_LIBRARY", (dropin + "/libibverbs.so.1").c_str(), 1);
-  std::vector<char*> argv;
-  for (const std::string& a : program) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  std::fprintf(stderr, "weft-sim launch: cannot run '%s' as rank %u: %s\n",
-               argv[0], rank, std::strerror(errno));
-  std::_Exit(127);
+  return {{server::kServerVariable, env.socket},
+          {"WEFT_SIM_RANK", r},
+          {"JACCL_RANK", r},
+          {"MLX_RANK", r},
+          {"JACCL_IBV_DEVICES", env.devices_json, true},
+          {"MLX_IBV_DEVICES", env.devices_json, true},
+          {"JACCL_COORDINATOR", env.coordinator, true},
+          {"MLX_JACCL_COORDINATOR", env.coordinator, true},
+          {"LD_LIBRARY_PATH", path},
+          {"WEFT_VERBS_LIBRARY", env.dropin + "/libibverbs.so.1"}};
 }
 
 }  // namespace
@@ -281,13 +186,13 @@ int run_serve(int argc, char** argv) {
   if (!world.ok()) return bad_input(world.status());
   absl::StatusOr<ServerOptions> options = server_options(*world);
   if (!options.ok()) return bad_input(options.status());
-  std::optional<SocketDir> dir;
+  std::optional<TempDir> dir;
   options->socket_path = absl::GetFlag(FLAGS_socket);
   if (options->socket_path.empty()) {
-    absl::StatusOr<SocketDir> made = SocketDir::create();
+    absl::StatusOr<TempDir> made = TempDir::create();
     if (!made.ok()) return bad_input(made.status());
     dir.emplace(*std::move(made));
-    options->socket_path = dir->socket();
+    options->socket_path = dir->file("socket");
   }
   absl::StatusOr<std::unique_ptr<FabricServer>> server =
       FabricServer::create(*std::move(options));
@@ -301,50 +206,9 @@ int run_serve(int argc, char** argv) {
   return finish(**server, result, *world);
 }
 
-int run_launch(int argc, char** argv) {
-  // Flags before "--", the programs after it.
-  int split = argc;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--") {
-      split = i;
-      break;
-    }
-  }
-  std::vector<std::vector<std::string>> programs(1);
-  for (int i = split + 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == ":") {
-      programs.emplace_back();
-    } else {
-      programs.back().push_back(argv[i]);
-    }
-  }
-  CommandArgs args = parse_command_flags(split, argv, "launch");
-  if (args.exit_code) return *args.exit_code;
-  for (const auto& p : programs) {
-    if (p.empty()) {
-      return bad_input(
-          "give the program after --: weft-sim launch -n 2 -- PROGRAM ARGS "
-          "(several programs, one per rank, separated by ':')");
-    }
-  }
-  absl::StatusOr<WorldFlags> world = world_flags();
-  if (!world.ok()) return bad_input(world.status());
-  absl::StatusOr<ServerOptions> options = server_options(*world);
+int launch_on_sim(const LaunchRequest& request) {
+  absl::StatusOr<ServerOptions> options = server_options(request.world);
   if (!options.ok()) return bad_input(options.status());
-  const uint32_t ranks = world->options.topology.ranks();
-  absl::StatusOr<uint64_t> n =
-      parse_uint("n", absl::GetFlag(FLAGS_n), 0, ranks);
-  if (!n.ok()) return bad_input(n.status());
-  const uint32_t count = *n == 0 ? ranks : static_cast<uint32_t>(*n);
-  if (programs.size() > 1 && programs.size() != count) {
-    return bad_input(absl::StrFormat(
-        "%u programs separated by ':' for %u ranks: give one program, or "
-        "one per rank",
-        programs.size(), count));
-  }
-  absl::StatusOr<uint64_t> timeout =
-      parse_uint("timeout_s", absl::GetFlag(FLAGS_timeout_s), 1, 86400);
-  if (!timeout.ok()) return bad_input(timeout.status());
   const std::optional<std::string> dropin = dropin_dir();
   if (!dropin) {
     return bad_input(
@@ -352,35 +216,24 @@ int run_launch(int argc, char** argv) {
         "with libibverbs.so.1) next to this weft-sim: build the "
         "weft_sim_verbs target or install weft");
   }
-  absl::StatusOr<SocketDir> dir = SocketDir::create();
+  absl::StatusOr<TempDir> dir = TempDir::create();
   if (!dir.ok()) return bad_input(dir.status());
-  options->socket_path = dir->socket();
-  for (uint32_t r = 0; r < count; ++r) options->expected_ranks.push_back(r);
-
-  std::vector<Child> children;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(*timeout);
+  options->socket_path = dir->file("socket");
+  for (uint32_t r = 0; r < request.ranks; ++r) {
+    options->expected_ranks.push_back(r);
+  }
+  RankProcesses ranks;
+  const auto deadline = RankProcesses::Clock::now() +
+                        std::chrono::seconds(request.timeout_s);
   bool timed_out = false;
-  auto reap = [&](bool block) {
-    for (Child& c : children) {
-      if (c.status) continue;
-      int status = 0;
-      if (::waitpid(c.pid, &status, block ? 0 : WNOHANG) == c.pid) {
-        c.status = status;
-      }
-    }
-  };
   FabricServer* served = nullptr;
   options->tick = [&]() {
-    reap(false);
-    for (const Child& c : children) {
-      if (c.status && served != nullptr) served->rank_gone(c.rank);
+    ranks.reap();
+    for (const RankProcess& r : ranks.ranks()) {
+      if (r.status && served != nullptr) served->rank_gone(r.rank);
     }
-    if (std::chrono::steady_clock::now() > deadline) {
-      timed_out = true;
-      return false;
-    }
-    return true;
+    timed_out = RankProcesses::Clock::now() > deadline;
+    return !timed_out;
   };
   absl::StatusOr<std::unique_ptr<FabricServer>> server =
       FabricServer::create(*std::move(options));
@@ -389,65 +242,37 @@ int run_launch(int argc, char** argv) {
   LaunchEnv env;
   env.socket = served->socket_path();
   env.dropin = *dropin;
-  env.devices_json = dir->file("devices.json");
-  {
-    std::FILE* f = std::fopen(env.devices_json.c_str(), "w");
-    const std::string json = world->options.topology.to_json();
-    if (f == nullptr || std::fwrite(json.data(), 1, json.size(), f) !=
-                            json.size()) {
-      if (f != nullptr) std::fclose(f);
-      return bad_input(absl::StrFormat("cannot write %s", env.devices_json));
-    }
-    std::fclose(f);
-  }
-  absl::StatusOr<uint16_t> port = free_port();
+  absl::StatusOr<std::string> devices =
+      dir->write("devices.json", request.world.options.topology.to_json());
+  if (!devices.ok()) return bad_input(devices.status());
+  env.devices_json = *devices;
+  absl::StatusOr<std::vector<uint16_t>> port = free_ports("127.0.0.1", 1);
   if (!port.ok()) return bad_input(port.status());
-  env.coordinator = absl::StrFormat("127.0.0.1:%u", *port);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  for (uint32_t r = 0; r < count; ++r) {
-    const auto& program = programs.size() == 1 ? programs[0] : programs[r];
-    const pid_t pid = spawn(program, r, env);
-    if (pid < 0) {
-      std::fprintf(stderr, "weft-sim launch: fork failed\n");
-      for (Child& c : children) ::kill(c.pid, SIGKILL);
-      reap(true);
-      return kExitFailed;
+  env.coordinator = absl::StrFormat("127.0.0.1:%u", (*port)[0]);
+  for (uint32_t r = 0; r < request.ranks; ++r) {
+    if (absl::Status s = ranks.start(r, request.program_of(r), rank_env(env, r));
+        !s.ok()) {
+      std::fprintf(stderr, "weft-sim launch: %s\n",
+                   std::string(s.message()).c_str());
+      return kExitFailed;  // ~RankProcesses kills the ones started
     }
-    children.push_back({r, pid, std::nullopt});
   }
   const ServeResult result = served->serve();
   // The ranks the server ended exit on their own; give them a moment, then
   // make sure none outlives the launcher.
-  const auto grace =
-      std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    reap(false);
-    bool all = true;
-    for (const Child& c : children) all = all && c.status.has_value();
-    if (all || timed_out || std::chrono::steady_clock::now() > grace) break;
-    ::usleep(10'000);  // polling for exit; no ordering depends on it
+  if (!timed_out) {
+    ranks.wait_until(RankProcesses::Clock::now() + kExitGrace);
   }
-  for (const Child& c : children) {
-    if (!c.status) ::kill(c.pid, SIGKILL);
-  }
-  reap(true);
+  ranks.kill_all();
   if (timed_out) {
     std::fprintf(stderr,
                  "weft-sim launch: the ranks ran past --timeout_s=%llu; "
                  "killed them\n",
-                 static_cast<unsigned long long>(*timeout));
+                 static_cast<unsigned long long>(request.timeout_s));
   }
-  int code = finish(*served, result, *world);
-  for (const Child& c : children) {
-    std::printf("rank %u (pid %d): %s\n", c.rank, c.pid,
-                describe_status(*c.status).c_str());
-    if (code == kExitOk &&
-        !(WIFEXITED(*c.status) && WEXITSTATUS(*c.status) == 0)) {
-      code = kExitFailed;
-    }
-  }
-  if (timed_out) code = kExitFailed;
+  int code = finish(*served, result, request.world);
+  const bool all_ok = ranks.print_exits();
+  if (!all_ok || timed_out) code = kExitFailed;
   return code;
 }
 

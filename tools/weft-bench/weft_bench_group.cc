@@ -1,4 +1,4 @@
-#include "tools/weft-bench/weft_bench_verbs.h"
+#include "tools/weft-bench/weft_bench_group.h"
 
 #include <array>
 #include <cstdint>
@@ -20,55 +20,92 @@ namespace {
 constexpr double kNsPerUs = 1e3;
 constexpr uint64_t kDataSeed = 1;
 
+// The hostfile variable set in the environment ("WEFT_HOSTFILE" wins over
+// "MLX_HOSTFILE", as in collectives/config.h), or nullptr.
+const char* hostfile_variable(const EnvLookup& getenv) {
+  for (const char* name : {"WEFT_HOSTFILE", "MLX_HOSTFILE"}) {
+    const char* value = getenv(name);
+    if (value != nullptr && *value != '\0') return name;
+  }
+  return nullptr;
+}
+
+// InvalidArgument when the environment configures the other fabric than
+// `fabric`: a group on TCP needs a hostfile, one on verbs must not have
+// one (it would open TCP).
+absl::Status check_environment(FabricKind fabric, const EnvLookup& getenv) {
+  const char* hostfile = hostfile_variable(getenv);
+  if (fabric == FabricKind::kTcp && hostfile == nullptr) {
+    return absl::InvalidArgumentError(
+        "--fabric=tcp runs one rank of a group over TCP and needs its "
+        "hostfile: start every rank under weft-sim launch --fabric=tcp "
+        "--ranks=N -- weft-bench --fabric=tcp ..., or set MLX_HOSTFILE (a "
+        "JSON list of \"ip:port\" lists, one per rank) and MLX_RANK");
+  }
+  if (fabric == FabricKind::kVerbs && hostfile != nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--fabric=verbs, but %s names a TCP hostfile: run with "
+        "--fabric=tcp, or unset %s",
+        hostfile, hostfile));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-VerbsRunner::VerbsRunner(std::unique_ptr<ProcessGroup> process_group,
+GroupRunner::GroupRunner(FabricKind fabric,
+                         std::unique_ptr<ProcessGroup> process_group,
                          const sim::LinkModel& model_link, GroupOptions group)
-    : process_group_(std::move(process_group)),
+    : fabric_(fabric),
+      process_group_(std::move(process_group)),
       model_link_(model_link),
       group_options_(group) {}
 
-VerbsRunner::~VerbsRunner() = default;
+GroupRunner::~GroupRunner() = default;
 
-absl::StatusOr<std::unique_ptr<VerbsRunner>> VerbsRunner::create(
-    const sim::LinkModel& model_link, const GroupOptions& options) {
+absl::StatusOr<std::unique_ptr<GroupRunner>> GroupRunner::create(
+    FabricKind fabric, const sim::LinkModel& model_link,
+    const GroupOptions& options, const EnvLookup& getenv) {
+  if (absl::Status s = check_environment(fabric, getenv); !s.ok()) return s;
   // The group's deadlines and recovery are the command line's, not
   // WEFT_TIMEOUT_S's.
   StartOptions start;
   start.group = options;
   start.keep_timeouts = true;
+  start.getenv = getenv;
   absl::StatusOr<std::unique_ptr<ProcessGroup>> pg =
       ProcessGroup::from_environment(start);
   if (!pg.ok()) return pg.status();
-  return std::unique_ptr<VerbsRunner>(
-      new VerbsRunner(*std::move(pg), model_link, options));
+  return std::unique_ptr<GroupRunner>(
+      new GroupRunner(fabric, *std::move(pg), model_link, options));
 }
 
-std::string VerbsRunner::describe() const {
+std::string GroupRunner::describe() const {
   const bool simulated = virtual_time();
   return absl::StrFormat(
-      "a group of %u on verbs (this is rank %u), %s%s: %s", config().size,
-      config().rank, config().devices.is_full_mesh() ? "mesh" : "ring",
+      "a group of %u on %s (this is rank %u), %s%s: %s", config().size,
+      fabric_name(fabric_), config().rank,
+      config().devices.is_full_mesh() ? "mesh" : "ring",
       config().ring ? " (JACCL_RING)" : "",
       simulated ? "virtual time (weft's simulated provider)" : "wall time");
 }
 
-bool VerbsRunner::virtual_time() const {
+bool GroupRunner::virtual_time() const {
   return process_group_->virtual_time();
 }
 
-bool VerbsRunner::mesh_allowed() const {
+bool GroupRunner::mesh_allowed() const {
   return config().devices.is_full_mesh() && !config().ring;
 }
 
-absl::Status VerbsRunner::check(const harness::CollectiveSpec& spec) const {
+absl::Status GroupRunner::check(const harness::CollectiveSpec& spec) const {
   harness::CollectiveSpec s = spec;
   if (!mesh_allowed() && s.algorithm == harness::AlgorithmRequest::kAuto)
     s.algorithm = harness::AlgorithmRequest::kRing;
   return harness::check_collective(s, config().devices, group_options_);
 }
 
-Algorithm VerbsRunner::algorithm(const harness::CollectiveSpec& spec) const {
+Algorithm GroupRunner::algorithm(const harness::CollectiveSpec& spec) const {
   absl::StatusOr<harness::CollectiveShape> shape =
       harness::shape_of(spec, ranks());
   if (!shape.ok()) return Algorithm::kAuto;
@@ -76,7 +113,7 @@ Algorithm VerbsRunner::algorithm(const harness::CollectiveSpec& spec) const {
                                     group_options_);
 }
 
-RingModel VerbsRunner::ring_model() const {
+RingModel GroupRunner::ring_model() const {
   const uint32_t n = config().size;
   const auto cables =
       static_cast<uint32_t>(n > 1 ? config().devices.devices(0, 1).size() : 1);
@@ -84,7 +121,7 @@ RingModel VerbsRunner::ring_model() const {
   return RingModel::of(model_link_, n, directions * cables);
 }
 
-absl::Status VerbsRunner::run_blocking(
+absl::Status GroupRunner::run_blocking(
     const std::vector<harness::Starter>& starters, uint32_t iterations) {
   for (uint32_t i = 0; i < iterations; ++i) {
     for (const harness::Starter& start : starters) {
@@ -95,7 +132,7 @@ absl::Status VerbsRunner::run_blocking(
   return absl::OkStatus();
 }
 
-absl::StatusOr<Measurement> VerbsRunner::measure(
+absl::StatusOr<Measurement> GroupRunner::measure(
     const MeasureRequest& request) {
   Measurement m;
   const harness::CollectiveSpec& spec = request.spec;

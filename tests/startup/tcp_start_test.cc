@@ -1,0 +1,217 @@
+// ProcessGroup::from_environment over the TCP fabric, end to end: ranks as
+// threads of this process, each with its own environment naming one
+// hostfile of loopback addresses whose ports the test got by binding port 0
+// (and released), a side channel, the TCP fabric listening on exactly the
+// rank's row, and an all_sum checked against sums computed here.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <latch>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "collectives/dtype.h"
+#include "collectives/group.h"
+#include "fabric/socket.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "startup/process_group.h"
+#include "tcp/tcp_fabric.h"
+
+namespace weft {
+namespace {
+
+using ::testing::ElementsAreArray;
+
+// Ports the system hands out for port 0 on `ip` (IPv4 or IPv6), all
+// distinct: every socket stays bound until all are chosen, then all close.
+// Empty when `ip` cannot be bound (no IPv6 loopback on this machine).
+std::vector<uint16_t> free_ports(const char* ip, bool ipv6, size_t count) {
+  std::vector<Socket> held;
+  std::vector<uint16_t> ports;
+  for (size_t i = 0; i < count; ++i) {
+    Socket s(::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0));
+    sockaddr_storage storage{};
+    socklen_t length = 0;
+    if (ipv6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&storage);
+      a->sin6_family = AF_INET6;
+      if (inet_pton(AF_INET6, ip, &a->sin6_addr) != 1) return {};
+      length = sizeof(sockaddr_in6);
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&storage);
+      a->sin_family = AF_INET;
+      if (inet_pton(AF_INET, ip, &a->sin_addr) != 1) return {};
+      length = sizeof(sockaddr_in);
+    }
+    auto* address = reinterpret_cast<sockaddr*>(&storage);
+    if (!s.valid() || ::bind(s.fd(), address, length) != 0 ||
+        ::getsockname(s.fd(), address, &length) != 0) {
+      return {};
+    }
+    ports.push_back(
+        ntohs(ipv6 ? reinterpret_cast<sockaddr_in6*>(address)->sin6_port
+                   : reinterpret_cast<sockaddr_in*>(address)->sin_port));
+    held.push_back(std::move(s));
+  }
+  return ports;
+}
+
+struct RankOutcome {
+  absl::Status status;
+  std::vector<int32_t> sums;
+  std::string fabric_kind;
+  std::vector<std::string> listening;
+};
+
+class TcpStart : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (!hostfile_.empty()) std::remove(hostfile_.c_str());
+  }
+
+  // Writes rows (rank r's "ip:port" strings) as the hostfile.
+  void write_hostfile(const std::vector<std::vector<std::string>>& rows) {
+    hostfile_ = absl::StrFormat(
+        "%s/weft_tcp_start_%d_%s.json", ::testing::TempDir(), getpid(),
+        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::vector<std::string> json_rows;
+    for (const auto& row : rows) {
+      json_rows.push_back("[\"" + absl::StrJoin(row, "\", \"") + "\"]");
+    }
+    std::ofstream(hostfile_) << "[" << absl::StrJoin(json_rows, ",\n ") << "]";
+  }
+
+  // Runs every rank on its own thread: from_environment over its own
+  // variables, then an all_sum of `count` int32 where rank r gives
+  // r * 1000 + i at index i.
+  std::vector<RankOutcome> run(uint32_t ranks, const std::string& coordinator,
+                               size_t count) {
+    std::vector<RankOutcome> out(ranks);
+    std::latch all_done(ranks);
+    std::vector<std::thread> threads;
+    for (uint32_t r = 0; r < ranks; ++r) {
+      threads.emplace_back(
+          [&, r] { out[r] = run_rank(r, coordinator, count, all_done); });
+    }
+    for (std::thread& t : threads) t.join();
+    return out;
+  }
+
+  // Every rank's group stays up until every rank's call has returned (each
+  // call is bounded by its deadline): a group torn down while a peer's call
+  // still runs ends that call with the connection's error, which is not
+  // what this test is about (the fault tests cover departures).
+  RankOutcome run_rank(uint32_t rank, const std::string& coordinator,
+                       size_t count, std::latch& all_done) {
+    // Every wait of the start and the call is bounded by these.
+    const std::map<std::string, std::string> env = {
+        {"MLX_HOSTFILE", hostfile_},
+        {"WEFT_RANK", std::to_string(rank)},
+        {"WEFT_COORDINATOR", coordinator},
+        {"WEFT_TIMEOUT_S", "60"},
+        {"WEFT_CONNECT_TIMEOUT_S", "60"}};
+    StartOptions options;
+    options.getenv = [&env](const char* name) -> const char* {
+      auto it = env.find(name);
+      return it == env.end() ? nullptr : it->second.c_str();
+    };
+    RankOutcome outcome;
+    absl::StatusOr<std::unique_ptr<ProcessGroup>> pg =
+        ProcessGroup::from_environment(options);
+    if (!pg.ok()) {
+      outcome.status = pg.status();
+      all_done.count_down();
+      return outcome;
+    }
+    outcome.fabric_kind = std::string((*pg)->fabric().kind());
+    if (auto* tcp = dynamic_cast<tcp::TcpFabric*>(&(*pg)->fabric())) {
+      outcome.listening = tcp->listen_addresses();
+    }
+    std::vector<int32_t> in(count);
+    for (size_t i = 0; i < count; ++i) {
+      in[i] = static_cast<int32_t>(rank * 1000 + i);
+    }
+    outcome.sums.assign(count, 0);
+    outcome.status = (*pg)->group().all_sum(
+        std::as_bytes(std::span(in)),
+        std::as_writable_bytes(std::span(outcome.sums)), DType::kInt32);
+    all_done.arrive_and_wait();
+    return outcome;
+  }
+
+  std::string hostfile_;
+};
+
+// sum over ranks r < n of (r * 1000 + i).
+std::vector<int32_t> expected_sums(uint32_t n, size_t count) {
+  std::vector<int32_t> sums(count);
+  for (size_t i = 0; i < count; ++i) {
+    sums[i] = static_cast<int32_t>(n * i + 1000 * (n * (n - 1) / 2));
+  }
+  return sums;
+}
+
+TEST_F(TcpStart, ThreeRanksTwoCablesSumOverLoopback) {
+  constexpr uint32_t kRanks = 3;
+  constexpr size_t kCables = 2;
+  const std::vector<uint16_t> ports =
+      free_ports("127.0.0.1", false, kRanks * kCables + 1);
+  ASSERT_EQ(ports.size(), kRanks * kCables + 1);
+  std::vector<std::vector<std::string>> rows(kRanks);
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    for (size_t c = 0; c < kCables; ++c) {
+      rows[r].push_back(
+          absl::StrFormat("127.0.0.1:%u", ports[r * kCables + c]));
+    }
+  }
+  write_hostfile(rows);
+  constexpr size_t kCount = 70000;  // several frames per cable
+  const std::vector<RankOutcome> out =
+      run(kRanks, absl::StrFormat("127.0.0.1:%u", ports.back()), kCount);
+  const std::vector<int32_t> expected = expected_sums(kRanks, kCount);
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    ASSERT_TRUE(out[r].status.ok()) << "rank " << r << ": " << out[r].status;
+    EXPECT_EQ(out[r].fabric_kind, "tcp");
+    // Listening on exactly its row of the hostfile.
+    EXPECT_THAT(out[r].listening, ElementsAreArray(rows[r]));
+    EXPECT_TRUE(out[r].sums == expected) << "rank " << r;
+  }
+}
+
+TEST_F(TcpStart, Ipv6LoopbackWithAnIpv4SideChannel) {
+  const std::vector<uint16_t> v6 = free_ports("::1", true, 2);
+  if (v6.empty()) GTEST_SKIP() << "this machine has no IPv6 loopback";
+  const std::vector<uint16_t> v4 = free_ports("127.0.0.1", false, 1);
+  ASSERT_EQ(v4.size(), 1u);
+  const std::vector<std::vector<std::string>> rows = {
+      {absl::StrFormat("[::1]:%u", v6[0])},
+      {absl::StrFormat("[::1]:%u", v6[1])}};
+  write_hostfile(rows);
+  const std::vector<RankOutcome> out =
+      run(2, absl::StrFormat("127.0.0.1:%u", v4[0]), 100);
+  const std::vector<int32_t> expected = expected_sums(2, 100);
+  for (uint32_t r = 0; r < 2; ++r) {
+    ASSERT_TRUE(out[r].status.ok()) << "rank " << r << ": " << out[r].status;
+    EXPECT_THAT(out[r].listening, ElementsAreArray(rows[r]));
+    EXPECT_TRUE(out[r].sums == expected) << "rank " << r;
+  }
+}
+
+}  // namespace
+}  // namespace weft
