@@ -110,15 +110,21 @@ to_bytes() {
   esac
 }
 
-# Median of the out-of-place busbw (column 8) of SIZE's rows in FILES;
-# also fails the run when a row's #wrong (columns 9, 13) is not 0.
-median_busbw() {
-  local size=$1
-  shift
-  awk -v size="$size" '$1 == size && $1 !~ /^#/ { print $8 }' "$@" |
+# Median of column COL (6: out-of-place time in us, 8: its busbw) of
+# SIZE's rows in FILES.
+median_of() {
+  local col=$1 size=$2
+  shift 2
+  awk -v size="$size" -v col="$col" '$1 == size { print $col }' "$@" |
     sort -g | awk '{ v[NR] = $1 } END {
       if (NR == 0) { print "-"; exit }
-      if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+      if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# The same values, in round order, comma-separated (for the JSON).
+raw_busbw() {
+  local size=$1
+  shift
+  awk -v size="$size" '$1 == size { print $8 }' "$@" | paste -sd , -
 }
 check_wrong() {
   awk '$1 !~ /^#/ && NF >= 13 && ($9 != "0" || $13 != "0") { bad = 1 } END { exit bad }' "$@"
@@ -140,30 +146,47 @@ run_with_deadline "$limit_s" "$work/overran" \
   >"$work/sendrecv.txt" 2>"$work/sendrecv.err" ||
   fail "send/recv failed: $(tail -n 3 "$work/sendrecv.err")"
 
+# A JSON number, or null for "-".
+jnum() { if [[ "$1" == "-" || -z "$1" ]]; then echo null; else echo "$1"; fi; }
+# "met" or "missed": is $1 at least $2 (both numbers)?
+verdict() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || a == "") print "not measured"; else print (a + 0 >= b + 0 ? "met" : "missed") }'; }
+
 json_rows=""
+targets=""
 for n in $ranks_list; do
   weft_files=("$work"/weft-"$n"-*.txt)
   gloo_files=("$work"/gloo-"$n"-*.txt)
   check_wrong "${weft_files[@]}" "${gloo_files[@]}" ||
     fail "$n processes: a #wrong column is not 0"
   echo
-  echo "# all-reduce float32 sum, $n processes, median out-of-place busbw (GB/s) of $rounds rounds"
-  printf "# %10s  %8s  %8s  %9s\n" "size (B)" "weft" "Gloo" "weft/Gloo"
+  echo "# all-reduce float32 sum, $n processes, out of place, medians of $rounds rounds"
+  echo "# (weft/Gloo: the ratio of busbw, from the times: Gloo's over weft's)"
+  printf "# %10s  %10s  %7s  %10s  %7s  %9s\n" "size" "weft time" "busbw" "Gloo time" "busbw" "weft/Gloo"
+  printf "# %10s  %10s  %7s  %10s  %7s  %9s\n" "(B)" "(us)" "(GB/s)" "(us)" "(GB/s)" ""
   s=$(to_bytes "$min")
   while (( s <= $(to_bytes "$max") )); do
-    w=$(median_busbw "$s" "${weft_files[@]}")
-    g=$(median_busbw "$s" "${gloo_files[@]}")
-    ratio=$(awk -v w="$w" -v g="$g" 'BEGIN { if (w == "-" || g == "-" || g == 0) print "-"; else printf "%.2f", w / g }')
-    printf "  %10s  %8s  %8s  %9s\n" "$s" "$w" "$g" "$ratio"
-    json_rows="$json_rows${json_rows:+,}{\"ranks\":$n,\"size\":$s,\"weft_busbw_gbs\":\"$w\",\"gloo_busbw_gbs\":\"$g\",\"ratio\":\"$ratio\"}"
+    wt=$(median_of 6 "$s" "${weft_files[@]}")
+    gt=$(median_of 6 "$s" "${gloo_files[@]}")
+    w=$(median_of 8 "$s" "${weft_files[@]}")
+    g=$(median_of 8 "$s" "${gloo_files[@]}")
+    ratio=$(awk -v w="$wt" -v g="$gt" 'BEGIN { if (w == "-" || g == "-" || w == 0) print "-"; else printf "%.2f", g / w }')
+    printf "  %10s  %10s  %7s  %10s  %7s  %9s\n" "$s" "$wt" "$w" "$gt" "$g" "$ratio"
+    json_rows="$json_rows${json_rows:+,}{\"ranks\":$n,\"size\":$s,\"weft_time_us\":$(jnum "$wt"),\"gloo_time_us\":$(jnum "$gt"),\"weft_busbw_gbs\":$(jnum "$w"),\"gloo_busbw_gbs\":$(jnum "$g"),\"ratio\":$(jnum "$ratio"),\"weft_rounds\":[$(raw_busbw "$s" "${weft_files[@]}")],\"gloo_rounds\":[$(raw_busbw "$s" "${gloo_files[@]}")]}"
+    if (( s == 16 << 20 || s == 64 << 20 )); then
+      targets="$targets# weft >= Gloo at $s B, $n processes: $(verdict "$ratio" 1) ($ratio)"$'\n'
+    fi
     s=$(( s * 4 ))
   done
 done
 echo
-cat "$work/sendrecv.txt"
+# The launcher's own "rank R (pid P): exited 0" lines are left out.
+grep -v '^rank ' "$work/sendrecv.txt" || true
+sr=$(awk '/ratio weft\/plain/ { print $NF }' "$work/sendrecv.txt")
+echo
+printf "%s" "$targets"
+echo "# send/recv >= 0.70 of plain TCP: $(verdict "${sr:--}" 0.70) (${sr:--})"
 if [[ -n "$json" ]]; then
-  sr=$(awk '/ratio weft\/plain/ { print $NF }' "$work/sendrecv.txt")
-  printf '{"tool":"compare-gloo","rounds":%s,"all_reduce":[%s],"sendrecv_ratio":"%s"}\n' \
-    "$rounds" "$json_rows" "${sr:--}" >"$json"
+  printf '{"tool":"compare-gloo","rounds":%s,"all_reduce":[%s],"sendrecv_ratio":%s}\n' \
+    "$rounds" "$json_rows" "$(jnum "${sr:--}")" >"$json"
 fi
 exit "$failed"
