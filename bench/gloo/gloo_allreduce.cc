@@ -126,9 +126,9 @@ BenchOptions header_options(const GlooRun& run) {
 
 int print_results(const GlooRun& run, const BenchBlock& block) {
   const BenchOptions options = header_options(run);
-  const std::string where = absl::StrFormat(
-      "Gloo ring all-reduce, tcp transport on %s, %u processes", run.address,
-      run.ranks);
+  const std::string where =
+      absl::StrFormat("Gloo ring all-reduce, tcp transport on %s, %u processes",
+                      run.address, run.ranks);
   // weft-bench's header names weft-bench; this table is Gloo's.
   std::string out = block_header(block, options, where);
   constexpr std::string_view kTool = "# weft-bench";
@@ -151,7 +151,8 @@ int print_results(const GlooRun& run, const BenchBlock& block) {
 int run_main() {
   absl::StatusOr<GlooRun> run = run_from_flags();
   if (!run.ok()) {
-    std::fprintf(stderr, "gloo_allreduce: %s\n", run.status().ToString().c_str());
+    std::fprintf(stderr, "gloo_allreduce: %s\n",
+                 run.status().ToString().c_str());
     return kExitBadInput;
   }
   absl::StatusOr<BenchBlock> block = measure_all_reduce(*run);

@@ -43,8 +43,8 @@ absl::Status tune(const Socket& s, const StreamOptions& options) {
   const int bytes = options.socket_buffer_bytes;
   timeval deadline{};
   deadline.tv_sec = static_cast<time_t>(options.deadline_ns / kNsPerS);
-  deadline.tv_usec = static_cast<suseconds_t>(
-      (options.deadline_ns % kNsPerS) / (kNsPerS / 1'000'000));
+  deadline.tv_usec = static_cast<suseconds_t>((options.deadline_ns % kNsPerS) /
+                                              (kNsPerS / 1'000'000));
   bool ok =
       setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == 0 &&
       setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &deadline,
@@ -52,20 +52,20 @@ absl::Status tune(const Socket& s, const StreamOptions& options) {
       setsockopt(s.fd(), SOL_SOCKET, SO_RCVTIMEO, &deadline,
                  sizeof(deadline)) == 0;
 #ifdef SO_NOSIGPIPE
-  ok = ok && setsockopt(s.fd(), SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one)) == 0;
+  ok = ok &&
+       setsockopt(s.fd(), SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one)) == 0;
 #endif
   if (ok && bytes > 0) {
-    ok = setsockopt(s.fd(), SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) ==
-             0 &&
-         setsockopt(s.fd(), SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) == 0;
+    ok =
+        setsockopt(s.fd(), SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) == 0 &&
+        setsockopt(s.fd(), SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) == 0;
   }
   return ok ? absl::OkStatus() : errno_error("setting socket options");
 }
 
 }  // namespace
 
-absl::StatusOr<Socket> listen_stream(const std::string& ipv4,
-                                     uint16_t* port) {
+absl::StatusOr<Socket> listen_stream(const std::string& ipv4, uint16_t* port) {
   absl::StatusOr<sockaddr_in> a = ipv4_address(ipv4, 0);
   if (!a.ok()) return a.status();
   Socket s(::socket(AF_INET, SOCK_STREAM, 0));

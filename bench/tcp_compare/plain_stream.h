@@ -23,8 +23,7 @@ struct StreamOptions {
 };
 
 // Binds `ipv4` on a port the system chooses and listens.
-absl::StatusOr<Socket> listen_stream(const std::string& ipv4,
-                                     uint16_t* port);
+absl::StatusOr<Socket> listen_stream(const std::string& ipv4, uint16_t* port);
 // The next connection on `listener`, tuned.
 absl::StatusOr<Socket> accept_stream(const Socket& listener,
                                      const StreamOptions& options);

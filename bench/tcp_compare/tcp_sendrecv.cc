@@ -12,9 +12,9 @@
 // the round's pattern, starts its clock and says "ready" on the plain
 // stream; rank 0, which has filled its buffer with the pattern, sends on
 // that word; rank 1 stops its clock when the whole message is in, then
-// checks every byte. A weft round ends with an untimed barrier. Exit status 0 when every byte arrived right, 1
-// when one did not or a transfer failed, 2 for bad flags or a group that is
-// not two ranks.
+// checks every byte. A weft round ends with an untimed barrier. Exit status 0
+// when every byte arrived right, 1 when one did not or a transfer failed, 2 for
+// bad flags or a group that is not two ranks.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -93,9 +93,8 @@ absl::StatusOr<Socket> plain_stream(ProcessGroup& pg, const RoundsConfig& c) {
   if (theirs.size() != 2) {
     return absl::InternalError("rank 1 sent no plain stream port");
   }
-  return connect_stream(address,
-                        static_cast<uint16_t>(theirs[0] << 8 | theirs[1]),
-                        c.stream);
+  return connect_stream(
+      address, static_cast<uint16_t>(theirs[0] << 8 | theirs[1]), c.stream);
 }
 
 int run_main() {

@@ -51,9 +51,8 @@ TEST(GlooAllreduce, TwoProcessesCheckEveryIteration) {
 
 TEST(TcpSendRecv, TwoRanksMoveEveryByteAndReportTheRatio) {
   const ToolResult r = run_tool(
-      WEFT_SIM_PATH,
-      "launch --fabric=tcp --ranks=2 -- " WEFT_TCP_SENDRECV
-      " --bytes=64K --rounds=3 --timeout_s=60");
+      WEFT_SIM_PATH, "launch --fabric=tcp --ranks=2 -- " WEFT_TCP_SENDRECV
+                     " --bytes=64K --rounds=3 --timeout_s=60");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("# wrong bytes      : 0"));
   EXPECT_THAT(r.out, HasSubstr("# ratio weft/plain : "));
@@ -62,9 +61,9 @@ TEST(TcpSendRecv, TwoRanksMoveEveryByteAndReportTheRatio) {
 }
 
 TEST(TcpSendRecv, AGroupOfThreeIsRefused) {
-  const ToolResult r = run_tool(WEFT_SIM_PATH,
-                                "launch --fabric=tcp --ranks=3 -- " WEFT_TCP_SENDRECV
-                                " --bytes=4K --rounds=1");
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH, "launch --fabric=tcp --ranks=3 -- " WEFT_TCP_SENDRECV
+                     " --bytes=4K --rounds=1");
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_THAT(r.out + r.err, HasSubstr("start exactly 2"));
 }

@@ -1,5 +1,7 @@
 // tcp_sendrecv's parts that need no group: the median it reports and the
 // plain stream it measures weft against (bench/tcp_compare).
+#include "bench/tcp_compare/sendrecv_rounds.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -8,7 +10,6 @@
 
 #include "absl/status/status.h"
 #include "bench/tcp_compare/plain_stream.h"
-#include "bench/tcp_compare/sendrecv_rounds.h"
 #include "gtest/gtest.h"
 
 namespace weft::bench {
