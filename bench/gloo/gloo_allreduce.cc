@@ -33,6 +33,7 @@
 #include "bench/gloo/gloo_measure.h"
 #include "fabric/absl_compat.h"
 #include "tools/cli/byte_size.h"
+#include "tools/cli/exit_status.h"
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_result.h"
 #include "tools/weft-bench/weft_bench_table.h"
@@ -55,8 +56,8 @@ ABSL_FLAG(std::string, json, "", "rank 0 also writes the results here");
 namespace weft::bench {
 namespace {
 
-constexpr int kExitWrong = 1;
-constexpr int kExitBadInput = 2;
+using sim::cli::kExitBadInput;
+using sim::cli::kExitFailed;
 constexpr uint32_t kMaxIters = 100'000;
 
 absl::StatusOr<GlooRun> run_from_flags() {
@@ -142,7 +143,7 @@ int print_results(const GlooRun& run, const BenchBlock& block) {
     if (absl::Status s = write_gloo_json(json_path, block, options, run);
         !s.ok()) {
       std::fprintf(stderr, "gloo_allreduce: %s\n", s.ToString().c_str());
-      return kExitWrong;
+      return kExitFailed;
     }
   }
   return 0;
@@ -159,11 +160,11 @@ int run_main() {
   if (!block.ok()) {
     std::fprintf(stderr, "gloo_allreduce: rank %u: %s\n", run->rank,
                  block.status().ToString().c_str());
-    return kExitWrong;
+    return kExitFailed;
   }
   int code = 0;
   if (run->rank == 0) code = print_results(*run, *block);
-  if (wrong_total(*block) > 0 || error_count(*block) > 0) return kExitWrong;
+  if (wrong_total(*block) > 0 || error_count(*block) > 0) return kExitFailed;
   return code;
 }
 

@@ -33,6 +33,7 @@
 #include "fabric/clock.h"
 #include "startup/process_group.h"
 #include "tools/cli/byte_size.h"
+#include "tools/cli/exit_status.h"
 
 ABSL_FLAG(std::string, bytes, "64M", "message size (K, M, G suffixes)");
 ABSL_FLAG(int, rounds, 10, "timed rounds of each path, after one warm-up");
@@ -47,8 +48,8 @@ ABSL_FLAG(std::string, json, "", "rank 0 also writes the results here");
 namespace weft::bench {
 namespace {
 
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
+using sim::cli::kExitBadInput;
+using sim::cli::kExitFailed;
 constexpr int kMaxRounds = 10'000;
 
 absl::StatusOr<RoundsConfig> config_from_flags() {
