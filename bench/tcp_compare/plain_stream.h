@@ -6,6 +6,7 @@
 #ifndef WEFT_BENCH_TCP_COMPARE_PLAIN_STREAM_H_
 #define WEFT_BENCH_TCP_COMPARE_PLAIN_STREAM_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "bench/tcp_compare/plain_stream.h"
 #include "gtest/gtest.h"
 
