@@ -2,6 +2,10 @@
 # Installs what weft needs to build and test, without asking: Debian/Ubuntu
 # packages through apt-get, or Homebrew formulae on macOS. Safe to run again:
 # it installs only what is missing.
+#
+# Usage: scripts/setup.sh [--optional]
+#   --optional  also what only the comparisons need (Debian's libgloo-dev,
+#               for scripts/compare-gloo.sh; it has no Homebrew formula)
 set -euo pipefail
 
 # ibverbs-utils: rdma-core's ibv_devices, ibv_devinfo and ibv_uc_pingpong,
@@ -13,6 +17,13 @@ debian_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-de
                  shellcheck pkg-config ccache)
 brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json shellcheck
                pkgconf ccache)
+optional_debian_packages=(libgloo-dev)
+if [ "${1:-}" = "--optional" ]; then
+  debian_packages+=("${optional_debian_packages[@]}")
+elif [ $# -gt 0 ]; then
+  echo "weft setup: unknown argument $1 (the only one is --optional)" >&2
+  exit 2
+fi
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
