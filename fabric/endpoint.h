@@ -107,6 +107,13 @@ class Endpoint {
         "this fabric does not move queue pairs to the error state on request");
   }
 
+  // Why the endpoint entered the error state, where the fabric knows more
+  // than a completion's status can say (the TCP fabric: which peer, at
+  // which address, closed or reset the connection, or could not be
+  // reached); OK otherwise. The error completions' own error carries it.
+  // Default: OK (a verbs provider says no more than the status).
+  virtual absl::Status failure() const { return absl::OkStatus(); }
+
   // Fills a prefix of `out` with finished work; returns how many. Never
   // blocks. An error return means the endpoint itself failed (not a work
   // request: those come back as completions with a status).

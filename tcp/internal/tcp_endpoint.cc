@@ -111,10 +111,12 @@ bool TcpEndpoint::expects(const Hello& hello) const {
 
 void TcpEndpoint::adopt(Socket socket, const SocketAddress& peer) {
   socket_ = std::move(socket);
-  peer_address_ = peer;
+  // peer_address_ stays the peer's listening address (its destination's),
+  // the one the hostfile names, so messages name that rather than the
+  // connection's ephemeral port.
   state_ = State::kOpen;
-  log(LogLevel::kInfo, "rank %u: accepted %s (cable %u)", setup_.info.rank,
-      peer_text(), setup_.cable);
+  log(LogLevel::kInfo, "rank %u: accepted %s from %s (cable %u)",
+      setup_.info.rank, peer_text(), peer.to_string(), setup_.cable);
   write_pending();
 }
 

@@ -70,7 +70,7 @@ class TcpEndpoint final : public Endpoint {
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
 
   // What put the endpoint in the error state (OK while it is not).
-  const absl::Status& failure() const { return failure_; }
+  absl::Status failure() const override { return failure_; }
   uint64_t messages_sent() const { return messages_sent_; }
   uint32_t qp_num() const { return setup_.qp_num; }
 
