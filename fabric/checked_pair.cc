@@ -1,10 +1,8 @@
 #include "fabric/checked_pair.h"
 
 #include <cstdint>
-
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

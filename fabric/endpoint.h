@@ -59,8 +59,8 @@ class Endpoint {
   virtual absl::Status post_recv(WorkId id, const Frame& frame) = 0;
   // Sends the first `length` bytes of `frame` with `immediate` (host order;
   // big-endian on the wire). REQUIRES: length <= frame.bytes().
-  virtual absl::Status post_send(WorkId id, const Frame& frame,
-                                 uint32_t length, uint32_t immediate) = 0;
+  virtual absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
+                                 uint32_t immediate) = 0;
   // A SEND without an immediate (verbs' IBV_WR_SEND): its receive completes
   // with has_immediate false. weft's own traffic always carries one; the
   // simulator offers this for the verbs programs of others it runs.
@@ -71,8 +71,7 @@ class Endpoint {
     (void)id;
     (void)frame;
     (void)length;
-    return absl::UnimplementedError(
-        "this fabric sends only with an immediate");
+    return absl::UnimplementedError("this fabric sends only with an immediate");
   }
   // An RDMA WRITE (verbs' IBV_WR_RDMA_WRITE; with `immediate`,
   // IBV_WR_RDMA_WRITE_WITH_IMM): the first `length` bytes of `frame` go to

@@ -135,6 +135,9 @@ class TcpEndpoint final : public Endpoint {
   State state_ = State::kInit;
   Socket socket_;
   SocketAddress peer_address_;
+  // Where an accepted connection came from (an ephemeral port); "" when
+  // this endpoint connected.
+  std::string accepted_from_;
   Destination peer_{};
   absl::Status failure_;
   // Set when the connection failed with nothing outstanding: the next

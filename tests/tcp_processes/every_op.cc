@@ -90,7 +90,8 @@ int32_t input(ReduceOp op, uint32_t rank, uint64_t index) {
 // op over every rank's input(op, r, index), in rank order.
 int32_t reduced(ReduceOp op, uint32_t ranks, uint64_t index) {
   int32_t acc = input(op, 0, index);
-  for (uint32_t r = 1; r < ranks; ++r) acc = combine(op, acc, input(op, r, index));
+  for (uint32_t r = 1; r < ranks; ++r)
+    acc = combine(op, acc, input(op, r, index));
   return acc;
 }
 
@@ -110,9 +111,9 @@ class Checker {
              std::span<const T> got, std::span<const T> want) {
     if (!status.ok()) {
       ++tally_.errors;
-      say(absl::StrCat(what, ": error: ",
-                       absl::StatusCodeToString(status.code()), ": ",
-                       status.message()));
+      say(absl::StrCat(what,
+                       ": error: ", absl::StatusCodeToString(status.code()),
+                       ": ", status.message()));
       return;
     }
     for (size_t i = 0; i < want.size(); ++i) {
@@ -164,8 +165,8 @@ absl::Status reduce_call(Group& g, ReduceOp op, ConstBytes in, Bytes out,
 // all_sum/all_prod/all_max/all_min, and all_reduce with the same op.
 template <typename T>
 void reductions(Checker& c, uint64_t count, bool in_place) {
-  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax,
-                      ReduceOp::kMin}) {
+  for (ReduceOp op :
+       {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin}) {
     std::vector<T> in(count), out(count), want(count);
     for (uint64_t i = 0; i < count; ++i) {
       in[i] = static_cast<T>(input(op, c.rank(), i));
@@ -182,8 +183,8 @@ void reductions(Checker& c, uint64_t count, bool in_place) {
     for (uint64_t i = 0; i < count; ++i) {
       in[i] = static_cast<T>(input(op, c.rank(), i));
     }
-    const absl::Status r = c.group().all_reduce(cbytes(in), wbytes(result),
-                                                dtype_of<T>(), op);
+    const absl::Status r =
+        c.group().all_reduce(cbytes(in), wbytes(result), dtype_of<T>(), op);
     c.check<T>(label(absl::StrCat("all_reduce(", op_name(op), ")").c_str(),
                      name_of<T>(), count, in_place),
                r, result, want);
@@ -204,7 +205,8 @@ void all_gather(Checker& c, uint64_t count, bool in_place) {
     source = cbytes(out).subspan(c.rank() * count * sizeof(int32_t),
                                  count * sizeof(int32_t));
   }
-  const absl::Status s = c.group().all_gather(source, wbytes(out), DType::kInt32);
+  const absl::Status s =
+      c.group().all_gather(source, wbytes(out), DType::kInt32);
   c.check<int32_t>(label("all_gather", "int32", count, in_place), s, out, want);
 }
 
@@ -228,10 +230,10 @@ void scatters(Checker& c, uint64_t count, bool in_place) {
             : c.group().reduce_scatter(cbytes(in), target, DType::kInt32, op);
     const std::span<const int32_t> got(
         reinterpret_cast<const int32_t*>(target.data()), count);
-    c.check<int32_t>(label(op == ReduceOp::kSum ? "sum_scatter"
-                                                : "reduce_scatter(max)",
-                           "int32", count, in_place),
-                     s, got, want);
+    c.check<int32_t>(
+        label(op == ReduceOp::kSum ? "sum_scatter" : "reduce_scatter(max)",
+              "int32", count, in_place),
+        s, got, want);
     if (c.stopped()) return;
   }
 }
@@ -245,12 +247,11 @@ void rooted(Checker& c, uint64_t count, bool in_place) {
       if (c.rank() == root) in[i] = want[i];
     }
     std::vector<int32_t>& result = in_place ? in : out;
-    const absl::Status s = c.group().broadcast(cbytes(in), wbytes(result),
-                                               DType::kInt32, root);
-    c.check<int32_t>(
-        label(absl::StrCat("broadcast(root ", root, ")").c_str(), "int32",
-              count, in_place),
-        s, result, want);
+    const absl::Status s =
+        c.group().broadcast(cbytes(in), wbytes(result), DType::kInt32, root);
+    c.check<int32_t>(label(absl::StrCat("broadcast(root ", root, ")").c_str(),
+                           "int32", count, in_place),
+                     s, result, want);
     if (c.stopped()) return;
   }
   const uint32_t root = c.ranks() - 1;
@@ -263,11 +264,11 @@ void rooted(Checker& c, uint64_t count, bool in_place) {
   const absl::Status s = c.group().reduce(cbytes(in), wbytes(result),
                                           DType::kInt32, ReduceOp::kSum, root);
   // Only the root's output is defined.
-  const std::span<const int32_t> checked =
-      c.rank() == root ? std::span<const int32_t>(want)
-                       : std::span<const int32_t>();
-  c.check<int32_t>(label("reduce(sum, root last)", "int32", count, in_place),
-                   s, result, checked);
+  const std::span<const int32_t> checked = c.rank() == root
+                                               ? std::span<const int32_t>(want)
+                                               : std::span<const int32_t>();
+  c.check<int32_t>(label("reduce(sum, root last)", "int32", count, in_place), s,
+                   result, checked);
 }
 
 void all_to_all(Checker& c, uint64_t count, bool in_place) {

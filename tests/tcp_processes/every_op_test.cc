@@ -3,12 +3,13 @@
 // ProcessGroup::from_environment() and checking every result against
 // values it computes itself (every_op.h). A rank prints one line per call
 // and exits 0 only when all were right.
+#include "tests/tcp_processes/every_op.h"
+
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/tcp_processes/every_op.h"
 #include "tests/tcp_processes/rank_processes.h"
 #include "tests/tcp_processes/scratch_dir.h"
 
@@ -37,8 +38,8 @@ TEST_P(EveryOp, EveryRankChecksEveryCallCorrect) {
     // A sample of the calls, at each size and placement.
     for (const std::string line :
          {"all_sum int32 0 out-of-place: OK", "all_prod float32 1 in-place: OK",
-          "all_reduce(min) int32 1 out-of-place: OK",
-          "barrier: OK", "split(reversed) all_sum int32 1000: OK"}) {
+          "all_reduce(min) int32 1 out-of-place: OK", "barrier: OK",
+          "split(reversed) all_sum int32 1000: OK"}) {
       EXPECT_THAT(procs.out(r), HasSubstr(me + line)) << procs.report(r);
     }
     for (const std::string call :

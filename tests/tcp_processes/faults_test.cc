@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -84,10 +85,10 @@ TEST_P(KilledRank, EverySurvivorEndsWithAnErrorNamingItAndItsAddress) {
   for (int r = 0; r < 3; ++r) {
     if (r == victim) continue;
     expect_ended_naming(procs, r, victim, {"UNAVAILABLE", "ABORTED"});
-    EXPECT_THAT(procs.out(r), HasSubstr(absl::StrCat(
-                                  "peer ", victim, " at ",
-                                  layout.addresses[victim])))
+    EXPECT_THAT(procs.out(r), HasSubstr(absl::StrCat("peer ", victim, " at ",
+                                                     layout.addresses[victim])))
         << procs.report(r);
+    EXPECT_THAT(procs.out(r), HasSubstr("then start the group again"));
   }
 }
 
@@ -131,8 +132,10 @@ TEST(ResetConnection, TheErrorCompletionNamesThePeerAndNoBytesAreWrong) {
   expect_ended_naming(procs, 0, 1, {"UNAVAILABLE"});
   EXPECT_THAT(procs.out(0), HasSubstr("peer 1 at " + layout.addresses[1]))
       << procs.report(0);
-  EXPECT_THAT(procs.out(0), HasSubstr("reset the connection"))
+  EXPECT_THAT(procs.out(0), HasSubstr("reset the connection: "))
       << procs.report(0);
+  EXPECT_THAT(procs.out(0), HasSubstr("check that rank, then start the group "
+                                      "again"));
   procs.close_stdin(1);
   ASSERT_TRUE(procs.wait_exit(1)) << procs.report(1);
   EXPECT_EQ(procs.exit_code(1), kExpected) << procs.report(1);
@@ -183,9 +186,9 @@ TEST(Stranger, GarbageAndAnotherVersionAreRefusedAndTheGroupComputes) {
   hello.version = tcp::internal::kProtocolVersion + 1;
   hello.from_rank = 1;
   const auto encoded = hello.encode();
-  const uint16_t version_port = send_as_stranger(
-      layout.addresses[0],
-      std::vector<uint8_t>(encoded.begin(), encoded.end()));
+  const uint16_t version_port =
+      send_as_stranger(layout.addresses[0],
+                       std::vector<uint8_t>(encoded.begin(), encoded.end()));
   for (int r = 0; r < 2; ++r) procs.write_stdin(r, "go\n");
   ASSERT_TRUE(procs.wait_all_exited()) << procs.report(0) << procs.report(1);
   for (int r = 0; r < 2; ++r) {
@@ -193,8 +196,8 @@ TEST(Stranger, GarbageAndAnotherVersionAreRefusedAndTheGroupComputes) {
     EXPECT_THAT(procs.out(r), HasSubstr("results, all OK")) << procs.report(r);
   }
   EXPECT_THAT(procs.out(0), HasSubstr("rank 0: refused 2 connections"));
-  const std::string prefix = absl::StrCat(
-      "device ", layout.addresses[0], ": refused the connection from ");
+  const std::string prefix = absl::StrCat("device ", layout.addresses[0],
+                                          ": refused the connection from ");
   EXPECT_THAT(procs.err(0),
               HasSubstr(absl::StrCat(prefix, "127.0.0.1:", garbage_port)))
       << procs.report(0);
@@ -227,34 +230,52 @@ TEST(PortInUse, TheRankNamesTheAddressAndTheOtherEndsTyped) {
   EXPECT_THAT(procs.out(1), HasSubstr("rank 1: start failed: UNAVAILABLE: "));
   EXPECT_THAT(procs.out(1), HasSubstr(layout.addresses[1])) << procs.report(1);
   EXPECT_THAT(procs.out(1), HasSubstr("in use")) << procs.report(1);
+  EXPECT_THAT(procs.out(1), HasSubstr("configure a free port"));
   // Rank 0 started or not, it ends with a typed error naming rank 1.
   EXPECT_THAT(procs.exit_code(0), AnyOf(3, kNoGroup)) << procs.report(0);
   EXPECT_THAT(procs.out(0), HasSubstr("rank 1")) << procs.report(0);
 }
 
-// Rank 1 of two, alone: rank 0 never starts, so nothing answers at the
-// coordinator address (127.0.0.1, a port nobody listens on, or a TEST-NET
-// address that does not route): rank 1 gives up after
-// WEFT_CONNECT_TIMEOUT_S naming the address and rank 0.
-TEST(Unreachable, ALoneRankNamesTheAddressItCouldNotReach) {
-  const ScratchDir loopback_dir, testnet_dir;
+// One rank of two, alone: nothing answers at the coordinator address
+// (127.0.0.1 on a port nobody listens on, or a TEST-NET address that does
+// not route), or the other rank never comes. Each gives up after
+// WEFT_CONNECT_TIMEOUT_S naming the address, the missing rank and what to
+// do.
+TEST(Unreachable, ALoneRankNamesTheAddressAndTheRankItMisses) {
+  const ScratchDir loopback_dir, testnet_dir, alone_dir;
   const Layout loopback = Layout::loopback(2, loopback_dir.path());
   // No coordinator given: rank 0's address, the port above its highest.
-  const Layout testnet = Layout::of(
-      {"192.0.2.1:41000", absl::StrCat("127.0.0.1:", weft::testing::free_port())},
-      testnet_dir.path());
+  const Layout testnet =
+      Layout::of({"192.0.2.1:41000",
+                  absl::StrCat("127.0.0.1:", weft::testing::free_port())},
+                 testnet_dir.path());
+  const Layout alone = Layout::loopback(2, alone_dir.path());
+  const std::map<std::string, std::string> quick = {
+      {"WEFT_CONNECT_TIMEOUT_S", "1"}};
   RankProcesses procs;
-  procs.start(loopback, 1, {"every-op"}, {{"WEFT_CONNECT_TIMEOUT_S", "1"}});
-  procs.start(testnet, 1, {"every-op"}, {{"WEFT_CONNECT_TIMEOUT_S", "1"}});
+  procs.start(loopback, 1, {"every-op"}, quick);
+  procs.start(testnet, 1, {"every-op"}, quick);
+  procs.start(alone, 0, {"every-op"}, quick);
   ASSERT_TRUE(procs.wait_all_exited()) << procs.report(0) << procs.report(1);
   const std::vector<std::string> unreached = {loopback.coordinator,
                                               "192.0.2.1:41001"};
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(procs.exit_code(i), kNoGroup) << procs.report(i);
-    EXPECT_THAT(procs.out(i), HasSubstr("rank 1: start failed: "));
-    EXPECT_THAT(procs.out(i), HasSubstr(unreached[i])) << procs.report(i);
-    EXPECT_THAT(procs.out(i), HasSubstr("rank 0")) << procs.report(i);
+    EXPECT_THAT(procs.out(i), HasSubstr(absl::StrCat(
+                                  "rank 1: start failed: DEADLINE_EXCEEDED: "
+                                  "rank 1, peer 0: could not reach the "
+                                  "coordinator (rank 0) at ",
+                                  unreached[i])))
+        << procs.report(i);
+    EXPECT_THAT(procs.out(i), HasSubstr("start rank 0"));
   }
+  EXPECT_EQ(procs.exit_code(2), kNoGroup) << procs.report(2);
+  EXPECT_THAT(procs.out(2),
+              HasSubstr(absl::StrCat("rank 0: start failed: DEADLINE_EXCEEDED: "
+                                     "rank 0, peer 1: rank 1 did not join",
+                                     " within 1000 ms (rank 0 listens at ",
+                                     alone.coordinator, "): start it")))
+      << procs.report(2);
 }
 
 }  // namespace

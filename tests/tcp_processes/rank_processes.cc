@@ -96,7 +96,8 @@ int RankProcesses::start(const Layout& layout, int rank,
       {"WEFT_RANK", std::to_string(rank)},
       {"WEFT_TIMEOUT_S", "3"},
       {"WEFT_CONNECT_TIMEOUT_S", "10"}};
-  if (!layout.coordinator.empty()) vars["WEFT_COORDINATOR"] = layout.coordinator;
+  if (!layout.coordinator.empty())
+    vars["WEFT_COORDINATOR"] = layout.coordinator;
   for (const auto& [k, v] : extra) vars[k] = v;
   for (const auto& [k, v] : vars) env.push_back(k + "=" + v);
 
@@ -142,8 +143,8 @@ void RankProcesses::pump(int wait_ms) {
   std::vector<pollfd> fds;
   std::vector<std::pair<int*, std::string*>> owners;
   for (Proc& p : procs_) {
-    for (auto [fd, text] : {std::pair{&p.out_fd, &p.out},
-                            std::pair{&p.err_fd, &p.err}}) {
+    for (auto [fd, text] :
+         {std::pair{&p.out_fd, &p.out}, std::pair{&p.err_fd, &p.err}}) {
       if (*fd < 0) continue;
       fds.push_back(pollfd{*fd, POLLIN, 0});
       owners.emplace_back(fd, text);
@@ -225,9 +226,9 @@ int RankProcesses::killed_by(int index) const {
 }
 
 std::string RankProcesses::report(int index) const {
-  return absl::StrCat("process ", index, " exit ", exit_code(index),
-                      " signal ", killed_by(index), "\nstdout:\n",
-                      procs_[index].out, "stderr:\n", procs_[index].err);
+  return absl::StrCat("process ", index, " exit ", exit_code(index), " signal ",
+                      killed_by(index), "\nstdout:\n", procs_[index].out,
+                      "stderr:\n", procs_[index].err);
 }
 
 }  // namespace weft::tcp_processes

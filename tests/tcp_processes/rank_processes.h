@@ -52,7 +52,8 @@ class RankProcesses {
   // Starts tcp_rank `args` as rank `rank` of `layout`, with the deadlines
   // and `extra` variables on top of this process's environment (minus any
   // weft, MLX, JACCL or launcher rank variables). Returns its index here.
-  int start(const Layout& layout, int rank, const std::vector<std::string>& args,
+  int start(const Layout& layout, int rank,
+            const std::vector<std::string>& args,
             const std::map<std::string, std::string>& extra = {});
 
   // Reads every process's output until process `index`'s stdout holds

@@ -16,7 +16,8 @@ namespace weft::tcp_processes {
 // address is one of `hosts` (a hostfile's "ip:port" lists, one per rank):
 // the weft::tcp fabric's connections, not the side channel's. Returns how
 // many.
-int reset_fabric_connections(const std::vector<std::vector<std::string>>& hosts);
+int reset_fabric_connections(
+    const std::vector<std::vector<std::string>>& hosts);
 
 }  // namespace weft::tcp_processes
 

@@ -182,9 +182,9 @@ int stranger(ProcessGroup& pg, const std::string& rank, const Args& args) {
          WallClock().now_ns() < end_ns) {
     fabric->idle(deadline_after(WallClock().now_ns(), 100 * kNsPerMs));
   }
-  say(rank, absl::StrCat("refused ", fabric->refused_connections(),
-                         " connections; last: ",
-                         fabric->last_refusal().message()));
+  say(rank,
+      absl::StrCat("refused ", fabric->refused_connections(),
+                   " connections; last: ", fabric->last_refusal().message()));
   return fabric->refused_connections() >= want ? kOk : kError;
 }
 
@@ -230,8 +230,7 @@ int run(const Args& args) {
   } else if (args.scenario == "stranger") {
     code = stranger(**pg, rank, args);
   } else {
-    std::fprintf(stderr, "tcp_rank: no scenario '%s'\n",
-                 args.scenario.c_str());
+    std::fprintf(stderr, "tcp_rank: no scenario '%s'\n", args.scenario.c_str());
   }
   if (code == kOk && args.scenario != "loop" && args.scenario != "reset") {
     code = close_together(**pg, rank);
