@@ -68,20 +68,6 @@ int32_t combine(ReduceOp op, int32_t a, int32_t b) {
   return 0;
 }
 
-const char* op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return "sum";
-    case ReduceOp::kProd:
-      return "prod";
-    case ReduceOp::kMax:
-      return "max";
-    case ReduceOp::kMin:
-      return "min";
-  }
-  return "?";
-}
-
 // Rank r's input element i for a reduction with `op`.
 int32_t input(ReduceOp op, uint32_t rank, uint64_t index) {
   return op == ReduceOp::kProd ? factor(rank, index) : value(rank, index);
@@ -175,9 +161,10 @@ void reductions(Checker& c, uint64_t count, bool in_place) {
     std::vector<T>& result = in_place ? in : out;
     const absl::Status s =
         reduce_call(c.group(), op, cbytes(in), wbytes(result), dtype_of<T>());
-    c.check<T>(label(absl::StrCat("all_", op_name(op)).c_str(), name_of<T>(),
-                     count, in_place),
-               s, result, want);
+    c.check<T>(
+        label(absl::StrCat("all_", std::string(reduce_op_name(op))).c_str(),
+              name_of<T>(), count, in_place),
+        s, result, want);
     if (c.stopped()) return;
     // all_reduce names the op instead of the call doing so.
     for (uint64_t i = 0; i < count; ++i) {
@@ -185,9 +172,11 @@ void reductions(Checker& c, uint64_t count, bool in_place) {
     }
     const absl::Status r =
         c.group().all_reduce(cbytes(in), wbytes(result), dtype_of<T>(), op);
-    c.check<T>(label(absl::StrCat("all_reduce(", op_name(op), ")").c_str(),
-                     name_of<T>(), count, in_place),
-               r, result, want);
+    c.check<T>(
+        label(absl::StrCat("all_reduce(", std::string(reduce_op_name(op)), ")")
+                  .c_str(),
+              name_of<T>(), count, in_place),
+        r, result, want);
     if (c.stopped()) return;
   }
 }
