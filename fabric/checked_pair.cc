@@ -1,19 +1,32 @@
 #include "fabric/checked_pair.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace weft {
 
-absl::Status completion_error(const Completion& completion, ErrorPlace place) {
+absl::Status completion_error(const Completion& completion, ErrorPlace place,
+                              const absl::Status& reason) {
   place.cause = ErrorCause::kCompletionError;
-  return make_error(
-      absl::StatusCode::kDataLoss, place,
-      absl::StrFormat("%s completed with %s (status %d); the data was not "
-                      "used and the queue pair is now in the error state",
-                      completion.id.to_string(), completion.status_name,
-                      static_cast<int>(completion.status)));
+  std::string message = absl::StrFormat(
+      "%s completed with %s (status %d); the data was not used and the queue "
+      "pair is now in the error state",
+      completion.id.to_string(), completion.status_name,
+      static_cast<int>(completion.status));
+  if (reason.ok()) {
+    return make_error(absl::StatusCode::kDataLoss, place, message);
+  }
+  // The reason names the same place: keep its words, not its prefix.
+  std::string why(reason.message());
+  if (std::optional<ErrorPlace> at = error_place(reason); at.has_value()) {
+    const std::string prefix = error_prefix(*at);
+    if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+  }
+  return make_error(reason.code(), place, absl::StrCat(message, ": ", why));
 }
 
 CheckedPair::CheckedPair(Endpoint& endpoint) : endpoint_(endpoint) {}

@@ -19,8 +19,12 @@
 
 namespace weft {
 
-// The error for a completion whose status is not success.
-absl::Status completion_error(const Completion& completion, ErrorPlace place);
+// The error for a completion whose status is not success. When the
+// endpoint knows why it failed (`reason`, Endpoint::failure()), the error
+// has the reason's code and ends with its message: a peer that reset its
+// connection is Unavailable naming the peer's address, not a bare status.
+absl::Status completion_error(const Completion& completion, ErrorPlace place,
+                              const absl::Status& reason = absl::OkStatus());
 
 class CheckedPair {
  public:

@@ -59,8 +59,8 @@ class Endpoint {
   virtual absl::Status post_recv(WorkId id, const Frame& frame) = 0;
   // Sends the first `length` bytes of `frame` with `immediate` (host order;
   // big-endian on the wire). REQUIRES: length <= frame.bytes().
-  virtual absl::Status post_send(WorkId id, const Frame& frame,
-                                 uint32_t length, uint32_t immediate) = 0;
+  virtual absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
+                                 uint32_t immediate) = 0;
   // A SEND without an immediate (verbs' IBV_WR_SEND): its receive completes
   // with has_immediate false. weft's own traffic always carries one; the
   // simulator offers this for the verbs programs of others it runs.
@@ -71,8 +71,7 @@ class Endpoint {
     (void)id;
     (void)frame;
     (void)length;
-    return absl::UnimplementedError(
-        "this fabric sends only with an immediate");
+    return absl::UnimplementedError("this fabric sends only with an immediate");
   }
   // An RDMA WRITE (verbs' IBV_WR_RDMA_WRITE; with `immediate`,
   // IBV_WR_RDMA_WRITE_WITH_IMM): the first `length` bytes of `frame` go to
@@ -106,6 +105,13 @@ class Endpoint {
     return absl::UnimplementedError(
         "this fabric does not move queue pairs to the error state on request");
   }
+
+  // Why the endpoint entered the error state, where the fabric knows more
+  // than a completion's status can say (the TCP fabric: which peer, at
+  // which address, closed or reset the connection, or could not be
+  // reached); OK otherwise. The error completions' own error carries it.
+  // Default: OK (a verbs provider says no more than the status).
+  virtual absl::Status failure() const { return absl::OkStatus(); }
 
   // Fills a prefix of `out` with finished work; returns how many. Never
   // blocks. An error return means the endpoint itself failed (not a work

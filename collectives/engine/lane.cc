@@ -98,7 +98,10 @@ absl::Status Lane::handle_polled(const absl::StatusOr<size_t>& n,
 }
 
 absl::Status Lane::handle(const Completion& c) {
-  if (!c.ok()) return completion_error(c, place(ErrorCause::kCompletionError));
+  if (!c.ok()) {
+    return completion_error(c, place(ErrorCause::kCompletionError),
+                            endpoint_->failure());
+  }
   if (c.id.kind == WorkKind::kRecv) return handle_recv(c);
   const uint32_t slot = c.id.slot;
   if (slot < depth_) {

@@ -23,6 +23,10 @@ constexpr size_t kMaxWriteParts = 16;
 // peer keeps sending.
 constexpr int kMaxMessagesPerPoll = 256;
 constexpr size_t kDropBufferBytes = 64 * 1024;
+// What to do when a peer's connection ended without its goodbye.
+constexpr char kPeerGoneAdvice[] =
+    "; its process may have exited or been killed, or the network cut it "
+    "off: check that rank, then start the group again";
 
 }  // namespace
 
@@ -63,8 +67,12 @@ absl::Status TcpEndpoint::refuse(absl::StatusCode code, ErrorCause cause,
 }
 
 std::string TcpEndpoint::peer_text() const {
-  return absl::StrFormat("peer %u at %s", setup_.info.peer,
-                         peer_address_.to_string());
+  if (accepted_from_.empty()) {
+    return absl::StrFormat("peer %u at %s", setup_.info.peer,
+                           peer_address_.to_string());
+  }
+  return absl::StrFormat("peer %u at %s (connected from %s)", setup_.info.peer,
+                         peer_address_.to_string(), accepted_from_);
 }
 
 absl::StatusOr<Destination> TcpEndpoint::destination() const {
@@ -137,7 +145,10 @@ void TcpEndpoint::adopt(Socket socket, const SocketAddress& peer,
                         bool hello_sent) {
   socket_ = std::move(socket);
   if (hello_sent) hello_out_left_ = 0;
-  peer_address_ = peer;
+  // peer_address_ stays the peer's listening address (its destination's),
+  // the one the hostfile names: messages name that first, then the
+  // connection's ephemeral port.
+  accepted_from_ = peer.to_string();
   state_ = State::kOpen;
   log(LogLevel::kInfo, "rank %u: accepted %s (cable %u)", setup_.info.rank,
       peer_text(), setup_.cable);
@@ -312,9 +323,10 @@ void TcpEndpoint::write_pending() {
       fail(WcStatus::kRemAbortErr,
            refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
                   absl::StrFormat("writing to %s failed: %s; the peer closed "
-                                  "or reset the connection",
+                                  "or reset the connection%s",
                                   peer_text(),
-                                  errno_text(static_cast<int>(-wrote)))));
+                                  errno_text(static_cast<int>(-wrote)),
+                                  kPeerGoneAdvice)));
       return;
     }
     const size_t hello = std::min<size_t>(hello_out_left_, wrote);
@@ -444,10 +456,11 @@ bool TcpEndpoint::read_header() {
             WcStatus::kRemAbortErr,
             refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
                    absl::StrFormat(
-                       "%s %s", peer_text(),
+                       "%s %s%s", peer_text(),
                        n == 0 ? "closed the connection"
                               : "reset the connection: " +
-                                    errno_text(static_cast<int>(-n)))));
+                                    errno_text(static_cast<int>(-n)),
+                       kPeerGoneAdvice)));
       }
       return false;
     }
@@ -520,8 +533,8 @@ bool TcpEndpoint::read_payload() {
             WcStatus::kRemAbortErr,
             refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
                    absl::StrFormat("%s closed or reset the connection in the "
-                                   "middle of a message",
-                                   peer_text())));
+                                   "middle of a message%s",
+                                   peer_text(), kPeerGoneAdvice)));
       }
       return false;
     }

@@ -71,7 +71,7 @@ class TcpEndpoint final : public Endpoint {
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
 
   // What put the endpoint in the error state (OK while it is not).
-  const absl::Status& failure() const { return failure_; }
+  absl::Status failure() const override { return failure_; }
   uint64_t messages_sent() const { return messages_sent_; }
   uint32_t qp_num() const { return setup_.qp_num; }
 
@@ -159,6 +159,9 @@ class TcpEndpoint final : public Endpoint {
   State state_ = State::kInit;
   Socket socket_;
   SocketAddress peer_address_;
+  // Where an accepted connection came from (an ephemeral port); "" when
+  // this endpoint connected.
+  std::string accepted_from_;
   Destination peer_{};
   absl::Status failure_;
   // Set when the connection failed with nothing outstanding: the next

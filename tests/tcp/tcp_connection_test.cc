@@ -207,7 +207,8 @@ void expect_abrupt_end_reported(bool reset, const std::string& says) {
   const std::optional<Completion> c = first_completion(*e, *f);
   ASSERT_TRUE(c.has_value()) << "the abrupt end went unnoticed";
   EXPECT_EQ(c->status, WcStatus::kRemAbortErr) << c->to_string();
-  EXPECT_THAT(message_of(f->last_failure()), HasSubstr("peer 1 at " + address));
+  EXPECT_THAT(message_of(f->last_failure()),
+              HasSubstr("(connected from " + address + ")"));
   EXPECT_THAT(message_of(f->last_failure()), HasSubstr(says));
 }
 
