@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "collectives/group.h"
 
 namespace weft::tcp_processes {
