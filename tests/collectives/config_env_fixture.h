@@ -3,36 +3,23 @@
 #ifndef WEFT_TESTS_COLLECTIVES_CONFIG_ENV_FIXTURE_H_
 #define WEFT_TESTS_COLLECTIVES_CONFIG_ENV_FIXTURE_H_
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
+#include <deque>
 #include <map>
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/str_format.h"
 #include "collectives/config.h"
 #include "gtest/gtest.h"
+#include "tests/support/scratch.h"
 
 namespace weft::testing {
 
 class ConfigEnvFixture : public ::testing::Test {
  protected:
-  // Writes `text` to a file of this process and test in the temporary
-  // directory (tests may run in parallel processes).
+  // Writes `text` to a file of this process and test (tests may run in
+  // parallel processes), removed after the test; returns its path.
   std::string write_json(const std::string& name, const std::string& text) {
-    const std::string path = absl::StrFormat(
-        "%s/weft_config_%d_%s_%s", ::testing::TempDir(), getpid(),
-        ::testing::UnitTest::GetInstance()->current_test_info()->name(), name);
-    std::ofstream(path) << text;
-    written_.push_back(path);
-    return path;
-  }
-
-  void TearDown() override {
-    for (const std::string& path : written_) std::remove(path.c_str());
+    return written_.emplace_back(name, text).path();
   }
 
   // Config::from_environment over env_ alone.
@@ -44,7 +31,7 @@ class ConfigEnvFixture : public ::testing::Test {
   }
 
   std::map<std::string, std::string> env_;
-  std::vector<std::string> written_;
+  std::deque<ScratchFile> written_;
 };
 
 }  // namespace weft::testing

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/scratch.h"
 
 namespace jaccl::testing {
 
@@ -59,25 +60,7 @@ class ScopedEnv {
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
-// A file of this process and test in the temporary directory, removed when
-// the scope ends.
-class ScratchFile {
- public:
-  ScratchFile(const std::string& name, const std::string& text)
-      : path_(::testing::TempDir() + "/jaccl_" + std::to_string(getpid()) +
-              "_" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-              "_" + name) {
-    std::ofstream(path_) << text;
-  }
-  ~ScratchFile() { std::remove(path_.c_str()); }
-  ScratchFile(const ScratchFile&) = delete;
-  ScratchFile& operator=(const ScratchFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::weft::testing::ScratchFile;
 
 }  // namespace jaccl::testing
 

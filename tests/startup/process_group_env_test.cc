@@ -1,9 +1,6 @@
 // ProcessGroup::from_environment's refusals: each names the variable to set
 // and is typed, and none gets as far as the side channel or the fabric.
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "startup/process_group.h"
+#include "tests/support/scratch.h"
 
 namespace weft {
 namespace {
@@ -24,16 +22,9 @@ using ::testing::HasSubstr;
 
 class ProcessGroupEnvironment : public ::testing::Test {
  protected:
+  // A file removed after the test; its path.
   std::string write_json(const std::string& name, const std::string& json) {
-    const std::string path = absl::StrFormat(
-        "%s/weft_startup_%d_%s_%s", ::testing::TempDir(), getpid(),
-        ::testing::UnitTest::GetInstance()->current_test_info()->name(), name);
-    std::ofstream(path) << json;
-    written_.push_back(path);
-    return path;
-  }
-  void TearDown() override {
-    for (const std::string& path : written_) std::remove(path.c_str());
+    return written_.emplace_back(name, json).path();
   }
 
   // from_environment() over env_ alone.
@@ -59,7 +50,7 @@ class ProcessGroupEnvironment : public ::testing::Test {
   }
 
   std::map<std::string, std::string> env_;
-  std::vector<std::string> written_;
+  std::deque<weft::testing::ScratchFile> written_;
   int bootstraps_made_ = 0;
 };
 

@@ -10,11 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/scratch.h"
 #include "tests/tcp_processes/rank_processes.h"
-#include "tests/tcp_processes/scratch_dir.h"
 
 namespace weft::tcp_processes {
 namespace {
+
+using ::weft::testing::ScratchDir;
 
 using ::testing::HasSubstr;
 using ::testing::Not;

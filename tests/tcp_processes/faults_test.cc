@@ -21,12 +21,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tcp/internal/wire.h"
+#include "tests/support/scratch.h"
 #include "tests/tcp_processes/rank_processes.h"
-#include "tests/tcp_processes/scratch_dir.h"
 #include "tests/tools/tool_runner.h"
 
 namespace weft::tcp_processes {
 namespace {
+
+using ::weft::testing::ScratchDir;
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;

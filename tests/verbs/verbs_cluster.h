@@ -35,6 +35,7 @@
 #include "harness/cluster.h"
 #include "harness/script_program.h"
 #include "sim/faults.h"
+#include "tests/support/scratch.h"
 #include "tests/verbs/sim_provider.h"
 
 namespace weft::verbs::testing {
@@ -45,28 +46,7 @@ using weft::harness::ScriptProgram;
 using weft::harness::ScriptRun;
 using weft::harness::Starter;
 
-// A file under the test's temporary directory, named per process and test
-// (CTest runs tests of one binary in parallel), removed with this object.
-class ScratchFile {
- public:
-  ScratchFile(const std::string& name, const std::string& contents) {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string test_name =
-        test ? absl::StrFormat("%s_%s", test->test_suite_name(), test->name())
-             : "";
-    std::replace(test_name.begin(), test_name.end(), '/', '_');  // TEST_P
-    path_ = absl::StrFormat("%s/weft_verbs_%d_%s_%s", ::testing::TempDir(),
-                            getpid(), test_name, name);
-    std::ofstream(path_) << contents;
-  }
-  ~ScratchFile() { std::remove(path_.c_str()); }
-  ScratchFile(const ScratchFile&) = delete;
-  ScratchFile& operator=(const ScratchFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::weft::testing::ScratchFile;
 
 class VerbsCluster final : public weft::harness::Cluster {
  public:
