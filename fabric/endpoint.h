@@ -59,8 +59,8 @@ class Endpoint {
   virtual absl::Status post_recv(WorkId id, const Frame& frame) = 0;
   // Sends the first `length` bytes of `frame` with `immediate` (host order;
   // big-endian on the wire). REQUIRES: length <= frame.bytes().
-  virtual absl::Status post_send(WorkId id, const Frame& frame,
-                                 uint32_t length, uint32_t immediate) = 0;
+  virtual absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
+                                 uint32_t immediate) = 0;
   // A SEND without an immediate (verbs' IBV_WR_SEND): its receive completes
   // with has_immediate false. weft's own traffic always carries one; the
   // simulator offers this for the verbs programs of others it runs.
@@ -71,8 +71,7 @@ class Endpoint {
     (void)id;
     (void)frame;
     (void)length;
-    return absl::UnimplementedError(
-        "this fabric sends only with an immediate");
+    return absl::UnimplementedError("this fabric sends only with an immediate");
   }
   // An RDMA WRITE (verbs' IBV_WR_RDMA_WRITE; with `immediate`,
   // IBV_WR_RDMA_WRITE_WITH_IMM): the first `length` bytes of `frame` go to
@@ -111,6 +110,16 @@ class Endpoint {
   // blocks. An error return means the endpoint itself failed (not a work
   // request: those come back as completions with a status).
   virtual absl::StatusOr<size_t> poll(std::span<Completion> out) = 0;
+
+  // Whether the peer closed its end on purpose (its group or program
+  // ended) and said so, on a fabric that can tell (TCP: the peer's
+  // goodbye). That is no error: everything the peer sent before it is
+  // delivered; later sends complete and are dropped, as UC drops a message
+  // nobody receives; posted receives stay posted, and nothing more
+  // arrives. A peer that crashed or was cut off never counts as departed:
+  // it stays silent (UC) or fails the endpoint (a TCP connection closed or
+  // reset without a goodbye). Default: false (verbs UC cannot tell).
+  virtual bool peer_departed() const { return false; }
 };
 
 }  // namespace weft

@@ -298,6 +298,17 @@ absl::Status Engine::consult_watch(TimeNs now_ns) {
                       who, what, said.message()));
 }
 
+absl::Status Engine::check_departures() const {
+  const Lane* gone = queue_.front()->runner->departed_needed();
+  if (gone == nullptr) return absl::OkStatus();
+  return make_error(
+      absl::StatusCode::kUnavailable, gone->place(ErrorCause::kPeerUnavailable),
+      absl::StrFormat("peer %u closed its end (its group or program ended) "
+                      "while %s still needed it; every rank must run the "
+                      "same collectives before destroying its group",
+                      gone->peer(), describe_op(runner_->identity())));
+}
+
 void Engine::count_deadline(const Lane* charged, uint32_t peer) {
   Lane* target = nullptr;
   for (const auto& lane : lanes_) {
@@ -387,6 +398,11 @@ Progress Engine::progress() {
   bool every_op = false;
   if (s.ok() && running_ && watch_) {
     s = consult_watch(clock_.now_ns());
+    every_op = !s.ok();
+  }
+  // A stuck operation only: one that moves needs nothing it lacks yet.
+  if (s.ok() && running_ && !advanced) {
+    s = check_departures();
     every_op = !s.ok();
   }
   if (s.ok() && running_ && clock_.now_ns() >= queue_.front()->deadline_ns) {

@@ -136,6 +136,9 @@ class Lane {
   const LaneStats& stats() const { return stats_; }
   // Lost frames are sent again (GroupOptions::recovery.enabled).
   bool recovery() const { return recovery_; }
+  // The peer closed its end on purpose (Endpoint::peer_departed()):
+  // nothing more will arrive, and what is sent is dropped.
+  bool peer_departed() const { return endpoint_->peer_departed(); }
 
   absl::StatusOr<Destination> destination() const;
   // Connects and posts every receive.

@@ -23,13 +23,39 @@ constexpr size_t kMaxWriteParts = 16;
 // peer keeps sending.
 constexpr int kMaxMessagesPerPoll = 256;
 constexpr size_t kDropBufferBytes = 64 * 1024;
+// After a failed write, the most read_available() calls spent looking for
+// the peer's goodbye (each reads up to kMaxMessagesPerPoll messages).
+constexpr int kMaxDrainReads = 64;
 
 }  // namespace
 
 TcpEndpoint::TcpEndpoint(Setup setup) : setup_(std::move(setup)) {}
 
 TcpEndpoint::~TcpEndpoint() {
-  say_goodbye();
+  if (state_ == State::kOpen && hello_out_left_ == 0 && !holding_sends()) {
+    // A goodbye, not a bare close: the peer tells a deliberate departure
+    // from a crash. It goes after the whole of the message being written
+    // (a goodbye inside one would be read as payload), and the fabric
+    // ends the connection without a reset (internal/closing.h).
+    std::vector<uint8_t> out;
+    if (front_written_ > 0) {
+      const PostedSend& s = sends_.front();
+      const auto* payload = reinterpret_cast<const uint8_t*>(s.data);
+      size_t skip = front_written_;
+      if (skip < s.header.size()) {
+        out.insert(out.end(), s.header.begin() + skip, s.header.end());
+        skip = 0;
+      } else {
+        skip -= s.header.size();
+      }
+      out.insert(out.end(), payload + skip, payload + s.length);
+    }
+    const MessageHeader bye{.has_immediate = false, .goodbye = true};
+    const std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    setup_.fabric->poller_->forget(socket_.fd());
+    setup_.fabric->close_gently(std::move(socket_), std::move(out));
+  }
   close_socket();
   setup_.fabric->forget(this);
 }
@@ -39,17 +65,21 @@ void TcpEndpoint::close_socket() {
   socket_.close();
 }
 
-void TcpEndpoint::say_goodbye() {
-  // Only between whole messages: a goodbye inside a half-written one
-  // would be read as payload (or, before the secret is proven, as proof).
-  if (state_ != State::kOpen || hello_out_left_ > 0 || front_written_ > 0 ||
-      holding_sends()) {
-    return;
-  }
-  MessageHeader bye{.has_immediate = false, .goodbye = true};
-  std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
-  const iovec part{bytes.data(), bytes.size()};
-  (void)write_some(socket_.fd(), {&part, 1});
+void TcpEndpoint::depart() {
+  state_ = State::kDeparted;
+  log(LogLevel::kInfo,
+      "rank %u: %s closed its endpoint (its group or program ended)",
+      setup_.info.rank, peer_text());
+  // Nothing follows a goodbye but the end of stream: closing leaves no
+  // unread input, so the peer sees no reset.
+  close_socket();
+  incoming_.reset();
+  header_in_filled_ = 0;
+  // UC: what nobody receives is dropped; the sends still complete.
+  for (const PostedSend& s : sends_)
+    complete(s.id, WcStatus::kSuccess, s.length);
+  sends_.clear();
+  front_written_ = 0;
 }
 
 ErrorPlace TcpEndpoint::place(ErrorCause cause) const {
@@ -213,6 +243,10 @@ absl::Status TcpEndpoint::post(PostedSend send, const Frame& frame) {
                                   send.length, frame.bytes()));
   }
   ++outstanding_sends_;
+  if (state_ == State::kDeparted) {  // dropped, as UC drops it
+    complete(send.id, WcStatus::kSuccess, send.length);
+    return absl::OkStatus();
+  }
   if (state_ == State::kError) {
     complete(send.id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
     unreported_.reset();
@@ -309,6 +343,12 @@ void TcpEndpoint::write_pending() {
     int64_t wrote = write_some(socket_.fd(), {parts.data(), n});
     if (wrote == 0) return;  // the socket buffer is full
     if (wrote < 0) {
+      // A peer that closed on purpose said goodbye first: that is read
+      // before the failed write counts as an error.
+      for (int i = 0; i < kMaxDrainReads && state_ == State::kOpen; ++i) {
+        read_available();
+      }
+      if (state_ != State::kOpen) return;
       fail(WcStatus::kRemAbortErr,
            refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
                   absl::StrFormat("writing to %s failed: %s; the peer closed "
@@ -465,12 +505,7 @@ bool TcpEndpoint::read_header() {
     return false;
   }
   if (h->goodbye) {
-    fail(WcStatus::kRemAbortErr,
-         refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
-                absl::StrFormat("%s closed its endpoint (its group or "
-                                "program ended)",
-                                peer_text())),
-         LogLevel::kInfo);
+    depart();
     return false;
   }
   start_message(*h);
