@@ -230,6 +230,13 @@ absl::StatusOr<std::unique_ptr<Endpoint>> TcpFabric::open(
   return std::unique_ptr<Endpoint>(std::move(endpoint));
 }
 
+uint64_t TcpFabric::bytes_unsent() const {
+  uint64_t bytes = 0;
+  for (const auto& [qp, endpoint] : endpoints_)
+    bytes += endpoint->bytes_unsent();
+  return bytes;
+}
+
 void TcpFabric::forget(internal::TcpEndpoint* endpoint) {
   endpoints_.erase(endpoint->qp_num());
 }

@@ -99,6 +99,9 @@ class TcpFabric final : public Fabric {
   // can move, or
   // `wake_at_ns`, for at most 100 ms; at once when completions wait.
   void idle(TimeNs wake_at_ns) override;
+  // True: a send's bytes the socket buffer cannot take wait in this
+  // process until an endpoint is polled.
+  bool host_moves_sends() const override { return true; }
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
   // `device`: one of this fabric's listening addresses, as configured or as
   // bound (listen_addresses()). The endpoint's cable is the count of
@@ -110,6 +113,9 @@ class TcpFabric final : public Fabric {
   std::vector<std::string> listen_addresses() const;
   // SENDs whose last byte left, over all endpoints so far.
   uint64_t messages_sent() const { return messages_sent_; }
+  // Bytes of posted sends (headers included) not yet written to a socket,
+  // over all endpoints: what waits for this rank to call in. O(endpoints).
+  uint64_t bytes_unsent() const;
   // Messages that arrived when no receive was posted, read and dropped.
   uint64_t messages_dropped() const { return messages_dropped_; }
   // Why an endpoint of this fabric last entered the error state (naming

@@ -451,6 +451,28 @@ void Engine::idle(TimeNs wake_at_ns) {
   }
 }
 
+void Engine::finish_sends(TimeNs until_ns) {
+  if (idle_fabric_ == nullptr || !idle_fabric_->host_moves_sends()) return;
+  auto pending = [this] {
+    return std::any_of(lanes_.begin(), lanes_.end(),
+                       [](const auto& l) { return l->sends_pending(); });
+  };
+  TimeNs last_ns = clock_.now_ns();
+  uint32_t still = 0;
+  while (failure_.ok() && queue_.empty() && pending()) {
+    const TimeNs now_ns = clock_.now_ns();
+    if (now_ns >= until_ns) return;
+    // A clock that stands still (a test's) must not hold the caller.
+    still = now_ns == last_ns ? still + 1 : 0;
+    if (still == kLingerStillSteps) return;
+    last_ns = now_ns;
+    const Progress p = progress();
+    if (p.state == Progress::State::kWaiting && !moved()) {
+      idle(std::min(p.wake_at_ns, until_ns));
+    }
+  }
+}
+
 void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   // Once per group: the group is unusable from here on.
   log(LogLevel::kInfo,

@@ -95,6 +95,13 @@ class Engine {
   // The lane to world rank `peer` over `cable`; nullptr when there is none.
   Lane* lane(uint32_t peer, uint32_t cable) const;
 
+  // For a blocking call that just ended: on a fabric whose sends move
+  // only while the host calls in (Fabric::host_moves_sends()), keeps
+  // stepping (arrivals are served meanwhile) until every send posted has
+  // completed, `until_ns` passes, another operation is queued or the
+  // engine failed. Returns at once on other fabrics.
+  void finish_sends(TimeNs until_ns);
+
   // Queues an operation behind those already queued. On a failed engine the
   // result is finished with the refusal.
   std::shared_ptr<OpState> submit(std::unique_ptr<OpRunner> runner,

@@ -200,6 +200,11 @@ class Lane {
            (!recovery() || send_.all_received()) && !receive_.ack_due() &&
            receive_.unreported_since_ns() == kNeverNs;
   }
+  // A send of this lane (data, acknowledgement or abort) has not
+  // completed yet.
+  bool sends_pending() const {
+    return send_.sends_in_flight() > 0 || ack_busy_ || abort_busy_;
+  }
   // True while an acknowledgement this side owes the peer is not sent.
   bool report_owed() const { return receive_.report_owed(); }
   // What the running operation needs of this lane's liveness: whether it

@@ -81,6 +81,8 @@ class TcpEndpoint final : public Endpoint {
   // What put the endpoint in the error state (OK while it is not).
   const absl::Status& failure() const { return failure_; }
   uint64_t messages_sent() const { return messages_sent_; }
+  // Bytes of posted sends, headers included, not written yet. O(sends).
+  uint64_t bytes_unsent() const;
   uint32_t qp_num() const { return setup_.qp_num; }
 
   // For the fabric. poll() would make progress without the socket:

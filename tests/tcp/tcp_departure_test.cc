@@ -19,73 +19,28 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/group.h"
-#include "collectives/inprocess_bootstrap.h"
 #include "collectives/operation.h"
 #include "fabric/absl_compat.h"
 #include "fabric/errors.h"
-#include "fabric/topology.h"
 #include "tcp/tcp_fabric.h"
+#include "tests/tcp/tcp_two_ranks.h"
 
-namespace weft::tcp {
+namespace weft::tcp::testing {
 namespace {
 
 using ::testing::HasSubstr;
 
 constexpr size_t kElements = 256;  // one frame: sent without a credit
 
-struct TwoRanks {
-  std::vector<std::unique_ptr<TcpFabric>> fabrics;
-  std::vector<std::unique_ptr<Group>> groups;
-};
-
-absl::StatusOr<TwoRanks> two_ranks() {
-  TwoRanks out;
-  for (uint32_t r = 0; r < 2; ++r) {
-    absl::StatusOr<std::unique_ptr<TcpFabric>> f =
-        TcpFabric::open(r, TcpOptions{.listen = {"127.0.0.1:0"}});
-    if (!f.ok()) return f.status();
-    out.fabrics.push_back(*std::move(f));
-  }
-  const std::string a0 = out.fabrics[0]->listen_addresses()[0];
-  const std::string a1 = out.fabrics[1]->listen_addresses()[0];
-  absl::StatusOr<Topology> topology =
-      Topology::parse_json("[[null,[\"" + a0 + "\"]],[[\"" + a1 + "\"],null]]");
-  if (!topology.ok()) return topology.status();
-  std::vector<Fabric*> fabrics{out.fabrics[0].get(), out.fabrics[1].get()};
-  absl::StatusOr<std::vector<std::unique_ptr<Group>>> groups =
-      form_groups_in_process(fabrics, *topology, GroupOptions{});
-  if (!groups.ok()) return groups.status();
-  out.groups = *std::move(groups);
-  // Both connections up: a barrier on both threads.
-  std::vector<absl::Status> said(2);
-  std::vector<std::thread> threads;
-  for (uint32_t r = 0; r < 2; ++r) {
-    threads.emplace_back([&, r] { said[r] = out.groups[r]->barrier(); });
-  }
-  for (std::thread& t : threads) t.join();
-  for (const absl::Status& s : said) {
-    if (!s.ok()) return s;
-  }
-  return out;
-}
-
 std::vector<float> filled(float value) {
   return std::vector<float>(kElements, value);
-}
-
-ConstBytes const_bytes_of(const std::vector<float>& v) {
-  return std::as_bytes(std::span(v));
-}
-
-Bytes bytes_of(std::vector<float>& v) {
-  return std::as_writable_bytes(std::span(v));
 }
 
 // Rank 0 posts its part and stops reading; rank 1 runs the whole all-sum
 // and destroys its group at once; only then does rank 0 read: rank 1's
 // last frames and its goodbye arrive together.
 TEST(TcpDeparture, PeerThatFinishedAndLeftLetsTheSlowerRankFinish) {
-  absl::StatusOr<TwoRanks> made = two_ranks();
+  absl::StatusOr<TwoRanks> made = two_ranks(TcpOptions{});
   ASSERT_TRUE(made.ok()) << made.status();
   TwoRanks& w = *made;
   std::vector<float> in0 = filled(1.0f), out0 = filled(0.0f);
@@ -123,7 +78,7 @@ TEST(TcpDeparture, PeerThatFinishedAndLeftLetsTheSlowerRankFinish) {
 // Rank 1 leaves without taking part: rank 0's all-sum still needs its
 // frames, and ends with Unavailable naming it, long before its deadline.
 TEST(TcpDeparture, OperationThatStillNeedsTheDepartedPeerEndsNamingIt) {
-  absl::StatusOr<TwoRanks> made = two_ranks();
+  absl::StatusOr<TwoRanks> made = two_ranks(TcpOptions{});
   ASSERT_TRUE(made.ok()) << made.status();
   TwoRanks& w = *made;
   std::thread rank1([&] { w.groups[1].reset(); });
@@ -140,4 +95,4 @@ TEST(TcpDeparture, OperationThatStillNeedsTheDepartedPeerEndsNamingIt) {
 }
 
 }  // namespace
-}  // namespace weft::tcp
+}  // namespace weft::tcp::testing
