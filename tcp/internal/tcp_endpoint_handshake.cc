@@ -3,9 +3,12 @@
 // side is TcpFabric's: tcp_fabric.cc).
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <span>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "fabric/secret_proof.h"
 #include "fabric/wc_status.h"
