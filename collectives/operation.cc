@@ -44,6 +44,10 @@ absl::Status Operation::wait() {
           "from a rank program, not with blocking calls");
     }
   }
+  // The operation's sends have all been posted, but on a fabric that
+  // moves them only while this rank calls in, their last bytes may still
+  // wait here: they leave before the caller goes off to compute.
+  if (state_->status.ok()) engine_->finish_sends(state_->deadline_ns);
   return status();
 }
 

@@ -117,6 +117,16 @@ class Endpoint {
   // blocks. An error return means the endpoint itself failed (not a work
   // request: those come back as completions with a status).
   virtual absl::StatusOr<size_t> poll(std::span<Completion> out) = 0;
+
+  // Whether the peer closed its end on purpose (its group or program
+  // ended) and said so, on a fabric that can tell (TCP: the peer's
+  // goodbye). That is no error: everything the peer sent before it is
+  // delivered; later sends complete and are dropped, as UC drops a message
+  // nobody receives; posted receives stay posted, and nothing more
+  // arrives. A peer that crashed or was cut off never counts as departed:
+  // it stays silent (UC) or fails the endpoint (a TCP connection closed or
+  // reset without a goodbye). Default: false (verbs UC cannot tell).
+  virtual bool peer_departed() const { return false; }
 };
 
 }  // namespace weft

@@ -46,6 +46,15 @@ class Fabric {
   // for a clock that stands still. Default: OK.
   virtual absl::Status health() const { return absl::OkStatus(); }
 
+  // Whether posted sends move only while the host calls into the fabric
+  // (poll(), idle()): true for TCP, where bytes a socket buffer could not
+  // take wait in this process, and nothing runs in the background. A
+  // blocking call on such a fabric keeps calling in until its sends have
+  // completed (left this rank), or a rank that returns and then computes
+  // for long would hold back its peers. False on verbs (the NIC sends what
+  // was posted) and in the simulator. Default: false.
+  virtual bool host_moves_sends() const { return false; }
+
   // Maps a page-aligned slab of at least `bytes` and registers it once with
   // every protection domain the fabric has or will open. The fabric owns it;
   // it lives as long as the fabric.

@@ -18,6 +18,7 @@
 #include "fabric/errors.h"
 #include "fabric/logging.h"
 #include "fabric/secret_proof.h"
+#include "tcp/internal/closing.h"
 #include "tcp/internal/poller.h"
 #include "tcp/internal/socket.h"
 #include "tcp/internal/tcp_endpoint.h"
@@ -78,7 +79,43 @@ TcpFabric::TcpFabric(uint32_t rank, TcpOptions options)
       clock_(options_.clock != nullptr ? options_.clock : &wall_clock_),
       psn_(random_psn()) {}
 
-TcpFabric::~TcpFabric() = default;
+TcpFabric::~TcpFabric() {
+  // The closing connections wait side by side, so a fabric of many waits
+  // no longer than one. On the wall clock: a clock given in TcpOptions
+  // (a test's) may stand still.
+  const TimeNs until_ns = deadline_after(
+      wall_clock_.now_ns(), internal::ClosingConnection::kClosingNs);
+  for (pump_closing(); !closing_.empty(); pump_closing()) {
+    const TimeNs left_ns = until_ns - wall_clock_.now_ns();
+    if (left_ns <= 0) break;
+    for (const auto& c : closing_) {
+      const pollfd p = c->wanted();
+      poller_->want(p.fd, p.events, /*lasting=*/false);
+    }
+    (void)poller_->wait(std::min(left_ns, kMaxIdleNs));
+  }
+}
+
+void TcpFabric::close_gently(Socket socket, std::vector<uint8_t> out) {
+  closing_.push_back(std::make_unique<internal::ClosingConnection>(
+      std::move(socket), std::move(out),
+      deadline_after(clock_->now_ns(),
+                     internal::ClosingConnection::kClosingNs)));
+  pump_closing();
+}
+
+void TcpFabric::pump_closing() {
+  const TimeNs now_ns = clock_->now_ns();
+  std::erase_if(closing_, [&](const auto& c) {
+    if (c->pump()) return true;
+    if (now_ns < c->until_ns()) return false;
+    log(LogLevel::kInfo,
+        "rank %u: a peer did not close its end within %d ms of this "
+        "rank's goodbye; closing anyway",
+        rank_, internal::ClosingConnection::kClosingNs / kNsPerMs);
+    return true;
+  });
+}
 
 absl::StatusOr<std::unique_ptr<TcpFabric>> TcpFabric::open(uint32_t rank,
                                                            TcpOptions options) {
@@ -193,6 +230,13 @@ absl::StatusOr<std::unique_ptr<Endpoint>> TcpFabric::open(
   return std::unique_ptr<Endpoint>(std::move(endpoint));
 }
 
+uint64_t TcpFabric::bytes_unsent() const {
+  uint64_t bytes = 0;
+  for (const auto& [qp, endpoint] : endpoints_)
+    bytes += endpoint->bytes_unsent();
+  return bytes;
+}
+
 void TcpFabric::forget(internal::TcpEndpoint* endpoint) {
   endpoints_.erase(endpoint->qp_num());
 }
@@ -216,6 +260,11 @@ void TcpFabric::idle(TimeNs wake_at_ns) {
     const pollfd p = endpoint->wanted();
     if (p.fd >= 0) poller_->want(p.fd, p.events, /*lasting=*/true);
   }
+  // A closing connection may close at any pump: wanted one wait at a time.
+  for (const auto& c : closing_) {
+    const pollfd p = c->wanted();
+    if (p.fd >= 0) poller_->want(p.fd, p.events, /*lasting=*/false);
+  }
   const TimeNs now_ns = clock_->now_ns();
   const TimeNs wait_ns = std::clamp<TimeNs>(
       wake_at_ns == kNeverNs ? kMaxIdleNs : wake_at_ns - now_ns, 0, kMaxIdleNs);
@@ -228,6 +277,7 @@ void TcpFabric::idle(TimeNs wake_at_ns) {
       })) {
     pump_accepts();
   }
+  if (!closing_.empty()) pump_closing();
 }
 
 void TcpFabric::pump_accepts() {

@@ -31,10 +31,12 @@
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
+#include "fabric/socket.h"
 
 namespace weft::tcp {
 
 namespace internal {
+class ClosingConnection;
 class Poller;
 class TcpEndpoint;
 struct Listener;
@@ -84,7 +86,10 @@ class TcpFabric final : public Fabric {
 
   TcpFabric(const TcpFabric&) = delete;
   TcpFabric& operator=(const TcpFabric&) = delete;
-  // REQUIRES: every endpoint of this fabric is destroyed.
+  // REQUIRES: every endpoint of this fabric is destroyed. Waits, for at
+  // most ClosingConnection::kClosingNs, until each connection its
+  // endpoints closed on purpose has ended gently (the peer read the
+  // goodbye and closed its end; docs/tcp.md, "Closing").
   ~TcpFabric() override;
 
   std::string_view kind() const override { return "tcp"; }
@@ -94,6 +99,9 @@ class TcpFabric final : public Fabric {
   // can move, or
   // `wake_at_ns`, for at most 100 ms; at once when completions wait.
   void idle(TimeNs wake_at_ns) override;
+  // True: a send's bytes the socket buffer cannot take wait in this
+  // process until an endpoint is polled.
+  bool host_moves_sends() const override { return true; }
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
   // `device`: one of this fabric's listening addresses, as configured or as
   // bound (listen_addresses()). The endpoint's cable is the count of
@@ -105,6 +113,9 @@ class TcpFabric final : public Fabric {
   std::vector<std::string> listen_addresses() const;
   // SENDs whose last byte left, over all endpoints so far.
   uint64_t messages_sent() const { return messages_sent_; }
+  // Bytes of posted sends (headers included) not yet written to a socket,
+  // over all endpoints: what waits for this rank to call in. O(endpoints).
+  uint64_t bytes_unsent() const;
   // Messages that arrived when no receive was posted, read and dropped.
   uint64_t messages_dropped() const { return messages_dropped_; }
   // Why an endpoint of this fabric last entered the error state (naming
@@ -134,6 +145,12 @@ class TcpFabric final : public Fabric {
   bool settle_proof(internal::PendingConnection& pending);
   void refuse(internal::PendingConnection& pending, const absl::Status& why);
   void forget(internal::TcpEndpoint* endpoint);
+  // Takes the socket of an endpoint that closed on purpose: writes `out`
+  // (the rest of a message, the goodbye), then ends the connection
+  // without a reset (internal/closing.h).
+  void close_gently(Socket socket, std::vector<uint8_t> out);
+  // Moves the closing connections; drops those that ended or timed out.
+  void pump_closing();
 
   const uint32_t rank_;
   TcpOptions options_;
@@ -144,6 +161,7 @@ class TcpFabric final : public Fabric {
   std::vector<int> accepting_fds_;  // idle(): listeners and pending ones
   std::vector<std::unique_ptr<internal::Listener>> listeners_;
   std::vector<std::unique_ptr<internal::PendingConnection>> pending_;
+  std::vector<std::unique_ptr<internal::ClosingConnection>> closing_;
   std::vector<std::unique_ptr<Slab>> slabs_;
   std::map<uint32_t, internal::TcpEndpoint*> endpoints_;  // by qp_num
   std::map<uint32_t, uint32_t> cables_opened_;            // by peer

@@ -298,6 +298,17 @@ absl::Status Engine::consult_watch(TimeNs now_ns) {
                       who, what, said.message()));
 }
 
+absl::Status Engine::check_departures() const {
+  const Lane* gone = queue_.front()->runner->departed_needed();
+  if (gone == nullptr) return absl::OkStatus();
+  return make_error(
+      absl::StatusCode::kUnavailable, gone->place(ErrorCause::kPeerUnavailable),
+      absl::StrFormat("peer %u closed its end (its group or program ended) "
+                      "while %s still needed it; every rank must run the "
+                      "same collectives before destroying its group",
+                      gone->peer(), describe_op(runner_->identity())));
+}
+
 void Engine::count_deadline(const Lane* charged, uint32_t peer) {
   Lane* target = nullptr;
   for (const auto& lane : lanes_) {
@@ -389,6 +400,11 @@ Progress Engine::progress() {
     s = consult_watch(clock_.now_ns());
     every_op = !s.ok();
   }
+  // A stuck operation only: one that moves needs nothing it lacks yet.
+  if (s.ok() && running_ && !advanced) {
+    s = check_departures();
+    every_op = !s.ok();
+  }
   if (s.ok() && running_ && clock_.now_ns() >= queue_.front()->deadline_ns) {
     s = deadline_error(*queue_.front());
   }
@@ -432,6 +448,28 @@ void Engine::idle(TimeNs wake_at_ns) {
   if (!failure_.ok()) return;
   if (absl::Status health = idle_fabric_->health(); !health.ok()) {
     fail(std::move(health), rank_, /*every_op=*/true);
+  }
+}
+
+void Engine::finish_sends(TimeNs until_ns) {
+  if (idle_fabric_ == nullptr || !idle_fabric_->host_moves_sends()) return;
+  auto pending = [this] {
+    return std::any_of(lanes_.begin(), lanes_.end(),
+                       [](const auto& l) { return l->sends_pending(); });
+  };
+  TimeNs last_ns = clock_.now_ns();
+  uint32_t still = 0;
+  while (failure_.ok() && queue_.empty() && pending()) {
+    const TimeNs now_ns = clock_.now_ns();
+    if (now_ns >= until_ns) return;
+    // A clock that stands still (a test's) must not hold the caller.
+    still = now_ns == last_ns ? still + 1 : 0;
+    if (still == kLingerStillSteps) return;
+    last_ns = now_ns;
+    const Progress p = progress();
+    if (p.state == Progress::State::kWaiting && !moved()) {
+      idle(std::min(p.wake_at_ns, until_ns));
+    }
   }
 }
 

@@ -9,6 +9,11 @@
 // fails the engine: the running and queued operations end with it, every
 // peer is sent an abort, and new work is refused until the group is rebuilt.
 //
+// A peer that closed its end on purpose (Endpoint::peer_departed(), a TCP
+// goodbye) is treated as the watch treats a departed process: it ends the
+// operation that still needs it, with Unavailable naming it, and lets be
+// one that has everything it needed from it.
+//
 // A watch (watch()) is a second way to learn of a dead peer: a check of the
 // side channel, consulted while an operation runs, at most once per
 // interval of the fabric clock. Fabrics that give no completion for
@@ -90,6 +95,13 @@ class Engine {
   // The lane to world rank `peer` over `cable`; nullptr when there is none.
   Lane* lane(uint32_t peer, uint32_t cable) const;
 
+  // For a blocking call that just ended: on a fabric whose sends move
+  // only while the host calls in (Fabric::host_moves_sends()), keeps
+  // stepping (arrivals are served meanwhile) until every send posted has
+  // completed, `until_ns` passes, another operation is queued or the
+  // engine failed. Returns at once on other fabrics.
+  void finish_sends(TimeNs until_ns);
+
   // Queues an operation behind those already queued. On a failed engine the
   // result is finished with the refusal.
   std::shared_ptr<OpState> submit(std::unique_ptr<OpRunner> runner,
@@ -134,6 +146,10 @@ class Engine {
   // Consults the watch if it is due: the error for the dead peer it names,
   // or OK.
   absl::Status consult_watch(TimeNs now_ns);
+  // Unavailable naming the peer when the running operation still needs
+  // one that closed its end on purpose (OpRunner::departed_needed()); OK
+  // otherwise.
+  absl::Status check_departures() const;
   // Counts a deadline against `charged`, the cable the error names, or
   // when there is none against the first lane to `peer` (or none at all).
   void count_deadline(const Lane* charged, uint32_t peer);

@@ -136,6 +136,9 @@ class Lane {
   const LaneStats& stats() const { return stats_; }
   // Lost frames are sent again (GroupOptions::recovery.enabled).
   bool recovery() const { return recovery_; }
+  // The peer closed its end on purpose (Endpoint::peer_departed()):
+  // nothing more will arrive, and what is sent is dropped.
+  bool peer_departed() const { return endpoint_->peer_departed(); }
 
   absl::StatusOr<Destination> destination() const;
   // Connects and posts every receive.
@@ -196,6 +199,11 @@ class Lane {
     return send_.sends_in_flight() == 0 && !ack_busy_ &&
            (!recovery() || send_.all_received()) && !receive_.ack_due() &&
            receive_.unreported_since_ns() == kNeverNs;
+  }
+  // A send of this lane (data, acknowledgement or abort) has not
+  // completed yet.
+  bool sends_pending() const {
+    return send_.sends_in_flight() > 0 || ack_busy_ || abort_busy_;
   }
   // True while an acknowledgement this side owes the peer is not sent.
   bool report_owed() const { return receive_.report_owed(); }

@@ -360,6 +360,19 @@ bool OpRunner::done() const {
                      [&](const LaneWork& w) { return lane_done(w); });
 }
 
+const Lane* OpRunner::departed_needed() const {
+  for (const LaneWork& w : lanes_) {
+    if (lane_done(w) || !w.lane->peer_departed()) continue;
+    // Frames already in the inbox are used whatever became of their
+    // sender; acknowledgements owed and sends in flight to it complete.
+    const bool needs = w.send_pos < w.sends.size() ||
+                       w.check_pos < w.recvs.size() ||
+                       (w.needs_ack && !w.lane->all_data_consumed());
+    if (needs) return w.lane;
+  }
+  return nullptr;
+}
+
 void OpRunner::mark_waiting(std::span<uint8_t> waiting) const {
   for (const LaneWork& w : lanes_) {
     waiting[w.lane->index()] = lane_done(w) ? 0 : 1;

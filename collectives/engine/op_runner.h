@@ -52,6 +52,12 @@ class OpRunner {
   // something on (frames to send or receive, acknowledgements): a silent
   // peer there is probed. Leaves the other entries alone.
   void mark_waiting(std::span<uint8_t> waiting) const;
+  // A lane whose peer departed (Lane::peer_departed()) while this
+  // operation still needs something of it: a frame not arrived yet, a
+  // credit to send, a consumption report. nullptr when none: a peer that
+  // has done its part may leave. REQUIRES: advance() ran since the last
+  // poll (arrivals are checked). O(lanes).
+  const Lane* departed_needed() const;
   // What is still outstanding; *blame is the lane it waits on most
   // directly (nullptr when none).
   std::string outstanding(const Lane** blame) const;

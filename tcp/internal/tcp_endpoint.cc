@@ -27,15 +27,47 @@ constexpr size_t kDropBufferBytes = 64 * 1024;
 constexpr char kPeerGoneAdvice[] =
     "; its process may have exited or been killed, or the network cut it "
     "off: check that rank, then start the group again";
+// After a failed write, the most read_available() calls spent looking for
+// the peer's goodbye (each reads up to kMaxMessagesPerPoll messages).
+constexpr int kMaxDrainReads = 64;
 
 }  // namespace
 
 TcpEndpoint::TcpEndpoint(Setup setup) : setup_(std::move(setup)) {}
 
 TcpEndpoint::~TcpEndpoint() {
-  say_goodbye();
+  if (state_ == State::kOpen && hello_out_left_ == 0 && !holding_sends()) {
+    // A goodbye, not a bare close: the peer tells a deliberate departure
+    // from a crash. It goes after the whole of the message being written
+    // (a goodbye inside one would be read as payload), and the fabric
+    // ends the connection without a reset (internal/closing.h).
+    std::vector<uint8_t> out;
+    if (front_written_ > 0) {
+      const PostedSend& s = sends_.front();
+      const auto* payload = reinterpret_cast<const uint8_t*>(s.data);
+      size_t skip = front_written_;
+      if (skip < s.header.size()) {
+        out.insert(out.end(), s.header.begin() + skip, s.header.end());
+        skip = 0;
+      } else {
+        skip -= s.header.size();
+      }
+      out.insert(out.end(), payload + skip, payload + s.length);
+    }
+    const MessageHeader bye{.has_immediate = false, .goodbye = true};
+    const std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    setup_.fabric->poller_->forget(socket_.fd());
+    setup_.fabric->close_gently(std::move(socket_), std::move(out));
+  }
   close_socket();
   setup_.fabric->forget(this);
+}
+
+uint64_t TcpEndpoint::bytes_unsent() const {
+  uint64_t bytes = 0;
+  for (const PostedSend& s : sends_) bytes += s.header.size() + s.length;
+  return bytes - front_written_;
 }
 
 void TcpEndpoint::close_socket() {
@@ -43,17 +75,21 @@ void TcpEndpoint::close_socket() {
   socket_.close();
 }
 
-void TcpEndpoint::say_goodbye() {
-  // Only between whole messages: a goodbye inside a half-written one
-  // would be read as payload (or, before the secret is proven, as proof).
-  if (state_ != State::kOpen || hello_out_left_ > 0 || front_written_ > 0 ||
-      holding_sends()) {
-    return;
-  }
-  MessageHeader bye{.has_immediate = false, .goodbye = true};
-  std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
-  const iovec part{bytes.data(), bytes.size()};
-  (void)write_some(socket_.fd(), {&part, 1});
+void TcpEndpoint::depart() {
+  state_ = State::kDeparted;
+  log(LogLevel::kInfo,
+      "rank %u: %s closed its endpoint (its group or program ended)",
+      setup_.info.rank, peer_text());
+  // Nothing follows a goodbye but the end of stream: closing leaves no
+  // unread input, so the peer sees no reset.
+  close_socket();
+  incoming_.reset();
+  header_in_filled_ = 0;
+  // UC: what nobody receives is dropped; the sends still complete.
+  for (const PostedSend& s : sends_)
+    complete(s.id, WcStatus::kSuccess, s.length);
+  sends_.clear();
+  front_written_ = 0;
 }
 
 ErrorPlace TcpEndpoint::place(ErrorCause cause) const {
@@ -224,6 +260,10 @@ absl::Status TcpEndpoint::post(PostedSend send, const Frame& frame) {
                                   send.length, frame.bytes()));
   }
   ++outstanding_sends_;
+  if (state_ == State::kDeparted) {  // dropped, as UC drops it
+    complete(send.id, WcStatus::kSuccess, send.length);
+    return absl::OkStatus();
+  }
   if (state_ == State::kError) {
     complete(send.id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
     unreported_.reset();
@@ -320,6 +360,12 @@ void TcpEndpoint::write_pending() {
     int64_t wrote = write_some(socket_.fd(), {parts.data(), n});
     if (wrote == 0) return;  // the socket buffer is full
     if (wrote < 0) {
+      // A peer that closed on purpose said goodbye first: that is read
+      // before the failed write counts as an error.
+      for (int i = 0; i < kMaxDrainReads && state_ == State::kOpen; ++i) {
+        read_available();
+      }
+      if (state_ != State::kOpen) return;
       fail(WcStatus::kRemAbortErr,
            refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
                   absl::StrFormat("writing to %s failed: %s; the peer closed "
@@ -364,86 +410,6 @@ void TcpEndpoint::read_available() {
   }
 }
 
-bool TcpEndpoint::read_hello() {
-  const int64_t n = read_some(
-      socket_.fd(),
-      std::as_writable_bytes(std::span(hello_in_)
-                                 .subspan(hello_in_filled_)
-                                 .first(hello_in_wanted_ - hello_in_filled_)));
-  if (n <= 0) {
-    if (n != -EAGAIN) {
-      fail(WcStatus::kRemAbortErr,
-           refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
-                  absl::StrFormat("%s closed the connection before its hello "
-                                  "(%s): it refused this rank; see its log",
-                                  peer_text(),
-                                  n == 0 ? "end of stream"
-                                         : errno_text(static_cast<int>(-n)))));
-    }
-    return false;
-  }
-  hello_in_filled_ += static_cast<size_t>(n);
-  if (hello_in_filled_ < hello_in_wanted_) return true;
-  return hello_in_wanted_ == Hello::kBytes ? check_hello()
-                                           : check_listener_proof();
-}
-
-bool TcpEndpoint::check_hello() {
-  absl::StatusOr<Hello> hello =
-      Hello::decode(std::span(hello_in_).first(Hello::kBytes));
-  std::string why;
-  if (!hello.ok()) {
-    why = std::string(hello.status().message());
-  } else if (absl::Status s =
-                 check_secret_flag(*hello, !setup_.secret.empty(), "it");
-             !s.ok()) {
-    why = std::string(s.message());
-  } else if (hello->from_rank != setup_.info.peer ||
-             hello->to_rank != setup_.info.rank ||
-             hello->from_qp != peer_.qp_num || hello->to_qp != setup_.qp_num ||
-             hello->to_psn != setup_.psn) {
-    why = absl::StrFormat(
-        "its hello is from rank %u endpoint %u for rank %u endpoint %u, not "
-        "the endpoint this one connected to",
-        hello->from_rank, hello->from_qp, hello->to_rank, hello->to_qp);
-  }
-  if (!why.empty()) {
-    fail(WcStatus::kRemInvReqErr,
-         refuse(absl::StatusCode::kPermissionDenied, ErrorCause::kFabric,
-                absl::StrFormat("refused %s: %s", peer_text(), why)));
-    return false;
-  }
-  if (hello->proves_secret()) {  // its nonce and proof follow
-    hello_in_wanted_ = Hello::kMaxHandshakeBytes;
-    return true;
-  }
-  hello_in_expected_ = false;
-  return true;
-}
-
-bool TcpEndpoint::check_listener_proof() {
-  const std::span<const uint8_t> rest =
-      std::span(hello_in_).subspan(Hello::kBytes);
-  const ProofTranscript transcript =
-      fabric_transcript(setup_.info.rank, setup_.info.peer, nonce_,
-                        rest.first(kSecretNonceBytes));
-  if (!proof_holds(setup_.secret, transcript, Prover::kResponder,
-                   rest.subspan(kSecretNonceBytes))) {
-    fail(WcStatus::kRemInvReqErr,
-         refuse(absl::StatusCode::kPermissionDenied, ErrorCause::kFabric,
-                absl::StrFormat(
-                    "refused %s: %s", peer_text(),
-                    secret_mismatch_text(SecretMismatch::kWrongProof, "it"))));
-    return false;
-  }
-  const SecretProof ours = prove(setup_.secret, transcript, Prover::kInitiator);
-  std::copy(ours.begin(), ours.end(), hello_out_.begin());
-  hello_out_bytes_ = hello_out_left_ = ours.size();
-  hello_in_expected_ = false;  // releases the sends held meanwhile
-  write_pending();
-  return state_ == State::kOpen;
-}
-
 bool TcpEndpoint::read_header() {
   // The payload read before may have brought this header along.
   if (header_in_filled_ < header_in_.size()) {
@@ -478,12 +444,7 @@ bool TcpEndpoint::read_header() {
     return false;
   }
   if (h->goodbye) {
-    fail(WcStatus::kRemAbortErr,
-         refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
-                absl::StrFormat("%s closed its endpoint (its group or "
-                                "program ended)",
-                                peer_text())),
-         LogLevel::kInfo);
+    depart();
     return false;
   }
   start_message(*h);

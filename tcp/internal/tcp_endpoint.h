@@ -6,6 +6,13 @@
 // once the connection is up. All input and output happens in poll() (and
 // eagerly in post_send()); nothing runs in the background.
 //
+// Closing: the destructor finishes the message being written, sends a
+// goodbye and hands the socket to the fabric, which ends the connection
+// without a reset (internal/closing.h). A goodbye is no error at the
+// peer: everything sent before it is delivered, then the endpoint reports
+// peer_departed(); later sends complete and are dropped, as UC drops
+// what nobody receives, and posted receives stay posted.
+//
 // Work completes as on UC: a send once its last byte is in the kernel's
 // socket buffer; an arriving message consumes the oldest posted receive
 // and is read straight into its frame, or is read and dropped when no
@@ -69,10 +76,13 @@ class TcpEndpoint final : public Endpoint {
                                            uint32_t length) override;
   absl::Status move_to_error() override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
+  bool peer_departed() const override { return state_ == State::kDeparted; }
 
   // What put the endpoint in the error state (OK while it is not).
   absl::Status failure() const override { return failure_; }
   uint64_t messages_sent() const { return messages_sent_; }
+  // Bytes of posted sends, headers included, not written yet. O(sends).
+  uint64_t bytes_unsent() const;
   uint32_t qp_num() const { return setup_.qp_num; }
 
   // For the fabric. poll() would make progress without the socket:
@@ -98,7 +108,8 @@ class TcpEndpoint final : public Endpoint {
   void adopt(Socket socket, const SocketAddress& peer, bool hello_sent);
 
  private:
-  enum class State { kInit, kConnecting, kAccepting, kOpen, kError };
+  // kDeparted: the peer said goodbye (see above).
+  enum class State { kInit, kConnecting, kAccepting, kOpen, kDeparted, kError };
   struct PostedSend {
     WorkId id;
     const std::byte* data;
@@ -150,8 +161,8 @@ class TcpEndpoint final : public Endpoint {
             LogLevel level = LogLevel::kWarning);
   // Closes the socket, first taking it out of the fabric's poller.
   void close_socket();
-  // Tells the peer, best effort, that this endpoint closes on purpose.
-  void say_goodbye();
+  // The peer's goodbye arrived: see "Closing" above.
+  void depart();
   void flush_all(std::optional<WcStatus> first);
   std::string peer_text() const;
 

@@ -72,19 +72,7 @@ GroupRunner::GroupRunner(FabricKind fabric,
       model_link_(model_link),
       group_options_(group) {}
 
-GroupRunner::~GroupRunner() {
-  // Over TCP no rank closes its connections before every rank is done: a
-  // rank's last operation can end while a peer still reads the last bytes
-  // it sent, and a process that exits with unread input resets its
-  // connections, which discards what its peers had not read yet. The side
-  // channel's exchange is the barrier (it ends at once when a rank has
-  // gone). Not on verbs: there a departed peer's bytes are already in
-  // place, and a rank waiting here would not retransmit what a peer lost.
-  if (fabric_ != FabricKind::kTcp) return;
-  const std::array<uint8_t, 0> none{};
-  (void)process_group_->bootstrap().all_gather(none,
-                                               config().exchange_timeout_ns);
-}
+GroupRunner::~GroupRunner() = default;
 
 absl::StatusOr<std::unique_ptr<GroupRunner>> GroupRunner::create(
     FabricKind fabric, const sim::LinkModel& model_link,
