@@ -90,13 +90,15 @@ struct OpenedFabric {
   bool virtual_time = false;
 };
 
-// The TCP fabric on exactly this rank's hostfile addresses. A peer whose
+// The TCP fabric on exactly this rank's hostfile addresses, proving the
+// shared secret (WEFT_SECRET) on every connection when one is set. A peer whose
 // process is gone closes its side channel, and the group's calls end then,
 // naming it, instead of at the deadline.
 absl::StatusOr<OpenedFabric> open_tcp(const Config& config,
                                       Bootstrap* bootstrap) {
   tcp::TcpOptions options;
   options.listen = config.tcp_hosts[config.rank];
+  options.secret = config.secret;
   absl::StatusOr<std::unique_ptr<tcp::TcpFabric>> fabric =
       tcp::TcpFabric::open(config.rank, std::move(options));
   if (!fabric.ok()) return fabric.status();

@@ -125,6 +125,8 @@ class TcpFabric final : public Fabric {
   // an endpoint that does not exist, a missing or wrong proof of the shared
   // secret), and why the last one was.
   uint64_t refused_connections() const { return refused_; }
+  // True when every connection must prove TcpOptions::secret.
+  bool requires_secret() const { return !options_.secret.empty(); }
   const absl::Status& last_refusal() const { return last_refusal_; }
 
  private:

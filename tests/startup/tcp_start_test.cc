@@ -76,6 +76,7 @@ struct RankOutcome {
   std::vector<int32_t> sums;
   std::string fabric_kind;
   std::vector<std::string> listening;
+  bool requires_secret = false;
 };
 
 class TcpStart : public ::testing::Test {
@@ -117,11 +118,9 @@ class TcpStart : public ::testing::Test {
                        size_t count) {
     // Every wait of the start and the call is bounded by these.
     const std::map<std::string, std::string> env = {
-        {"MLX_HOSTFILE", hostfile_},
-        {"WEFT_RANK", std::to_string(rank)},
-        {"WEFT_COORDINATOR", coordinator},
-        {"WEFT_TIMEOUT_S", "60"},
-        {"WEFT_CONNECT_TIMEOUT_S", "60"}};
+        {"MLX_HOSTFILE", hostfile_},       {"WEFT_RANK", std::to_string(rank)},
+        {"WEFT_COORDINATOR", coordinator}, {"WEFT_TIMEOUT_S", "60"},
+        {"WEFT_CONNECT_TIMEOUT_S", "60"},  {"WEFT_SECRET", secret_}};
     StartOptions options;
     options.getenv = [&env](const char* name) -> const char* {
       auto it = env.find(name);
@@ -137,6 +136,7 @@ class TcpStart : public ::testing::Test {
     outcome.fabric_kind = std::string((*pg)->fabric().kind());
     if (auto* tcp = dynamic_cast<tcp::TcpFabric*>(&(*pg)->fabric())) {
       outcome.listening = tcp->listen_addresses();
+      outcome.requires_secret = tcp->requires_secret();
     }
     std::vector<int32_t> in(count);
     for (size_t i = 0; i < count; ++i) {
@@ -150,6 +150,7 @@ class TcpStart : public ::testing::Test {
   }
 
   std::string hostfile_;
+  std::string secret_;  // WEFT_SECRET of every rank; empty: none
 };
 
 // sum over ranks r < n of (r * 1000 + i).
@@ -203,6 +204,27 @@ TEST_F(TcpStart, Ipv6LoopbackWithAnIpv4SideChannel) {
   for (uint32_t r = 0; r < 2; ++r) {
     ASSERT_TRUE(out[r].status.ok()) << "rank " << r << ": " << out[r].status;
     EXPECT_THAT(out[r].listening, ElementsAreArray(rows[r]));
+    EXPECT_TRUE(out[r].sums == expected) << "rank " << r;
+  }
+}
+
+// WEFT_SECRET reaches the TCP fabric as well as the side channel: every
+// rank's fabric then refuses connections that do not prove it.
+TEST_F(TcpStart, TheSharedSecretGuardsTheFabricToo) {
+  constexpr uint32_t kRanks = 2;
+  const std::vector<uint16_t> ports =
+      free_ports("127.0.0.1", false, kRanks + 1);
+  ASSERT_EQ(ports.size(), kRanks + 1);
+  write_hostfile({{absl::StrFormat("127.0.0.1:%u", ports[0])},
+                  {absl::StrFormat("127.0.0.1:%u", ports[1])}});
+  secret_ = "3f1c9a7e5b2d4f60a8e1c3b5d7f9a0b2";
+  constexpr size_t kCount = 1000;
+  const std::vector<RankOutcome> out =
+      run(kRanks, absl::StrFormat("127.0.0.1:%u", ports.back()), kCount);
+  const std::vector<int32_t> expected = expected_sums(kRanks, kCount);
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    ASSERT_TRUE(out[r].status.ok()) << "rank " << r << ": " << out[r].status;
+    EXPECT_TRUE(out[r].requires_secret) << "rank " << r;
     EXPECT_TRUE(out[r].sums == expected) << "rank " << r;
   }
 }
