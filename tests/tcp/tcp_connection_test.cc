@@ -262,10 +262,13 @@ std::string refusal_of(std::span<const uint8_t> first_bytes,
 }
 
 TEST(TcpConnection, GarbageIsRefusedNamingTheAddress) {
-  const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n.....";
+  // A whole hello's worth of bytes that are not a hello.
+  std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n.....";
+  garbage.resize(36, '.');
   std::string client;
   const std::string why = refusal_of(
-      {reinterpret_cast<const uint8_t*>(garbage.data()), 36}, &client);
+      {reinterpret_cast<const uint8_t*>(garbage.data()), garbage.size()},
+      &client);
   EXPECT_THAT(why, HasSubstr("refused the connection from " + client));
   EXPECT_THAT(why, HasSubstr("not a weft TCP fabric endpoint"));
 }
