@@ -46,15 +46,22 @@ Engine::~Engine() {
   // Queued operations may point into buffers already freed: never run
   // them here.
   if (!failure_.ok() || !queue_.empty()) return;
-  const TimeNs until = deadline_after(clock_.now_ns(), kLingerNs);
+  step_until(deadline_after(clock_.now_ns(), kLingerNs),
+             [](const Progress& p) { return p.is_done(); });
+}
+
+void Engine::step_until(TimeNs until_ns,
+                        const std::function<bool(const Progress&)>& finished) {
   TimeNs last_ns = clock_.now_ns();
   uint32_t still = 0;
   for (;;) {
     const Progress p = progress();
-    if (p.is_done()) return;
-    if (p.state == Progress::State::kWaiting && !moved()) idle(p.wake_at_ns);
+    if (finished(p)) return;
+    if (p.state == Progress::State::kWaiting && !moved()) {
+      idle(std::min(p.wake_at_ns, until_ns));
+    }
     const TimeNs now_ns = clock_.now_ns();
-    if (now_ns >= until) return;
+    if (now_ns >= until_ns) return;
     still = now_ns == last_ns ? still + 1 : 0;
     if (still == kLingerStillSteps) return;
     last_ns = now_ns;
@@ -453,24 +460,13 @@ void Engine::idle(TimeNs wake_at_ns) {
 
 void Engine::finish_sends(TimeNs until_ns) {
   if (idle_fabric_ == nullptr || !idle_fabric_->host_moves_sends()) return;
-  auto pending = [this] {
-    return std::any_of(lanes_.begin(), lanes_.end(),
-                       [](const auto& l) { return l->sends_pending(); });
+  auto finished = [this](const Progress&) {
+    return !failure_.ok() || !queue_.empty() ||
+           std::none_of(lanes_.begin(), lanes_.end(),
+                        [](const auto& l) { return l->sends_pending(); });
   };
-  TimeNs last_ns = clock_.now_ns();
-  uint32_t still = 0;
-  while (failure_.ok() && queue_.empty() && pending()) {
-    const TimeNs now_ns = clock_.now_ns();
-    if (now_ns >= until_ns) return;
-    // A clock that stands still (a test's) must not hold the caller.
-    still = now_ns == last_ns ? still + 1 : 0;
-    if (still == kLingerStillSteps) return;
-    last_ns = now_ns;
-    const Progress p = progress();
-    if (p.state == Progress::State::kWaiting && !moved()) {
-      idle(std::min(p.wake_at_ns, until_ns));
-    }
-  }
+  if (finished(Progress{})) return;
+  step_until(until_ns, finished);
 }
 
 void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {

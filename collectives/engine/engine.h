@@ -122,6 +122,11 @@ class Engine {
   GroupCounters counters() const;
 
  private:
+  // Steps until `finished` says so after a step, `until_ns` passes, or
+  // kLingerStillSteps steps in a row leave the clock where it was (a
+  // test's clock must not hold the caller): the linger and finish_sends().
+  void step_until(TimeNs until_ns,
+                  const std::function<bool(const Progress&)>& finished);
   // Asks the cache for what a step reads (see progress()).
   void prefetch_state() const;
   // progress() of a failed engine.
