@@ -3,14 +3,10 @@
 // hostfile of loopback addresses whose ports the test got by binding port 0
 // (and released), a side channel, the TCP fabric listening on exactly the
 // rank's row, and an all_sum checked against sums computed here.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -26,50 +22,17 @@
 #include "absl/strings/str_join.h"
 #include "collectives/dtype.h"
 #include "collectives/group.h"
-#include "fabric/socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "startup/process_group.h"
 #include "tcp/tcp_fabric.h"
+#include "tests/support/ports.h"
 
 namespace weft {
 namespace {
 
 using ::testing::ElementsAreArray;
-
-// Ports the system hands out for port 0 on `ip` (IPv4 or IPv6), all
-// distinct: every socket stays bound until all are chosen, then all close.
-// Empty when `ip` cannot be bound (no IPv6 loopback on this machine).
-std::vector<uint16_t> free_ports(const char* ip, bool ipv6, size_t count) {
-  std::vector<Socket> held;
-  std::vector<uint16_t> ports;
-  for (size_t i = 0; i < count; ++i) {
-    Socket s(::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0));
-    sockaddr_storage storage{};
-    socklen_t length = 0;
-    if (ipv6) {
-      auto* a = reinterpret_cast<sockaddr_in6*>(&storage);
-      a->sin6_family = AF_INET6;
-      if (inet_pton(AF_INET6, ip, &a->sin6_addr) != 1) return {};
-      length = sizeof(sockaddr_in6);
-    } else {
-      auto* a = reinterpret_cast<sockaddr_in*>(&storage);
-      a->sin_family = AF_INET;
-      if (inet_pton(AF_INET, ip, &a->sin_addr) != 1) return {};
-      length = sizeof(sockaddr_in);
-    }
-    auto* address = reinterpret_cast<sockaddr*>(&storage);
-    if (!s.valid() || ::bind(s.fd(), address, length) != 0 ||
-        ::getsockname(s.fd(), address, &length) != 0) {
-      return {};
-    }
-    ports.push_back(
-        ntohs(ipv6 ? reinterpret_cast<sockaddr_in6*>(address)->sin6_port
-                   : reinterpret_cast<sockaddr_in*>(address)->sin_port));
-    held.push_back(std::move(s));
-  }
-  return ports;
-}
+using ::weft::testing::free_ports;
 
 struct RankOutcome {
   absl::Status status;

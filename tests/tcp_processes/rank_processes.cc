@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "tests/tools/tool_runner.h"
+#include "tests/support/ports.h"
 
 extern char** environ;
 
@@ -53,12 +53,19 @@ Layout Layout::of(std::vector<std::string> addresses, const std::string& dir) {
 }
 
 Layout Layout::loopback(int ranks, const std::string& dir) {
+  // One call, so the ranks' ports and the coordinator's are distinct.
+  const std::vector<uint16_t> ports = weft::testing::free_ports(
+      "127.0.0.1", /*ipv6=*/false, static_cast<size_t>(ranks) + 1);
+  if (ports.size() != static_cast<size_t>(ranks) + 1) {
+    ADD_FAILURE() << "no free loopback ports";
+    return of({}, dir);
+  }
   std::vector<std::string> addresses;
   for (int r = 0; r < ranks; ++r) {
-    addresses.push_back(absl::StrCat("127.0.0.1:", testing::free_port()));
+    addresses.push_back(absl::StrCat("127.0.0.1:", ports[r]));
   }
   Layout l = of(std::move(addresses), dir);
-  l.coordinator = absl::StrCat("127.0.0.1:", testing::free_port());
+  l.coordinator = absl::StrCat("127.0.0.1:", ports.back());
   return l;
 }
 

@@ -5,9 +5,6 @@
 #ifndef WEFT_TESTS_TOOLS_TOOL_RUNNER_H_
 #define WEFT_TESTS_TOOLS_TOOL_RUNNER_H_
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +19,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/ports.h"
 
 namespace weft::testing {
 
@@ -74,18 +72,12 @@ inline ToolResult run_tool(const std::string& tool, const std::string& args,
 // A loopback TCP port nothing listens on now (the kernel's choice for port
 // 0), for a program under test to listen on.
 inline uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 ||
-      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ADD_FAILURE() << "no free port";
+  const std::vector<uint16_t> port = free_ports("127.0.0.1", false, 1);
+  if (port.empty()) {
+    ADD_FAILURE() << "no free port on 127.0.0.1";
+    return 0;
   }
-  if (fd >= 0) ::close(fd);
-  return ntohs(addr.sin_port);
+  return port[0];
 }
 
 inline std::vector<std::string> lines_of(const std::string& text) {
