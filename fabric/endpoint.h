@@ -61,6 +61,36 @@ class Endpoint {
   // big-endian on the wire). REQUIRES: length <= frame.bytes().
   virtual absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
                                  uint32_t immediate) = 0;
+  // Scatter and gather (verbs' sg_list): a message made of, or received
+  // into, up to kMaxParts frames back to back, each in a slab of this
+  // endpoint's fabric (its own or registered user memory). weft sends a
+  // frame's 64-byte header from its own slab and the payload straight from
+  // registered user memory, and receives the same way.
+  static constexpr size_t kMaxParts = 2;
+  // Sends the first lengths[i] bytes of parts[i], in order, as one message
+  // with `immediate`. REQUIRES: 1 <= parts.size() == lengths.size() <=
+  // kMaxParts, lengths[i] <= parts[i].bytes(). Default: one part goes to
+  // post_send(); more are Unimplemented.
+  virtual absl::Status post_send_parts(WorkId id, std::span<const Frame> parts,
+                                       std::span<const uint32_t> lengths,
+                                       uint32_t immediate) {
+    if (parts.size() == 1 && lengths.size() == 1) {
+      return post_send(id, parts[0], lengths[0], immediate);
+    }
+    return absl::UnimplementedError("this fabric sends only one frame");
+  }
+  // Receives one message scattered over `parts` in order: its first
+  // parts[0].bytes() bytes into parts[0], the next into parts[1], ...; a
+  // message longer than all parts together is IBV_WC_LOC_LEN_ERR. The
+  // completion's byte length is the whole message's. REQUIRES: 1 <=
+  // parts.size() <= kMaxParts. Default: one part goes to post_recv(); more
+  // are Unimplemented.
+  virtual absl::Status post_recv_parts(WorkId id,
+                                       std::span<const Frame> parts) {
+    if (parts.size() == 1) return post_recv(id, parts[0]);
+    return absl::UnimplementedError("this fabric receives into one frame");
+  }
+
   // A SEND without an immediate (verbs' IBV_WR_SEND): its receive completes
   // with has_immediate false. weft's own traffic always carries one; the
   // simulator offers this for the verbs programs of others it runs.

@@ -4,8 +4,10 @@
 #ifndef WEFT_FABRIC_FABRIC_H_
 #define WEFT_FABRIC_FABRIC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -59,6 +61,39 @@ class Fabric {
   // every protection domain the fabric has or will open. The fabric owns it;
   // it lives as long as the fabric.
   virtual absl::StatusOr<Slab*> create_slab(uint64_t bytes) = 0;
+
+  // Registered user memory (NCCL's ncclCommRegister is the model): makes
+  // the caller's `memory` a slab of this fabric, so frames carved from it
+  // are sent from and received into directly, without a copy through weft's
+  // own slabs. The slab borrows the memory (Slab::borrow): the caller keeps
+  // it alive until release_memory(), and the returned Slab* is valid until
+  // then. InvalidArgument for empty memory, memory larger than
+  // Slab::kMaxBytes, or memory overlapping a region already registered on
+  // this fabric. A fabric with a budget of memory regions (verbs: Apple
+  // allows about 100 per device) may register lazily and evict the least
+  // recently used registration, registering again on its next post; it
+  // never evicts a region with work outstanding on it or with holds
+  // (hold_memory()). Default: Unimplemented.
+  virtual absl::StatusOr<Slab*> register_memory(std::span<std::byte> memory) {
+    (void)memory;
+    return absl::UnimplementedError(
+        "this fabric does not register user memory");
+  }
+  // Ends a registration made by register_memory(); the memory is the
+  // caller's again. FailedPrecondition while work posted on frames of it is
+  // outstanding or holds remain; InvalidArgument for a slab that is not a
+  // registration of this fabric. Default: Unimplemented.
+  virtual absl::Status release_memory(Slab* slab) {
+    (void)slab;
+    return absl::UnimplementedError(
+        "this fabric does not register user memory");
+  }
+  // Holds a registered region (counted): frames of it may be posted again
+  // later (a send not yet acknowledged may be resent after its completion),
+  // so a fabric with a registration budget must not evict it until the
+  // matching unhold_memory(). Defaults: nothing (fabrics without a budget).
+  virtual void hold_memory(const Slab* slab) { (void)slab; }
+  virtual void unhold_memory(const Slab* slab) { (void)slab; }
 
   // Opens a queue pair on `device` towards rank `peer`. The endpoint must be
   // destroyed before the fabric.

@@ -49,20 +49,27 @@ absl::StatusOr<std::unique_ptr<Slab>> Slab::create(uint64_t bytes) {
                         rounded, std::strerror(err), err));
   }
   return std::unique_ptr<Slab>(
-      new Slab(static_cast<std::byte*>(p), rounded, next_slab_id()));
+      new Slab(static_cast<std::byte*>(p), rounded, next_slab_id(), true));
 }
 
 std::unique_ptr<Slab> Slab::adopt_mapping(std::byte* data, uint64_t bytes) {
-  return std::unique_ptr<Slab>(new Slab(data, bytes, next_slab_id()));
+  return std::unique_ptr<Slab>(new Slab(data, bytes, next_slab_id(), true));
 }
 
-Slab::~Slab() { munmap(data_, bytes_); }
+std::unique_ptr<Slab> Slab::borrow(std::byte* data, uint64_t bytes) {
+  assert(data != nullptr && bytes > 0 && bytes <= kMaxBytes);
+  return std::unique_ptr<Slab>(new Slab(data, bytes, next_slab_id(), false));
+}
+
+Slab::~Slab() {
+  if (owns_memory_) munmap(data_, bytes_);
+}
 
 absl::StatusOr<Frame> Slab::frame(uint64_t offset, uint32_t bytes) const {
   if (offset > bytes_ || bytes > bytes_ - offset) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "frame [%u, %u) lies outside slab %u of %u bytes", offset,
-        offset + bytes, id_, bytes_));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("frame [%u, %u) lies outside slab %u of %u bytes",
+                        offset, offset + bytes, id_, bytes_));
   }
   return Frame(this, offset, bytes);
 }

@@ -1,7 +1,11 @@
 // Slab and Frame: the memory fabrics send from and receive into. A Slab is
-// one page-aligned mmap region, registered with a fabric once; Frames are
-// views carved out of it. Apple allows ~100 memory regions per device, so
-// weft registers slabs, never individual buffers.
+// either one page-aligned mmap region weft maps and registers with a fabric
+// once (Fabric::create_slab), or a caller's own memory registered for
+// sending from and receiving into directly (Fabric::register_memory; the
+// slab borrows it and never frees it). Frames are views carved out of
+// either. Apple allows ~100 memory regions per device, so weft registers
+// its own memory as a few slabs, and fabrics keep user registrations within
+// that budget (docs/architecture.md, "Registered user memory").
 #ifndef WEFT_FABRIC_SLAB_H_
 #define WEFT_FABRIC_SLAB_H_
 
@@ -55,6 +59,10 @@ class Slab {
   // aligned, e.g. shared memory another process also maps); the slab owns
   // the mapping and unmaps it when destroyed.
   static std::unique_ptr<Slab> adopt_mapping(std::byte* data, uint64_t bytes);
+  // A slab over `bytes` of memory at `data` that the caller owns (any
+  // alignment; a user buffer): never unmapped or freed by the slab.
+  // REQUIRES: data != nullptr, 0 < bytes <= kMaxBytes.
+  static std::unique_ptr<Slab> borrow(std::byte* data, uint64_t bytes);
 
   Slab(const Slab&) = delete;
   Slab& operator=(const Slab&) = delete;
@@ -65,6 +73,8 @@ class Slab {
   // Process-unique id, so fabrics can find their registration of a slab
   // without comparing addresses.
   uint64_t id() const { return id_; }
+  // False for a borrowed slab (user memory), true for one weft mapped.
+  bool owns_memory() const { return owns_memory_; }
 
   // The frame [offset, offset + bytes); InvalidArgument outside the slab.
   absl::StatusOr<Frame> frame(uint64_t offset, uint32_t bytes) const;
@@ -72,12 +82,13 @@ class Slab {
   bool contains(const Frame& frame) const;
 
  private:
-  Slab(std::byte* data, uint64_t bytes, uint64_t id)
-      : data_(data), bytes_(bytes), id_(id) {}
+  Slab(std::byte* data, uint64_t bytes, uint64_t id, bool owns_memory)
+      : data_(data), bytes_(bytes), id_(id), owns_memory_(owns_memory) {}
 
   std::byte* data_;
   uint64_t bytes_;
   uint64_t id_;
+  bool owns_memory_;
 };
 
 }  // namespace weft
