@@ -9,23 +9,6 @@
 namespace weft::verbs {
 namespace {
 
-std::optional<DeviceLimits> query_limits(const internal::OpenDevice& device) {
-  const VerbsApi& api = device.library().api();
-  if (api.query_device == nullptr) return std::nullopt;
-  abi::ibv_device_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  if (api.query_device(device.context(), &attr) != 0) return std::nullopt;
-  DeviceLimits limits;
-  limits.max_qp = attr.max_qp;
-  limits.max_qp_wr = attr.max_qp_wr;
-  limits.max_cq = attr.max_cq;
-  limits.max_cqe = attr.max_cqe;
-  limits.max_mr = attr.max_mr;
-  limits.max_pd = attr.max_pd;
-  limits.phys_port_cnt = attr.phys_port_cnt;
-  return limits;
-}
-
 uint64_t from_big_endian(uint64_t wire) {
   uint8_t bytes[sizeof(wire)];
   std::memcpy(bytes, &wire, sizeof(wire));
@@ -61,7 +44,7 @@ DeviceInfo describe(const VerbsLibrary& library, abi::ibv_device* device,
   info.lid = port->lid;
   info.gid_table_length = port->gid_tbl_len;
   info.gids = (*opened)->gid_table(kPort, *port);
-  info.limits = query_limits(**opened);
+  info.limits = (*opened)->limits();
   return info;
 }
 

@@ -28,6 +28,7 @@ struct DeviceLimits {
   int max_cq = 0;
   int max_cqe = 0;
   int max_mr = 0;
+  int max_sge = 0;  // scatter/gather entries per work request
   int max_pd = 0;
   int phys_port_cnt = 0;
 };

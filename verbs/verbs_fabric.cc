@@ -23,6 +23,14 @@ using internal::OpenDevice;
 
 absl::StatusOr<std::unique_ptr<VerbsFabric>> VerbsFabric::open(
     uint32_t rank, Options options) {
+  if (options.memory_region_budget == 0) {
+    ErrorPlace where;
+    where.rank = rank;
+    where.cause = ErrorCause::kBadInput;
+    return make_error(absl::StatusCode::kInvalidArgument, where,
+                      "a memory region budget of 0 leaves no room for "
+                      "weft's own slabs; give at least 1 (default 96)");
+  }
   absl::StatusOr<const VerbsLibrary*> library =
       VerbsLibrary::load(options.library);
   if (!library.ok()) return library.status();
@@ -31,7 +39,7 @@ absl::StatusOr<std::unique_ptr<VerbsFabric>> VerbsFabric::open(
   auto devices = internal::DeviceList::get(**library, place);
   if (!devices.ok()) return devices.status();
   std::unique_ptr<VerbsFabric> fabric(
-      new VerbsFabric(rank, **library, options.clock, std::move(*devices)));
+      new VerbsFabric(rank, **library, options, std::move(*devices)));
   const char* env = std::getenv("WEFT_TRACE");
   fabric->start_trace(!options.trace_path.empty() ? options.trace_path
                       : env != nullptr            ? env
@@ -53,7 +61,7 @@ void VerbsFabric::start_trace(std::string_view pattern) {
 }
 
 VerbsFabric::VerbsFabric(uint32_t rank, const VerbsLibrary& library,
-                         const Clock* clock,
+                         const Options& options,
                          std::unique_ptr<internal::DeviceList> devices)
     : rank_(rank),
       library_(library),
@@ -61,11 +69,12 @@ VerbsFabric::VerbsFabric(uint32_t rank, const VerbsLibrary& library,
           library.api().sim_now_ns != nullptr
               ? std::make_unique<ProviderClock>(library.api().sim_now_ns)
               : nullptr),
-      clock_(clock != nullptr ? clock
+      clock_(options.clock != nullptr ? options.clock
              : provider_clock_ != nullptr
                  ? static_cast<const Clock*>(provider_clock_.get())
                  : &wall_clock_),
-      devices_(std::move(devices)) {}
+      devices_(std::move(devices)),
+      memory_region_budget_(options.memory_region_budget) {}
 
 TimeNs VerbsFabric::ProviderClock::now_ns() const {
   // Monotonic as Clock promises, whatever the provider answers (-1 for a
@@ -145,6 +154,13 @@ DeviceDomain* VerbsFabric::find_domain(std::string_view device) const {
 size_t VerbsFabric::memory_regions(std::string_view device) const {
   const DeviceDomain* domain = find_domain(device);
   return domain == nullptr ? 0 : domain->memory_regions();
+}
+
+RegistrationCounters VerbsFabric::registration_counters(
+    std::string_view device) const {
+  const DeviceDomain* domain = find_domain(device);
+  return domain == nullptr ? RegistrationCounters{}
+                           : domain->regions().counters();
 }
 
 absl::StatusOr<Slab*> VerbsFabric::create_slab(uint64_t bytes) {
@@ -230,10 +246,17 @@ absl::StatusOr<std::pair<uint16_t, GidEntry>> VerbsFabric::ready_port(
 absl::StatusOr<DeviceDomain*> VerbsFabric::adopt(
     std::unique_ptr<OpenDevice> device) {
   absl::StatusOr<std::unique_ptr<DeviceDomain>> domain =
-      DeviceDomain::create(std::move(device));
+      DeviceDomain::create(std::move(device), memory_region_budget_);
   if (!domain.ok()) return domain.status();
   for (const auto& slab : slabs_) {
     if (absl::Status s = (*domain)->register_slab(*slab); !s.ok()) return s;
+  }
+  for (const UserRegion& region : user_regions_) {
+    internal::RegistrationCache& cache = (*domain)->regions();
+    cache.add_lazy(
+        region.slab->id(),
+        {region.slab->data(), static_cast<size_t>(region.slab->bytes())});
+    for (uint32_t i = 0; i < region.holds; ++i) cache.hold(region.slab->id());
   }
   domains_.push_back(std::move(*domain));
   return domains_.back().get();

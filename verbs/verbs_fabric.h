@@ -2,17 +2,22 @@
 // on real Macs (Apple's librdma.dylib over Thunderbolt 5) and on Linux hosts
 // with RDMA hardware (libibverbs.so.1). Each device gets one context and one
 // protection domain, shared by every endpoint on it; each slab is registered
-// once per protection domain, so a device holds as many memory regions as
-// the fabric has slabs. Endpoints are UC queue pairs (see
+// once per protection domain. User memory registered with register_memory()
+// is registered with a device at its first post there, through a cache that
+// keeps each device within Options::memory_region_budget regions (slabs
+// included) by evicting the least recently used region that has no work
+// outstanding and no holds. Endpoints are UC queue pairs (see
 // verbs/internal/verbs_endpoint.h for their exact shape).
 //
 // Not thread-safe: one thread drives a fabric and its endpoints at a time.
 #ifndef WEFT_VERBS_VERBS_FABRIC_H_
 #define WEFT_VERBS_VERBS_FABRIC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +31,7 @@
 #include "fabric/timeline_recorder.h"
 #include "verbs/gid.h"
 #include "verbs/loader.h"
+#include "verbs/registration_counters.h"
 
 namespace weft::verbs {
 
@@ -34,6 +40,12 @@ class DeviceDomain;
 class DeviceList;
 class OpenDevice;
 }  // namespace internal
+
+// Memory regions weft keeps registered at once per device by default, its
+// slabs included. Apple's RDMA allows about 100 per device and fails
+// ibv_reg_mr past that; 96 leaves a few for anything else in the process
+// that registers memory on the same device.
+inline constexpr size_t kDefaultMemoryRegionBudget = 96;
 
 // What VerbsFabric::open loads and which clock the fabric reports (outside
 // the class so its member initializers can serve open()'s default argument).
@@ -50,6 +62,11 @@ struct VerbsFabricOptions {
   // destroyed (fabric/timeline_recorder.h: "%r" becomes the rank); empty:
   // $WEFT_TRACE; neither: no timeline is recorded.
   std::string trace_path;
+  // Most memory regions registered at once on each device, slabs included
+  // (see kDefaultMemoryRegionBudget). Registered user memory beyond it is
+  // registered again at its next post, evicting the least recently used
+  // region without work outstanding or holds. REQUIRES: >= 1.
+  size_t memory_region_budget = kDefaultMemoryRegionBudget;
 };
 
 class VerbsFabric final : public Fabric {
@@ -89,6 +106,13 @@ class VerbsFabric final : public Fabric {
   // opened later register it when they open). At most kMaxSlabs.
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
 
+  // Registered user memory (fabric/fabric.h): recorded here and registered
+  // with a device at the first post from or into it on that device.
+  absl::StatusOr<Slab*> register_memory(std::span<std::byte> memory) override;
+  absl::Status release_memory(Slab* slab) override;
+  void hold_memory(const Slab* slab) override;
+  void unhold_memory(const Slab* slab) override;
+
   // Opens a UC queue pair on `device` towards `peer`, in INIT. Port 1 is
   // checked first (a port that is not ACTIVE is reported with its likely
   // causes before anything is allocated), then the GID table (IPv4-mapped
@@ -105,15 +129,29 @@ class VerbsFabric final : public Fabric {
   std::vector<std::string> device_names() const;
   // Memory regions registered on `device` (0 when it is not open).
   size_t memory_regions(std::string_view device) const;
+  // How `device`'s registration cache has been used (zeros when it is not
+  // open).
+  RegistrationCounters registration_counters(std::string_view device) const;
 
  private:
-  VerbsFabric(uint32_t rank, const VerbsLibrary& library, const Clock* clock,
+  // User memory registered with register_memory().
+  struct UserRegion {
+    std::unique_ptr<Slab> slab;
+    uint32_t holds = 0;
+  };
+
+  VerbsFabric(uint32_t rank, const VerbsLibrary& library,
+              const Options& options,
               std::unique_ptr<internal::DeviceList> devices);
   // Starts recording to `pattern` (the rank substituted); empty: none.
   void start_trace(std::string_view pattern);
   ErrorPlace place(uint32_t peer, std::string_view device) const;
   internal::DeviceDomain* find_domain(std::string_view device) const;
   absl::Status check_peer(uint32_t peer, std::string_view device) const;
+  // InvalidArgument when `memory` cannot be registered (empty, too large,
+  // overlapping a slab or a registration of this fabric).
+  absl::Status check_new_region(std::span<std::byte> memory) const;
+  UserRegion* find_user_region(const Slab* slab);
   // The port's LID and the GID to connect with, once the port is ACTIVE.
   absl::StatusOr<std::pair<uint16_t, GidEntry>> ready_port(
       const internal::OpenDevice& device, uint32_t peer) const;
@@ -141,7 +179,11 @@ class VerbsFabric final : public Fabric {
   // Options::clock, else the provider's, else wall_clock_.
   const Clock* clock_;
   std::unique_ptr<internal::DeviceList> devices_;
+  const size_t memory_region_budget_;
   std::vector<std::unique_ptr<Slab>> slabs_;
+  // In registration order; outlive the domains (declared before them), as
+  // their regions refer to the memory.
+  std::vector<UserRegion> user_regions_;
   // In creation order; destroyed in reverse.
   std::vector<std::unique_ptr<internal::DeviceDomain>> domains_;
   // Endpoints opened so far per peer: the next one's cable index.

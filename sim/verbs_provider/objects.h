@@ -120,6 +120,9 @@ struct PostedWr {
   // entries, or inline) or a receive to scatter; given back on completion.
   std::optional<Frame> staged;
   std::vector<ibv_sge> scatter;  // receives of several entries
+  // The local keys of its entries (none for inline data): a region with a
+  // request outstanding cannot be deregistered (dereg_mr: EBUSY).
+  std::vector<uint32_t> lkeys;
 };
 
 struct SimQp {

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -199,9 +200,9 @@ int Provider::idle(int64_t wake_at_ns) {
   if (remote_ == nullptr) return 0;
   announces_waits_ = true;
   if (has_local_work()) return 0;
-  return wait_at_server("weft (Fabric::idle)",
-                        wake_at_ns < 0 ? std::nullopt
-                                       : std::optional<TimeNs>(wake_at_ns));
+  return wait_at_server(
+      "weft (Fabric::idle)",
+      wake_at_ns < 0 ? std::nullopt : std::optional<TimeNs>(wake_at_ns));
 }
 
 void Provider::build_devices() {
@@ -240,6 +241,7 @@ int Provider::reset() {
   if (!contexts_.empty() || !lists_.empty()) return EBUSY;
   lists_.clear();
   shadows_.clear();
+  spare_shadows_.clear();
   devices_.clear();
   pools_.clear();
   world_.reset();
@@ -445,6 +447,14 @@ int Provider::query_gid_type(ibv_context* context, uint8_t port,
 int Provider::live(std::string_view kind, uint32_t rank, const char* device) {
   if (kind == "teardown_errors") return teardown_errors_;
   if (!ensure_world()) return -1;
+  if (kind == "shadows") {
+    int n = 0;
+    for (const auto& [key, shadow] : shadows_) n += std::get<0>(key) == rank;
+    auto spare = spare_shadows_.find(rank);
+    if (spare != spare_shadows_.end())
+      n += static_cast<int>(spare->second.size());
+    return n;
+  }
   int total = 0;
   for (const auto& d : devices_) {
     if (d->rank != rank || (device != nullptr && d->name != device)) continue;
@@ -481,9 +491,7 @@ int Provider::qp_sgid_index(uint32_t qp_num) const {
   return it == qps_by_num_.end() ? -1 : it->second->sgid_index;
 }
 
-int64_t Provider::now_ns() {
-  return ensure_world() ? world_now_ns() : -1;
-}
+int64_t Provider::now_ns() { return ensure_world() ? world_now_ns() : -1; }
 
 int Provider::crashed(uint32_t rank) {
   if (!ensure_world() || rank >= config_->topology.ranks()) return -1;

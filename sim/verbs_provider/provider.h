@@ -1,10 +1,11 @@
 // Provider: the simulated verbs provider's state and every verbs call it
 // implements, on one simulated world: a sim::World whose ranks share the
 // process, or (when WEFT_SIM_SERVER names a simulation server's socket) one
-// rank of the server's world, through sim::server::RemoteWorld. It validates like a real provider (attribute masks, state
-// transitions, queue pair numbers, GIDs, queue depth) and returns the errno a
-// real one gives; Apple's quirks come from Config. Every public member is
-// called with mutex() held (exports.cc takes it).
+// rank of the server's world, through sim::server::RemoteWorld. It validates
+// like a real provider (attribute masks, state transitions, queue pair numbers,
+// GIDs, queue depth) and returns the errno a real one gives; Apple's quirks
+// come from Config. Every public member is called with mutex() held (exports.cc
+// takes it).
 #ifndef WEFT_SIM_VERBS_PROVIDER_PROVIDER_H_
 #define WEFT_SIM_VERBS_PROVIDER_PROVIDER_H_
 
@@ -29,6 +30,13 @@
 #include "sim/world.h"
 
 namespace weft::verbs::provider {
+
+// Shadows by (rank, address, length) of the registered bytes.
+using ShadowKey = std::tuple<uint32_t, uintptr_t, size_t>;
+struct Shadow {
+  Slab* slab = nullptr;
+  uint32_t regions = 0;  // memory regions over these bytes
+};
 
 class Provider {
  public:
@@ -139,7 +147,15 @@ class Provider {
   int count_on(const SimDevice& device, std::string_view kind) const;
   int teardown_error(const char* what,
                      const char* why = "objects created on it are alive");
+  // The shadow of `length` bytes at `addr` of `rank`, counted as used by
+  // one more region; nullptr when the world has no memory for it.
   Slab* shadow_for(uint32_t rank, void* addr, size_t length);
+  // One region over `mr`'s bytes is gone; its shadow becomes spare when
+  // none is left.
+  void release_shadow(const SimMr& mr);
+  // Work requests posted with an entry in `mr` whose completions have not
+  // been polled.
+  int outstanding_on(const SimMr& mr) const;
   // In-process: copies the bytes RDMA WRITEs put into `rank`'s regions
   // since the last call from the regions' shadows to the memory they
   // mirror. Called before anything the rank could learn of them from
@@ -205,8 +221,13 @@ class Provider {
   std::map<const ibv_qp*, std::unique_ptr<SimQp>> qps_;
   std::map<uint32_t, SimQp*> qps_by_num_;
   // The simulator's copies of registered memory, by (rank, address,
-  // length); shared by every region over the same bytes.
-  std::map<std::tuple<uint32_t, uintptr_t, size_t>, Slab*> shadows_;
+  // length); shared by every region over the same bytes, counted.
+  std::map<ShadowKey, Shadow> shadows_;
+  // Shadows no region uses any more, by rank and size: a later
+  // registration of at most that size takes one instead of a new slab, so
+  // a program that registers and deregisters buffers in turn (weft's
+  // registration cache) holds as many slabs as it has regions at once.
+  std::map<uint32_t, std::multimap<uint64_t, Slab*>> spare_shadows_;
   // Frames for gathered sends and scattered receives, by rank.
   std::map<uint32_t, std::unique_ptr<sim::FramePool>> pools_;
   uint32_t next_handle_ = 1;

@@ -1,11 +1,16 @@
 // The data path: posting sends, RDMA WRITEs and receives into the
 // simulator's queue pairs and polling their completions. Registered memory
-// is mirrored in the simulator's slabs: a send or write copies the caller's
+// (weft's slabs and user buffers alike, at any address and alignment) is
+// mirrored in the simulator's slabs: a send or write copies the caller's
 // bytes in when posted, a receive copies them out when its completion is
 // polled, which is when a caller may first look at them, and the bytes
 // RDMA WRITEs put into a rank's regions are copied out at the rank's next
 // poll_cq, before any completion it returns (so a WRITE_WITH_IMM's bytes
-// are in memory when its completion is seen).
+// are in memory when its completion is seen). So each message costs one
+// copy on each side beyond the world's own (a gathered send or scattered
+// receive of several entries goes through one frame of the rank's pool, no
+// extra copy); the simulator's wire copy is the world's, as with weft's
+// simulator fabric.
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -201,6 +206,9 @@ int Provider::post_one_send(SimQp& qp, const ibv_send_wr& wr) {
     if (posted.staged) pool_of(rank).give(*posted.staged);
     return error_of(status);
   }
+  for (int i = 0; i < wr.num_sge && !inline_data; ++i) {
+    posted.lkeys.push_back(wr.sg_list[i].lkey);
+  }
   posted.wr_id = wr.wr_id;
   posted.send = true;
   posted.send_opcode = write ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
@@ -254,9 +262,12 @@ int Provider::post_one_recv(SimQp& qp, const ibv_recv_wr& wr) {
   const WorkId id{WorkKind::kRecv, qp.owner->owner->device->peer, slot};
   absl::Status status = qp.endpoint->post_recv(id, posted.shadow);
   if (!status.ok()) {
-    if (posted.staged) pool_of(qp.owner->owner->device->rank).give(*posted.staged);
+    if (posted.staged)
+      pool_of(qp.owner->owner->device->rank).give(*posted.staged);
     return error_of(status);
   }
+  for (int i = 0; i < wr.num_sge; ++i)
+    posted.lkeys.push_back(wr.sg_list[i].lkey);
   posted.wr_id = wr.wr_id;
   posted.length = length;
   qp.posted.emplace(slot, std::move(posted));

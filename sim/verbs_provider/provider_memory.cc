@@ -4,6 +4,7 @@
 // registered memory (apply_writes).
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
 #include "sim/verbs_provider/provider.h"
 #include "sim/world.h"
 
@@ -62,14 +64,46 @@ int Provider::dealloc_pd(ibv_pd* pd) {
 }
 
 Slab* Provider::shadow_for(uint32_t rank, void* addr, size_t length) {
-  const auto key =
-      std::make_tuple(rank, reinterpret_cast<uintptr_t>(addr), length);
+  const ShadowKey key(rank, reinterpret_cast<uintptr_t>(addr), length);
   auto it = shadows_.find(key);
-  if (it != shadows_.end()) return it->second;
-  absl::StatusOr<Slab*> slab = fabric_of(rank).create_slab(length);
-  if (!slab.ok()) return nullptr;
-  shadows_.emplace(key, *slab);
-  return *slab;
+  if (it != shadows_.end()) {
+    ++it->second.regions;
+    return it->second.slab;
+  }
+  Slab* slab = nullptr;
+  std::multimap<uint64_t, Slab*>& spare = spare_shadows_[rank];
+  if (auto fit = spare.lower_bound(length); fit != spare.end()) {
+    slab = fit->second;
+    spare.erase(fit);
+  } else {
+    absl::StatusOr<Slab*> created = fabric_of(rank).create_slab(length);
+    if (!created.ok()) return nullptr;
+    slab = *created;
+  }
+  shadows_.emplace(key, Shadow{slab, 1});
+  return slab;
+}
+
+void Provider::release_shadow(const SimMr& mr) {
+  const uint32_t rank = mr.owner->owner->device->rank;
+  auto it = shadows_.find(
+      ShadowKey(rank, reinterpret_cast<uintptr_t>(mr.mr.addr), mr.mr.length));
+  if (it == shadows_.end() || --it->second.regions > 0) return;
+  Slab* slab = it->second.slab;
+  spare_shadows_[rank].emplace(slab->bytes(), slab);
+  shadows_.erase(it);
+}
+
+int Provider::outstanding_on(const SimMr& mr) const {
+  int n = 0;
+  for (const auto& [ptr, qp] : qps_) {
+    if (qp->owner != mr.owner) continue;
+    for (const auto& [slot, posted] : qp->posted) {
+      n += static_cast<int>(
+          std::count(posted.lkeys.begin(), posted.lkeys.end(), mr.mr.lkey));
+    }
+  }
+  return n;
 }
 
 ibv_mr* Provider::reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
@@ -120,14 +154,16 @@ ibv_mr* Provider::reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
     registered = absl::InvalidArgumentError(
         "a memory region of 4 GiB or more on the simulation server");
   } else {
-    absl::StatusOr<Frame> whole = shadow->frame(0, static_cast<uint32_t>(length));
-    registered = whole.ok() ? remote_->register_region(
-                                  mr->mr.rkey, *whole,
-                                  reinterpret_cast<uintptr_t>(addr),
-                                  remote_write)
-                            : whole.status();
+    absl::StatusOr<Frame> whole =
+        shadow->frame(0, static_cast<uint32_t>(length));
+    registered =
+        whole.ok() ? remote_->register_region(mr->mr.rkey, *whole,
+                                              reinterpret_cast<uintptr_t>(addr),
+                                              remote_write)
+                   : whole.status();
   }
   if (!registered.ok()) {
+    release_shadow(*mr);
     errno = EINVAL;
     return nullptr;
   }
@@ -141,6 +177,19 @@ int Provider::dereg_mr(ibv_mr* mr) {
   auto it = mrs_.find(mr);
   if (it == mrs_.end()) return EINVAL;
   const SimMr& m = *it->second;
+  // rdma-core's hardware providers let the region go and fail the work
+  // still posted on it with a protection error; this provider refuses
+  // instead, so the program learns of the mistake at the call, and the
+  // bytes a receive brings are never copied into memory its owner may
+  // have freed.
+  if (const int n = outstanding_on(m); n > 0) {
+    return teardown_error(
+        "ibv_dereg_mr",
+        absl::StrFormat("%d work requests posted on the region have not "
+                        "completed (poll their completions first)",
+                        n)
+            .c_str());
+  }
   if (m.region) {
     // Writes that landed before the region goes are in its memory, as on
     // hardware; none arrives after.
@@ -151,6 +200,7 @@ int Provider::dereg_mr(ibv_mr* mr) {
                                : world_->unregister_region(rank, m.mr.rkey);
     if (!s.ok()) return EINVAL;
   }
+  release_shadow(m);
   mrs_.erase(it);
   return 0;
 }

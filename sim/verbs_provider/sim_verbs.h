@@ -55,7 +55,8 @@ int weft_sim_verbs_set_rank(uint32_t rank);
  * "channels") on rank `rank`'s device `device` (NULL: every device of the
  * rank); -1 for an unknown kind or a world that cannot be built. Kind
  * "teardown_errors" counts objects destroyed out of order (rank and device
- * ignored). */
+ * ignored); kind "shadows" the rank's slabs mirroring registered memory,
+ * in use or spare (device ignored). */
 int weft_sim_verbs_live(const char* kind, uint32_t rank, const char* device);
 
 /* The GID index queue pair `qp_num` was moved to RTR with, -1 if none. */

@@ -255,6 +255,55 @@ TEST_F(ProviderTest, OutOfOrderTeardownIsRefusedWithEbusy) {
   EXPECT_EQ(provider_.live("teardown_errors", 0), 2);
 }
 
+TEST_F(ProviderTest, DeregisteringARegionWithWorkPostedIsRefusedWithEbusy) {
+  provider_.configure({});
+  open_both();
+  abi::ibv_qp* qp = a_.create_qp();
+  abi::ibv_qp_attr init = init_attr();
+  ASSERT_EQ(api_->modify_qp(qp, &init, kInitMask), 0);
+  abi::ibv_sge sge{reinterpret_cast<uint64_t>(a_.buffer.data()) + 3, 64,
+                   a_.mr->lkey};
+  abi::ibv_recv_wr wr;
+  std::memset(&wr, 0, sizeof(wr));
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  abi::ibv_recv_wr* bad = nullptr;
+  ASSERT_EQ(a_.context->ops.post_recv(qp, &wr, &bad), 0);
+  // The receive would copy into the buffer at its completion.
+  EXPECT_EQ(api_->dereg_mr(a_.mr), EBUSY);
+  EXPECT_EQ(provider_.live("mrs", 0), 1);
+  EXPECT_EQ(provider_.live("teardown_errors", 0), 1);
+  // With the queue pair gone, nothing is posted on it any more.
+  EXPECT_EQ(api_->destroy_qp(qp), 0);
+  EXPECT_EQ(api_->dereg_mr(a_.mr), 0);
+  a_.mr = nullptr;
+}
+
+TEST_F(ProviderTest, ShadowsOfDeregisteredMemoryAreReused) {
+  provider_.configure({});
+  open_both();
+  EXPECT_EQ(provider_.live("shadows", 0), 1);  // a_'s buffer
+  std::vector<std::vector<uint8_t>> buffers(10, std::vector<uint8_t>(1000));
+  for (std::vector<uint8_t>& buffer : buffers) {
+    abi::ibv_mr* mr =
+        api_->reg_mr(a_.pd, buffer.data(), buffer.size(), kAccess);
+    ASSERT_NE(mr, nullptr);
+    ASSERT_EQ(api_->dereg_mr(mr), 0);
+  }
+  // One more: the first buffer's shadow, spare once it was deregistered,
+  // served the other nine.
+  EXPECT_EQ(provider_.live("shadows", 0), 2);
+  // A larger one needs a slab of its own; two regions at once need two.
+  std::vector<uint8_t> large(8000);
+  abi::ibv_mr* one = api_->reg_mr(a_.pd, large.data(), large.size(), kAccess);
+  abi::ibv_mr* two =
+      api_->reg_mr(a_.pd, buffers[0].data(), buffers[0].size(), kAccess);
+  ASSERT_TRUE(one != nullptr && two != nullptr);
+  EXPECT_EQ(provider_.live("shadows", 0), 3);
+  EXPECT_EQ(api_->dereg_mr(one), 0);
+  EXPECT_EQ(api_->dereg_mr(two), 0);
+}
+
 TEST_F(ProviderTest, GidTableAndPortAsConfigured) {
   provider_.configure({{"WEFT_SIM_VERBS_GID_MODE", "ipv4_at:2"}});
   open_both();

@@ -111,4 +111,22 @@ std::vector<GidEntry> OpenDevice::gid_table(
   return table;
 }
 
+std::optional<DeviceLimits> OpenDevice::limits() const {
+  const VerbsApi& api = library_.api();
+  if (api.query_device == nullptr) return std::nullopt;
+  abi::ibv_device_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  if (api.query_device(context_, &attr) != 0) return std::nullopt;
+  DeviceLimits limits;
+  limits.max_qp = attr.max_qp;
+  limits.max_qp_wr = attr.max_qp_wr;
+  limits.max_cq = attr.max_cq;
+  limits.max_cqe = attr.max_cqe;
+  limits.max_mr = attr.max_mr;
+  limits.max_sge = attr.max_sge;
+  limits.max_pd = attr.max_pd;
+  limits.phys_port_cnt = attr.phys_port_cnt;
+  return limits;
+}
+
 }  // namespace weft::verbs::internal

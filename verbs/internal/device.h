@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/errors.h"
 #include "verbs/abi.h"
+#include "verbs/device_info.h"
 #include "verbs/gid.h"
 #include "verbs/loader.h"
 
@@ -81,6 +83,9 @@ class OpenDevice {
   // skipped, as ibv_devinfo does.
   std::vector<GidEntry> gid_table(uint8_t port,
                                   const abi::ibv_port_attr& attr) const;
+  // The device's limits (ibv_query_device); nullopt when the library lacks
+  // the call or it failed.
+  std::optional<DeviceLimits> limits() const;
 
  private:
   OpenDevice(const VerbsLibrary& library, abi::ibv_context* context,

@@ -1,21 +1,25 @@
-// DeviceDomain: one open device with its protection domain and the memory
-// regions of the fabric's slabs (one region per slab, registered once). All
+// DeviceDomain: one open device with its protection domain and its memory
+// regions, kept by a RegistrationCache within the fabric's budget: one
+// region per slab of the fabric (registered when the slab or the domain is
+// created, never evicted), and the user memory registered with the fabric
+// (registered at its first post, evicted least recently used first). All
 // endpoints on the device share it. Destroyed in reverse order of creation:
 // memory regions, protection domain, then the device context.
 #ifndef WEFT_VERBS_INTERNAL_DEVICE_DOMAIN_H_
 #define WEFT_VERBS_INTERNAL_DEVICE_DOMAIN_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
+#include <span>
 #include <utility>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/slab.h"
 #include "verbs/abi.h"
 #include "verbs/internal/device.h"
+#include "verbs/internal/registration_cache.h"
 
 namespace weft::verbs::internal {
 
@@ -26,29 +30,39 @@ inline constexpr int kAccessFlags = abi::IBV_ACCESS_LOCAL_WRITE |
                                     abi::IBV_ACCESS_REMOTE_WRITE |
                                     abi::IBV_ACCESS_REMOTE_READ;
 
-class DeviceDomain {
+// Scatter/gather entries weft asks of every queue pair: a frame's header
+// from weft's slab and its payload from registered user memory
+// (Endpoint::kMaxParts).
+inline constexpr uint32_t kWantedSges = 2;
+
+class DeviceDomain final : private Registrar {
  public:
   // Allocates the protection domain on `device`, whose port the caller has
-  // checked, and takes ownership of the device.
+  // checked, and takes ownership of the device. At most
+  // `memory_region_budget` regions are registered at once.
   static absl::StatusOr<std::unique_ptr<DeviceDomain>> create(
-      std::unique_ptr<OpenDevice> device);
+      std::unique_ptr<OpenDevice> device, size_t memory_region_budget);
 
   DeviceDomain(const DeviceDomain&) = delete;
   DeviceDomain& operator=(const DeviceDomain&) = delete;
-  ~DeviceDomain();
+  ~DeviceDomain() override;
 
   OpenDevice& device() const { return *device_; }
   const VerbsApi& api() const { return device_->library().api(); }
   abi::ibv_pd* pd() const { return pd_; }
   const ErrorPlace& place() const { return device_->place(); }
+  // Scatter/gather entries per work request of this device's queue pairs:
+  // kWantedSges, or fewer when the device reports a smaller max_sge.
+  uint32_t sges() const { return sges_; }
 
-  // Registers `slab` as one memory region. REQUIRES: not yet registered.
+  // Registers `slab` as one memory region, kept until the domain goes.
+  // REQUIRES: not yet registered.
   absl::Status register_slab(const Slab& slab);
   // Deregisters `slab_id` if registered (rolls back a failed create_slab).
   void deregister_slab(uint64_t slab_id);
-  // The local key of `slab_id`'s region; nullopt when not registered here.
-  std::optional<uint32_t> lkey(uint64_t slab_id) const;
-  size_t memory_regions() const { return regions_.size(); }
+  RegistrationCache& regions() { return cache_; }
+  const RegistrationCache& regions() const { return cache_; }
+  size_t memory_regions() const { return cache_.registered(); }
 
   // Endpoints alive on this domain (they must go before the fabric).
   void add_endpoint() { ++endpoints_; }
@@ -56,13 +70,22 @@ class DeviceDomain {
   int endpoints() const { return endpoints_; }
 
  private:
-  DeviceDomain(std::unique_ptr<OpenDevice> device, abi::ibv_pd* pd)
-      : device_(std::move(device)), pd_(pd) {}
+  DeviceDomain(std::unique_ptr<OpenDevice> device, abi::ibv_pd* pd,
+               size_t memory_region_budget, uint32_t sges)
+      : device_(std::move(device)),
+        pd_(pd),
+        sges_(sges),
+        cache_(memory_region_budget, *this, device_->place()) {}
+
+  // Registrar: ibv_reg_mr and ibv_dereg_mr on this protection domain.
+  absl::StatusOr<Registration> register_region(
+      uint64_t id, std::span<std::byte> memory) override;
+  void deregister_region(const Registration& registration) override;
 
   std::unique_ptr<OpenDevice> device_;
   abi::ibv_pd* pd_;
-  // (slab id, region), in registration order.
-  std::vector<std::pair<uint64_t, abi::ibv_mr*>> regions_;
+  uint32_t sges_;
+  RegistrationCache cache_;
   int endpoints_ = 0;
 };
 

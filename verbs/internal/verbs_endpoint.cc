@@ -24,7 +24,6 @@ constexpr int kRtrMask = abi::IBV_QP_STATE | abi::IBV_QP_AV |
                          abi::IBV_QP_PATH_MTU | abi::IBV_QP_DEST_QPN |
                          abi::IBV_QP_RQ_PSN;
 constexpr int kRtsMask = abi::IBV_QP_STATE | abi::IBV_QP_SQ_PSN;
-constexpr uint32_t kSges = 1;
 
 // A zeroed attribute struct, as verbs expects unused fields to be.
 abi::ibv_qp_attr zeroed_attr() {
@@ -43,6 +42,9 @@ VerbsEndpoint::~VerbsEndpoint() {
   const VerbsApi& api = setup_.domain->api();
   if (qp_ != nullptr) api.destroy_qp(qp_);
   if (cq_ != nullptr) api.destroy_cq(cq_);
+  // Work never completed is gone with the queue pair: its regions are free.
+  for (const PostedSend& p : posted_sends_) unpin(p.pinned);
+  for (const PostedRecv& p : posted_recvs_) unpin(p.pinned);
   setup_.domain->remove_endpoint();
 }
 
@@ -92,8 +94,8 @@ absl::Status VerbsEndpoint::create_queues() {
   init.recv_cq = cq_;
   init.cap.max_send_wr = kMaxSends;
   init.cap.max_recv_wr = kMaxRecvs;
-  init.cap.max_send_sge = kSges;
-  init.cap.max_recv_sge = kSges;
+  init.cap.max_send_sge = setup_.domain->sges();
+  init.cap.max_recv_sge = setup_.domain->sges();
   init.cap.max_inline_data = 0;
   init.qp_type = abi::IBV_QPT_UC;
   init.sq_sig_all = 0;
@@ -188,24 +190,55 @@ absl::Status VerbsEndpoint::connect(const Destination& peer) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<abi::ibv_sge> VerbsEndpoint::sge_for(const Frame& frame,
-                                                    uint32_t length) const {
-  const Slab* slab = frame.slab();
-  std::optional<uint32_t> lkey;
-  if (slab != nullptr && slab->contains(frame)) {
-    lkey = setup_.domain->lkey(slab->id());
+absl::StatusOr<VerbsEndpoint::Sges> VerbsEndpoint::sges_for(
+    std::span<const Frame> parts, std::span<const uint32_t> lengths) {
+  const uint32_t sges = setup_.domain->sges();
+  if (parts.empty() || parts.size() > kMaxParts ||
+      lengths.size() != parts.size()) {
+    return fabric_error(
+        absl::StatusCode::kInvalidArgument, place(), ErrorCause::kBadInput,
+        absl::StrFormat("a work request of %u parts (and %u lengths); give "
+                        "1 to %u parts, each with its length",
+                        parts.size(), lengths.size(), kMaxParts));
   }
-  if (!lkey.has_value()) {
-    return fabric_error(absl::StatusCode::kInvalidArgument, place(),
-                        ErrorCause::kBadInput,
-                        "the frame does not lie in a slab this fabric "
-                        "created with create_slab()");
+  if (parts.size() > sges) {
+    return fabric_error(
+        absl::StatusCode::kFailedPrecondition, place(), ErrorCause::kResource,
+        absl::StrFormat("a work request of %u parts, but this device takes "
+                        "%u scatter/gather entries per request (its "
+                        "max_sge); post one frame at a time here (staged "
+                        "through weft's slabs)",
+                        parts.size(), sges));
   }
-  abi::ibv_sge sge;
-  sge.addr = reinterpret_cast<uint64_t>(frame.data());
-  sge.length = length;
-  sge.lkey = *lkey;
-  return sge;
+  RegistrationCache& regions = setup_.domain->regions();
+  Sges out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Slab* slab = parts[i].slab();
+    absl::StatusOr<uint32_t> lkey =
+        slab == nullptr || !slab->contains(parts[i]) ||
+                !regions.contains(slab->id())
+            ? fabric_error(absl::StatusCode::kInvalidArgument, place(),
+                           ErrorCause::kBadInput,
+                           "the frame does not lie in a slab of this fabric "
+                           "(create_slab()) or in memory registered with it "
+                           "(register_memory())")
+            : regions.acquire(slab->id());
+    if (!lkey.ok()) {
+      unpin(out.pinned);
+      return lkey.status();
+    }
+    out.pinned.slab_ids[out.pinned.count++] = slab->id();
+    out.entries[i].addr = reinterpret_cast<uint64_t>(parts[i].data());
+    out.entries[i].length = lengths[i];
+    out.entries[i].lkey = *lkey;
+  }
+  return out;
+}
+
+void VerbsEndpoint::unpin(const Pinned& pinned) {
+  for (uint32_t i = 0; i < pinned.count; ++i) {
+    setup_.domain->regions().release_work(pinned.slab_ids[i]);
+  }
 }
 
 absl::Status VerbsEndpoint::check_post(WorkId id, WorkKind kind,
@@ -237,31 +270,55 @@ absl::Status VerbsEndpoint::post_error(const char* what, int rc,
 }
 
 absl::Status VerbsEndpoint::post_recv(WorkId id, const Frame& frame) {
+  return post_recv_parts(id, std::span<const Frame>(&frame, 1));
+}
+
+absl::Status VerbsEndpoint::post_recv_parts(WorkId id,
+                                            std::span<const Frame> parts) {
   if (absl::Status s =
           check_post(id, WorkKind::kRecv, outstanding_recvs_, kMaxRecvs);
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<abi::ibv_sge> sge = sge_for(frame, frame.bytes());
-  if (!sge.ok()) return sge.status();
+  std::array<uint32_t, kMaxParts> lengths{};
+  uint32_t bytes = 0;
+  for (size_t i = 0; i < parts.size() && i < kMaxParts; ++i) {
+    lengths[i] = parts[i].bytes();
+    bytes += parts[i].bytes();
+  }
+  absl::StatusOr<Sges> sges =
+      sges_for(parts, std::span(lengths.data(), parts.size()));
+  if (!sges.ok()) return sges.status();
   abi::ibv_recv_wr wr;
   std::memset(&wr, 0, sizeof(wr));
   wr.wr_id = id.encode();
-  wr.sg_list = &*sge;
-  wr.num_sge = kSges;
+  wr.sg_list = sges->entries.data();
+  wr.num_sge = static_cast<int>(parts.size());
   abi::ibv_recv_wr* bad = nullptr;
   errno = 0;
   const int rc = ops().post_recv(qp_, &wr, &bad);
-  if (rc != 0) return post_error("posting a receive (post_recv)", rc, errno);
+  if (rc != 0) {
+    unpin(sges->pinned);
+    return post_error("posting a receive (post_recv)", rc, errno);
+  }
   ++outstanding_recvs_;
+  posted_recvs_.push_back({wr.wr_id, sges->pinned});
   if (setup_.trace != nullptr) {
-    setup_.trace->post_recv(setup_.info.peer, setup_.cable, id, frame.bytes());
+    setup_.trace->post_recv(setup_.info.peer, setup_.cable, id, bytes);
   }
   return absl::OkStatus();
 }
 
 absl::Status VerbsEndpoint::post_send(WorkId id, const Frame& frame,
                                       uint32_t length, uint32_t immediate) {
+  return post_send_parts(id, std::span<const Frame>(&frame, 1),
+                         std::span<const uint32_t>(&length, 1), immediate);
+}
+
+absl::Status VerbsEndpoint::post_send_parts(WorkId id,
+                                            std::span<const Frame> parts,
+                                            std::span<const uint32_t> lengths,
+                                            uint32_t immediate) {
   if (!connected_) {
     return fabric_error(absl::StatusCode::kFailedPrecondition, place(),
                         ErrorCause::kBadInput,
@@ -273,34 +330,50 @@ absl::Status VerbsEndpoint::post_send(WorkId id, const Frame& frame,
       !s.ok()) {
     return s;
   }
-  if (length > frame.bytes()) {
-    return fabric_error(absl::StatusCode::kInvalidArgument, place(),
-                        ErrorCause::kBadInput,
-                        absl::StrFormat("send of %u bytes from a %u-byte frame",
-                                        length, frame.bytes()));
+  uint64_t length = 0;
+  for (size_t i = 0; i < parts.size() && i < lengths.size(); ++i) {
+    if (lengths[i] > parts[i].bytes()) {
+      return fabric_error(
+          absl::StatusCode::kInvalidArgument, place(), ErrorCause::kBadInput,
+          absl::StrFormat("send of %u bytes from a %u-byte frame (part %u)",
+                          lengths[i], parts[i].bytes(), i));
+    }
+    length += lengths[i];
   }
-  absl::StatusOr<abi::ibv_sge> sge = sge_for(frame, length);
-  if (!sge.ok()) return sge.status();
+  if (length > UINT32_MAX) {
+    return fabric_error(
+        absl::StatusCode::kInvalidArgument, place(), ErrorCause::kBadInput,
+        absl::StrFormat("send of %u bytes in parts; a message carries at "
+                        "most %u",
+                        length, UINT32_MAX));
+  }
+  absl::StatusOr<Sges> sges = sges_for(parts, lengths);
+  if (!sges.ok()) return sges.status();
   abi::ibv_send_wr wr;
   std::memset(&wr, 0, sizeof(wr));
   wr.wr_id = id.encode();
-  wr.sg_list = &*sge;
-  wr.num_sge = kSges;
+  wr.sg_list = sges->entries.data();
+  wr.num_sge = static_cast<int>(parts.size());
   wr.opcode = abi::IBV_WR_SEND_WITH_IMM;
   wr.send_flags = abi::IBV_SEND_SIGNALED;
   wr.imm_data = htonl(immediate);
   abi::ibv_send_wr* bad = nullptr;
   errno = 0;
   const int rc = ops().post_send(qp_, &wr, &bad);
-  if (rc != 0) return post_error("posting a send (post_send)", rc, errno);
+  if (rc != 0) {
+    unpin(sges->pinned);
+    return post_error("posting a send (post_send)", rc, errno);
+  }
   ++outstanding_sends_;
+  const auto bytes = static_cast<uint32_t>(length);
   TimeNs posted_ns = 0;
   if (setup_.trace != nullptr) {
     posted_ns = setup_.trace->now_ns();
-    setup_.trace->post_send(setup_.info.peer, setup_.cable, id, length,
+    setup_.trace->post_send(setup_.info.peer, setup_.cable, id, bytes,
                             immediate);
   }
-  posted_sends_.push_back({wr.wr_id, length, immediate, posted_ns});
+  posted_sends_.push_back(
+      {wr.wr_id, bytes, immediate, posted_ns, sges->pinned});
   return absl::OkStatus();
 }
 
@@ -318,11 +391,19 @@ Completion VerbsEndpoint::to_completion(const abi::ibv_wc& wc,
     if (it != posted_sends_.end()) {
       c.byte_len = it->length;
       record(c, &*it);
+      unpin(it->pinned);
       posted_sends_.erase(it);
     }
     return c;
   }
   if (outstanding_recvs_ > 0) --outstanding_recvs_;
+  auto it =
+      std::find_if(posted_recvs_.begin(), posted_recvs_.end(),
+                   [&](const PostedRecv& p) { return p.wr_id == wc.wr_id; });
+  if (it != posted_recvs_.end()) {
+    unpin(it->pinned);
+    posted_recvs_.erase(it);
+  }
   // Verbs defines byte_len and the immediate only for successful receives.
   if (c.ok()) {
     c.byte_len = wc.byte_len;

@@ -1,11 +1,17 @@
 // VerbsEndpoint: the Endpoint over one completion queue and one UC queue
 // pair on a DeviceDomain. Created in INIT; connect() moves it through RTR to
-// RTS. Sends are SEND_WITH_IMM, signalled, one SGE, immediate = big-endian
-// sequence number; all three data-path calls go through the context's
-// operation table, as the header's inline functions do.
+// RTS. Sends are SEND_WITH_IMM, signalled, immediate = big-endian sequence
+// number; a send or receive has one scatter/gather entry per part (up to
+// the domain's sges(), at most Endpoint::kMaxParts). Each work request
+// counts as outstanding on the memory regions of its parts until its
+// completion (flushed ones included) or the endpoint's end, so the domain's
+// registration cache never evicts them under it. All three data-path calls
+// go through the context's operation table, as the header's inline
+// functions do.
 #ifndef WEFT_VERBS_INTERNAL_VERBS_ENDPOINT_H_
 #define WEFT_VERBS_INTERNAL_VERBS_ENDPOINT_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -50,14 +56,34 @@ class VerbsEndpoint final : public Endpoint {
   absl::Status post_recv(WorkId id, const Frame& frame) override;
   absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
                          uint32_t immediate) override;
+  absl::Status post_send_parts(WorkId id, std::span<const Frame> parts,
+                               std::span<const uint32_t> lengths,
+                               uint32_t immediate) override;
+  absl::Status post_recv_parts(WorkId id,
+                               std::span<const Frame> parts) override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
 
  private:
+  // The slabs whose regions a posted work request uses, one per part.
+  struct Pinned {
+    std::array<uint64_t, kMaxParts> slab_ids{};
+    uint32_t count = 0;
+  };
+  // A part's scatter/gather entries, for one work request.
+  struct Sges {
+    std::array<abi::ibv_sge, kMaxParts> entries{};
+    Pinned pinned;
+  };
   struct PostedSend {
     uint64_t wr_id;
     uint32_t length;
     uint32_t immediate;
     TimeNs posted_ns;  // for the timeline (0 without one)
+    Pinned pinned;
+  };
+  struct PostedRecv {
+    uint64_t wr_id;
+    Pinned pinned;
   };
 
   explicit VerbsEndpoint(Setup setup);
@@ -69,8 +95,13 @@ class VerbsEndpoint final : public Endpoint {
   absl::Status modify_error(const char* state, int err,
                             std::string_view hint = {}) const;
   absl::Status move_to_rtr(const Destination& peer);
-  absl::StatusOr<abi::ibv_sge> sge_for(const Frame& frame,
-                                       uint32_t length) const;
+  // The entries for `parts` (the first lengths[i] bytes of each), their
+  // regions registered and counted outstanding; on error none stays
+  // counted.
+  absl::StatusOr<Sges> sges_for(std::span<const Frame> parts,
+                                std::span<const uint32_t> lengths);
+  // The regions' outstanding work ends (completion or teardown).
+  void unpin(const Pinned& pinned);
   absl::Status check_post(WorkId id, WorkKind kind, uint32_t outstanding,
                           uint32_t limit) const;
   absl::Status post_error(const char* what, int rc, int saved_errno) const;
@@ -86,6 +117,8 @@ class VerbsEndpoint final : public Endpoint {
   uint32_t outstanding_recvs_ = 0;
   // Sends complete in posting order; their lengths, for the completions.
   std::deque<PostedSend> posted_sends_;
+  // Receives complete in posting order; the regions they use.
+  std::deque<PostedRecv> posted_recvs_;
   uint64_t frames_sent_ = 0;  // sends completed, for the timeline
   uint64_t frames_arrived_ = 0;
 };
