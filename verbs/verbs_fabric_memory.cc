@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "verbs/internal/device_domain.h"
 #include "verbs/internal/registration_cache.h"

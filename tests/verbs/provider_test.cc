@@ -77,6 +77,21 @@ struct Side {
   }
 };
 
+// A receive request of one entry: `length` bytes at `at` in region `lkey`.
+struct OneEntryRecv {
+  OneEntryRecv(const void* at, uint32_t length, uint32_t lkey)
+      : sge{reinterpret_cast<uint64_t>(at), length, lkey} {
+    std::memset(&wr, 0, sizeof(wr));
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+  }
+  OneEntryRecv(const OneEntryRecv&) = delete;
+  OneEntryRecv& operator=(const OneEntryRecv&) = delete;
+
+  abi::ibv_sge sge;
+  abi::ibv_recv_wr wr;
+};
+
 abi::ibv_qp_attr init_attr() {
   abi::ibv_qp_attr a;
   std::memset(&a, 0, sizeof(a));
@@ -208,12 +223,8 @@ TEST_F(ProviderTest, PostingPastTheQueueDepthFailsWithEnomem) {
     abi::ibv_qp* qp = a_.create_qp();  // 4 receives deep
     abi::ibv_qp_attr init = init_attr();
     ASSERT_EQ(api_->modify_qp(qp, &init, kInitMask), 0);
-    abi::ibv_sge sge{reinterpret_cast<uint64_t>(a_.buffer.data()), 64,
-                     a_.mr->lkey};
-    abi::ibv_recv_wr wr;
-    std::memset(&wr, 0, sizeof(wr));
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
+    OneEntryRecv recv(a_.buffer.data(), 64, a_.mr->lkey);
+    abi::ibv_recv_wr& wr = recv.wr;
     abi::ibv_recv_wr* bad = nullptr;
     for (int i = 0; i < 4; ++i) {
       ASSERT_EQ(a_.context->ops.post_recv(qp, &wr, &bad), 0);
@@ -261,14 +272,9 @@ TEST_F(ProviderTest, DeregisteringARegionWithWorkPostedIsRefusedWithEbusy) {
   abi::ibv_qp* qp = a_.create_qp();
   abi::ibv_qp_attr init = init_attr();
   ASSERT_EQ(api_->modify_qp(qp, &init, kInitMask), 0);
-  abi::ibv_sge sge{reinterpret_cast<uint64_t>(a_.buffer.data()) + 3, 64,
-                   a_.mr->lkey};
-  abi::ibv_recv_wr wr;
-  std::memset(&wr, 0, sizeof(wr));
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+  OneEntryRecv recv(a_.buffer.data() + 3, 64, a_.mr->lkey);
   abi::ibv_recv_wr* bad = nullptr;
-  ASSERT_EQ(a_.context->ops.post_recv(qp, &wr, &bad), 0);
+  ASSERT_EQ(a_.context->ops.post_recv(qp, &recv.wr, &bad), 0);
   // The receive would copy into the buffer at its completion.
   EXPECT_EQ(api_->dereg_mr(a_.mr), EBUSY);
   EXPECT_EQ(provider_.live("mrs", 0), 1);

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/endpoint.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
