@@ -91,7 +91,7 @@ class LaneTest : public ::testing::Test {
       return absl::StatusOr<size_t>(n);
     });
     lane_ = std::make_unique<Lane>(std::move(ep), 1, 0, config(), *slab_, 0,
-                                   clock_);
+                                   config().frames_bytes(), clock_);
     ASSERT_TRUE(lane_->connect(Destination{}).ok());
     ASSERT_EQ(recvs_posted_, kDepth);
   }
