@@ -84,10 +84,10 @@ void announce_memory(const harness::MemoryEstimate& estimate, uint32_t ranks,
   if (ranks < kAnnouncedRanks && estimate.total_bytes() < kAnnouncedBytes)
     return;
   const std::string limit_text =
-      limit.bytes ? absl::StrFormat("the limit is %s (%s)",
-                                    memory_size_text(*limit.bytes),
-                                    limit.source)
-                  : absl::StrFormat("no limit (%s)", limit.source);
+      limit.bytes
+          ? absl::StrFormat("the limit is %s (%s)",
+                            memory_size_text(*limit.bytes), limit.source)
+          : absl::StrFormat("no limit (%s)", limit.source);
   std::fprintf(stderr, "weft-sim: %s needs %s; %s\n", what.c_str(),
                memory_estimate_text(estimate).c_str(), limit_text.c_str());
   std::fflush(stderr);
