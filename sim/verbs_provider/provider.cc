@@ -199,9 +199,9 @@ int Provider::idle(int64_t wake_at_ns) {
   if (remote_ == nullptr) return 0;
   announces_waits_ = true;
   if (has_local_work()) return 0;
-  return wait_at_server(
-      "weft (Fabric::idle)",
-      wake_at_ns < 0 ? std::nullopt : std::optional<TimeNs>(wake_at_ns));
+  return wait_at_server("weft (Fabric::idle)",
+                        wake_at_ns < 0 ? std::nullopt
+                                       : std::optional<TimeNs>(wake_at_ns));
 }
 
 void Provider::build_devices() {
@@ -481,7 +481,9 @@ int Provider::qp_sgid_index(uint32_t qp_num) const {
   return it == qps_by_num_.end() ? -1 : it->second->sgid_index;
 }
 
-int64_t Provider::now_ns() { return ensure_world() ? world_now_ns() : -1; }
+int64_t Provider::now_ns() {
+  return ensure_world() ? world_now_ns() : -1;
+}
 
 int Provider::crashed(uint32_t rank) {
   if (!ensure_world() || rank >= config_->topology.ranks()) return -1;

@@ -1,11 +1,10 @@
 // Provider: the simulated verbs provider's state and every verbs call it
 // implements, on one simulated world: a sim::World whose ranks share the
 // process, or (when WEFT_SIM_SERVER names a simulation server's socket) one
-// rank of the server's world, through sim::server::RemoteWorld. It validates
-// like a real provider (attribute masks, state transitions, queue pair numbers,
-// GIDs, queue depth) and returns the errno a real one gives; Apple's quirks
-// come from Config. Every public member is called with mutex() held (exports.cc
-// takes it).
+// rank of the server's world, through sim::server::RemoteWorld. It validates like a real provider (attribute masks, state
+// transitions, queue pair numbers, GIDs, queue depth) and returns the errno a
+// real one gives; Apple's quirks come from Config. Every public member is
+// called with mutex() held (exports.cc takes it).
 #ifndef WEFT_SIM_VERBS_PROVIDER_PROVIDER_H_
 #define WEFT_SIM_VERBS_PROVIDER_PROVIDER_H_
 

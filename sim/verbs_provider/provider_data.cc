@@ -254,8 +254,7 @@ int Provider::post_one_recv(SimQp& qp, const ibv_recv_wr& wr) {
   const WorkId id{WorkKind::kRecv, qp.owner->owner->device->peer, slot};
   absl::Status status = qp.endpoint->post_recv(id, posted.shadow);
   if (!status.ok()) {
-    if (posted.staged)
-      pool_of(qp.owner->owner->device->rank).give(*posted.staged);
+    if (posted.staged) pool_of(qp.owner->owner->device->rank).give(*posted.staged);
     return error_of(status);
   }
   posted.wr_id = wr.wr_id;

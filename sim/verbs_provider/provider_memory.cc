@@ -120,13 +120,12 @@ ibv_mr* Provider::reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
     registered = absl::InvalidArgumentError(
         "a memory region of 4 GiB or more on the simulation server");
   } else {
-    absl::StatusOr<Frame> whole =
-        shadow->frame(0, static_cast<uint32_t>(length));
-    registered =
-        whole.ok() ? remote_->register_region(mr->mr.rkey, *whole,
-                                              reinterpret_cast<uintptr_t>(addr),
-                                              remote_write)
-                   : whole.status();
+    absl::StatusOr<Frame> whole = shadow->frame(0, static_cast<uint32_t>(length));
+    registered = whole.ok() ? remote_->register_region(
+                                  mr->mr.rkey, *whole,
+                                  reinterpret_cast<uintptr_t>(addr),
+                                  remote_write)
+                            : whole.status();
   }
   if (!registered.ok()) {
     errno = EINVAL;
