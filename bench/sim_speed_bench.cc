@@ -9,12 +9,18 @@
 //    same rate, with the collectives engine's own cost included.
 //  - BM_RingAllSum/ranks:1024: one all_sum of 1 MiB float32 over a
 //    1024-rank ring (tb5 link): the wall time of the run (group formation
-//    excluded, and reported as setup_s).
+//    excluded, and reported as setup_s), its fabric events per wall
+//    second and the process's peak resident memory so far.
+//  - BM_RingScale: the 128-rank and the 1024-rank all_sum in one process,
+//    and rate_ratio, the 1024-rank run's fabric events per wall second over
+//    the 128-rank run's: how much dearer an event is in the bigger world.
 // The fidelity cases are in sim_fidelity_bench.cc.
 //
 //   weft_sim_bench --benchmark_filter='BM_AllReduceLoop'
 //                  --benchmark_repetitions=3
 //                  --benchmark_report_aggregates_only=true
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -48,6 +54,19 @@ void report_event_rates(benchmark::State& state, uint64_t events,
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
+}
+
+// The process's peak resident memory so far (getrusage), in MiB.
+double peak_rss_mib() {
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  constexpr double kBytesPerKiB = 1024;
+#ifdef __APPLE__
+  const double kib = static_cast<double>(usage.ru_maxrss) / kBytesPerKiB;
+#else
+  const auto kib = static_cast<double>(usage.ru_maxrss);  // Linux: KiB
+#endif
+  return kib / kBytesPerKiB;
 }
 
 // ---------------------------------------------------------------------------
@@ -271,56 +290,113 @@ BENCHMARK(BM_AllReduceLoop)
 
 // ---------------------------------------------------------------------------
 // BM_RingAllSum: one all_sum of 1 MiB over a ring of 1024 ranks (and 128,
-// to see how the cost grows).
+// to see how the cost grows). BM_RingScale: both in one process, one after
+// the other, and the ratio of their fabric events per wall second: absolute
+// times move with the machine's load, the ratio much less.
 
-void BM_RingAllSum(benchmark::State& state) {
-  const auto ranks = static_cast<uint32_t>(state.range(0));
+struct RingRun {
+  bool ok = false;
+  double setup_s = 0;  // group formation
+  double wall_s = 0;   // the all_sum alone
+  TimeNs virtual_ns = 0;
+  uint64_t fabric_events = 0;
+  uint64_t sim_events = 0;
+  uint64_t steps = 0;
+};
+
+// One 1 MiB float32 all_sum over a `ranks`-rank ring on tb5, its sum
+// checked. Not ok (and the row failed) on any failure.
+RingRun run_ring_all_sum(benchmark::State& state, uint32_t ranks) {
   const uint64_t bytes = 1 * kMiB;
+  RingRun out;
   const auto setup_start = std::chrono::steady_clock::now();
   std::unique_ptr<SimCluster> c = make_cluster(
       *Topology::ring(ranks), sim::LinkModel::tb5(), GroupOptions{});
-  if (c == nullptr) return fail_row(state, "group formation failed");
-  const std::chrono::duration<double> setup_s =
-      std::chrono::steady_clock::now() - setup_start;
+  if (c == nullptr) {
+    fail_row(state, "group formation failed");
+    return out;
+  }
+  out.setup_s = seconds_since(setup_start);
   // Ranks share one input (it is only read); each has its own output.
   std::vector<float> in(bytes / sizeof(float), 1.0f);
-  std::vector<std::vector<float>> out(ranks, std::vector<float>(in.size()));
+  std::vector<std::vector<float>> sums(ranks, std::vector<float>(in.size()));
   std::vector<Starter> starts;
   for (uint32_t r = 0; r < ranks; ++r) {
-    starts.push_back([&in, &out, r](Group& g) {
+    starts.push_back([&in, &sums, r](Group& g) {
       return g.all_reduce_async(std::as_bytes(std::span(in)),
-                                std::as_writable_bytes(std::span(out[r])),
+                                std::as_writable_bytes(std::span(sums[r])),
                                 DType::kFloat32, ReduceOp::kSum);
     });
   }
   const sim::Counters before = c->world().counters();
-  TimeNs virtual_ns = 0;
-  uint64_t steps = 0;
-  for (auto _ : state) {
-    const LoopResult run = run_loops(state, *c, starts, 1);
-    if (!run.ok) return;
-    virtual_ns = run.virtual_ns;
-    steps = run.steps;
-  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  const LoopResult run = run_loops(state, *c, starts, 1);
+  out.wall_s = seconds_since(wall_start);
+  if (!run.ok) return out;
   for (uint32_t r = 0; r < ranks; ++r) {
-    if (out[r].front() != ranks || out[r].back() != ranks)
-      return fail_row(state, "wrong sum");
+    if (sums[r].front() != ranks || sums[r].back() != ranks) {
+      fail_row(state, "wrong sum");
+      return out;
+    }
   }
   const sim::Counters& after = c->world().counters();
-  state.counters["setup_s"] = setup_s.count();
-  state.counters["virtual_ms"] = static_cast<double>(virtual_ns) / kNsPerMs;
-  state.counters["fabric_events"] =
-      static_cast<double>(fabric_events(after) - fabric_events(before));
-  state.counters["sim_events"] =
-      static_cast<double>(after.events - before.events);
-  state.counters["steps"] = static_cast<double>(steps);
+  out.virtual_ns = run.virtual_ns;
+  out.fabric_events = fabric_events(after) - fabric_events(before);
+  out.sim_events = after.events - before.events;
+  out.steps = run.steps;
+  out.ok = true;
+  return out;
+}
+
+void BM_RingAllSum(benchmark::State& state) {
+  const auto ranks = static_cast<uint32_t>(state.range(0));
+  RingRun run;
+  for (auto _ : state) {
+    run = run_ring_all_sum(state, ranks);
+    if (!run.ok) return;
+    state.SetIterationTime(run.wall_s);
+  }
+  state.counters["setup_s"] = run.setup_s;
+  state.counters["virtual_ms"] = static_cast<double>(run.virtual_ns) / kNsPerMs;
+  state.counters["fabric_events"] = static_cast<double>(run.fabric_events);
+  state.counters["events_per_wall_s"] =
+      static_cast<double>(run.fabric_events) / run.wall_s;
+  state.counters["sim_events"] = static_cast<double>(run.sim_events);
+  state.counters["steps"] = static_cast<double>(run.steps);
+  state.counters["peak_rss_mib"] = peak_rss_mib();
 }
 BENCHMARK(BM_RingAllSum)
     ->ArgName("ranks")
     ->Arg(128)
     ->Arg(1024)
     ->Iterations(1)
-    ->UseRealTime()
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+
+void BM_RingScale(benchmark::State& state) {
+  constexpr uint32_t kSmallRanks = 128;
+  constexpr uint32_t kLargeRanks = 1024;
+  RingRun small, large;
+  for (auto _ : state) {
+    small = run_ring_all_sum(state, kSmallRanks);
+    if (!small.ok) return;
+    large = run_ring_all_sum(state, kLargeRanks);
+    if (!large.ok) return;
+    state.SetIterationTime(large.wall_s);
+  }
+  const double small_rate =
+      static_cast<double>(small.fabric_events) / small.wall_s;
+  const double large_rate =
+      static_cast<double>(large.fabric_events) / large.wall_s;
+  state.counters["events_per_wall_s_128"] = small_rate;
+  state.counters["events_per_wall_s_1024"] = large_rate;
+  state.counters["rate_ratio"] = large_rate / small_rate;
+  state.counters["wall_s_128"] = small.wall_s;
+  state.counters["peak_rss_mib"] = peak_rss_mib();
+}
+BENCHMARK(BM_RingScale)
+    ->Iterations(1)
+    ->UseManualTime()
     ->Unit(benchmark::kSecond);
 }  // namespace
 }  // namespace weft::bench

@@ -105,9 +105,15 @@ absl::Status GroupBuilder::open_lanes() {
   internal::RankAddress address{
       rank_, size(), internal::options_fingerprint(options_), {}};
   if (!wanted.empty()) {
+    // Every lane's data frames, then every lane's control frames: a page
+    // is written only when a frame in it is, and the control frames are
+    // small (an acknowledgement is a header), so kept together many lanes'
+    // acknowledgements share a page where each would otherwise write one
+    // of its own; the data frames stay aligned as their size allows.
     absl::StatusOr<Slab*> slab =
         fabric_.create_slab(wanted.size() * config.region_bytes());
     if (!slab.ok()) return slab.status();
+    const uint64_t control_start = wanted.size() * config.frames_bytes();
     for (size_t i = 0; i < wanted.size(); ++i) {
       const auto [peer, cable] = wanted[i];
       absl::StatusOr<std::unique_ptr<Endpoint>> ep =
@@ -115,7 +121,8 @@ absl::Status GroupBuilder::open_lanes() {
       if (!ep.ok()) return ep.status();
       auto lane = std::make_unique<internal::Lane>(
           *std::move(ep), peer, cable, config, **slab,
-          i * config.region_bytes(), fabric_.clock());
+          i * config.frames_bytes(), control_start + i * config.control_bytes(),
+          fabric_.clock());
       absl::StatusOr<Destination> d = lane->destination();
       if (!d.ok()) return d.status();
       address.lanes.push_back({peer, cable, *d});

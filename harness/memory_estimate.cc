@@ -50,6 +50,21 @@ uint64_t bytes_sent_per_rank(const CollectiveSpec& spec,
   return 2 * shape.size_bytes;
 }
 
+// Items in one rank's plan: a send and a receive per peer for the
+// exchange and the barrier, two of each (reduce-scatter, all-gather) for
+// the mesh scatter and the ring.
+uint64_t plan_items_per_rank(const CollectiveSpec& spec, Algorithm algorithm,
+                             uint32_t ranks) {
+  constexpr uint64_t kSendAndReceive = 2;
+  if (spec.kind == CollectiveKind::kSendRecv) return kSendAndReceive;
+  const uint64_t peers = ranks - 1;
+  if (spec.kind == CollectiveKind::kBarrier ||
+      algorithm == Algorithm::kMeshExchange) {
+    return kSendAndReceive * peers;
+  }
+  return 2 * kSendAndReceive * peers;
+}
+
 }  // namespace
 
 MemoryEstimate estimate_memory(const sim::WorldOptions& world,
@@ -68,6 +83,7 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
   out.baseline_bytes = kProcessBaselineBytes;
   out.buffer_bytes = buffer_bytes(spec, shape, n);
   out.endpoint_bytes = endpoints * kEndpointStateBytes;
+  out.plan_bytes = n * plan_items_per_rank(spec, algorithm, n) * kPlanItemBytes;
   if (endpoints == 0) return out;
   // Each endpoint's region, at the frame size formation settles on.
   GroupOptions fitted = group;
@@ -84,9 +100,9 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
   const uint64_t per_endpoint_bytes =
       bytes_sent_per_rank(spec, shape, algorithm, n) * n / endpoints;
   const uint64_t frame_pages_bytes = round_up(per_endpoint_bytes, page) + page;
-  const uint64_t written_bytes =
-      std::min(region_bytes, 2 * frame_pages_bytes) +
-      std::min(region_bytes / 2, frame_pages_bytes) + kAckFrames * page;
+  const uint64_t written_bytes = std::min(region_bytes, 2 * frame_pages_bytes) +
+                                 std::min(region_bytes / 2, frame_pages_bytes) +
+                                 kAckFrames * page;
   out.slab_bytes = endpoints * written_bytes;
   if (world.keep_trace_events) {
     const uint64_t frames =

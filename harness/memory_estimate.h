@@ -5,7 +5,8 @@
 // run's frames write (collectives/group_builder.h: one region per endpoint
 // of 2 x depth frames), each endpoint's bookkeeping (the simulated queue
 // pair and the engine's lane), the simulator's copies of frames in flight
-// (sim/internal/payload_pool.h), the kept trace events, and the process
+// (sim/internal/payload_pool.h), every rank's plan of the operation
+// (collectives/algorithms/plan.h), the kept trace events, and the process
 // itself. Tools refuse a run whose estimate exceeds the machine's memory
 // instead of letting it swap or be killed (tools/cli/memory_check.h).
 //
@@ -37,6 +38,15 @@ inline constexpr uint64_t kProcessBaselineBytes = uint64_t{16} << 20;
 // pages their frames write; this rounds up.
 inline constexpr uint64_t kEndpointStateBytes = uint64_t{16} << 10;
 
+// One item of a rank's plan (collectives/algorithms/plan.h: a send, a
+// receive or a local step, 64 bytes) with the engine's state for it
+// (collectives/engine/op_runner.h). A ring of 1024 ranks plans about 4
+// items per peer on each rank (reduce-scatter and all-gather, a send and
+// a receive per step) and measures about 115 bytes per item on the heap;
+// this rounds up. Plans grow with the square of the ranks: at 4096 ranks
+// they outweigh the frames.
+inline constexpr uint64_t kPlanItemBytes = 128;
+
 // Trace events kept per frame when a trace file is asked for: the send's
 // post, departure, delivery and completion, and the receive's post and
 // completion.
@@ -47,11 +57,12 @@ struct MemoryEstimate {
   uint64_t buffer_bytes = 0;    // every rank's input and output, reference
   uint64_t slab_bytes = 0;      // frames: slab pages written, copies in flight
   uint64_t endpoint_bytes = 0;  // endpoints x kEndpointStateBytes
+  uint64_t plan_bytes = 0;      // plan items x kPlanItemBytes
   uint64_t trace_bytes = 0;     // kept trace events (world.keep_trace_events)
 
   uint64_t total_bytes() const {
     return baseline_bytes + buffer_bytes + slab_bytes + endpoint_bytes +
-           trace_bytes;
+           plan_bytes + trace_bytes;
   }
 };
 

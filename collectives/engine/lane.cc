@@ -21,15 +21,19 @@ constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
 
 }  // namespace
 
+uint64_t LaneConfig::frames_bytes() const {
+  return uint64_t{2} * depth * max_frame_bytes;
+}
+
 uint64_t LaneConfig::region_bytes() const {
-  const uint64_t frames = uint64_t{2} * depth * max_frame_bytes;
   const uint64_t extra = kHeaderBytes + kAbortFrameBytes;
-  return (frames + extra + kRegionAlign - 1) / kRegionAlign * kRegionAlign;
+  return (frames_bytes() + extra + kRegionAlign - 1) / kRegionAlign *
+         kRegionAlign;
 }
 
 Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
-           LaneConfig config, const Slab& slab, uint64_t offset,
-           const Clock& clock)
+           LaneConfig config, const Slab& slab, uint64_t frames_offset,
+           uint64_t control_offset, const Clock& clock)
     : endpoint_(std::move(endpoint)),
       peer_(peer),
       cable_(cable),
@@ -40,21 +44,22 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       send_(config, clock),
       receive_(config, clock),
       liveness_(clock.now_ns()) {
-  uint64_t at = offset;
-  auto carve = [&](uint32_t bytes) {
-    absl::StatusOr<Frame> f = slab.frame(at, bytes);
+  auto carve = [&](uint64_t* at, uint32_t bytes) {
+    absl::StatusOr<Frame> f = slab.frame(*at, bytes);
     WEFT_ASSERT(f.ok(), "the lane's region does not lie in the slab");
-    at += bytes;
+    *at += bytes;
     return *f;
   };
+  uint64_t at = frames_offset;
   for (uint32_t i = 0; i < depth_; ++i) {
-    recv_frames_.push_back(carve(config.max_frame_bytes));
+    recv_frames_.push_back(carve(&at, config.max_frame_bytes));
   }
   for (uint32_t i = 0; i < depth_; ++i) {
-    send_frames_.push_back(carve(config.max_frame_bytes));
+    send_frames_.push_back(carve(&at, config.max_frame_bytes));
   }
-  send_frames_.push_back(carve(kHeaderBytes));
-  send_frames_.push_back(carve(kAbortFrameBytes));
+  at = control_offset;
+  send_frames_.push_back(carve(&at, kHeaderBytes));
+  send_frames_.push_back(carve(&at, kAbortFrameBytes));
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 

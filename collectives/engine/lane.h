@@ -120,11 +120,15 @@ class Lane {
     FrameHeader header;
   };
 
-  // REQUIRES: [offset, offset + config.region_bytes()) lies in `slab`;
-  // `clock` outlives the lane.
+  // The data frames lie at [frames_offset, + config.frames_bytes()) of
+  // `slab`, the control frames at [control_offset, +
+  // config.control_bytes()): apart, so a group can keep its lanes' small
+  // control frames together (GroupBuilder: an acknowledgement writes a
+  // page shared with other lanes' instead of one of its own).
+  // REQUIRES: both ranges lie in `slab`; `clock` outlives the lane.
   Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
-       LaneConfig config, const Slab& slab, uint64_t offset,
-       const Clock& clock);
+       LaneConfig config, const Slab& slab, uint64_t frames_offset,
+       uint64_t control_offset, const Clock& clock);
 
   uint32_t peer() const { return peer_; }
   uint32_t cable() const { return cable_; }

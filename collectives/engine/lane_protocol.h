@@ -30,8 +30,12 @@ struct LaneConfig {
   // Data frames the peer may hold at once.
   uint32_t window() const { return depth - kControlReserve; }
   uint32_t report_threshold() const { return window() / 2; }
-  // Bytes of slab one lane needs.
+  // Bytes of slab one lane needs: its data frames (frames_bytes(), the
+  // depth's receive frames then its send frames) and its control frames
+  // (control_bytes(), the acknowledgement frame then the abort frame).
   uint64_t region_bytes() const;
+  uint64_t frames_bytes() const;
+  uint64_t control_bytes() const { return region_bytes() - frames_bytes(); }
 };
 
 // a is after b, modulo 2^32 (within half the number space).

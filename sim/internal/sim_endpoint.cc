@@ -305,7 +305,7 @@ size_t SimEndpoint::drain(std::span<Completion> out) {
   size_t n = 0;
   while (n < out.size() && !completions_.empty()) {
     const Queued& q = completions_.front();
-    out[n++] = q.completion;
+    out[n++] = q.completion();
     if (q.is_send) {
       --sends_outstanding_;
       // Polled: from now on the caller may reuse the frame.
@@ -319,9 +319,37 @@ size_t SimEndpoint::drain(std::span<Completion> out) {
   return n;
 }
 
+SimEndpoint::Queued SimEndpoint::Queued::of(const Completion& c, bool is_send,
+                                            FrameLoan loan) {
+  Queued q;
+  q.peer = c.id.peer;
+  q.slot = c.id.slot;
+  q.byte_len = c.byte_len;
+  q.immediate = c.immediate;
+  q.status = c.status;
+  q.loan = loan;
+  q.kind = c.id.kind;
+  q.has_immediate = c.has_immediate;
+  q.from_rdma_write = c.from_rdma_write;
+  q.is_send = is_send;
+  return q;
+}
+
+Completion SimEndpoint::Queued::completion() const {
+  Completion c;
+  c.id = WorkId{kind, peer, slot};
+  c.status = status;
+  c.status_name = wc_status_name(status);
+  c.byte_len = byte_len;
+  c.has_immediate = has_immediate;
+  c.immediate = immediate;
+  c.from_rdma_write = from_rdma_write;
+  return c;
+}
+
 void SimEndpoint::push_completion(const Completion& c, bool is_send,
                                   FrameLoan loan) {
-  completions_.push_back(Queued{c, is_send, loan});
+  completions_.push_back(Queued::of(c, is_send, loan));
   core_.note_completion(*this, c);
 }
 
@@ -391,9 +419,9 @@ void SimEndpoint::check_invariants() const {
   for (size_t i = 0; i < completions_.size(); ++i) {
     const Queued& q = completions_[i];
     send_completions += q.is_send ? 1 : 0;
-    WEFT_ASSERT(!q.loan.valid() ||
-                    (q.is_send && q.completion.status == WcStatus::kSuccess),
-                "a frame is on loan for a completion other than a sent one");
+    WEFT_ASSERT(
+        !q.loan.valid() || (q.is_send && q.status == WcStatus::kSuccess),
+        "a frame is on loan for a completion other than a sent one");
   }
   WEFT_ASSERT(sends_.size() + send_completions == sends_outstanding_,
               "an endpoint's sends outstanding miscount its posted sends "

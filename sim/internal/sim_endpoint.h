@@ -22,7 +22,10 @@
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "fabric/completion.h"
 #include "fabric/endpoint.h"
+#include "fabric/wc_status.h"
+#include "fabric/work_id.h"
 #include "sim/internal/fixed_ring.h"
 #include "sim/trace.h"
 
@@ -133,11 +136,26 @@ class SimEndpoint final : public Endpoint {
   void check_invariants() const;
 
  private:
+  // A queued completion, packed into 32 bytes (a Completion is 48 and
+  // carries its status's name, which the status gives back): every
+  // endpoint keeps room for kMaxSends + kMaxRecvs of them, used or not,
+  // and a world of 256 ranks on a mesh has 65,280 endpoints.
   struct Queued {
-    Completion completion;
-    bool is_send = false;
+    uint32_t peer = 0;  // the completion's WorkId
+    uint32_t slot = 0;
+    uint32_t byte_len = 0;
+    uint32_t immediate = 0;
+    WcStatus status = WcStatus::kSuccess;
     FrameLoan loan;  // sends: ends when the completion is polled
+    WorkKind kind = WorkKind::kSend;
+    bool has_immediate = false;
+    bool from_rdma_write = false;
+    bool is_send = false;
+
+    static Queued of(const Completion& c, bool is_send, FrameLoan loan);
+    Completion completion() const;
   };
+  static_assert(sizeof(Queued) <= 32, "a queued completion grew");
   // poll() once it knows there is something: moves completions to `out`.
   ABSL_ATTRIBUTE_NOINLINE size_t drain(std::span<Completion> out);
   absl::Status check_frame(const Frame& frame, std::string_view what) const;

@@ -50,6 +50,26 @@ TEST_F(LaneTest, ReorderedFramesArePlacedBySequenceNumber) {
   EXPECT_EQ(lane_->stats().placed_early, 1u);
 }
 
+// The data frames and the control frames lie where the lane was told (the
+// fixture: control frames at 0, data frames after them), so a group can
+// keep every lane's acknowledgement frames together on shared pages.
+TEST_F(LaneTest, DataAndControlFramesLieWhereTheyWereGiven) {
+  const uint64_t control_bytes = config().control_bytes();
+  for (const Frame& f : recv_frames_) {
+    EXPECT_GE(f.offset(), control_bytes);
+    EXPECT_LE(f.offset() + f.bytes(), config().region_bytes());
+  }
+  arrive(0, 0, data(0), {std::byte{1}});
+  arrive(1, 1, data(0), {std::byte{1}});  // a duplicate: acknowledged at once
+  ASSERT_TRUE(poll().ok());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  ASSERT_EQ(sent_header(0).type, FrameType::kAck);
+  EXPECT_EQ(sent_[0].frame.offset(), 0u);
+  EXPECT_EQ(sent_[0].frame.bytes(), kHeaderBytes);
+  EXPECT_GE(control_bytes, kHeaderBytes + kMaxAbortText);
+}
+
 TEST_F(LaneTest, DuplicatesAreDiscardedAndAcknowledged) {
   arrive(0, 0, data(0), {std::byte{1}});
   arrive(1, 1, data(0), {std::byte{9}});  // a copy: resent or duplicated

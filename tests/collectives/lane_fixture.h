@@ -90,8 +90,10 @@ class LaneTest : public ::testing::Test {
       pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(n));
       return absl::StatusOr<size_t>(n);
     });
-    lane_ = std::make_unique<Lane>(std::move(ep), 1, 0, config(), *slab_, 0,
-                                   clock_);
+    // The control frames first, the data frames after them (a group puts
+    // them the other way round; a lane takes whatever it is given).
+    lane_ = std::make_unique<Lane>(std::move(ep), 1, 0, config(), *slab_,
+                                   config().control_bytes(), 0, clock_);
     ASSERT_TRUE(lane_->connect(Destination{}).ok());
     ASSERT_EQ(recvs_posted_, kDepth);
   }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <iterator>
 #include <string>
 
@@ -66,19 +67,40 @@ std::string memory_size_text(uint64_t bytes) {
   return absl::StrFormat("%.2f %s", value, kUnits[unit]);
 }
 
+std::string memory_estimate_text(const harness::MemoryEstimate& estimate) {
+  return absl::StrFormat(
+      "about %s of memory (buffers %s, frames %s, endpoints %s, plans %s, "
+      "trace %s)",
+      memory_size_text(estimate.total_bytes()),
+      memory_size_text(estimate.buffer_bytes),
+      memory_size_text(estimate.slab_bytes),
+      memory_size_text(estimate.endpoint_bytes),
+      memory_size_text(estimate.plan_bytes),
+      memory_size_text(estimate.trace_bytes));
+}
+
+void announce_memory(const harness::MemoryEstimate& estimate, uint32_t ranks,
+                     const MemoryLimit& limit, const std::string& what) {
+  if (ranks < kAnnouncedRanks && estimate.total_bytes() < kAnnouncedBytes)
+    return;
+  const std::string limit_text =
+      limit.bytes
+          ? absl::StrFormat("the limit is %s (%s)",
+                            memory_size_text(*limit.bytes), limit.source)
+          : absl::StrFormat("no limit (%s)", limit.source);
+  std::fprintf(stderr, "weft-sim: %s needs %s; %s\n", what.c_str(),
+               memory_estimate_text(estimate).c_str(), limit_text.c_str());
+  std::fflush(stderr);
+}
+
 absl::Status check_memory(const harness::MemoryEstimate& estimate,
                           const MemoryLimit& limit, const std::string& what) {
   if (!limit.bytes || estimate.total_bytes() <= *limit.bytes)
     return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrFormat(
-      "%s needs about %s of memory (buffers %s, frames %s, endpoints %s, "
-      "trace %s) but %s is %s; use fewer ranks or bytes, or pass "
+      "%s needs %s but %s is %s; use fewer ranks or bytes, or pass "
       "--max_memory=SIZE (or off) to run it anyway",
-      what, memory_size_text(estimate.total_bytes()),
-      memory_size_text(estimate.buffer_bytes),
-      memory_size_text(estimate.slab_bytes),
-      memory_size_text(estimate.endpoint_bytes),
-      memory_size_text(estimate.trace_bytes), limit.source,
+      what, memory_estimate_text(estimate), limit.source,
       memory_size_text(*limit.bytes)));
 }
 

@@ -37,6 +37,24 @@ absl::StatusOr<MemoryLimit> memory_limit();
 // "1.50 GiB", "12.0 MiB": a byte count as the refusal line shows it.
 std::string memory_size_text(uint64_t bytes);
 
+// Runs whose estimate is printed before they start (announce_memory()):
+// worlds of at least kAnnouncedRanks ranks or estimates of at least
+// kAnnouncedBytes, where a run takes long enough, or memory enough, that
+// the figure helps before the first result does. (Smaller runs stay quiet:
+// the default study's 64 MiB row alone estimates 1.74 GiB.)
+inline constexpr uint32_t kAnnouncedRanks = 256;
+inline constexpr uint64_t kAnnouncedBytes = uint64_t{4} << 30;
+
+// "about 1.23 GiB of memory (buffers ..., frames ..., endpoints ...,
+// trace ...)": the estimate and its parts, as the lines below show it.
+std::string memory_estimate_text(const harness::MemoryEstimate& estimate);
+
+// Prints "weft-sim: <what> needs about ... of memory (...); the limit is
+// ... (<source>)" on stderr when the run is big as above; nothing
+// otherwise. Stderr, so the run's own output (and its JSON) stays as is.
+void announce_memory(const harness::MemoryEstimate& estimate, uint32_t ranks,
+                     const MemoryLimit& limit, const std::string& what);
+
 // ResourceExhausted, one line saying the estimate, its largest parts, the
 // limit and the flag that overrides it, when `estimate` exceeds `limit`;
 // `what` names the run ("this run", "row all_sum 64 MiB over mesh").

@@ -41,20 +41,31 @@ absl::StatusOr<StudyRow> run_row(const RowRequest& request) {
   return row;
 }
 
-absl::Status check_row_memory(const RowRequest& request,
-                              const std::string& what) {
+std::optional<harness::MemoryEstimate> row_memory_estimate(
+    const RowRequest& request) {
   if (!harness::check_collective(request.spec, request.world.topology,
                                  request.group)
            .ok()) {
-    return absl::OkStatus();
+    return std::nullopt;
   }
-  absl::StatusOr<MemoryLimit> limit = memory_limit();
-  if (!limit.ok()) return limit.status();
   WorldOptions world = request.world;
   world.keep_trace_events = !request.trace_path.empty();
-  return check_memory(
-      harness::estimate_memory(world, request.group, request.spec), *limit,
-      what);
+  return harness::estimate_memory(world, request.group, request.spec);
+}
+
+absl::Status check_row_memory(const RowRequest& request,
+                              const std::string& what, bool announce) {
+  const std::optional<harness::MemoryEstimate> estimate =
+      row_memory_estimate(request);
+  if (!estimate) return absl::OkStatus();
+  absl::StatusOr<MemoryLimit> limit = memory_limit();
+  if (!limit.ok()) return limit.status();
+  absl::Status s = check_memory(*estimate, *limit, what);
+  // A refused run's line already says the estimate.
+  if (s.ok() && announce) {
+    announce_memory(*estimate, request.world.topology.ranks(), *limit, what);
+  }
+  return s;
 }
 
 uint64_t fold_hash(uint64_t folded, uint64_t hash) {

@@ -7,10 +7,12 @@
 #define WEFT_TOOLS_WEFT_SIM_ROW_RUNNER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "harness/memory_estimate.h"
 #include "sim/world.h"
 #include "tools/weft-sim/study_table.h"
 
@@ -31,12 +33,18 @@ struct RowRequest {
 // written is an error too.
 absl::StatusOr<StudyRow> run_row(const RowRequest& request);
 
+// The row's memory estimate (harness/memory_estimate.h), or nullopt when
+// the row cannot run at all (run_row() says why).
+std::optional<harness::MemoryEstimate> row_memory_estimate(
+    const RowRequest& request);
+
 // ResourceExhausted (tools/cli/memory_check.h), one line naming `what`,
 // when the row's memory estimate exceeds --max_memory or the machine's
 // memory; InvalidArgument for a bad --max_memory. A row that cannot run
-// at all passes: run_row() says why.
+// at all passes: run_row() says why. With `announce`, a big row's estimate
+// is printed on stderr first (announce_memory()).
 absl::Status check_row_memory(const RowRequest& request,
-                              const std::string& what);
+                              const std::string& what, bool announce);
 
 // FNV-1a over a sequence of 64-bit hashes (the study's one hash of all its
 // rows' traces).

@@ -107,7 +107,8 @@ int run_collective(int argc, char** argv) {
   request.iterations = collective->iterations;
   request.timeout_ns = collective->timeout_ns;
   request.trace_path = flags->trace_path;
-  if (absl::Status s = check_row_memory(request, "this run"); !s.ok())
+  if (absl::Status s = check_row_memory(request, "this run", /*announce=*/true);
+      !s.ok())
     return bad_input(s);
   absl::StatusOr<StudyRow> row = run_row(request);
   if (!row.ok()) return bad_input(row.status());

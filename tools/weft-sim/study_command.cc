@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -168,15 +169,27 @@ RowRequest row_request(const StudyConfig& c, const PlannedRow& planned) {
   return request;
 }
 
-// Every row's memory estimate against the limit, before the first row runs.
+// Every row's memory estimate against the limit, before the first row
+// runs; the largest row's estimate is printed first when it is big.
 absl::Status check_study_memory(const StudyConfig& c,
                                 const std::vector<PlannedRow>& rows) {
+  const PlannedRow* largest = nullptr;
+  uint64_t largest_bytes = 0;
+  for (const PlannedRow& planned : rows) {
+    const std::optional<harness::MemoryEstimate> estimate =
+        row_memory_estimate(row_request(c, planned));
+    if (estimate && estimate->total_bytes() > largest_bytes) {
+      largest = &planned;
+      largest_bytes = estimate->total_bytes();
+    }
+  }
   for (const PlannedRow& planned : rows) {
     const std::string what =
         absl::StrFormat("the study's row %s of %u bytes over %s",
                         harness::api_name(planned.spec), planned.spec.bytes,
                         c.topologies[planned.topology].name);
-    if (absl::Status s = check_row_memory(row_request(c, planned), what);
+    if (absl::Status s = check_row_memory(row_request(c, planned), what,
+                                          &planned == largest);
         !s.ok()) {
       return s;
     }
