@@ -203,6 +203,10 @@ void Transport::depart(uint32_t qp_num, uint64_t ticket) {
   }
   m.recv_error = fate.recv_error;
   m.source = send->frame.data();
+  if (send->tail.slab() != nullptr) {
+    m.tail = send->tail.data();
+    m.head_length = send->head_length;
+  }
   const internal::FrameLoan loan = launch(*ep, fate, m);
   // UC: the send succeeds even when the frame is lost or the link is down.
   ep->complete_front_send(WcStatus::kSuccess, loan);
@@ -254,7 +258,9 @@ void Transport::end_loan(const internal::FrameLoan& loan) {
       m.placed_in != nullptr)
     return;
   if (!place_early(loan.message)) {
-    m.payload = payloads_.acquire({m.source, m.length});
+    // A message of two parts: both copied, one after the other.
+    const uint32_t head = m.tail != nullptr ? m.head_length : m.length;
+    m.payload = payloads_.acquire({m.source, head}, {m.tail, m.length - head});
   }
   check_after(m.link);
 }
@@ -284,13 +290,53 @@ bool Transport::place_early(uint32_t message) {
   }
   const SimEndpoint* dst = core_.endpoint(m.dst_qp);
   if (dst == nullptr || dst->state() != internal::QpState::kRts) return false;
-  const Frame* recv = dst->posted_recv_frame(ahead);
-  if (recv == nullptr || m.length > recv->bytes()) return false;
-  if (m.length > 0) std::memcpy(recv->data(), m.source, m.length);
-  m.placed_in = recv->data();
+  const SimEndpoint::PostedRecv* recv = dst->posted_recv(ahead);
+  if (recv == nullptr || m.length > recv->capacity()) return false;
+  copy_into(m, *recv);
+  m.placed_in = recv->frame.data();
   link.placed_dst_qp = m.dst_qp;
   ++link.placed;
   return true;
+}
+
+bool Transport::loan_reads(const internal::FrameLoan& loan,
+                           const Slab& slab) const {
+  const InFlight& m = in_flight_[loan.message];
+  if (m.id != loan.id || m.refs == 0 || m.payload != kNoPayload ||
+      m.placed_in != nullptr)
+    return false;
+  const std::byte* begin = slab.data();
+  const std::byte* end = begin + slab.bytes();
+  auto inside = [&](const std::byte* p) {
+    return p != nullptr && p >= begin && p < end;
+  };
+  return inside(m.source) || inside(m.tail);
+}
+
+void Transport::copy_into(const InFlight& m,
+                          const SimEndpoint::PostedRecv& recv) const {
+  // Up to two pieces on each side (a gather and a scatter of verbs'
+  // sg_list); a one-part message into a one-part receive is one memcpy.
+  std::span<const std::byte> from[2];
+  if (m.payload == kNoPayload && m.tail != nullptr) {
+    from[0] = {m.source, m.head_length};
+    from[1] = {m.tail, m.length - m.head_length};
+  } else {
+    from[0] = bytes_of(m);
+  }
+  std::byte* to[2] = {recv.frame.data(), recv.tail.data()};
+  const uint32_t room[2] = {recv.frame.bytes(), recv.tail.bytes()};
+  size_t src = 0, src_at = 0, dst = 0, dst_at = 0;
+  for (uint32_t left = m.length; left > 0;) {
+    while (src_at == from[src].size()) src_at = 0, ++src;
+    while (dst_at == room[dst]) dst_at = 0, ++dst;
+    const size_t n = std::min<size_t>(
+        {left, from[src].size() - src_at, room[dst] - dst_at});
+    std::memcpy(to[dst] + dst_at, from[src].data() + src_at, n);
+    src_at += n;
+    dst_at += n;
+    left -= static_cast<uint32_t>(n);
+  }
 }
 
 std::span<const std::byte> Transport::bytes_of(const InFlight& m) const {
@@ -414,7 +460,7 @@ void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
   const SimEndpoint::PostedRecv recv = dst.take_recv();
   core_.record(delivery_event(dst, m, recv.id));
   WcStatus status = m.recv_error;
-  if (status == WcStatus::kSuccess && m.length > recv.frame.bytes()) {
+  if (status == WcStatus::kSuccess && m.length > recv.capacity()) {
     status = WcStatus::kLocLenErr;
   }
   if (status != WcStatus::kSuccess) {
@@ -425,9 +471,7 @@ void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
   WEFT_ASSERT(m.placed_in == nullptr || m.placed_in == recv.frame.data(),
               "a frame placed early landed in another receive than the one "
               "it was placed in");
-  if (m.length > 0 && m.placed_in == nullptr) {
-    std::memcpy(recv.frame.data(), bytes_of(m).data(), m.length);
-  }
+  if (m.length > 0 && m.placed_in == nullptr) copy_into(m, recv);
   dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate,
                     m.has_immediate);
 }
