@@ -44,7 +44,6 @@ TcpEndpoint::~TcpEndpoint() {
     std::vector<uint8_t> out;
     if (front_written_ > 0) {
       const PostedSend& s = sends_.front();
-      const auto* payload = reinterpret_cast<const uint8_t*>(s.data);
       size_t skip = front_written_;
       if (skip < s.header.size()) {
         out.insert(out.end(), s.header.begin() + skip, s.header.end());
@@ -52,7 +51,12 @@ TcpEndpoint::~TcpEndpoint() {
       } else {
         skip -= s.header.size();
       }
-      out.insert(out.end(), payload + skip, payload + s.length);
+      for (std::span<const std::byte> piece : s.pieces()) {
+        const size_t from = std::min(skip, piece.size());
+        skip -= from;
+        const auto* bytes = reinterpret_cast<const uint8_t*>(piece.data());
+        out.insert(out.end(), bytes + from, bytes + piece.size());
+      }
     }
     const MessageHeader bye{.has_immediate = false, .goodbye = true};
     const std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
@@ -90,6 +94,30 @@ void TcpEndpoint::depart() {
     complete(s.id, WcStatus::kSuccess, s.length);
   sends_.clear();
   front_written_ = 0;
+}
+
+std::array<std::span<const std::byte>, Endpoint::kMaxParts>
+TcpEndpoint::PostedSend::pieces() const {
+  if (tail == nullptr) return {std::span(data, length), {}};
+  return {std::span(data, head_length),
+          std::span(tail, length - head_length)};
+}
+
+std::span<std::byte> TcpEndpoint::Incoming::next(uint32_t left) const {
+  if (read < head_room) {
+    return {into + read, std::min(left, head_room - read)};
+  }
+  return {tail + (read - head_room), left};
+}
+
+bool TcpEndpoint::uses_slab(const Slab* slab) const {
+  for (const PostedSend& s : sends_) {
+    if (s.slabs[0] == slab || s.slabs[1] == slab) return true;
+  }
+  for (const PostedRecv& r : recvs_) {
+    if (r.frame.slab() == slab || r.tail.slab() == slab) return true;
+  }
+  return false;
 }
 
 ErrorPlace TcpEndpoint::place(ErrorCause cause) const {
@@ -201,8 +229,9 @@ absl::Status TcpEndpoint::check_post(WorkId id, WorkKind kind,
   }
   if (!setup_.fabric->owns(frame)) {
     return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
-                  "the frame does not lie in a slab this fabric created with "
-                  "create_slab()");
+                  "the frame does not lie in a slab of this fabric "
+                  "(create_slab or register_memory); register the memory "
+                  "first");
   }
   if (outstanding >= limit) {
     return refuse(
@@ -220,13 +249,36 @@ absl::Status TcpEndpoint::post_recv(WorkId id, const Frame& frame) {
       !s.ok()) {
     return s;
   }
+  return post_checked_recv({id, frame, Frame()});
+}
+
+absl::Status TcpEndpoint::post_recv_parts(WorkId id,
+                                          std::span<const Frame> parts) {
+  if (parts.empty() || parts.size() > kMaxParts) {
+    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
+                  absl::StrFormat("a receive of %u parts; a message has 1 to "
+                                  "%u parts",
+                                  parts.size(), kMaxParts));
+  }
+  for (const Frame& part : parts) {
+    if (absl::Status s = check_post(id, WorkKind::kRecv, outstanding_recvs_,
+                                    kMaxRecvs, part);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return post_checked_recv(
+      {id, parts[0], parts.size() > 1 ? parts[1] : Frame()});
+}
+
+absl::Status TcpEndpoint::post_checked_recv(const PostedRecv& recv) {
   ++outstanding_recvs_;
   if (state_ == State::kError) {
-    complete(id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
+    complete(recv.id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
     unreported_.reset();
     return absl::OkStatus();
   }
-  recvs_.push_back({id, frame});
+  recvs_.push_back(recv);
   return absl::OkStatus();
 }
 
@@ -234,6 +286,36 @@ absl::Status TcpEndpoint::post_send(WorkId id, const Frame& frame,
                                     uint32_t length, uint32_t immediate) {
   MessageHeader h{.length = length, .immediate = immediate};
   return post({id, frame.data(), length, h.encode()}, frame);
+}
+
+absl::Status TcpEndpoint::post_send_parts(WorkId id,
+                                          std::span<const Frame> parts,
+                                          std::span<const uint32_t> lengths,
+                                          uint32_t immediate) {
+  if (parts.empty() || parts.size() > kMaxParts ||
+      lengths.size() != parts.size()) {
+    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
+                  absl::StrFormat("a send of %u parts and %u lengths; give 1 "
+                                  "to %u parts and a length for each",
+                                  parts.size(), lengths.size(), kMaxParts));
+  }
+  if (parts.size() == 1) return post_send(id, parts[0], lengths[0], immediate);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!setup_.fabric->owns(parts[i]) || lengths[i] > parts[i].bytes()) {
+      return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
+                    absl::StrFormat("send part %u: %u bytes from a %u-byte "
+                                    "frame, which must lie in a slab of this "
+                                    "fabric (create_slab or register_memory)",
+                                    i, lengths[i], parts[i].bytes()));
+    }
+  }
+  const uint32_t length = lengths[0] + lengths[1];
+  MessageHeader h{.length = length, .immediate = immediate};
+  PostedSend send{id, parts[0].data(), length, h.encode()};
+  send.tail = parts[1].data();
+  send.head_length = lengths[0];
+  send.slabs = {parts[0].slab(), parts[1].slab()};
+  return post(send, parts[0]);
 }
 
 absl::Status TcpEndpoint::post_send_without_immediate(WorkId id,
@@ -254,7 +336,8 @@ absl::Status TcpEndpoint::post(PostedSend send, const Frame& frame) {
       !s.ok()) {
     return s;
   }
-  if (send.length > frame.bytes()) {
+  if (send.tail == nullptr) send.slabs[0] = frame.slab();
+  if (send.tail == nullptr && send.length > frame.bytes()) {
     return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
                   absl::StrFormat("send of %u bytes from a %u-byte frame",
                                   send.length, frame.bytes()));
@@ -344,7 +427,8 @@ void TcpEndpoint::write_pending() {
     }
     size_t skip = front_written_;
     const size_t sendable = holding_sends() ? 0 : sends_.size();
-    for (size_t i = 0; i < sendable && n + 2 <= kMaxWriteParts; ++i) {
+    for (size_t i = 0; i < sendable && n + 1 + kMaxParts <= kMaxWriteParts;
+         ++i) {
       PostedSend& s = sends_[i];
       if (skip < s.header.size()) {
         parts[n++] = {s.header.data() + skip, s.header.size() - skip};
@@ -352,8 +436,14 @@ void TcpEndpoint::write_pending() {
       } else {
         skip -= s.header.size();
       }
-      if (s.length > skip) {
-        parts[n++] = {const_cast<std::byte*>(s.data) + skip, s.length - skip};
+      for (std::span<const std::byte> piece : s.pieces()) {
+        if (piece.size() > skip) {
+          parts[n++] = {const_cast<std::byte*>(piece.data()) + skip,
+                        piece.size() - skip};
+          skip = 0;
+        } else {
+          skip -= piece.size();
+        }
       }
       skip = 0;
     }
@@ -455,18 +545,22 @@ void TcpEndpoint::start_message(const MessageHeader& header) {
   incoming_ = Incoming{header, nullptr, 0};
   if (recvs_.empty()) {  // UC: no receive posted, the message is dropped
     if (drop_buffer_.empty()) drop_buffer_.resize(kDropBufferBytes);
-  } else if (header.length > recvs_.front().frame.bytes()) {
-    const PostedRecv r = recvs_.front();
+  } else if (const PostedRecv& front = recvs_.front();
+             header.length > front.frame.bytes() + front.tail.bytes()) {
+    const PostedRecv r = front;
     recvs_.pop_front();
     complete(r.id, WcStatus::kLocLenErr, 0);
     fail(WcStatus::kWrFlushErr,
          refuse(absl::StatusCode::kDataLoss, ErrorCause::kCompletionError,
                 absl::StrFormat("a message of %u bytes from %s arrived for a "
                                 "receive of %u bytes",
-                                header.length, peer_text(), r.frame.bytes())));
+                                header.length, peer_text(),
+                                r.frame.bytes() + r.tail.bytes())));
     return;
   } else {
-    incoming_->into = recvs_.front().frame.data();
+    incoming_->into = front.frame.data();
+    incoming_->head_room = front.frame.bytes();
+    incoming_->tail = front.tail.data();
   }
   if (header.length == 0) read_payload();
 }
@@ -478,7 +572,7 @@ bool TcpEndpoint::read_payload() {
   if (left > 0) {
     std::span<std::byte> into =
         in.into != nullptr
-            ? std::span<std::byte>(in.into + in.read, left)
+            ? in.next(left)
             : std::span<std::byte>(drop_buffer_)
                   .first(std::min<size_t>(left, drop_buffer_.size()));
     // The rest of this payload and, in the same call, the header of the
