@@ -28,13 +28,12 @@ absl::StatusOr<Slab*> Registrations::add(std::span<std::byte> memory,
                 e.slab->bytes())) {
       return make_error(
           absl::StatusCode::kInvalidArgument, place,
-          absl::StrFormat("memory [%p, +%u) overlaps the region registered "
-                          "at [%p, +%u); release that one first, or register "
-                          "one region covering both",
-                          static_cast<const void*>(memory.data()),
-                          memory.size(),
-                          static_cast<const void*>(e.slab->data()),
-                          e.slab->bytes()));
+          absl::StrFormat(
+              "memory [%p, +%u) overlaps the region registered "
+              "at [%p, +%u); release that one first, or register "
+              "one region covering both",
+              static_cast<const void*>(memory.data()), memory.size(),
+              static_cast<const void*>(e.slab->data()), e.slab->bytes()));
     }
   }
   entries_.push_back(Entry{Slab::borrow(memory.data(), memory.size()), 0});
@@ -63,8 +62,7 @@ absl::Status Registrations::check_release(const Slab* slab,
 }
 
 void Registrations::remove(const Slab* slab) {
-  std::erase_if(entries_,
-                [&](const Entry& e) { return e.slab.get() == slab; });
+  std::erase_if(entries_, [&](const Entry& e) { return e.slab.get() == slab; });
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 

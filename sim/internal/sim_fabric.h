@@ -85,7 +85,7 @@ class SimFabric final : public Fabric {
   std::map<std::string, uint32_t> qps_per_device_;
   std::vector<internal::SimEndpoint*> endpoints_;  // open, in opening order
   std::vector<std::unique_ptr<Slab>> slabs_;
-  Registrations registered_;  // user memory (register_memory)
+  Registrations registered_;                   // user memory (register_memory)
   absl::flat_hash_set<const Slab*> slab_set_;  // lookups only, never iterated
   internal::CheckCadence<kFullCheckEvery> full_checks_;
 };

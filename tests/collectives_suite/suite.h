@@ -1,8 +1,8 @@
 // The shared collectives suite: the matrix of every collective against the
-// reference, determinism, bad input, mismatched calls and the fault
-// property, each test written once against Cluster (cluster.h) and
-// parameterised by the fabric's ClusterFactory. A test binary runs the
-// suite over its fabric with
+// reference, determinism, bad input, mismatched calls, the fault property
+// and registered user memory, each test written once against Cluster
+// (cluster.h) and parameterised by the fabric's ClusterFactory. A test binary
+// runs the suite over its fabric with
 //
 //   WEFT_COLLECTIVES_SUITE_OVER(&factory);
 //
@@ -35,6 +35,7 @@ class CollectivesDeterminism : public CollectivesSuiteTest {};
 class CollectivesBadInput : public CollectivesSuiteTest {};
 class CollectivesMismatch : public CollectivesSuiteTest {};
 class CollectivesFaultProperty : public CollectivesSuiteTest {};
+class CollectivesRegistered : public CollectivesSuiteTest {};
 
 inline std::string fabric_test_name(
     const ::testing::TestParamInfo<const ClusterFactory*>& info) {
@@ -46,11 +47,12 @@ inline std::string fabric_test_name(
 #define WEFT_COLLECTIVES_SUITE_ONE(suite, factory)                  \
   INSTANTIATE_TEST_SUITE_P(Over, suite, ::testing::Values(factory), \
                            ::weft::testing::fabric_test_name)
-#define WEFT_COLLECTIVES_SUITE_OVER(factory)                   \
-  WEFT_COLLECTIVES_SUITE_ONE(CollectivesMatrix, factory);      \
-  WEFT_COLLECTIVES_SUITE_ONE(CollectivesDeterminism, factory); \
-  WEFT_COLLECTIVES_SUITE_ONE(CollectivesBadInput, factory);    \
-  WEFT_COLLECTIVES_SUITE_ONE(CollectivesMismatch, factory);    \
-  WEFT_COLLECTIVES_SUITE_ONE(CollectivesFaultProperty, factory)
+#define WEFT_COLLECTIVES_SUITE_OVER(factory)                     \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesMatrix, factory);        \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesDeterminism, factory);   \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesBadInput, factory);      \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesMismatch, factory);      \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesFaultProperty, factory); \
+  WEFT_COLLECTIVES_SUITE_ONE(CollectivesRegistered, factory)
 
 #endif  // WEFT_TESTS_COLLECTIVES_SUITE_SUITE_H_

@@ -126,9 +126,9 @@ inline void check_registration_rules(PartsPair& p) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(p.receiver_fabric->register_memory({}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE(p.receiver
-                  ->post_recv({WorkKind::kRecv, 0, 5}, *(*slab)->frame(0, 512))
-                  .ok());
+  ASSERT_TRUE(
+      p.receiver->post_recv({WorkKind::kRecv, 0, 5}, *(*slab)->frame(0, 512))
+          .ok());
   const absl::Status busy = p.receiver_fabric->release_memory(*slab);
   EXPECT_EQ(busy.code(), absl::StatusCode::kFailedPrecondition) << busy;
   p.receiver_fabric->hold_memory(*slab);
@@ -150,9 +150,10 @@ inline void check_registration_rules(PartsPair& p) {
       absl::StatusCode::kInvalidArgument);
   const Frame parts[] = {out, *stranger->frame(0, 64)};
   const uint32_t lengths[] = {16, 64};
-  EXPECT_EQ(p.sender->post_send_parts({WorkKind::kSend, 1, 6}, parts, lengths, 0)
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      p.sender->post_send_parts({WorkKind::kSend, 1, 6}, parts, lengths, 0)
+          .code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace weft::testing
