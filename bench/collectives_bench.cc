@@ -38,6 +38,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>

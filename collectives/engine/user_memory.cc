@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "fabric/assert.h"
 #include "fabric/logging.h"
 

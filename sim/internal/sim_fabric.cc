@@ -1,6 +1,7 @@
 #include "sim/internal/sim_fabric.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <string_view>
 #include <utility>

@@ -7,6 +7,7 @@
 #ifndef WEFT_SIM_INTERNAL_SIM_FABRIC_H_
 #define WEFT_SIM_INTERNAL_SIM_FABRIC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -2,6 +2,8 @@
 // flight (the sender's parts on loan, or a payload buffer) and the copy of
 // a message into the parts of its receive.
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <span>
 

@@ -6,9 +6,12 @@
 // unacknowledged frames of user memory aside when a call ends).
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/registered_memory.h"

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -21,20 +22,6 @@
 
 namespace weft::testing {
 namespace {
-
-ClusterSpec spec_of(Topology topology) {
-  ClusterSpec s;
-  s.topology = std::move(topology);
-  s.link = LinkKind::kIdeal;
-  return s;
-}
-
-GroupOptions small_frames() {
-  GroupOptions o;
-  o.max_frame_bytes = GroupOptions::kMinFrameBytes;
-  o.depth = GroupOptions::kMinDepth;
-  return o;
-}
 
 // Every collective (two dtypes, sizes from one element to many frames), in
 // place and out of place.
@@ -61,18 +48,29 @@ std::vector<Case> cases_for(uint32_t n, Algorithm algorithm) {
   return cases;
 }
 
-// Registers every buffer of `cases` on every rank; empty (and the test
-// skipped) when the fabric registers no user memory.
+// Whether the fabric registers user memory at all; the tests skip where
+// it does not (Unimplemented).
+bool registers_memory(Cluster& c) {
+  std::vector<std::byte> probe(64);
+  return c.group(0).register_memory(std::span(probe)).status().code() !=
+         absl::StatusCode::kUnimplemented;
+}
+constexpr char kNoRegistration[] = "the fabric registers no user memory";
+
+RegisteredMemory register_or_fail(Group& g, Bytes buffer) {
+  absl::StatusOr<RegisteredMemory> h = g.register_memory(buffer);
+  EXPECT_TRUE(h.ok()) << h.status();
+  return h.ok() ? *std::move(h) : RegisteredMemory();
+}
+
+// Registers every buffer of `cases` on every rank.
 std::vector<RegisteredMemory> register_all(Cluster& c,
                                            std::vector<PreparedCase>& cases) {
   std::vector<RegisteredMemory> handles;
   for (PreparedCase& pc : cases) {
     for (uint32_t r = 0; r < c.size(); ++r) {
       for (Bytes b : pc.buffers(r)) {
-        absl::StatusOr<RegisteredMemory> h = c.group(r).register_memory(b);
-        if (h.status().code() == absl::StatusCode::kUnimplemented) return {};
-        EXPECT_TRUE(h.ok()) << h.status();
-        if (h.ok()) handles.push_back(*std::move(h));
+        handles.push_back(register_or_fail(c.group(r), b));
       }
     }
   }
@@ -91,12 +89,12 @@ void run_registered(const ClusterFactory& fabric, const ClusterSpec& spec,
       fabric.create(spec, small_frames());
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Cluster& c = **cluster;
+  if (!registers_memory(c)) GTEST_SKIP() << kNoRegistration;
   std::vector<PreparedCase> cases;
   for (const Case& k : cases_for(c.size(), algorithm)) {
     cases.emplace_back(k, c.size());
   }
-  std::vector<RegisteredMemory> handles = register_all(c, cases);
-  if (handles.empty()) GTEST_SKIP() << "the fabric registers no user memory";
+  const std::vector<RegisteredMemory> handles = register_all(c, cases);
   ScriptRun run = run_cases(c, cases);
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   for (uint32_t r = 0; r < c.size(); ++r) {
@@ -137,14 +135,10 @@ TEST_P(CollectivesRegistered, ARegisteredInputIsSentWithoutStaging) {
                .algorithm = Algorithm::kMeshExchange};
   std::vector<PreparedCase> cases;
   cases.emplace_back(k, c.size());
+  if (!registers_memory(c)) GTEST_SKIP() << kNoRegistration;
   std::vector<RegisteredMemory> handles;
-  for (uint32_t r = 0; r < c.size(); ++r) {
-    auto h = c.group(r).register_memory(cases[0].buffers(r)[0]);  // input
-    if (h.status().code() == absl::StatusCode::kUnimplemented) {
-      GTEST_SKIP() << "the fabric registers no user memory";
-    }
-    ASSERT_TRUE(h.ok()) << h.status();
-    handles.push_back(*std::move(h));
+  for (uint32_t r = 0; r < c.size(); ++r) {  // the input only
+    handles.push_back(register_or_fail(c.group(r), cases[0].buffers(r)[0]));
   }
   ScriptRun run = run_cases(c, cases);
   ASSERT_TRUE(run.run.completed()) << run.run.report;
@@ -173,13 +167,9 @@ TEST_P(CollectivesRegistered, AHandleDestroyedInUseReleasesAfterTheOperation) {
   cases.emplace_back(k, c.size());
   std::vector<RegisteredMemory> handles(c.size());
   std::vector<std::vector<Starter>> scripts(c.size());
+  if (!registers_memory(c)) GTEST_SKIP() << kNoRegistration;
   for (uint32_t r = 0; r < c.size(); ++r) {
-    auto h = c.group(r).register_memory(cases[0].buffers(r)[0]);
-    if (h.status().code() == absl::StatusCode::kUnimplemented) {
-      GTEST_SKIP() << "the fabric registers no user memory";
-    }
-    ASSERT_TRUE(h.ok()) << h.status();
-    handles[r] = *std::move(h);
+    handles[r] = register_or_fail(c.group(r), cases[0].buffers(r)[0]);
     Starter start = *cases[0].starter(r);
     scripts[r].push_back([start, &handles, r](Group& g) {
       Operation op = start(g);
@@ -202,12 +192,10 @@ TEST_P(CollectivesRegistered, AHandleDestroyedInUseReleasesAfterTheOperation) {
 TEST_P(CollectivesRegistered, BadRegistrationsAreTypedErrors) {
   auto cluster = GetParam()->create(spec_of(*Topology::mesh(2)), {});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  if (!registers_memory(**cluster)) GTEST_SKIP() << kNoRegistration;
   Group& g = (*cluster)->group(0);
   std::vector<std::byte> buffer(4096);
   absl::StatusOr<RegisteredMemory> h = g.register_memory(std::span(buffer));
-  if (h.status().code() == absl::StatusCode::kUnimplemented) {
-    GTEST_SKIP() << "the fabric registers no user memory";
-  }
   ASSERT_TRUE(h.ok()) << h.status();
   const absl::Status empty = g.register_memory(std::span<std::byte>()).status();
   EXPECT_EQ(empty.code(), absl::StatusCode::kInvalidArgument) << empty;

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
@@ -29,6 +30,24 @@ class CollectivesSuiteTest
     return GetParam()->create(spec, options);
   }
 };
+
+// A cluster spec over `topology` and `link` (the ideal link: no virtual
+// time passes).
+inline ClusterSpec spec_of(Topology topology,
+                           LinkKind link = LinkKind::kIdeal) {
+  ClusterSpec s;
+  s.topology = std::move(topology);
+  s.link = link;
+  return s;
+}
+
+// The smallest frames and depth: a message of a few KiB is many frames.
+inline GroupOptions small_frames() {
+  GroupOptions o;
+  o.max_frame_bytes = GroupOptions::kMinFrameBytes;
+  o.depth = GroupOptions::kMinDepth;
+  return o;
+}
 
 class CollectivesMatrix : public CollectivesSuiteTest {};
 class CollectivesDeterminism : public CollectivesSuiteTest {};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -19,12 +20,12 @@ using testing::make_pair;
 using testing::poll_all;
 using testing::two_rank_options;
 
-struct SimParts {
+struct SimPartsPair {
   testing::Pair pair = make_pair(two_rank_options());
   std::array<std::vector<Completion>, 2> seen;
   weft::testing::PartsPair parts;
 
-  SimParts() {
+  SimPartsPair() {
     parts.sender_fabric = &pair.world->fabric(0);
     parts.receiver_fabric = &pair.world->fabric(1);
     parts.sender = pair.a.get();
@@ -41,32 +42,14 @@ struct SimParts {
   }
 };
 
-TEST(SimParts, PartsGoOutAndLandInOrder) {
-  SimParts s;
-  weft::testing::check_parts_in_order(s.parts);
-}
-
-TEST(SimParts, OneMessageScattersIntoTwoFrames) {
-  SimParts s;
-  weft::testing::check_scatter_into_two_frames(s.parts);
-}
-
-TEST(SimParts, AMessageLongerThanAllPartsIsLocLenErr) {
-  SimParts s;
-  weft::testing::check_too_long_for_all_parts(s.parts);
-}
-
-TEST(SimParts, RegistrationRules) {
-  SimParts s;
-  weft::testing::check_registration_rules(s.parts);
-}
+WEFT_PARTS_CONTRACT_TESTS(SimParts, SimPartsPair)
 
 // The sender polls its completion before the message arrives: the
 // simulator copies both parts out of the sender's memory then, so the
 // sender may overwrite them at once and the receiver still gets what was
 // sent.
 TEST(SimParts, BothPartsAreCopiedWhenTheLoanEndsInFlight) {
-  SimParts s;
+  SimPartsPair s;
   std::vector<std::byte> user(256);
   for (size_t i = 0; i < user.size(); ++i) user[i] = weft::testing::pattern(i);
   auto slab = s.pair.world->fabric(0).register_memory(user);

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -157,5 +159,25 @@ inline void check_registration_rules(PartsPair& p) {
 }
 
 }  // namespace weft::testing
+
+// The four contract tests of `suite`, each on a fresh `Fixture` whose
+// member `parts` is the pair (a PartsPair).
+#define WEFT_PARTS_CONTRACT_TESTS(suite, Fixture)            \
+  TEST(suite, PartsGoOutAndLandInOrder) {                    \
+    Fixture f;                                               \
+    ::weft::testing::check_parts_in_order(f.parts);          \
+  }                                                          \
+  TEST(suite, OneMessageScattersIntoTwoFrames) {             \
+    Fixture f;                                               \
+    ::weft::testing::check_scatter_into_two_frames(f.parts); \
+  }                                                          \
+  TEST(suite, AMessageLongerThanAllPartsIsLocLenErr) {       \
+    Fixture f;                                               \
+    ::weft::testing::check_too_long_for_all_parts(f.parts);  \
+  }                                                          \
+  TEST(suite, RegistrationRules) {                           \
+    Fixture f;                                               \
+    ::weft::testing::check_registration_rules(f.parts);      \
+  }
 
 #endif  // WEFT_TESTS_SUPPORT_PARTS_CONTRACT_H_

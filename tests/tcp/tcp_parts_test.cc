@@ -2,6 +2,7 @@
 // contract checks (tests/support/parts_contract.h) over loopback sockets.
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -11,11 +12,11 @@
 namespace weft::tcp {
 namespace {
 
-struct TcpParts {
+struct TcpPartsPair {
   std::unique_ptr<testing::Pair> pair;
   weft::testing::PartsPair parts;
 
-  TcpParts() {
+  TcpPartsPair() {
     auto p = testing::Pair::create();
     EXPECT_TRUE(p.ok()) << p.status();
     pair = *std::move(p);
@@ -33,25 +34,7 @@ struct TcpParts {
   }
 };
 
-TEST(TcpParts, PartsGoOutAndLandInOrder) {
-  TcpParts s;
-  weft::testing::check_parts_in_order(s.parts);
-}
-
-TEST(TcpParts, OneMessageScattersIntoTwoFrames) {
-  TcpParts s;
-  weft::testing::check_scatter_into_two_frames(s.parts);
-}
-
-TEST(TcpParts, AMessageLongerThanAllPartsIsLocLenErr) {
-  TcpParts s;
-  weft::testing::check_too_long_for_all_parts(s.parts);
-}
-
-TEST(TcpParts, RegistrationRules) {
-  TcpParts s;
-  weft::testing::check_registration_rules(s.parts);
-}
+WEFT_PARTS_CONTRACT_TESTS(TcpParts, TcpPartsPair)
 
 }  // namespace
 }  // namespace weft::tcp
