@@ -1,6 +1,7 @@
 // Registered user memory under loss, duplication and reordering in the
 // simulator: a caller may change a registered buffer the moment a call on
-// it returned, although frames sent straight from it may not be
+// it returned (its input, and its output, which an all-sum's second phase
+// sends from), although frames sent straight from it may not be
 // acknowledged yet and may be resent afterwards. Every rank's results, of
 // that call and of the next, must still be exact (the engine copies
 // unacknowledged frames of user memory aside when a call ends).
@@ -25,7 +26,7 @@ using harness::ScriptRun;
 using harness::SimCluster;
 using harness::Starter;
 
-constexpr uint32_t kCount = 6000;  // int32 elements: many small frames
+constexpr uint32_t kCount = 40000;  // int32 elements: many small frames
 
 // Rank r's input of call `call`: element i is call * 1'000'000 + r * 1000 +
 // i, so the sum over n ranks is n * (call * 1'000'000 + i) + 1000 * n(n-1)/2.
@@ -53,9 +54,9 @@ struct Totals {
   uint64_t zero_copy = 0;
 };
 
-// Two all-sums per rank on registered buffers; each call's input is
-// overwritten with garbage as soon as the call returned (in place that is
-// its result: kept first). Checks every result; adds to *totals.
+// Two all-sums per rank on registered buffers; each call's buffers are
+// overwritten with garbage as soon as the call returned (its result kept
+// first). Checks every result; adds to *totals.
 void run_seed(uint64_t seed, const Topology& topology, Algorithm algorithm,
               bool in_place, Totals* totals) {
   sim::WorldOptions w;
@@ -90,10 +91,12 @@ void run_seed(uint64_t seed, const Topology& topology, Algorithm algorithm,
       scripts[r].push_back([&, r, call](Group& g) {
         if (call > 0) {
           // The previous call returned: keep its result, then scribble
-          // over everything it sent from.
+          // over everything it sent from (the input, and the output its
+          // all-gather phase sent its reduced chunk from).
           const uint32_t prev = call - 1;
           kept[r][prev] = in_place ? in[r][prev] : out[r][prev];
           std::memset(in[r][prev].data(), 0xab, kCount * sizeof(int32_t));
+          std::memset(out[r][prev].data(), 0xcd, kCount * sizeof(int32_t));
         }
         std::vector<int32_t>& dst = in_place ? in[r][call] : out[r][call];
         return g.all_reduce_async(std::as_bytes(std::span(in[r][call])),
@@ -121,7 +124,7 @@ void run_seed(uint64_t seed, const Topology& topology, Algorithm algorithm,
 
 void run_seeds(const Topology& topology, Algorithm algorithm, bool in_place) {
   Totals totals;
-  for (uint64_t seed = 1; seed <= 6; ++seed) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
     run_seed(seed, topology, algorithm, in_place, &totals);
     if (::testing::Test::HasFatalFailure()) return;
   }
