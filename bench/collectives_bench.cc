@@ -21,6 +21,14 @@
 // CPU-cost target: all_sum/mesh/64MiB at least 0.30). On an idle machine
 // the two agree; on a shared one the CPU ratio leaves out the neighbours.
 //
+// Rows all_sum/<mesh|ring>/<size>/registered run the same all_sum with
+// every rank's buffers registered (Group::register_memory): payloads are
+// sent straight from the input instead of through weft's frames.
+// zero_copy_share is the part of the payload bytes sent that way. The
+// simulator's own wire copy (its payload_bytes_copied counter) is part of
+// every row's CPU time; vs_memcpy_weft leaves it out, its time estimated
+// as those bytes at the memcpy baseline's rate: weft's share alone.
+//
 //   weft_collectives_bench --benchmark_filter='memcpy|all_sum/mesh/64MiB'
 //                          --benchmark_repetitions=3
 #include <algorithm>
@@ -30,6 +38,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +50,7 @@
 #include "benchmark/benchmark.h"
 #include "collectives/group.h"
 #include "collectives/inprocess_bootstrap.h"
+#include "collectives/registered_memory.h"
 #include "fabric/clock.h"
 #include "harness/call_program.h"
 #include "harness/collective_spec.h"
@@ -181,10 +191,19 @@ void bm_memcpy(benchmark::State& state) {
 class CollectiveCase {
  public:
   // Forms the group, runs the collective once and checks every output.
+  // `registered`: every rank's buffers are registered with its group.
   static absl::StatusOr<std::unique_ptr<CollectiveCase>> create(
-      const CollectiveSpec& spec);
+      const CollectiveSpec& spec, bool registered);
 
   const CollectiveSpec& spec() const { return spec_; }
+  bool registered() const { return !handles_.empty(); }
+  // Payload bytes sent zero-copy and staged, over every rank, so far.
+  uint64_t zero_copy_bytes() const;
+  uint64_t staged_bytes() const;
+  // Payload bytes the simulator copied so far.
+  uint64_t wire_bytes() const {
+    return world_->counters().payload_bytes_copied;
+  }
   const CollectiveShape& shape() const { return reference_.shape(); }
   Algorithm algorithm() const { return call_.algorithm; }
 
@@ -195,6 +214,7 @@ class CollectiveCase {
   CollectiveCase(const CollectiveSpec& spec, const CollectiveShape& shape)
       : spec_(spec), reference_(spec, shape, kRanks, kDataSeed) {}
   absl::Status form();
+  absl::Status register_buffers();
   absl::Status check_outputs();
 
   CollectiveSpec spec_;
@@ -204,14 +224,18 @@ class CollectiveCase {
   std::vector<std::unique_ptr<Group>> groups_;  // destroyed before world_
   std::vector<std::unique_ptr<RankCall>> calls_;
   std::vector<std::vector<harness::Starter>> starters_;
+  std::vector<RegisteredMemory> handles_;  // released before groups_ go
 };
 
 absl::StatusOr<std::unique_ptr<CollectiveCase>> CollectiveCase::create(
-    const CollectiveSpec& spec) {
+    const CollectiveSpec& spec, bool registered) {
   absl::StatusOr<CollectiveShape> shape = harness::shape_of(spec, kRanks);
   if (!shape.ok()) return shape.status();
   auto c = std::unique_ptr<CollectiveCase>(new CollectiveCase(spec, *shape));
   if (absl::Status s = c->form(); !s.ok()) return s;
+  if (registered) {
+    if (absl::Status s = c->register_buffers(); !s.ok()) return s;
+  }
   if (absl::Status s = c->run(); !s.ok()) return s;
   if (absl::Status s = c->check_outputs(); !s.ok()) return s;
   return c;
@@ -243,6 +267,29 @@ absl::Status CollectiveCase::form() {
     starters_.push_back(calls_.back()->starters(call_));
   }
   return absl::OkStatus();
+}
+
+absl::Status CollectiveCase::register_buffers() {
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    for (std::span<std::byte> buffer : calls_[r]->buffers()) {
+      absl::StatusOr<RegisteredMemory> h = groups_[r]->register_memory(buffer);
+      if (!h.ok()) return h.status();
+      handles_.push_back(*std::move(h));
+    }
+  }
+  return absl::OkStatus();
+}
+
+uint64_t CollectiveCase::zero_copy_bytes() const {
+  uint64_t bytes = 0;
+  for (const auto& g : groups_) bytes += g->counters().payload_bytes_zero_copy;
+  return bytes;
+}
+
+uint64_t CollectiveCase::staged_bytes() const {
+  uint64_t bytes = 0;
+  for (const auto& g : groups_) bytes += g->counters().payload_bytes_staged;
+  return bytes;
 }
 
 absl::Status CollectiveCase::run() {
@@ -279,37 +326,57 @@ absl::Status CollectiveCase::check_outputs() {
 
 // The case of the row running now, kept between Google Benchmark's calls of
 // the same row (one case at a time: the 64 MiB ones hold ~0.5 GiB).
-absl::StatusOr<CollectiveCase*> case_for(const CollectiveSpec& spec) {
+absl::StatusOr<CollectiveCase*> case_for(const CollectiveSpec& spec,
+                                         bool registered) {
   static auto* current = new std::unique_ptr<CollectiveCase>();
-  const auto same = [&](const CollectiveSpec& s) {
+  const auto same = [&](const CollectiveCase& c) {
+    const CollectiveSpec& s = c.spec();
     return s.kind == spec.kind && s.bytes == spec.bytes &&
-           s.algorithm == spec.algorithm;
+           s.algorithm == spec.algorithm && c.registered() == registered;
   };
-  if (*current == nullptr || !same((*current)->spec())) {
+  if (*current == nullptr || !same(**current)) {
     current->reset();
     absl::StatusOr<std::unique_ptr<CollectiveCase>> made =
-        CollectiveCase::create(spec);
+        CollectiveCase::create(spec, registered);
     if (!made.ok()) return made.status();
     *current = *std::move(made);
   }
   return current->get();
 }
 
-void bm_collective(benchmark::State& state, CollectiveSpec spec) {
-  absl::StatusOr<CollectiveCase*> c = case_for(spec);
+void bm_collective(benchmark::State& state, CollectiveSpec spec,
+                   bool registered) {
+  absl::StatusOr<CollectiveCase*> c = case_for(spec, registered);
   if (!c.ok()) return fail_row(state, c.status());
   const double bytes_per_run = static_cast<double>(kRanks) *
                                static_cast<double>((*c)->shape().size_bytes);
+  const uint64_t zero_copy_before = (*c)->zero_copy_bytes();
+  const uint64_t staged_before = (*c)->staged_bytes();
+  const uint64_t wire_before = (*c)->wire_bytes();
   const Stopwatch watch;
   for (auto _ : state) {
     if (absl::Status s = (*c)->run(); !s.ok()) return fail_row(state, s);
   }
   const double bytes = bytes_per_run * static_cast<double>(state.iterations());
   const Rate rate = rate_of(bytes, watch);
+  const double cpu_s = watch.cpu_s();
   const Rate copy = memcpy_rate();
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["vs_memcpy"] = rate.cpu / copy.cpu;
   state.counters["vs_memcpy_wall"] = rate.wall / copy.wall;
+  // The simulator's wire copy at the memcpy baseline's rate, left out.
+  const double wire_s =
+      static_cast<double>((*c)->wire_bytes() - wire_before) / copy.cpu;
+  if (cpu_s > wire_s) {
+    state.counters["vs_memcpy_weft"] = bytes / (cpu_s - wire_s) / copy.cpu;
+  }
+  const double zero_copy =
+      static_cast<double>((*c)->zero_copy_bytes() - zero_copy_before);
+  const double staged =
+      static_cast<double>((*c)->staged_bytes() - staged_before);
+  if (zero_copy + staged > 0) {
+    state.counters["zero_copy_share"] = zero_copy / (zero_copy + staged);
+  }
   state.SetLabel(std::string(algorithm_name((*c)->algorithm())));
 }
 
@@ -325,8 +392,13 @@ void register_all() {
         const std::string name = absl::StrFormat(
             "%s/%s/%s", harness::api_name(spec),
             harness::algorithm_request_name(algorithm), size_label(bytes));
-        benchmark::RegisterBenchmark(name.c_str(), bm_collective, spec)
+        benchmark::RegisterBenchmark(name.c_str(), bm_collective, spec, false)
             ->Unit(benchmark::kMillisecond);
+        if (kind == CollectiveKind::kAllReduce) {
+          benchmark::RegisterBenchmark((name + "/registered").c_str(),
+                                       bm_collective, spec, true)
+              ->Unit(benchmark::kMillisecond);
+        }
       }
     }
   }

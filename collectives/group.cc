@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "collectives/algorithms/algorithms.h"
 #include "collectives/engine/engine.h"
+#include "collectives/engine/user_memory.h"
 #include "collectives/internal/op_call.h"
 #include "fabric/errors.h"
 
@@ -154,6 +155,25 @@ Operation Group::recv_async(Bytes out, DType dtype, uint32_t peer,
 Operation Group::barrier_async(CallOptions c) {
   return start(
       {OpKind::kBarrier, DType::kUint8, ReduceOp::kSum, 0, false, {}, {}, c});
+}
+
+absl::StatusOr<RegisteredMemory> Group::register_memory(
+    std::span<std::byte> memory) {
+  const ErrorPlace place{members_[rank_], kNoPeer, "", ErrorCause::kBadInput};
+  if (memory.empty()) {
+    return make_error(absl::StatusCode::kInvalidArgument, place,
+                      "register_memory: the memory is empty; register a "
+                      "buffer of at least one byte");
+  }
+  const std::shared_ptr<internal::UserMemory>& user = engine_->user_memory();
+  if (user == nullptr) {
+    return make_error(absl::StatusCode::kFailedPrecondition, place,
+                      "register_memory: this group has no fabric to register "
+                      "with");
+  }
+  absl::StatusOr<uint64_t> id = user->add(memory);
+  if (!id.ok()) return id.status();
+  return RegisteredMemory(user, *id, memory);
 }
 
 Progress Group::progress() { return engine_->progress(); }

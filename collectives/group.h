@@ -49,6 +49,7 @@
 #include "collectives/group_counters.h"
 #include "collectives/group_options.h"
 #include "collectives/operation.h"
+#include "collectives/registered_memory.h"
 #include "fabric/clock.h"
 #include "fabric/progress.h"
 #include "fabric/topology.h"
@@ -117,6 +118,21 @@ class Group {
   absl::Status recv(Bytes out, DType dtype, uint32_t peer, CallOptions c = {});
   // Returns once every rank has entered.
   absl::Status barrier(CallOptions c = {});
+
+  // Registers `memory` with this rank's fabric (see RegisteredMemory): an
+  // operation whose input or output lies wholly inside a registration
+  // sends its payload straight from there (GroupCounters::
+  // payload_bytes_zero_copy counts it); any other buffer is staged
+  // through weft's own frames as before. Local: each rank registers what
+  // it likes, no peer needs to agree. Shared with split groups (one
+  // fabric). InvalidArgument (kBadInput) for empty memory or memory
+  // overlapping a live registration; Unimplemented on a fabric that
+  // registers no user memory.
+  absl::StatusOr<RegisteredMemory> register_memory(std::span<std::byte> memory);
+  template <typename T>
+  absl::StatusOr<RegisteredMemory> register_memory(std::span<T> memory) {
+    return register_memory(std::as_writable_bytes(memory));
+  }
 
   // The same, started asynchronously. Bad input gives an Operation that is
   // already done with InvalidArgument.

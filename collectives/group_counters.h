@@ -71,6 +71,11 @@ struct GroupCounters {
   std::vector<PeerCounters> peers;
   // The sum over `peers`, plus deadlines that blamed no single peer.
   LinkCounters total;
+  // Payload bytes of data frames sent the first time straight from
+  // registered user memory (Group::register_memory), and copied into
+  // weft's own frames first (every other buffer). Resends not counted.
+  uint64_t payload_bytes_zero_copy = 0;
+  uint64_t payload_bytes_staged = 0;
 };
 
 }  // namespace weft

@@ -12,9 +12,11 @@
 #include "absl/strings/str_format.h"
 #include "collectives/algorithms/algorithms.h"
 #include "collectives/engine/engine.h"
+#include "collectives/engine/user_memory.h"
 #include "collectives/group.h"
 #include "collectives/internal/op_call.h"
 #include "fabric/errors.h"
+#include "fabric/slab.h"
 
 namespace weft {
 
@@ -116,12 +118,22 @@ Operation Group::start(const internal::OpCall& call) {
       options_.max_frame_bytes);
   internal::Engine* engine = engine_.get();
   const std::vector<uint32_t>& members = members_;
+  // Buffers inside registered user memory are sent from directly.
+  internal::OpBuffers buffers{call.in.data(), call.out.data()};
+  internal::UserMemory* user = engine_->user_memory().get();
+  if (user != nullptr && user->size() > 0) {
+    buffers.in_slab = user->find(call.in.data(), call.in.size());
+    buffers.out_slab = user->find(call.out.data(), call.out.size());
+  }
   auto runner = std::make_unique<internal::OpRunner>(
       internal::build_plan(*input, r->algorithm, striping), id, call.dtype,
-      call.op, internal::OpBuffers{call.in.data(), call.out.data()},
-      members_[rank_], [&](uint32_t peer, uint32_t cable) {
+      call.op, buffers, members_[rank_], [&](uint32_t peer, uint32_t cable) {
         return engine->lane(members[peer], cable);
       });
+  if (user != nullptr && user->size() > 0) {
+    const Slab* slabs[] = {buffers.in_slab, buffers.out_slab};
+    runner->keep(user->use(slabs));
+  }
   const TimeNs timeout_ns = call.options.timeout_ns > 0
                                 ? call.options.timeout_ns
                                 : options_.timeout_ns;

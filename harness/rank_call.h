@@ -39,6 +39,15 @@ class RankCall {
 
   // What the rank's output holds (empty when it has none).
   std::span<const std::byte> output() const { return out_; }
+  // The rank's buffers, input storage first, each that is not empty (for
+  // registering them: Group::register_memory).
+  std::vector<std::span<std::byte>> buffers() {
+    std::vector<std::span<std::byte>> out;
+    for (std::vector<std::byte>* v : {&in_storage_, &out_storage_}) {
+      if (!v->empty()) out.emplace_back(*v);
+    }
+    return out;
+  }
 
  private:
   void lay_out_in_place(const Reference& reference);

@@ -31,6 +31,10 @@ struct Counters {
   uint64_t completions_error = 0;    // error statuses other than flush
   uint64_t completions_flushed = 0;  // IBV_WC_WR_FLUSH_ERR
   std::array<uint64_t, kFaultKindCount> faults{};  // by FaultKind
+  // Payload bytes the simulator itself copied (into receives, regions and
+  // buffers of frames in flight): the wire's share of a run's copying,
+  // for benchmarks that tell it from weft's. Not in to_string().
+  uint64_t payload_bytes_copied = 0;
 
   uint64_t faults_of(FaultKind kind) const {
     return faults[static_cast<size_t>(kind)];

@@ -187,9 +187,34 @@ absl::StatusOr<Slab*> TcpFabric::create_slab(uint64_t bytes) {
   return slabs_.back().get();
 }
 
+absl::StatusOr<Slab*> TcpFabric::register_memory(std::span<std::byte> memory) {
+  return registered_.add(memory,
+                         ErrorPlace{rank_, kNoPeer, "", ErrorCause::kBadInput});
+}
+
+absl::Status TcpFabric::release_memory(Slab* slab) {
+  const ErrorPlace place{rank_, kNoPeer, "", ErrorCause::kBadInput};
+  if (absl::Status s = registered_.check_release(slab, place); !s.ok()) {
+    return s;
+  }
+  for (const auto& [qp, endpoint] : endpoints_) {
+    if (!endpoint->uses_slab(slab)) continue;
+    return make_error(
+        absl::StatusCode::kFailedPrecondition, place,
+        absl::StrFormat("release_memory: sends or receives posted on the "
+                        "region at %p are not complete yet (to rank %u); "
+                        "poll their completions first",
+                        static_cast<const void*>(slab->data()),
+                        endpoint->info().peer));
+  }
+  registered_.remove(slab);
+  return absl::OkStatus();
+}
+
 bool TcpFabric::owns(const Frame& frame) const {
   const Slab* slab = frame.slab();
   if (slab == nullptr || !slab->contains(frame)) return false;
+  if (!slab->owns_memory()) return registered_.contains(slab);
   return std::any_of(slabs_.begin(), slabs_.end(),
                      [&](const auto& s) { return s.get() == slab; });
 }

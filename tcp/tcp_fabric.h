@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
+#include "fabric/registrations.h"
 #include "fabric/socket.h"
 
 namespace weft::tcp {
@@ -103,6 +105,12 @@ class TcpFabric final : public Fabric {
   // process until an endpoint is polled.
   bool host_moves_sends() const override { return true; }
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
+  // Registered user memory: sends are written from it and receives read
+  // into it directly (no budget: a socket reads and writes any memory).
+  absl::StatusOr<Slab*> register_memory(std::span<std::byte> memory) override;
+  absl::Status release_memory(Slab* slab) override;
+  void hold_memory(const Slab* slab) override { registered_.hold(slab); }
+  void unhold_memory(const Slab* slab) override { registered_.unhold(slab); }
   // `device`: one of this fabric's listening addresses, as configured or as
   // bound (listen_addresses()). The endpoint's cable is the count of
   // endpoints opened towards `peer` before it.
@@ -165,6 +173,7 @@ class TcpFabric final : public Fabric {
   std::vector<std::unique_ptr<internal::PendingConnection>> pending_;
   std::vector<std::unique_ptr<internal::ClosingConnection>> closing_;
   std::vector<std::unique_ptr<Slab>> slabs_;
+  Registrations registered_;  // user memory (register_memory)
   std::map<uint32_t, internal::TcpEndpoint*> endpoints_;  // by qp_num
   std::map<uint32_t, uint32_t> cables_opened_;            // by peer
   uint32_t next_qp_num_ = 1;

@@ -68,6 +68,12 @@ void Engine::step_until(TimeNs until_ns,
   }
 }
 
+void Engine::set_idle_fabric(Fabric* fabric) {
+  idle_fabric_ = fabric;
+  user_memory_ =
+      fabric != nullptr ? std::make_shared<UserMemory>(*fabric) : nullptr;
+}
+
 void Engine::watch(std::function<absl::Status()> check, TimeNs interval_ns) {
   WEFT_ASSERT(interval_ns > 0, "a watch needs an interval above 0");
   watch_ = std::move(check);
@@ -153,6 +159,10 @@ absl::Status Engine::run_queue(bool* advanced) {
       if (prefetch_) op.runner->prefetch_next();
       return absl::OkStatus();
     }
+    // Done: every send completed, so nothing reads user memory now but
+    // a resend to come, which goes from the lane's own frame from here.
+    const bool detached = op.runner->detach_user_memory();
+    WEFT_ASSERT(detached, "an operation ended with sends in flight");
     op.done = true;
     op.runner.reset();
     queue_.pop_front();
@@ -350,6 +360,8 @@ GroupCounters Engine::counters() const {
     p.counts.credit_stalls = st.credit_stalls;
     p.counts.deadlines_hit = st.deadlines;
     out.total += p.counts;
+    out.payload_bytes_zero_copy += st.bytes_zero_copy;
+    out.payload_bytes_staged += st.bytes_staged;
     out.peers.push_back(std::move(p));
   }
   std::sort(out.peers.begin(), out.peers.end(),
@@ -483,6 +495,9 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   }
   bool first = true;
   for (const auto& op : queue_) {
+    // Best effort: a send not yet completed may still read user memory,
+    // and its registration stays with the fabric (UserMemory::drop).
+    if (op->runner != nullptr) op->runner->detach_user_memory();
     op->done = true;
     op->status = every_op || first ? status : refusal();
     op->runner.reset();

@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "collectives/engine/lane.h"
 #include "collectives/engine/op_runner.h"
+#include "collectives/engine/user_memory.h"
 #include "collectives/group_counters.h"
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
@@ -79,8 +80,13 @@ class Engine {
   uint32_t rank() const { return rank_; }
   const Clock& clock() const { return clock_; }
   // The fabric whose idle() the engine calls when it has nothing to do
-  // (Fabric::idle); nullptr: none. REQUIRES: outlives the engine.
-  void set_idle_fabric(Fabric* fabric) { idle_fabric_ = fabric; }
+  // (Fabric::idle), and with which user memory is registered; nullptr:
+  // none. REQUIRES: outlives the engine and its registrations.
+  void set_idle_fabric(Fabric* fabric);
+  // The user memory registered with that fabric (nullptr: no fabric).
+  const std::shared_ptr<UserMemory>& user_memory() const {
+    return user_memory_;
+  }
   // Nothing to do until a completion or `wake_at_ns`: tells the fabric.
   // A fabric that can no longer make progress (Fabric::health()) fails the
   // engine with its error.
@@ -165,6 +171,7 @@ class Engine {
 
   const Clock& clock_;
   Fabric* idle_fabric_ = nullptr;
+  std::shared_ptr<UserMemory> user_memory_;
   uint32_t rank_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<Completion> poll_batch_;  // scratch for Lane::poll

@@ -41,6 +41,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       recovery_(config.recovery.enabled),
       clock_(clock),
       arrivals_(config.depth),
+      user_payloads_(config.depth),
       send_(config, clock),
       receive_(config, clock),
       liveness_(clock.now_ns()) {
@@ -271,9 +272,16 @@ absl::Status Lane::post(uint32_t slot, FrameHeader header,
   header.received = receive_.received();
   header.consumed = receive_.consumed();
   header.encode(frame.span().first<kHeaderBytes>());
-  absl::Status s =
-      endpoint_->post_send(WorkId{WorkKind::kSend, peer_, slot}, frame,
-                           kHeaderBytes + payload_bytes, send_sequence_.peek());
+  const WorkId id{WorkKind::kSend, peer_, slot};
+  absl::Status s;
+  if (slot < depth_ && user_payloads_[slot].slab() != nullptr) {
+    const Frame parts[] = {frame.sub(0, kHeaderBytes), user_payloads_[slot]};
+    const uint32_t lengths[] = {kHeaderBytes, payload_bytes};
+    s = endpoint_->post_send_parts(id, parts, lengths, send_sequence_.peek());
+  } else {
+    s = endpoint_->post_send(id, frame, kHeaderBytes + payload_bytes,
+                             send_sequence_.peek());
+  }
   if (!s.ok()) return s;
   send_sequence_.take();
   // Every frame carries the counters: whatever was owed is reported now.
@@ -289,6 +297,54 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
   WEFT_ASSERT(kHeaderBytes + bytes <= frame.bytes(),
               "a payload larger than the send frame");
   if (bytes > 0) std::memcpy(frame.data() + kHeaderBytes, payload, bytes);
+  set_user_payload(slot, Frame());
+  stats_.bytes_staged += bytes;
+  return post_data(slot, header, bytes);
+}
+
+absl::Status Lane::send_data_from(FrameHeader header, const Frame& user) {
+  WEFT_ASSERT(can_send_data(), "send_data_from() without can_send_data()");
+  const uint32_t slot = send_.free_slot();
+  WEFT_ASSERT(kHeaderBytes + user.bytes() <= send_frames_[slot].bytes(),
+              "a payload larger than the send frame");
+  set_user_payload(slot, user);
+  stats_.bytes_zero_copy += user.bytes();
+  return post_data(slot, header, user.bytes());
+}
+
+void Lane::set_user_payload(uint32_t slot, const Frame& user) {
+  const bool had = user_payloads_[slot].slab() != nullptr;
+  const bool has = user.slab() != nullptr;
+  user_frames_ = user_frames_ - (had ? 1 : 0) + (has ? 1 : 0);
+  user_payloads_[slot] = user;
+}
+
+bool Lane::detach(const std::byte* begin, const std::byte* end) {
+  if (user_frames_ == 0) return true;
+  bool all = true;
+  for (uint32_t slot = 0; slot < depth_; ++slot) {
+    const Frame& user = user_payloads_[slot];
+    if (user.slab() == nullptr) continue;
+    const std::byte* at = user.data();
+    if (begin != nullptr && (at >= end || at + user.bytes() <= begin)) {
+      continue;
+    }
+    if (send_.slot_in_flight(slot)) {
+      all = false;  // the fabric may still read it
+      continue;
+    }
+    // Acknowledged already (the slot is free) or waiting for its
+    // acknowledgement: a resend goes from the lane's own frame from now on.
+    if (send_.slot_unacked(slot) && user.bytes() > 0) {
+      std::memcpy(send_frames_[slot].data() + kHeaderBytes, at, user.bytes());
+    }
+    set_user_payload(slot, Frame());
+  }
+  return all;
+}
+
+absl::Status Lane::post_data(uint32_t slot, FrameHeader header,
+                             uint32_t bytes) {
   header.type = FrameType::kData;
   header.seq = send_.next_seq();
   header.payload_bytes = bytes;
@@ -442,8 +498,14 @@ void Lane::check_invariants() const {
   receive_.check_invariants();
   liveness_.check_invariants();
   WEFT_ASSERT(recv_frames_.size() == depth_ && arrivals_.size() == depth_ &&
-                  send_frames_.size() == depth_ + 2,
+                  send_frames_.size() == depth_ + 2 &&
+                  user_payloads_.size() == depth_,
               "the lane's frames do not match its depth");
+  WEFT_ASSERT(
+      static_cast<uint32_t>(std::count_if(
+          user_payloads_.begin(), user_payloads_.end(),
+          [](const Frame& f) { return f.slab() != nullptr; })) == user_frames_,
+      "the lane miscounts its frames of user memory");
   // Every held frame's arrival is its checked data header, under its own
   // number: a receive slot held twice would carry only one of them.
   const uint32_t consumed = receive_.consumed();

@@ -111,6 +111,10 @@ struct LaneStats {
   uint64_t data_received = 0;   // first copies of data frames
   uint64_t credit_stalls = 0;   // data waited for the peer's credit
   uint64_t deadlines = 0;       // operation deadlines that blamed the peer
+  // Payload bytes of first transmissions sent straight from registered
+  // user memory, and copied into the lane's send frames first.
+  uint64_t bytes_zero_copy = 0;
+  uint64_t bytes_staged = 0;
 };
 
 class Lane {
@@ -192,6 +196,20 @@ class Lane {
   // here) and `bytes` of payload. REQUIRES: can_send_data().
   absl::Status send_data(FrameHeader header, const std::byte* payload,
                          uint32_t bytes);
+  // The same with the payload sent straight from `user` (a frame of
+  // registered user memory holding exactly the payload): the header from
+  // the lane's send frame and the payload from `user`, as one two-part
+  // message (Endpoint::post_send_parts). The frame stays in use (resent
+  // from there) until acknowledged or detach()ed.
+  absl::Status send_data_from(FrameHeader header, const Frame& user);
+  // Makes the lane stop reading user memory in [begin, end): each
+  // unacknowledged frame sent from there gets its payload copied into its
+  // own send frame (a resend goes from there). False while a send from
+  // there has not completed yet (the fabric may still read it): call
+  // again later. {nullptr, nullptr}: every frame of user memory.
+  bool detach(const std::byte* begin, const std::byte* end);
+  // Data frames whose payload is still read from user memory.
+  uint32_t user_frames() const { return user_frames_; }
   uint32_t data_sends_in_flight() const { return send_.sends_in_flight(); }
   // Every data frame sent was received (recovery) / consumed by the peer.
   bool all_data_received() const { return send_.all_received(); }
@@ -264,6 +282,9 @@ class Lane {
   absl::Status absorb_counters(const FrameHeader& h);
   absl::Status repost(uint32_t slot);
   absl::Status post(uint32_t slot, FrameHeader header, uint32_t payload_bytes);
+  // send_data() and send_data_from() once the payload is in place.
+  absl::Status post_data(uint32_t slot, FrameHeader header, uint32_t bytes);
+  void set_user_payload(uint32_t slot, const Frame& user);
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
   absl::Status retransmit();
   // Sends data frame `seq` again: after a timeout, or because the peer
@@ -289,7 +310,11 @@ class Lane {
   std::vector<Frame> recv_frames_;
   std::vector<Arrival> arrivals_;   // per receive slot: the checked header
   std::vector<Frame> send_frames_;  // data slots, then ack, then abort
-  uint32_t abort_copies_ = 0;       // abort frames sent
+  // Per data slot: the frame of user memory its payload is sent from
+  // (send_data_from); empty when the payload is in send_frames_.
+  std::vector<Frame> user_payloads_;
+  uint32_t user_frames_ = 0;   // slots with a user payload
+  uint32_t abort_copies_ = 0;  // abort frames sent
   uint32_t abort_bytes_ = 0;
   SendSequence send_sequence_;
   ReceiveChecker receive_checker_;

@@ -5,9 +5,11 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "collectives/kernels/reduce.h"
+#include "fabric/assert.h"
 
 namespace weft::internal {
 namespace {
@@ -43,7 +45,8 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
       buffers_(buffers),
       rank_(rank),
       scratch_bytes_(plan.scratch_bytes),
-      state_(plan.items.size()) {
+      state_(plan.items.size()),
+      zero_copy_(buffers.in_slab != nullptr || buffers.out_slab != nullptr) {
   // Two passes: find each item's lane (consecutive items mostly share
   // one) and count, then fill vectors reserved to their sizes.
   const std::vector<Item>& items = plan.items;
@@ -217,6 +220,7 @@ absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
   while (w.recv_pos < w.recvs.size() && w.checked > 0) {
     const Step& step = w.recvs[w.recv_pos];
     if (!ready(step, w.recv_frame)) break;
+    if (zero_copy_ && !writable(step, w.recv_frame)) break;
     absl::Status s =
         apply(step, w.recv_frame, lane.payload(lane.inbox(0)).data());
     if (s.ok()) s = lane.consume_front();
@@ -252,8 +256,7 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
     // leaves the send window (and a loss is found) one round trip later,
     // even when the operation has ended by then.
     if (lane.recovery() && last) h.flags |= kFlagAckNow;
-    absl::Status s = lane.send_data(h, src_at(step, w.send_frame),
-                                    frame_bytes(step, w.send_frame));
+    absl::Status s = send_frame(w, step, h);
     if (!s.ok()) return s;
     *advanced = true;
     state_[static_cast<size_t>(step.item)].done = ++w.send_frame;
@@ -265,10 +268,42 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
   return absl::OkStatus();
 }
 
+absl::Status OpRunner::send_frame(LaneWork& w, const Step& step,
+                                  FrameHeader h) {
+  const uint32_t bytes = frame_bytes(step, w.send_frame);
+  const std::byte* src = src_at(step, w.send_frame);
+  const Slab* user = user_slab(step.src_buffer);
+  if (user == nullptr || bytes == 0) {
+    return w.lane->send_data(h, src, bytes);
+  }
+  absl::StatusOr<Frame> frame =
+      user->frame(static_cast<uint64_t>(src - user->data()), bytes);
+  WEFT_ASSERT(frame.ok(), "a registered buffer's frame is outside its slab");
+  return w.lane->send_data_from(h, *frame);
+}
+
+bool OpRunner::writable(const Step& step, uint32_t frame) {
+  if (step.dst_buffer == BufferId::kScratch) return true;
+  const uint32_t bytes = frame_bytes(step, frame);
+  const std::byte* dst =
+      at(step.dst_buffer,
+         step.dst_offset + uint64_t{frame} * identity_.chunk_bytes);
+  bool free = true;
+  for (LaneWork& w : lanes_) free &= w.lane->detach(dst, dst + bytes);
+  return free;
+}
+
+bool OpRunner::detach_user_memory() {
+  bool all = true;
+  for (LaneWork& w : lanes_) all &= w.lane->detach(nullptr, nullptr);
+  return all;
+}
+
 absl::Status OpRunner::run_locals(bool* advanced) {
   for (const Step& step : locals_) {
     ItemState& st = state_[static_cast<size_t>(step.item)];
-    while (st.done < st.frames && ready(step, st.done)) {
+    while (st.done < st.frames && ready(step, st.done) &&
+           (!zero_copy_ || writable(step, st.done))) {
       absl::Status s = apply(step, st.done, src_at(step, st.done));
       if (!s.ok()) return s;
       ++st.done;

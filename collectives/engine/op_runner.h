@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -23,14 +24,21 @@
 #include "collectives/dtype.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane.h"
+#include "collectives/engine/user_memory.h"
 #include "collectives/kernels/cache_lines.h"
 #include "fabric/errors.h"
+#include "fabric/slab.h"
 
 namespace weft::internal {
 
 struct OpBuffers {
   const std::byte* in = nullptr;
   std::byte* out = nullptr;
+  // The registrations of user memory holding all of `in` and `out`
+  // (UserMemory::find), or nullptr: frames are then sent straight from
+  // there (Lane::send_data_from) instead of through the lanes' own frames.
+  const Slab* in_slab = nullptr;
+  const Slab* out_slab = nullptr;
 };
 
 class OpRunner {
@@ -43,8 +51,18 @@ class OpRunner {
   OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
            OpBuffers buffers, uint32_t rank, const LaneFinder& find_lane);
 
+  // Keeps `use` (the registrations the buffers lie in) until the runner
+  // is destroyed.
+  void keep(std::unique_ptr<UserMemory::Use> use) { use_ = std::move(use); }
   // Allocates scratch; called when the operation starts running.
   absl::Status start();
+  // Makes every lane of the operation stop reading its user memory
+  // (Lane::detach): an unacknowledged frame sent from there is copied into
+  // its lane's own frame, so a resend after the operation returned sends
+  // what was sent first, whatever the caller wrote there since. True when
+  // done; false while a send from there has not completed (only after a
+  // failure: done() waits for every send).
+  bool detach_user_memory();
   // Does everything possible now; *advanced when anything moved.
   absl::Status advance(bool* advanced);
   bool done() const;
@@ -128,6 +146,19 @@ class OpRunner {
               step.src_offset + uint64_t{frame} * identity_.chunk_bytes);
   }
   absl::Status apply(const Step& step, uint32_t frame, const std::byte* src);
+  // The registration frames of buffer `b` are sent from, or nullptr.
+  const Slab* user_slab(BufferId b) const {
+    return b == BufferId::kIn    ? buffers_.in_slab
+           : b == BufferId::kOut ? buffers_.out_slab
+                                 : nullptr;
+  }
+  // Whether frame `frame` of `step` may be written to its destination
+  // now: no lane still sends from there (frames of user memory being
+  // sent are first detached; one whose send has not completed waits).
+  bool writable(const Step& step, uint32_t frame);
+  // Sends frame w.send_frame of `step` on w's lane: straight from user
+  // memory when its buffer is registered.
+  absl::Status send_frame(LaneWork& w, const Step& step, FrameHeader h);
   // dst = op(first, second) over `bytes`.
   absl::Status combine(std::byte* dst, const std::byte* first,
                        const std::byte* second, uint32_t bytes) const;
@@ -161,6 +192,9 @@ class OpRunner {
   std::vector<LaneWork> lanes_;
   std::vector<Step> locals_;  // local items not finished, in order
   bool pure_sender_ = false;
+  // Frames may be sent from user memory (buffers_ has a registration).
+  bool zero_copy_ = false;
+  std::unique_ptr<UserMemory::Use> use_;
 };
 
 }  // namespace weft::internal

@@ -126,6 +126,10 @@ class SendWindow {
   uint32_t retries() const { return retries_; }
   TimeNs rto_ns() const { return rto_ns_; }
   TimeNs srtt_ns() const { return srtt_ns_; }
+  // Data slot `slot` has a send posted and not completed.
+  bool slot_in_flight(uint32_t slot) const { return slot_posts_[slot] > 0; }
+  // Data slot `slot` holds a frame not yet acknowledged (recovery).
+  bool slot_unacked(uint32_t slot) const { return slot_unacked_[slot]; }
   // The header last posted from data slot `slot`.
   const FrameHeader& slot_header(uint32_t slot) const {
     return slot_headers_[slot];

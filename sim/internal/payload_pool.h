@@ -22,8 +22,10 @@ namespace weft::sim::internal {
 
 class PayloadPool {
  public:
-  // A buffer holding a copy of `bytes`, until release().
-  uint32_t acquire(std::span<const std::byte> bytes) {
+  // A buffer holding a copy of `bytes` (followed by `more`: the second
+  // part of a two-part message), until release().
+  uint32_t acquire(std::span<const std::byte> bytes,
+                   std::span<const std::byte> more = {}) {
     uint32_t id;
     if (free_.empty()) {
       id = static_cast<uint32_t>(buffers_.size());
@@ -33,14 +35,18 @@ class PayloadPool {
       free_.pop_back();
     }
     Buffer& b = buffers_[id];
-    if (b.capacity < bytes.size()) {
+    const size_t size = bytes.size() + more.size();
+    if (b.capacity < size) {
       // Uninitialised storage: every byte is written just below, and a
       // buffer only grows, so reuse never clears memory.
-      b.capacity = std::bit_ceil(bytes.size());
+      b.capacity = std::bit_ceil(size);
       b.data.reset(new std::byte[b.capacity]);
     }
     if (!bytes.empty()) std::memcpy(b.data.get(), bytes.data(), bytes.size());
-    b.size = bytes.size();
+    if (!more.empty()) {
+      std::memcpy(b.data.get() + bytes.size(), more.data(), more.size());
+    }
+    b.size = size;
     b.in_use = true;
     check_after(id);
     return id;

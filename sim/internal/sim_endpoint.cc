@@ -186,15 +186,41 @@ absl::Status SimEndpoint::check_frame(const Frame& frame,
                                       std::string_view what) const {
   if (!fabric_.owns(frame)) {
     return error(absl::StatusCode::kInvalidArgument,
-                 absl::StrFormat("%s frame is not inside a slab created by "
-                                 "rank %u's fabric (unregistered memory)",
+                 absl::StrFormat("%s frame is not inside a slab of rank %u's "
+                                 "fabric (create_slab or register_memory); "
+                                 "register the memory first",
                                  what, info_.rank));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimEndpoint::check_parts(std::span<const Frame> parts,
+                                      std::string_view what) const {
+  if (parts.empty() || parts.size() > kMaxParts) {
+    return error(absl::StatusCode::kInvalidArgument,
+                 absl::StrFormat("a %s of %u parts; a message has 1 to %u "
+                                 "parts",
+                                 what, parts.size(), kMaxParts));
+  }
+  for (const Frame& part : parts) {
+    if (absl::Status s = check_frame(part, what); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
 absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
   if (absl::Status s = check_frame(frame, "receive"); !s.ok()) return s;
+  return post_checked_recv(PostedRecv{id, frame, Frame()});
+}
+
+absl::Status SimEndpoint::post_recv_parts(WorkId id,
+                                          std::span<const Frame> parts) {
+  if (absl::Status s = check_parts(parts, "receive"); !s.ok()) return s;
+  return post_checked_recv(
+      PostedRecv{id, parts[0], parts.size() > 1 ? parts[1] : Frame()});
+}
+
+absl::Status SimEndpoint::post_checked_recv(const PostedRecv& recv) {
   if (recvs_outstanding_ >= kMaxRecvs) {
     return error(absl::StatusCode::kResourceExhausted,
                  absl::StrFormat("%u receives already outstanding (the limit); "
@@ -204,10 +230,9 @@ absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
   ++recvs_outstanding_;
   ++core_.counters().posted_recvs;
   TraceEvent e = core_.trace_event(TraceKind::kPostRecv, rank_, peer_, cable_);
-  e.work = id;
-  e.bytes = frame.bytes();
+  e.work = recv.id;
+  e.bytes = recv.capacity();
   core_.record(e);
-  const PostedRecv recv{id, frame};
   if (state_ == QpState::kError) {
     queue_recv_completion(recv, WcStatus::kWrFlushErr, 0, 0);
   } else {
@@ -223,6 +248,36 @@ absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
   send.id = id;
   send.frame = frame;
   send.length = length;
+  send.immediate = immediate;
+  return post(send);
+}
+
+absl::Status SimEndpoint::post_send_parts(WorkId id,
+                                          std::span<const Frame> parts,
+                                          std::span<const uint32_t> lengths,
+                                          uint32_t immediate) {
+  if (absl::Status s = check_parts(parts, "send"); !s.ok()) return s;
+  if (lengths.size() != parts.size()) {
+    return error(absl::StatusCode::kInvalidArgument,
+                 absl::StrFormat("a send of %u parts with %u lengths; give "
+                                 "one length per part",
+                                 parts.size(), lengths.size()));
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (lengths[i] > parts[i].bytes()) {
+      return error(absl::StatusCode::kInvalidArgument,
+                   absl::StrFormat("send part %u: length %u exceeds its frame "
+                                   "of %u bytes",
+                                   i, lengths[i], parts[i].bytes()));
+    }
+  }
+  if (parts.size() == 1) return post_send(id, parts[0], lengths[0], immediate);
+  PostedSend send;
+  send.id = id;
+  send.frame = parts[0];
+  send.head_length = lengths[0];
+  send.tail = parts[1];
+  send.length = lengths[0] + lengths[1];
   send.immediate = immediate;
   return post(send);
 }
@@ -264,7 +319,8 @@ absl::Status SimEndpoint::post(PostedSend send) {
                                  self_.qp_num, qp_state_name(state_)));
   }
   if (absl::Status s = check_frame(send.frame, "send"); !s.ok()) return s;
-  if (send.length > send.frame.bytes()) {
+  // A two-part send (post_send_parts) has its lengths checked already.
+  if (send.tail.slab() == nullptr && send.length > send.frame.bytes()) {
     return error(absl::StatusCode::kInvalidArgument,
                  absl::StrFormat("send length %u exceeds its frame of %u bytes",
                                  send.length, send.frame.bytes()));
@@ -345,6 +401,24 @@ Completion SimEndpoint::Queued::completion() const {
   c.immediate = immediate;
   c.from_rdma_write = from_rdma_write;
   return c;
+}
+
+bool SimEndpoint::uses_slab(const Slab* slab) const {
+  for (size_t i = 0; i < sends_.size(); ++i) {
+    if (sends_[i].frame.slab() == slab || sends_[i].tail.slab() == slab)
+      return true;
+  }
+  for (size_t i = 0; i < recvs_.size(); ++i) {
+    if (recvs_[i].frame.slab() == slab || recvs_[i].tail.slab() == slab)
+      return true;
+  }
+  // A departed send whose completion is not polled yet may still be read
+  // from its frames (FrameLoan).
+  for (size_t i = 0; i < completions_.size(); ++i) {
+    const FrameLoan& loan = completions_[i].loan;
+    if (loan.valid() && core_.transport().loan_reads(loan, *slab)) return true;
+  }
+  return false;
 }
 
 void SimEndpoint::push_completion(const Completion& c, bool is_send,

@@ -59,7 +59,11 @@ class SimEndpoint final : public Endpoint {
   struct PostedSend {
     WorkId id;
     Frame frame;
-    uint32_t length = 0;
+    uint32_t length = 0;  // of the whole message, `tail` included
+    // post_send_parts() with two parts: the first `head_length` bytes come
+    // from `frame`, the rest from `tail` (empty: one part).
+    Frame tail;
+    uint32_t head_length = 0;
     uint32_t immediate = 0;
     uint64_t ticket = 0;
     bool has_immediate = true;
@@ -71,6 +75,8 @@ class SimEndpoint final : public Endpoint {
   struct PostedRecv {
     WorkId id;
     Frame frame;
+    Frame tail;  // post_recv_parts(): the second part (empty: none)
+    uint32_t capacity() const { return frame.bytes() + tail.bytes(); }
   };
 
   SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer, uint32_t cable,
@@ -87,6 +93,11 @@ class SimEndpoint final : public Endpoint {
   absl::Status post_recv(WorkId id, const Frame& frame) override;
   absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
                          uint32_t immediate) override;
+  absl::Status post_send_parts(WorkId id, std::span<const Frame> parts,
+                               std::span<const uint32_t> lengths,
+                               uint32_t immediate) override;
+  absl::Status post_recv_parts(WorkId id,
+                               std::span<const Frame> parts) override;
   absl::Status post_send_without_immediate(WorkId id, const Frame& frame,
                                            uint32_t length) override;
   absl::Status post_rdma_write(WorkId id, const Frame& frame, uint32_t length,
@@ -114,11 +125,13 @@ class SimEndpoint final : public Endpoint {
   // frame on `loan` until the completion is polled).
   void complete_front_send(WcStatus status, FrameLoan loan = {});
   bool has_recv() const { return !recvs_.empty(); }
-  // The frame of the i-th oldest posted receive, or nullptr when fewer are
-  // posted.
-  const Frame* posted_recv_frame(size_t i) const {
-    return i < recvs_.size() ? &recvs_[i].frame : nullptr;
+  // The i-th oldest posted receive, or nullptr when fewer are posted.
+  const PostedRecv* posted_recv(size_t i) const {
+    return i < recvs_.size() ? &recvs_[i] : nullptr;
   }
+  // Whether work outstanding here still reads or writes `slab`: a send or
+  // receive posted on a frame of it, not yet completed.
+  bool uses_slab(const Slab* slab) const;
   // Takes the oldest posted receive. REQUIRES: has_recv().
   PostedRecv take_recv();
   // Queues a receive completion (`from_rdma_write`: the receive was
@@ -159,6 +172,10 @@ class SimEndpoint final : public Endpoint {
   // poll() once it knows there is something: moves completions to `out`.
   ABSL_ATTRIBUTE_NOINLINE size_t drain(std::span<Completion> out);
   absl::Status check_frame(const Frame& frame, std::string_view what) const;
+  absl::Status check_parts(std::span<const Frame> parts,
+                           std::string_view what) const;
+  // post_recv() and post_recv_parts() once the frames are checked.
+  absl::Status post_checked_recv(const PostedRecv& recv);
   void push_completion(const Completion& c, bool is_send, FrameLoan loan = {});
   // complete_front_send() and complete_recv() without the check, for
   // flushing (the endpoint is consistent only once all are flushed).

@@ -1,6 +1,7 @@
 #include "sim/internal/sim_fabric.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -38,14 +39,15 @@ uint32_t SimFabric::ranks_sharing_core() const { return core_.ranks(); }
 absl::StatusOr<Slab*> SimFabric::create_slab(uint64_t bytes) {
   // Each slab is one memory region on every device of the rank.
   if (core_.options().apple_limits && !devices_.empty() &&
-      slabs_.size() >= kAppleMaxMrsPerDevice) {
+      slabs_.size() + registered_.size() >= kAppleMaxMrsPerDevice) {
     return make_error(
         absl::StatusCode::kResourceExhausted,
         ErrorPlace{rank_, kNoPeer, devices_.front(), ErrorCause::kResource},
         absl::StrFormat("a new slab would be memory region %u on this device, "
                         "over Apple's limit of %u per device (MLX #3162); "
                         "carve frames out of fewer, larger slabs",
-                        slabs_.size() + 1, kAppleMaxMrsPerDevice));
+                        slabs_.size() + registered_.size() + 1,
+                        kAppleMaxMrsPerDevice));
   }
   absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
   if (!slab.ok()) return slab.status();
@@ -60,9 +62,51 @@ Slab* SimFabric::adopt_slab(std::unique_ptr<Slab> slab) {
   return raw;
 }
 
+absl::StatusOr<Slab*> SimFabric::register_memory(std::span<std::byte> memory) {
+  ErrorPlace place{rank_, kNoPeer, devices_.empty() ? "" : devices_.front(),
+                   ErrorCause::kBadInput};
+  if (core_.options().apple_limits && !devices_.empty() &&
+      slabs_.size() + registered_.size() >= kAppleMaxMrsPerDevice) {
+    place.cause = ErrorCause::kResource;
+    return make_error(absl::StatusCode::kResourceExhausted, place,
+                      absl::StrFormat("a new registration would be memory "
+                                      "region %u on this device, over Apple's "
+                                      "limit of %u per device; release one",
+                                      slabs_.size() + registered_.size() + 1,
+                                      kAppleMaxMrsPerDevice));
+  }
+  return registered_.add(memory, place);
+}
+
+absl::Status SimFabric::release_memory(Slab* slab) {
+  const ErrorPlace place{rank_, kNoPeer, "", ErrorCause::kBadInput};
+  if (absl::Status s = registered_.check_release(slab, place); !s.ok()) {
+    return s;
+  }
+  for (const internal::SimEndpoint* ep : endpoints_) {
+    if (!ep->uses_slab(slab)) continue;
+    return make_error(
+        absl::StatusCode::kFailedPrecondition,
+        ErrorPlace{rank_, ep->peer(), ep->info().device, ErrorCause::kBadInput},
+        absl::StrFormat("release_memory: sends or receives posted on the "
+                        "region at %p are not complete yet; poll their "
+                        "completions first",
+                        static_cast<const void*>(slab->data())));
+  }
+  registered_.remove(slab);
+  return absl::OkStatus();
+}
+
+void SimFabric::hold_memory(const Slab* slab) { registered_.hold(slab); }
+
+void SimFabric::unhold_memory(const Slab* slab) { registered_.unhold(slab); }
+
 bool SimFabric::owns(const Frame& frame) const {
   const Slab* slab = frame.slab();
   if (slab == nullptr) return false;
+  if (!slab->owns_memory()) {
+    return registered_.contains(slab) && slab->contains(frame);
+  }
   // Checked at every post: a rank has few slabs (a group makes one), and a
   // short scan beats hashing.
   constexpr size_t kScanSlabs = 4;
@@ -111,6 +155,7 @@ void SimFabric::check_invariants() const {
     WEFT_ASSERT(slab_set_.contains(slab.get()),
                 "a slab is missing from the slab lookup");
   }
+  registered_.check_invariants();
   const bool apple = core_.options().apple_limits;
   for (const auto& [device, qps] : qps_per_device_) {
     WEFT_ASSERT(

@@ -7,9 +7,11 @@
 #ifndef WEFT_SIM_INTERNAL_SIM_FABRIC_H_
 #define WEFT_SIM_INTERNAL_SIM_FABRIC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/assert.h"
 #include "fabric/fabric.h"
+#include "fabric/registrations.h"
 #include "sim/internal/check_cadence.h"
 
 namespace weft::sim {
@@ -42,8 +45,15 @@ class SimFabric final : public Fabric {
   Slab* adopt_slab(std::unique_ptr<Slab> slab);
   absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
                                                  uint32_t peer) override;
+  // Registered user memory: a borrowed slab, one more memory region per
+  // device (counted against Apple's limit when the world enforces it).
+  absl::StatusOr<Slab*> register_memory(std::span<std::byte> memory) override;
+  absl::Status release_memory(Slab* slab) override;
+  void hold_memory(const Slab* slab) override;
+  void unhold_memory(const Slab* slab) override;
 
-  // True when `frame` lies inside a slab this fabric created.
+  // True when `frame` lies inside a slab this fabric created or a
+  // registration of user memory.
   bool owns(const Frame& frame) const;
   // Called by an endpoint's destructor.
   void release_qp(const std::string& device);
@@ -54,7 +64,7 @@ class SimFabric final : public Fabric {
   void add_endpoint(internal::SimEndpoint* endpoint);
   void remove_endpoint(internal::SimEndpoint* endpoint);
 
-  // O(devices^2 + slabs + endpoints log endpoints).
+  // O(devices^2 + slabs + registrations^2 + endpoints log endpoints).
   void check_invariants() const;
 
  private:
@@ -76,6 +86,7 @@ class SimFabric final : public Fabric {
   std::map<std::string, uint32_t> qps_per_device_;
   std::vector<internal::SimEndpoint*> endpoints_;  // open, in opening order
   std::vector<std::unique_ptr<Slab>> slabs_;
+  Registrations registered_;                   // user memory (register_memory)
   absl::flat_hash_set<const Slab*> slab_set_;  // lookups only, never iterated
   internal::CheckCadence<kFullCheckEvery> full_checks_;
 };

@@ -203,6 +203,10 @@ void Transport::depart(uint32_t qp_num, uint64_t ticket) {
   }
   m.recv_error = fate.recv_error;
   m.source = send->frame.data();
+  if (send->tail.slab() != nullptr) {
+    m.tail = send->tail.data();
+    m.head_length = send->head_length;
+  }
   const internal::FrameLoan loan = launch(*ep, fate, m);
   // UC: the send succeeds even when the frame is lost or the link is down.
   ep->complete_front_send(WcStatus::kSuccess, loan);
@@ -254,7 +258,9 @@ void Transport::end_loan(const internal::FrameLoan& loan) {
       m.placed_in != nullptr)
     return;
   if (!place_early(loan.message)) {
-    m.payload = payloads_.acquire({m.source, m.length});
+    const uint32_t head = m.tail != nullptr ? m.head_length : m.length;
+    m.payload = payloads_.acquire({m.source, head}, {m.tail, m.length - head});
+    core_.counters().payload_bytes_copied += m.length;
   }
   check_after(m.link);
 }
@@ -284,19 +290,13 @@ bool Transport::place_early(uint32_t message) {
   }
   const SimEndpoint* dst = core_.endpoint(m.dst_qp);
   if (dst == nullptr || dst->state() != internal::QpState::kRts) return false;
-  const Frame* recv = dst->posted_recv_frame(ahead);
-  if (recv == nullptr || m.length > recv->bytes()) return false;
-  if (m.length > 0) std::memcpy(recv->data(), m.source, m.length);
-  m.placed_in = recv->data();
+  const SimEndpoint::PostedRecv* recv = dst->posted_recv(ahead);
+  if (recv == nullptr || m.length > recv->capacity()) return false;
+  copy_into(m, *recv);
+  m.placed_in = recv->frame.data();
   link.placed_dst_qp = m.dst_qp;
   ++link.placed;
   return true;
-}
-
-std::span<const std::byte> Transport::bytes_of(const InFlight& m) const {
-  return m.payload != kNoPayload
-             ? payloads_.bytes(m.payload)
-             : std::span<const std::byte>(m.source, m.length);
 }
 
 void Transport::schedule_arrival(uint32_t link_index, TimeNs at_ns,
@@ -414,7 +414,7 @@ void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
   const SimEndpoint::PostedRecv recv = dst.take_recv();
   core_.record(delivery_event(dst, m, recv.id));
   WcStatus status = m.recv_error;
-  if (status == WcStatus::kSuccess && m.length > recv.frame.bytes()) {
+  if (status == WcStatus::kSuccess && m.length > recv.capacity()) {
     status = WcStatus::kLocLenErr;
   }
   if (status != WcStatus::kSuccess) {
@@ -425,9 +425,7 @@ void Transport::deliver(SimEndpoint& dst, const InFlight& m) {
   WEFT_ASSERT(m.placed_in == nullptr || m.placed_in == recv.frame.data(),
               "a frame placed early landed in another receive than the one "
               "it was placed in");
-  if (m.length > 0 && m.placed_in == nullptr) {
-    std::memcpy(recv.frame.data(), bytes_of(m).data(), m.length);
-  }
+  if (m.length > 0 && m.placed_in == nullptr) copy_into(m, recv);
   dst.complete_recv(recv, WcStatus::kSuccess, m.length, m.immediate,
                     m.has_immediate);
 }
@@ -483,6 +481,7 @@ void Transport::deliver_write(SimEndpoint& dst, const InFlight& m) {
         region->offset + (m.remote_address - region->address);
     const Frame placed = *region->slab->frame(offset, m.length);
     std::memcpy(placed.data(), bytes_of(m).data(), m.length);
+    core_.counters().payload_bytes_copied += m.length;
     core_.note_write(dst.rank(), m.rkey, m.remote_address, placed);
   }
   if (with_immediate) {

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "fabric/assert.h"
 #include "fabric/clock.h"
+#include "fabric/slab.h"
 #include "fabric/wc_status.h"
 #include "sim/faults.h"
 #include "sim/internal/check_cadence.h"
@@ -57,6 +58,9 @@ class Transport {
   // The sender may reuse the frame on `loan` from now on: if its message
   // is still in flight, its bytes are copied out of the frame first.
   void end_loan(const internal::FrameLoan& loan);
+  // Whether the frame on `loan` still has bytes read from `slab` (its loan
+  // has not ended and it is neither delivered nor placed).
+  bool loan_reads(const internal::FrameLoan& loan, const Slab& slab) const;
 
   // The frame events, which WorldCore dispatches here.
   // kDepart: the first queued send on `link` leaves.
@@ -148,6 +152,10 @@ class Transport {
     // writer names it.
     uint32_t rkey = 0;
     uint64_t remote_address = 0;
+    // A message of two parts (post_send_parts) while on loan: its first
+    // head_length bytes at `source`, the rest at `tail` (nullptr: one).
+    const std::byte* tail = nullptr;
+    uint32_t head_length = 0;
   };
   static_assert(offsetof(InFlight, depart_ns) + sizeof(TimeNs) <=
                     internal::kCacheLineBytes,
@@ -177,6 +185,10 @@ class Transport {
   internal::FrameLoan launch(const internal::SimEndpoint& ep, const Fate& fate,
                              InFlight m);
   std::span<const std::byte> bytes_of(const InFlight& m) const;
+  // Copies the bytes of `m` (from its loaned parts or its payload buffer)
+  // into the frames of `recv`, in order. REQUIRES: they fit.
+  void copy_into(const InFlight& m,
+                 const internal::SimEndpoint::PostedRecv& recv) const;
   bool place_early(uint32_t message);
   void schedule_arrival(uint32_t link, TimeNs at_ns, uint32_t message);
   void deliver(internal::SimEndpoint& dst, const InFlight& m);

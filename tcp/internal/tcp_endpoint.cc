@@ -44,7 +44,6 @@ TcpEndpoint::~TcpEndpoint() {
     std::vector<uint8_t> out;
     if (front_written_ > 0) {
       const PostedSend& s = sends_.front();
-      const auto* payload = reinterpret_cast<const uint8_t*>(s.data);
       size_t skip = front_written_;
       if (skip < s.header.size()) {
         out.insert(out.end(), s.header.begin() + skip, s.header.end());
@@ -52,7 +51,12 @@ TcpEndpoint::~TcpEndpoint() {
       } else {
         skip -= s.header.size();
       }
-      out.insert(out.end(), payload + skip, payload + s.length);
+      for (std::span<const std::byte> piece : s.pieces()) {
+        const size_t from = std::min(skip, piece.size());
+        skip -= from;
+        const auto* bytes = reinterpret_cast<const uint8_t*>(piece.data());
+        out.insert(out.end(), bytes + from, bytes + piece.size());
+      }
     }
     const MessageHeader bye{.has_immediate = false, .goodbye = true};
     const std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
@@ -201,8 +205,9 @@ absl::Status TcpEndpoint::check_post(WorkId id, WorkKind kind,
   }
   if (!setup_.fabric->owns(frame)) {
     return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
-                  "the frame does not lie in a slab this fabric created with "
-                  "create_slab()");
+                  "the frame does not lie in a slab of this fabric "
+                  "(create_slab or register_memory); register the memory "
+                  "first");
   }
   if (outstanding >= limit) {
     return refuse(
@@ -220,13 +225,17 @@ absl::Status TcpEndpoint::post_recv(WorkId id, const Frame& frame) {
       !s.ok()) {
     return s;
   }
+  return post_checked_recv({id, frame, Frame()});
+}
+
+absl::Status TcpEndpoint::post_checked_recv(const PostedRecv& recv) {
   ++outstanding_recvs_;
   if (state_ == State::kError) {
-    complete(id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
+    complete(recv.id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
     unreported_.reset();
     return absl::OkStatus();
   }
-  recvs_.push_back({id, frame});
+  recvs_.push_back(recv);
   return absl::OkStatus();
 }
 
@@ -254,7 +263,8 @@ absl::Status TcpEndpoint::post(PostedSend send, const Frame& frame) {
       !s.ok()) {
     return s;
   }
-  if (send.length > frame.bytes()) {
+  if (send.tail == nullptr) send.slabs[0] = frame.slab();
+  if (send.tail == nullptr && send.length > frame.bytes()) {
     return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
                   absl::StrFormat("send of %u bytes from a %u-byte frame",
                                   send.length, frame.bytes()));
@@ -344,7 +354,8 @@ void TcpEndpoint::write_pending() {
     }
     size_t skip = front_written_;
     const size_t sendable = holding_sends() ? 0 : sends_.size();
-    for (size_t i = 0; i < sendable && n + 2 <= kMaxWriteParts; ++i) {
+    for (size_t i = 0; i < sendable && n + 1 + kMaxParts <= kMaxWriteParts;
+         ++i) {
       PostedSend& s = sends_[i];
       if (skip < s.header.size()) {
         parts[n++] = {s.header.data() + skip, s.header.size() - skip};
@@ -352,8 +363,14 @@ void TcpEndpoint::write_pending() {
       } else {
         skip -= s.header.size();
       }
-      if (s.length > skip) {
-        parts[n++] = {const_cast<std::byte*>(s.data) + skip, s.length - skip};
+      for (std::span<const std::byte> piece : s.pieces()) {
+        if (piece.size() > skip) {
+          parts[n++] = {const_cast<std::byte*>(piece.data()) + skip,
+                        piece.size() - skip};
+          skip = 0;
+        } else {
+          skip -= piece.size();
+        }
       }
       skip = 0;
     }
@@ -418,15 +435,14 @@ bool TcpEndpoint::read_header() {
                           std::span(header_in_).subspan(header_in_filled_)));
     if (n <= 0) {
       if (n != -EAGAIN) {
-        fail(
-            WcStatus::kRemAbortErr,
-            refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
-                   absl::StrFormat(
-                       "%s %s%s", peer_text(),
-                       n == 0 ? "closed the connection"
-                              : "reset the connection: " +
-                                    errno_text(static_cast<int>(-n)),
-                       kPeerGoneAdvice)));
+        fail(WcStatus::kRemAbortErr,
+             refuse(
+                 absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
+                 absl::StrFormat("%s %s%s", peer_text(),
+                                 n == 0 ? "closed the connection"
+                                        : "reset the connection: " +
+                                              errno_text(static_cast<int>(-n)),
+                                 kPeerGoneAdvice)));
       }
       return false;
     }
@@ -455,18 +471,22 @@ void TcpEndpoint::start_message(const MessageHeader& header) {
   incoming_ = Incoming{header, nullptr, 0};
   if (recvs_.empty()) {  // UC: no receive posted, the message is dropped
     if (drop_buffer_.empty()) drop_buffer_.resize(kDropBufferBytes);
-  } else if (header.length > recvs_.front().frame.bytes()) {
-    const PostedRecv r = recvs_.front();
+  } else if (const PostedRecv& front = recvs_.front();
+             header.length > front.frame.bytes() + front.tail.bytes()) {
+    const PostedRecv r = front;
     recvs_.pop_front();
     complete(r.id, WcStatus::kLocLenErr, 0);
     fail(WcStatus::kWrFlushErr,
          refuse(absl::StatusCode::kDataLoss, ErrorCause::kCompletionError,
                 absl::StrFormat("a message of %u bytes from %s arrived for a "
                                 "receive of %u bytes",
-                                header.length, peer_text(), r.frame.bytes())));
+                                header.length, peer_text(),
+                                r.frame.bytes() + r.tail.bytes())));
     return;
   } else {
-    incoming_->into = recvs_.front().frame.data();
+    incoming_->into = front.frame.data();
+    incoming_->head_room = front.frame.bytes();
+    incoming_->tail = front.tail.data();
   }
   if (header.length == 0) read_payload();
 }
@@ -478,7 +498,7 @@ bool TcpEndpoint::read_payload() {
   if (left > 0) {
     std::span<std::byte> into =
         in.into != nullptr
-            ? std::span<std::byte>(in.into + in.read, left)
+            ? in.next(left)
             : std::span<std::byte>(drop_buffer_)
                   .first(std::min<size_t>(left, drop_buffer_.size()));
     // The rest of this payload and, in the same call, the header of the

@@ -74,6 +74,13 @@ class TcpEndpoint final : public Endpoint {
                          uint32_t immediate) override;
   absl::Status post_send_without_immediate(WorkId id, const Frame& frame,
                                            uint32_t length) override;
+  // Gathered into one writev() with the message header; a received
+  // payload is read across the parts in order.
+  absl::Status post_send_parts(WorkId id, std::span<const Frame> parts,
+                               std::span<const uint32_t> lengths,
+                               uint32_t immediate) override;
+  absl::Status post_recv_parts(WorkId id,
+                               std::span<const Frame> parts) override;
   absl::Status move_to_error() override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
   bool peer_departed() const override { return state_ == State::kDeparted; }
@@ -84,6 +91,9 @@ class TcpEndpoint final : public Endpoint {
   // Bytes of posted sends, headers included, not written yet. O(sends).
   uint64_t bytes_unsent() const;
   uint32_t qp_num() const { return setup_.qp_num; }
+  // Whether a send or receive posted on a frame of `slab` is not complete
+  // yet (its bytes are still to be written from or read into it).
+  bool uses_slab(const Slab* slab) const;
 
   // For the fabric. poll() would make progress without the socket:
   // completions wait, or a whole header was read along with the last
@@ -113,18 +123,31 @@ class TcpEndpoint final : public Endpoint {
   struct PostedSend {
     WorkId id;
     const std::byte* data;
-    uint32_t length;
+    uint32_t length;  // of the whole payload, `tail` included
     std::array<uint8_t, MessageHeader::kBytes> header;
+    // Two parts (post_send_parts): the first head_length bytes of the
+    // payload at `data`, the rest at `tail` (nullptr: one part).
+    const std::byte* tail = nullptr;
+    uint32_t head_length = 0;
+    std::array<const Slab*, kMaxParts> slabs{};
+    // The payload as up to two runs of bytes, in order.
+    std::array<std::span<const std::byte>, kMaxParts> pieces() const;
   };
   struct PostedRecv {
     WorkId id;
     Frame frame;
+    Frame tail;  // post_recv_parts(): the second part (empty: none)
   };
   // The message being read.
   struct Incoming {
     MessageHeader header;
     std::byte* into = nullptr;  // the receive's frame; nullptr: dropped
+    uint32_t head_room = 0;     // bytes of that frame, then into `tail`
+    std::byte* tail = nullptr;
     uint32_t read = 0;
+    // Where the payload's next bytes go: at most `left` of them, within
+    // one part of the receive.
+    std::span<std::byte> next(uint32_t left) const;
   };
 
   ErrorPlace place(ErrorCause cause) const;
@@ -133,6 +156,7 @@ class TcpEndpoint final : public Endpoint {
   absl::Status check_post(WorkId id, WorkKind kind, uint32_t outstanding,
                           uint32_t limit, const Frame& frame) const;
   absl::Status post(PostedSend send, const Frame& frame);
+  absl::Status post_checked_recv(const PostedRecv& recv);
   // Advances the connection: finishes a connect, writes, reads.
   void pump();
   void finish_connect();

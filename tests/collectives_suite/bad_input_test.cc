@@ -23,13 +23,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-ClusterSpec spec_of(Topology topology) {
-  ClusterSpec s;
-  s.topology = std::move(topology);
-  s.link = LinkKind::kIdeal;
-  return s;
-}
-
 struct BadCall {
   std::string name;
   std::function<Operation(Group&, Bytes, Bytes)> start;  // (group, a, b)

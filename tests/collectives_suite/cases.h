@@ -139,6 +139,15 @@ class PreparedCase {
     return "";
   }
   Bytes output(uint32_t rank) { return out_view(rank); }
+  // Rank `rank`'s non-empty buffers (its input, then its output vector),
+  // for tests that register them (Group::register_memory).
+  std::vector<Bytes> buffers(uint32_t rank) {
+    std::vector<Bytes> out;
+    for (ByteVec* v : {&in_[rank], &out_[rank]}) {
+      if (!v->empty()) out.emplace_back(*v);
+    }
+    return out;
+  }
 
  private:
   // Sets up rank r's buffers and expected output.

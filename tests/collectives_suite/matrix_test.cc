@@ -112,20 +112,6 @@ void run_all(const ClusterFactory& fabric, const ClusterSpec& spec,
   }
 }
 
-ClusterSpec spec_of(Topology topology, LinkKind link = LinkKind::kIdeal) {
-  ClusterSpec s;
-  s.topology = std::move(topology);
-  s.link = link;
-  return s;
-}
-
-GroupOptions small_frames() {
-  GroupOptions o;
-  o.max_frame_bytes = GroupOptions::kMinFrameBytes;
-  o.depth = GroupOptions::kMinDepth;
-  return o;
-}
-
 TEST_P(CollectivesMatrix, MeshExchangeTwoCables) {
   run_all(*GetParam(), spec_of(*Topology::mesh(3, 2)), small_frames(),
           Algorithm::kMeshExchange);

@@ -1,6 +1,7 @@
 // The shared collectives suite (tests/collectives_suite) over TcpFabric,
 // ranks as threads over loopback (tcp_cluster.h): its fault-free parts,
-// the matrix of every collective, bad input and mismatched calls. The
+// the matrix of every collective, bad input, mismatched calls and
+// registered user memory. The
 // determinism and fault-property tests need a simulated fabric (a trace
 // that reruns bit for bit, injected faults) and are not instantiated.
 #include <cstdint>
@@ -35,6 +36,7 @@ const TcpFactory kTcp;
 WEFT_COLLECTIVES_SUITE_ONE(CollectivesMatrix, &kTcp);
 WEFT_COLLECTIVES_SUITE_ONE(CollectivesBadInput, &kTcp);
 WEFT_COLLECTIVES_SUITE_ONE(CollectivesMismatch, &kTcp);
+WEFT_COLLECTIVES_SUITE_ONE(CollectivesRegistered, &kTcp);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CollectivesDeterminism);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CollectivesFaultProperty);
 

@@ -1,0 +1,109 @@
+#include "collectives/engine/user_memory.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "fabric/assert.h"
+#include "fabric/logging.h"
+
+namespace weft::internal {
+
+absl::StatusOr<uint64_t> UserMemory::add(std::span<std::byte> memory) {
+  absl::StatusOr<Slab*> slab = fabric_.register_memory(memory);
+  if (!slab.ok()) return slab.status();
+  entries_.push_back(Entry{next_id_++, *slab, 0, false});
+  WEFT_CHECK_INVARIANTS_OF(*this);
+  return entries_.back().id;
+}
+
+void UserMemory::release(uint64_t id) {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const Entry& e) { return e.id == id; });
+  if (it == entries_.end()) return;
+  it->released = true;
+  if (it->uses == 0) drop(*it);
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+const Slab* UserMemory::find(const std::byte* data, size_t bytes) const {
+  if (data == nullptr || bytes == 0) return nullptr;
+  for (const Entry& e : entries_) {
+    const std::byte* begin = e.slab->data();
+    if (!e.released && data >= begin &&
+        data + bytes <= begin + e.slab->bytes()) {
+      return e.slab;
+    }
+  }
+  return nullptr;
+}
+
+UserMemory::Entry* UserMemory::entry(const Slab* slab) {
+  for (Entry& e : entries_) {
+    if (e.slab == slab) return &e;
+  }
+  return nullptr;
+}
+
+std::unique_ptr<UserMemory::Use> UserMemory::use(
+    std::span<const Slab* const> slabs) {
+  if (std::none_of(slabs.begin(), slabs.end(),
+                   [](const Slab* s) { return s != nullptr; })) {
+    return nullptr;
+  }
+  return std::make_unique<Use>(shared_from_this(), slabs);
+}
+
+UserMemory::Use::Use(std::shared_ptr<UserMemory> memory,
+                     std::span<const Slab* const> slabs)
+    : memory_(std::move(memory)) {
+  for (const Slab* slab : slabs) {
+    if (slab == nullptr ||
+        std::find(slabs_.begin(), slabs_.end(), slab) != slabs_.end()) {
+      continue;
+    }
+    Entry* e = memory_->entry(slab);
+    WEFT_ASSERT(e != nullptr, "a use of memory that is not registered");
+    ++e->uses;
+    memory_->fabric_.hold_memory(slab);
+    slabs_.push_back(slab);
+  }
+}
+
+UserMemory::Use::~Use() {
+  for (const Slab* slab : slabs_) memory_->end_use(slab);
+}
+
+void UserMemory::end_use(const Slab* slab) {
+  Entry* e = entry(slab);
+  WEFT_ASSERT(e != nullptr && e->uses > 0, "a use ended twice");
+  fabric_.unhold_memory(slab);
+  if (--e->uses == 0 && e->released) drop(*e);
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+void UserMemory::drop(Entry& entry) {
+  const absl::Status s = fabric_.release_memory(entry.slab);
+  if (!s.ok()) {
+    // Work on it is still outstanding in the fabric (a failed group's
+    // frames): the fabric keeps the registration until it closes.
+    log(LogLevel::kWarning, "rank %u: releasing registered memory: %s",
+        fabric_.rank(), s.ToString());
+  }
+  const Slab* slab = entry.slab;
+  std::erase_if(entries_, [&](const Entry& e) { return e.slab == slab; });
+}
+
+void UserMemory::check_invariants() const {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    WEFT_ASSERT(!entries_[i].released || entries_[i].uses > 0,
+                "a released registration with no use is still listed");
+    for (size_t j = i + 1; j < entries_.size(); ++j) {
+      WEFT_ASSERT(entries_[i].id != entries_[j].id &&
+                      entries_[i].slab != entries_[j].slab,
+                  "a registration is listed twice");
+    }
+  }
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,53 @@
+// RegisteredMemory: a caller's buffer registered with a group's fabric
+// (Group::register_memory; NCCL's ncclCommRegister is the model), after
+// which operations whose input or output lies wholly inside it send their
+// payload straight from it, with no copy into weft's own frames. The
+// caller owns the handle: destroying it (or reset()) ends the
+// registration, at once or, while an operation using the memory is still
+// queued or running, when that operation ends. The memory must stay valid
+// until then; after a blocking call returns it is the caller's to change
+// (frames still unacknowledged were copied aside when the call ended).
+//
+// Move-only. REQUIRES: the group's fabric outlives the handle.
+#ifndef WEFT_COLLECTIVES_REGISTERED_MEMORY_H_
+#define WEFT_COLLECTIVES_REGISTERED_MEMORY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace weft {
+
+namespace internal {
+class UserMemory;
+}  // namespace internal
+
+class RegisteredMemory {
+ public:
+  RegisteredMemory() = default;  // registers nothing
+  RegisteredMemory(RegisteredMemory&& other) noexcept;
+  RegisteredMemory& operator=(RegisteredMemory&& other) noexcept;
+  RegisteredMemory(const RegisteredMemory&) = delete;
+  RegisteredMemory& operator=(const RegisteredMemory&) = delete;
+  ~RegisteredMemory() { reset(); }
+
+  // The registered bytes (empty once reset or moved from).
+  std::span<std::byte> bytes() const { return bytes_; }
+  bool registered() const { return memory_ != nullptr; }
+  // Ends the registration (see above).
+  void reset();
+
+ private:
+  friend class Group;
+  RegisteredMemory(std::shared_ptr<internal::UserMemory> memory, uint64_t id,
+                   std::span<std::byte> bytes);
+
+  std::shared_ptr<internal::UserMemory> memory_;
+  uint64_t id_ = 0;
+  std::span<std::byte> bytes_;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_COLLECTIVES_REGISTERED_MEMORY_H_

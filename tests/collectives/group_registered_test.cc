@@ -1,0 +1,149 @@
+// Registered user memory under loss, duplication and reordering in the
+// simulator: a caller may change a registered buffer the moment a call on
+// it returned (its input, and its output, which an all-sum's second phase
+// sends from), although frames sent straight from it may not be
+// acknowledged yet and may be resent afterwards. Every rank's results, of
+// that call and of the next, must still be exact (the engine copies
+// unacknowledged frames of user memory aside when a call ends).
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "collectives/registered_memory.h"
+#include "gtest/gtest.h"
+#include "harness/sim_cluster.h"
+
+namespace weft::testing {
+namespace {
+
+using harness::ScriptRun;
+using harness::SimCluster;
+using harness::Starter;
+
+constexpr uint32_t kCount = 40000;  // int32 elements: many small frames
+
+// Rank r's input of call `call`: element i is call * 1'000'000 + r * 1000 +
+// i, so the sum over n ranks is n * (call * 1'000'000 + i) + 1000 * n(n-1)/2.
+int32_t input(uint32_t call, uint32_t rank, uint32_t i) {
+  return static_cast<int32_t>(call * 1'000'000 + rank * 1000 + i);
+}
+int32_t sum(uint32_t call, uint32_t n, uint32_t i) {
+  return static_cast<int32_t>(n * (call * 1'000'000 + i) +
+                              1000 * n * (n - 1) / 2);
+}
+
+// "" when `out` holds call `call`'s sum over n ranks.
+std::string wrong(const std::vector<int32_t>& out, uint32_t call, uint32_t n) {
+  for (uint32_t i = 0; i < out.size(); ++i) {
+    if (out[i] != sum(call, n, i)) {
+      return absl::StrFormat("call %u element %u is %d, want %d", call, i,
+                             out[i], sum(call, n, i));
+    }
+  }
+  return "";
+}
+
+struct Totals {
+  uint64_t resent = 0;
+  uint64_t zero_copy = 0;
+};
+
+// Two all-sums per rank on registered buffers; each call's buffers are
+// overwritten with garbage as soon as the call returned (its result kept
+// first). Checks every result; adds to *totals.
+void run_seed(uint64_t seed, const Topology& topology, Algorithm algorithm,
+              bool in_place, Totals* totals) {
+  sim::WorldOptions w;
+  w.topology = topology;
+  w.seed = seed;
+  w.faults.rates.loss = 0.01 + 0.04 * static_cast<double>(seed % 5) / 4;
+  w.faults.rates.reorder = 0.02;
+  w.faults.rates.duplicate = 0.01;
+  w.time_limit_ns = 20 * kNsPerS;
+  GroupOptions o;
+  o.max_frame_bytes = GroupOptions::kMinFrameBytes;
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const uint32_t n = cluster->size();
+  // [rank][call]: inputs, outputs (in place: the input is the output).
+  std::vector<std::vector<std::vector<int32_t>>> in(n), out(n), kept(n);
+  std::vector<RegisteredMemory> handles;
+  std::vector<std::vector<Starter>> scripts(n);
+  for (uint32_t r = 0; r < n; ++r) {
+    for (uint32_t call = 0; call < 2; ++call) {
+      in[r].emplace_back(kCount);
+      out[r].emplace_back(kCount, -1);
+      for (uint32_t i = 0; i < kCount; ++i) in[r][call][i] = input(call, r, i);
+      for (auto* v : {&in[r][call], &out[r][call]}) {
+        auto h = cluster->group(r).register_memory(std::span(*v));
+        ASSERT_TRUE(h.ok()) << h.status();
+        handles.push_back(*std::move(h));
+      }
+    }
+    kept[r].resize(2);
+    for (uint32_t call = 0; call < 2; ++call) {
+      scripts[r].push_back([&, r, call](Group& g) {
+        if (call > 0) {
+          // The previous call returned: keep its result, then scribble
+          // over everything it sent from (the input, and the output its
+          // all-gather phase sent its reduced chunk from).
+          const uint32_t prev = call - 1;
+          kept[r][prev] = in_place ? in[r][prev] : out[r][prev];
+          std::memset(in[r][prev].data(), 0xab, kCount * sizeof(int32_t));
+          std::memset(out[r][prev].data(), 0xcd, kCount * sizeof(int32_t));
+        }
+        std::vector<int32_t>& dst = in_place ? in[r][call] : out[r][call];
+        return g.all_reduce_async(std::as_bytes(std::span(in[r][call])),
+                                  std::as_writable_bytes(std::span(dst)),
+                                  DType::kInt32, ReduceOp::kSum,
+                                  CallOptions{algorithm, 0});
+      });
+    }
+  }
+  ScriptRun run = cluster->run_scripts(std::move(scripts));
+  ASSERT_TRUE(run.run.completed()) << "seed " << seed << ": " << run.run.report;
+  for (uint32_t r = 0; r < n; ++r) {
+    ASSERT_EQ(run.results[r].size(), 2u);
+    for (const absl::Status& s : run.results[r]) {
+      ASSERT_TRUE(s.ok()) << "seed " << seed << " rank " << r << ": " << s;
+    }
+    EXPECT_EQ(wrong(kept[r][0], 0, n), "") << "seed " << seed << " rank " << r;
+    EXPECT_EQ(wrong(in_place ? in[r][1] : out[r][1], 1, n), "")
+        << "seed " << seed << " rank " << r;
+    const GroupCounters counters = cluster->group(r).counters();
+    totals->resent += counters.total.frames_resent;
+    totals->zero_copy += counters.payload_bytes_zero_copy;
+  }
+}
+
+void run_seeds(const Topology& topology, Algorithm algorithm, bool in_place) {
+  Totals totals;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    run_seed(seed, topology, algorithm, in_place, &totals);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  // The faults happened and the payload went straight from user memory.
+  EXPECT_GT(totals.resent, 0u);
+  EXPECT_GT(totals.zero_copy, 0u);
+}
+
+TEST(RegisteredUnderLoss, ChangingTheInputAfterReturnKeepsMeshResultsExact) {
+  run_seeds(*Topology::mesh(3), Algorithm::kMeshScatter, false);
+}
+
+TEST(RegisteredUnderLoss, ChangingTheInputAfterReturnKeepsRingResultsExact) {
+  run_seeds(*Topology::ring(4), Algorithm::kRing, false);
+}
+
+TEST(RegisteredUnderLoss, ChangingAnInPlaceBufferAfterReturnIsSafeToo) {
+  run_seeds(*Topology::mesh(3), Algorithm::kMeshScatter, true);
+}
+
+}  // namespace
+}  // namespace weft::testing
