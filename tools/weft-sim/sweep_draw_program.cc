@@ -18,6 +18,9 @@ using harness::ProgramOp;
 // to kSweepMaxOps.
 constexpr double kShortProgramChance = 0.6;
 constexpr uint32_t kShortProgramOps = 8;
+// Worlds of more ranks run short programs only: every operation there
+// costs tens of times more simulation than on a few ranks.
+constexpr uint32_t kBigWorldRanks = 16;
 
 constexpr double kSubgroupsChance = 0.5;
 constexpr uint32_t kMaxSubgroups = 3;
@@ -154,9 +157,10 @@ void draw_program(Prng& prng, SweepCase* c) {
   for (const std::vector<uint32_t>& members : c->program.subgroups) {
     topologies.push_back(*harness::sub_topology(c->world.topology, members));
   }
-  const uint64_t ops = 1 + prng.below(prng.chance(kShortProgramChance)
-                                          ? kShortProgramOps
-                                          : kSweepMaxOps);
+  const bool short_program = prng.chance(kShortProgramChance) ||
+                             c->world.topology.ranks() > kBigWorldRanks;
+  const uint64_t ops =
+      1 + prng.below(short_program ? kShortProgramOps : kSweepMaxOps);
   uint64_t budget = kProgramByteBudget;
   TimeNs longest_ns = 0;
   for (uint64_t i = 0; i < ops; ++i) {
