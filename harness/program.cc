@@ -85,9 +85,9 @@ absl::StatusOr<Topology> sub_topology(const Topology& topology,
           names.push_back(json_string(d));
         }
       }
-      cells.push_back(names.empty() ? "null"
-                                    : absl::StrCat("[", absl::StrJoin(names, ","),
-                                                   "]"));
+      cells.push_back(names.empty()
+                          ? "null"
+                          : absl::StrCat("[", absl::StrJoin(names, ","), "]"));
     }
     rows.push_back(absl::StrCat("[", absl::StrJoin(cells, ","), "]"));
   }
@@ -108,8 +108,8 @@ absl::Status check_program(const Program& program, const Topology& topology,
     const ProgramOp& op = program.ops[i];
     if (op.group > program.subgroups.size()) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "program operation %u names group %u; there are %u sub-groups",
-          i + 1, op.group, program.subgroups.size()));
+          "program operation %u names group %u; there are %u sub-groups", i + 1,
+          op.group, program.subgroups.size()));
     }
     absl::StatusOr<Topology> t = sub_topology(
         topology, group_members(program, op.group, topology.ranks()));

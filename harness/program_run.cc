@@ -13,7 +13,7 @@ namespace {
 
 // What every rank shares about one operation of the program.
 struct OpPlan {
-  std::vector<uint32_t> members;  // world ranks in group-rank order
+  std::vector<uint32_t> members;     // world ranks in group-rank order
   std::vector<uint32_t> group_rank;  // per world rank; size(): not a member
   CollectiveShape shape;
   CallOptions call;
@@ -88,9 +88,8 @@ class ProgramRank final : public sim::RankProgram {
     for (;;) {
       while (!in_flight_.empty() && ended(in_flight_.front())) retire();
       const size_t total = state_.program().ops.size();
-      const bool may_start =
-          in_flight_.empty() ||
-          (last_async_ && in_flight_.size() < kMaxInFlight);
+      const bool may_start = in_flight_.empty() ||
+                             (last_async_ && in_flight_.size() < kMaxInFlight);
       if (next_ < total && may_start) {
         start(next_++);
         continue;
@@ -148,8 +147,8 @@ class ProgramRank final : public sim::RankProgram {
     if (plan.group_rank[rank_] == plan.group_rank.size()) return;
     InFlight f;
     f.op = op;
-    f.call =
-        std::make_unique<RankCall>(state_.reference(op), plan.group_rank[rank_]);
+    f.call = std::make_unique<RankCall>(state_.reference(op),
+                                        plan.group_rank[rank_]);
     for (const Starter& s : f.call->starters(plan.call)) {
       f.ops.push_back(s(*groups_[g]));
     }

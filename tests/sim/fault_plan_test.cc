@@ -119,8 +119,8 @@ TEST(FaultPlan, RatesMayStopAtATime) {
   EXPECT_EQ(plan->rates.until_ns, 5000);
   EXPECT_THAT(plan->to_text(), HasSubstr(" until_ns=5000\n"));
   EXPECT_EQ(*FaultPlan::parse(plan->to_text()), *plan);
-  for (const char* bad : {"rates loss=0.1 until_ns=-1",
-                          "rates loss=0.1 until_ns=soon"}) {
+  for (const char* bad :
+       {"rates loss=0.1 until_ns=-1", "rates loss=0.1 until_ns=soon"}) {
     const absl::StatusOr<FaultPlan> refused = FaultPlan::parse(bad);
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_THAT(std::string(refused.status().message()),

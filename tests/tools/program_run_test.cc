@@ -2,6 +2,8 @@
 // split and asynchronous operations end correct; loss that stops leaves a
 // program correct (liveness); a crash ends it in typed errors on every
 // surviving rank; bad programs are refused before anything runs.
+#include "harness/program_run.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -9,7 +11,6 @@
 #include "fabric/errors.h"
 #include "gtest/gtest.h"
 #include "harness/program.h"
-#include "harness/program_run.h"
 #include "harness/sim_cluster.h"
 
 namespace weft::harness {

@@ -31,7 +31,8 @@ TEST(SweepDraw, SameSeedSameCaseAndTrace) {
   for (uint64_t seed : {3, 4, 5}) {
     const SweepCase c = draw_sweep_case(seed);
     const absl::StatusOr<SweepRun> a = run_sweep_case(c, {});
-    const absl::StatusOr<SweepRun> b = run_sweep_case(draw_sweep_case(seed), {});
+    const absl::StatusOr<SweepRun> b =
+        run_sweep_case(draw_sweep_case(seed), {});
     ASSERT_TRUE(a.ok() && b.ok()) << seed;
     EXPECT_EQ(a->trace_hash, b->trace_hash) << seed;
     EXPECT_EQ(a->summary, b->summary) << seed;

@@ -84,8 +84,8 @@ TEST(WeftSimShrink, RecoveryOffShrinksToTheOperationAndFrameThatMatter) {
 
   const std::vector<std::string> plan = lines_of(read_text(plan_path));
   ASSERT_EQ(plan.size(), 1u) << read_text(plan_path);
-  EXPECT_THAT(fields_of(plan[0])[0], ::testing::AnyOf("drop", "duplicate",
-                                                      "delay", "error"))
+  EXPECT_THAT(fields_of(plan[0])[0],
+              ::testing::AnyOf("drop", "duplicate", "delay", "error"))
       << plan[0];
   EXPECT_THAT(r.out, HasSubstr("\n" + plan[0] + "\n"));  // printed too
   const std::string replay = replay_args(r.out);

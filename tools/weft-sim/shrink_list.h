@@ -26,10 +26,9 @@ struct Shrunk {
 // REQUIRES: fails(items). Calls `fails` at most `max_runs` times; keeps
 // the order of `items`.
 template <typename T>
-Shrunk<T> shrink_list(
-    std::vector<T> items,
-    const std::function<bool(const std::vector<T>&)>& fails,
-    uint32_t max_runs) {
+Shrunk<T> shrink_list(std::vector<T> items,
+                      const std::function<bool(const std::vector<T>&)>& fails,
+                      uint32_t max_runs) {
   Shrunk<T> out;
   const auto try_run = [&](const std::vector<T>& candidate) {
     if (out.runs >= max_runs) {

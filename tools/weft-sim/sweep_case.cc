@@ -88,13 +88,17 @@ void draw_timed_faults(Prng& prng, TimeNs until_ns, SweepCase* c) {
   }
   if (prng.chance(kLinkDownChance)) {
     const auto [from, to] = draw_pair(prng, t);
-    script.push_back(
-        {.kind = FaultKind::kLinkDown, .rank = from, .peer = to, .at_ns = at()});
+    script.push_back({.kind = FaultKind::kLinkDown,
+                      .rank = from,
+                      .peer = to,
+                      .at_ns = at()});
   }
   if (prng.chance(kQpErrorChance)) {
     const auto [rank, peer] = draw_pair(prng, t);
-    script.push_back(
-        {.kind = FaultKind::kQpError, .rank = rank, .peer = peer, .at_ns = at()});
+    script.push_back({.kind = FaultKind::kQpError,
+                      .rank = rank,
+                      .peer = peer,
+                      .at_ns = at()});
   }
   if (prng.chance(kStallChance)) {
     script.push_back(
@@ -204,7 +208,8 @@ std::string describe_sweep_case(const SweepCase& c) {
       "%u ranks %s x%u cable%s, link %s, %s; groups %s; %u ops: %s; %s",
       t.ranks(), c.topology_name, cables, cables == 1 ? "" : "s",
       c.world.link == LinkModel::tb5() ? "tb5" : c.world.link.to_string(),
-      options_text(c.group), groups.empty() ? "none" : absl::StrJoin(groups, ", "),
+      options_text(c.group),
+      groups.empty() ? "none" : absl::StrJoin(groups, ", "),
       c.program.ops.size(), absl::StrJoin(ops, ", "), faults);
 }
 

@@ -138,10 +138,10 @@ absl::Status run_seed(uint64_t seed, const SweepFlags& flags, SweepTally* tally,
   const bool deterministic = second_hash == run->trace_hash;
   const std::string why =
       failure_of(*run, deterministic, second_hash, flags.require_correct);
-  tally->add(*run, deterministic, !why.empty(),
-             std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                           start)
-                 .count());
+  tally->add(
+      *run, deterministic, !why.empty(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
   if (flags.seeds == 1 || !why.empty()) progress->clear();
   if (flags.seeds == 1) {
     std::printf("seed %llu: %s\n  runs: %s\n",

@@ -52,14 +52,15 @@ constexpr TimeNs kDeadlineSlack = 50;
 
 uint64_t draw_bytes(Prng& prng) {
   if (prng.chance(kZeroBytesChance)) return 0;
-  const int top = prng.chance(kLargeSizeChance) ? kMaxOpBytesLog2
-                                                : kSmallMaxLog2;
+  const int top =
+      prng.chance(kLargeSizeChance) ? kMaxOpBytesLog2 : kSmallMaxLog2;
   const uint64_t base = uint64_t{1} << prng.below(top + 1);
   return std::min(base + prng.below(base), kMaxOpBytes);
 }
 
 std::vector<uint32_t> draw_members(Prng& prng, uint32_t n) {
-  const uint32_t most = std::max<uint32_t>(2, std::min(n - 1, kMaxSubgroupRanks));
+  const uint32_t most =
+      std::max<uint32_t>(2, std::min(n - 1, kMaxSubgroupRanks));
   const auto k = static_cast<uint32_t>(2 + prng.below(most - 1));
   std::vector<uint32_t> members;
   if (prng.chance(kBlockSubgroupChance)) {

@@ -116,8 +116,8 @@ void draw_topology(Prng& prng, SweepCase* c) {
     c->world.topology = *Topology::ring(ranks, cables);
   } else {
     if (big) cables = 1;
-    const double density = draw_between(
-        prng, 0, big ? kBigWorldChordDensity : kMaxChordDensity);
+    const double density =
+        draw_between(prng, 0, big ? kBigWorldChordDensity : kMaxChordDensity);
     c->topology_name = "partial mesh";
     c->world.topology = partial_mesh(prng, ranks, cables, density);
   }
@@ -145,9 +145,9 @@ GroupOptions draw_group(Prng& prng, uint32_t ranks) {
   if (big && group.depth > kBigWorldMaxDepth) group.depth = kBigWorldMaxDepth;
   group.ring_directions = prng.chance(0.5) ? 1 : 2;
   group.mesh_exchange_max_bytes = pick(prng, kMeshExchangeMaxBytes);
-  const std::array<uint64_t, 4> queues = {
-      group.max_frame_bytes, uint64_t{2} * group.max_frame_bytes,
-      uint64_t{1} << 20, uint64_t{8} << 20};
+  const std::array<uint64_t, 4> queues = {group.max_frame_bytes,
+                                          uint64_t{2} * group.max_frame_bytes,
+                                          uint64_t{1} << 20, uint64_t{8} << 20};
   group.send_queue_bytes = pick(prng, queues);
   group.recovery.min_rto_ns = pick(prng, kMinRtoNs);
   group.recovery.initial_rto_ns = pick(prng, kInitialRtoNs);

@@ -40,8 +40,8 @@ namespace weft::sim::cli {
 const FlagSet kSweepFlags("sweep", "which seeds, and what fails one",
                           FLAGS_seeds, FLAGS_first_seed, FLAGS_shard,
                           FLAGS_check_determinism, FLAGS_recovery,
-                          FLAGS_require_correct, FLAGS_faults,
-                          FLAGS_keep_ops, FLAGS_out);
+                          FLAGS_require_correct, FLAGS_faults, FLAGS_keep_ops,
+                          FLAGS_out);
 const FlagSet kShrinkFlags("shrink", "the seed to shrink", FLAGS_seed,
                            FLAGS_recovery, FLAGS_out);
 

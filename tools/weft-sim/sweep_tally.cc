@@ -42,7 +42,8 @@ std::string sweep_cost_line(const SweepTally& t, uint64_t first_seed,
   std::vector<double> sorted = t.wall_s;
   std::sort(sorted.begin(), sorted.end());
   const auto at = [&](double q) {
-    return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))];
+    return sorted[static_cast<size_t>(q *
+                                      static_cast<double>(sorted.size() - 1))];
   };
   constexpr double kMedian = 0.5;
   constexpr double kP99 = 0.99;

@@ -21,7 +21,7 @@ struct SweepTally {
   uint64_t by_verdict[harness::kVerdictCount] = {};
   uint64_t disagree = 0;
   uint64_t nondeterministic = 0;
-  uint64_t failed = 0;  // seeds that failed any oracle
+  uint64_t failed = 0;          // seeds that failed any oracle
   uint64_t not_live = 0;        // SweepRun::not_live
   uint64_t nonfatal_seeds = 0;  // no fatal fault struck
   uint64_t nonfatal_correct = 0;
