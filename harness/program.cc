@@ -1,7 +1,8 @@
 #include "harness/program.h"
 
-#include <algorithm>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -68,20 +69,17 @@ std::vector<uint32_t> group_members(const Program& program, uint32_t group,
   return all;
 }
 
-absl::StatusOr<Topology> sub_topology(const Topology& topology,
-                                      std::span<const uint32_t> members) {
+absl::StatusOr<Topology> topology_of(
+    uint32_t ranks,
+    const std::function<std::vector<std::string>(uint32_t, uint32_t)>&
+        devices) {
   std::vector<std::string> rows;
-  for (uint32_t a : members) {
+  for (uint32_t a = 0; a < ranks; ++a) {
     std::vector<std::string> cells;
-    for (uint32_t b : members) {
-      if (a >= topology.ranks() || b >= topology.ranks()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "sub-topology: rank %u is outside the topology's %u ranks",
-            std::max(a, b), topology.ranks()));
-      }
+    for (uint32_t b = 0; b < ranks; ++b) {
       std::vector<std::string> names;
       if (a != b) {
-        for (const std::string& d : topology.devices(a, b)) {
+        for (const std::string& d : devices(a, b)) {
           names.push_back(json_string(d));
         }
       }
@@ -92,6 +90,21 @@ absl::StatusOr<Topology> sub_topology(const Topology& topology,
     rows.push_back(absl::StrCat("[", absl::StrJoin(cells, ","), "]"));
   }
   return Topology::parse_json(absl::StrCat("[", absl::StrJoin(rows, ","), "]"));
+}
+
+absl::StatusOr<Topology> sub_topology(const Topology& topology,
+                                      std::span<const uint32_t> members) {
+  for (uint32_t m : members) {
+    if (m >= topology.ranks()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "sub-topology: rank %u is outside the topology's %u ranks", m,
+          topology.ranks()));
+    }
+  }
+  return topology_of(static_cast<uint32_t>(members.size()),
+                     [&](uint32_t a, uint32_t b) {
+                       return topology.devices(members[a], members[b]);
+                     });
 }
 
 absl::Status check_program(const Program& program, const Topology& topology,

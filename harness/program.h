@@ -14,7 +14,9 @@
 #define WEFT_HARNESS_PROGRAM_H_
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -49,6 +51,13 @@ struct Program {
 // REQUIRES: group <= program.subgroups.size().
 std::vector<uint32_t> group_members(const Program& program, uint32_t group,
                                     uint32_t world_ranks);
+
+// A topology of `ranks` ranks in which rank a reaches rank b over the
+// devices devices(a, b) names (none: no cable), built through JACCL's device
+// JSON so it is checked as a parsed one is. Topology::parse_json's errors.
+absl::StatusOr<Topology> topology_of(
+    uint32_t ranks,
+    const std::function<std::vector<std::string>(uint32_t, uint32_t)>& devices);
 
 // The cables among `members` as a topology of its own (rank i is
 // members[i]), with the cables' device names: what a sub-group sees.

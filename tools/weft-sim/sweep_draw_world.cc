@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "harness/program.h"
 #include "tools/weft-sim/sweep_draw.h"
 
 namespace weft::sim::cli {
@@ -84,22 +84,13 @@ Topology partial_mesh(Prng& prng, uint32_t ranks, uint32_t cables,
       joined[a][b] = joined[b][a] = neighbours || prng.chance(density);
     }
   }
-  std::vector<std::string> rows;
-  for (uint32_t a = 0; a < ranks; ++a) {
-    std::vector<std::string> cells;
-    for (uint32_t b = 0; b < ranks; ++b) {
-      std::vector<std::string> names;
-      for (uint32_t k = 0; k < cables && joined[a][b]; ++k) {
-        names.push_back(absl::StrCat("\"sim_", a, "_", b, "_", k, "\""));
-      }
-      cells.push_back(names.empty()
-                          ? "null"
-                          : absl::StrCat("[", absl::StrJoin(names, ","), "]"));
+  return *harness::topology_of(ranks, [&](uint32_t a, uint32_t b) {
+    std::vector<std::string> names;
+    for (uint32_t k = 0; k < cables && joined[a][b]; ++k) {
+      names.push_back(absl::StrCat("sim_", a, "_", b, "_", k));
     }
-    rows.push_back(absl::StrCat("[", absl::StrJoin(cells, ","), "]"));
-  }
-  return *Topology::parse_json(
-      absl::StrCat("[", absl::StrJoin(rows, ","), "]"));
+    return names;
+  });
 }
 
 void draw_topology(Prng& prng, SweepCase* c) {
