@@ -2,8 +2,10 @@
 
 #include <deque>
 #include <memory>
+#include <string>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "harness/rank_call.h"
 #include "harness/reference.h"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "fabric/errors.h"
 #include "gtest/gtest.h"
 #include "harness/program.h"

@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "harness/program.h"
 #include "sim/link_model.h"

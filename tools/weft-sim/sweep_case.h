@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "collectives/group_options.h"
 #include "fabric/clock.h"
 #include "harness/program.h"

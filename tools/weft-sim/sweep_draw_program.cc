@@ -1,5 +1,6 @@
 // A sweep seed's program: its sub-groups and operations.
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 

@@ -1,5 +1,6 @@
 // A sweep seed's world: its topology, link model and group options.
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
