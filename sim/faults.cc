@@ -126,6 +126,14 @@ absl::Status parse_rates(Fields& f, FaultRates* rates) {
     if (!rate.ok()) return f.error(rate.status().message());
     *out = *rate;
   }
+  if (absl::string_view v; f.take("until_ns", &v)) {
+    if (!absl::SimpleAtoi(v, &rates->until_ns) || rates->until_ns < 0 ||
+        rates->until_ns > kMaxPlanTimeNs) {
+      return f.error(absl::StrFormat(
+          "until_ns=%s is not a whole number of nanoseconds in 0..%d", v,
+          kMaxPlanTimeNs));
+    }
+  }
   return f.finish();
 }
 
@@ -367,7 +375,11 @@ std::string FaultPlan::to_text() const {
     absl::StrAppend(&out, "rates loss=", format_double(rates.loss),
                     " duplicate=", format_double(rates.duplicate),
                     " reorder=", format_double(rates.reorder),
-                    " error=", format_double(rates.error_completion), "\n");
+                    " error=", format_double(rates.error_completion));
+    if (rates.until_ns != kNeverNs) {
+      absl::StrAppend(&out, " until_ns=", rates.until_ns);
+    }
+    absl::StrAppend(&out, "\n");
   }
   for (const ScriptedFault& fault : script)
     absl::StrAppend(&out, fault.to_text(), "\n");

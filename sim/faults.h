@@ -7,6 +7,7 @@
 //
 //   # comment
 //   rates loss=0.01 duplicate=0.001 reorder=0.001 error=0.0005
+//   rates loss=0.01 until_ns=300000      rates stop at 300 us (liveness)
 //   drop from=1 to=2 frame=3            the 3rd frame (1-based) rank 1 sends
 //                                       to rank 2, over any cable
 //   duplicate from=1 to=2 frame=5
@@ -55,6 +56,10 @@ struct FaultRates {
   double duplicate = 0;
   double reorder = 0;
   double error_completion = 0;
+  // Frames leaving at or after this virtual time draw no rate fault: the
+  // faults stop, so a run can be checked for liveness (it must still end).
+  // kNeverNs: the rates never stop.
+  TimeNs until_ns = kNeverNs;
 
   bool any() const;
   // InvalidArgument naming the first rate outside [0, 1].

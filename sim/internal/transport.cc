@@ -125,6 +125,7 @@ void Transport::apply_script(const ScriptedFault& f, Fate* fate) {
 void Transport::draw_rates(const SimEndpoint& ep, const Pair& pair,
                            Fate* fate) {
   const FaultRates& rates = options_.faults.rates;
+  if (core_.now() >= rates.until_ns) return;  // the faults have stopped
   Link& link = links_[ep.link()];
   ScriptedFault f;
   f.rank = pair.rank;

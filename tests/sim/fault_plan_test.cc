@@ -109,6 +109,26 @@ TEST(FaultPlan, BadLinesNameTheLineAndTheProblem) {
   }
 }
 
+TEST(FaultPlan, RatesMayStopAtATime) {
+  EXPECT_EQ(FaultPlan::parse("rates loss=0.1")->rates.until_ns, kNeverNs);
+  EXPECT_EQ(FaultPlan::parse("rates loss=0.1")->to_text(),
+            "rates loss=0.1 duplicate=0 reorder=0 error=0\n");
+  const absl::StatusOr<FaultPlan> plan =
+      FaultPlan::parse("rates loss=0.1 until_ns=5000");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->rates.until_ns, 5000);
+  EXPECT_THAT(plan->to_text(), HasSubstr(" until_ns=5000\n"));
+  EXPECT_EQ(*FaultPlan::parse(plan->to_text()), *plan);
+  for (const char* bad :
+       {"rates loss=0.1 until_ns=-1", "rates loss=0.1 until_ns=soon"}) {
+    const absl::StatusOr<FaultPlan> refused = FaultPlan::parse(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(std::string(refused.status().message()),
+                HasSubstr("is not a whole number of nanoseconds"))
+        << bad;
+  }
+}
+
 TEST(FaultPlan, RanksAreCheckedAgainstTheWorld) {
   const FaultPlan plan = *FaultPlan::parse("drop from=1 to=5 frame=1");
   EXPECT_FALSE(plan.check_ranks(4).ok());

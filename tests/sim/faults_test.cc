@@ -146,6 +146,19 @@ TEST(Faults, LossRateOneDropsEverythingAndRecordsEachFrame) {
   }
 }
 
+// The rates stop at until_ns: a frame leaving before it is lost (loss 1),
+// the frames leaving after it arrive (they depart 200 ns apart).
+TEST(Faults, RatesStopAtUntilNs) {
+  WorldOptions options = options_with("rates loss=1 until_ns=300");
+  auto p = make_pair(options);
+  exchange(p, 3);
+  EXPECT_EQ(immediates(poll_all(*p.b)), (std::vector<uint32_t>{1, 2}));
+  const auto injected = p.world->injected_faults();
+  ASSERT_EQ(injected.size(), 1u);
+  EXPECT_EQ(injected[0].kind, FaultKind::kDrop);
+  EXPECT_EQ(injected[0].frame, 1u);
+}
+
 struct Outcome {
   uint64_t hash;
   Counters counters;

@@ -191,6 +191,9 @@ inline std::string masked(absl::string_view line) {
           {std::regex("[0-9.]+ seconds = [0-9.]+ "), "T seconds = R "},
           {std::regex("^wall time: [0-9.]+ s, [0-9.]+ seeds/s$"),
            "wall time: T s, R seeds/s"},
+          {std::regex("^seed cost: median [0-9.]+ ms, p99 [0-9.]+ ms, max "
+                      "[0-9.]+ ms \\(seed [0-9]+\\)$"),
+           "seed cost: median T ms, p99 T ms, max T ms (seed S)"},
           // What `weft-sim launch` makes per run: a coordinator port, the
           // ports of a TCP hostfile, a secret and a directory; and where
           // the reader's checkout is.

@@ -1,9 +1,12 @@
 // weft-sim shrink, run as the built binary, on a deliberately weakened
-// configuration (recovery off, so one lost frame ends a run in a typed
-// error): a seed that injected several faults shrinks to the one that
-// matters; replaying the shrunk plan still fails, and replaying it without
-// that fault (an empty plan) passes. Bad flags exit 2 with one line.
+// configuration (recovery off, so one lost or duplicated frame ends a run
+// in a typed error): a seed whose program ran many operations and injected
+// several faults shrinks to the operations and the one fault that matter;
+// replaying the shrunk program and plan still fails, and replaying the
+// program without that fault (an empty plan) passes. Bad flags exit 2 with
+// one line.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -15,12 +18,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Seed 11 draws 8 ranks on a mesh running a reduce at loss 4.5%; with
-// recovery off it injects 14 faults (drops, duplicates, delays) and ends in
-// a typed error that one lost frame explains. A change to the sweep's draw (tools/weft-sim/sweep_case.cc)
-// changes what a seed runs: then pick another seed with more than one
-// injected fault (`weft-sim shrink --seed=S --recovery=off`).
-constexpr char kSeed[] = "11";
+// Seed 8 draws 8 ranks on a ring of two cables running 20 operations; with
+// recovery off it injects 3 faults and ends in a typed error that one
+// faulty frame of its last operation explains. A change to the sweep's
+// draw (tools/weft-sim/sweep_draw_*.cc) changes what a seed runs: then pick
+// another seed with more than one operation and more than one injected
+// fault (`weft-sim shrink --seed=S --recovery=off`).
+constexpr char kSeed[] = "8";
 
 ToolResult sim(const std::string& args) {
   return run_tool(WEFT_SIM_PATH, args);
@@ -37,6 +41,26 @@ long injected_of(const std::string& out) {
   return -1;
 }
 
+// "K of N" from "minimal program: K of N operations: i,j"; {-1, -1} if none.
+std::pair<long, long> kept_ops(const std::string& out) {
+  for (const std::string& line : lines_of(out)) {
+    const std::vector<std::string> f = fields_of(line);
+    if (f.size() >= 5 && f[0] == "minimal" && f[1] == "program:") {
+      return {std::stol(f[2]), std::stol(f[4])};
+    }
+  }
+  return {-1, -1};
+}
+
+// The arguments of the printed "replay: weft-sim <args>" line.
+std::string replay_args(const std::string& out) {
+  const std::string prefix = "replay: weft-sim ";
+  for (const std::string& line : lines_of(out)) {
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  }
+  return "";
+}
+
 // The verdict a one-seed replay printed: "seed <S>: <summary>".
 std::string replay_summary(const std::string& out) {
   const std::string prefix = std::string("seed ") + kSeed + ": ";
@@ -46,38 +70,47 @@ std::string replay_summary(const std::string& out) {
   return "";
 }
 
-TEST(WeftSimShrink, RecoveryOffShrinksToTheOneLostFrame) {
+TEST(WeftSimShrink, RecoveryOffShrinksToTheOperationAndFrameThatMatter) {
   const std::string plan_path = scratch_path("shrunk.plan");
   const ToolResult r = sim(std::string("shrink --seed=") + kSeed +
                            " --recovery=off --out=" + plan_path);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_GT(injected_of(r.out), 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("outcome: typed error"));
+  const auto [kept, all] = kept_ops(r.out);
+  EXPECT_GT(all, 1) << r.out;
+  EXPECT_GE(kept, 1) << r.out;
+  EXPECT_LT(kept, all) << r.out;
 
   const std::vector<std::string> plan = lines_of(read_text(plan_path));
   ASSERT_EQ(plan.size(), 1u) << read_text(plan_path);
-  EXPECT_EQ(fields_of(plan[0])[0], "drop") << plan[0];
+  EXPECT_THAT(fields_of(plan[0])[0],
+              ::testing::AnyOf("drop", "duplicate", "delay", "error"))
+      << plan[0];
   EXPECT_THAT(r.out, HasSubstr("\n" + plan[0] + "\n"));  // printed too
-  const std::string replay = std::string("sweep --seeds=1 --first-seed=") +
-                             kSeed + " --recovery=off --faults=";
-  EXPECT_THAT(r.out, HasSubstr("replay: weft-sim " + replay + plan_path));
+  const std::string replay = replay_args(r.out);
+  EXPECT_THAT(replay, HasSubstr(std::string("sweep --seeds=1 --first-seed=") +
+                                kSeed + " --recovery=off --keep-ops="));
+  EXPECT_THAT(replay, ::testing::EndsWith(" --faults=" + plan_path));
 
-  // The shrunk plan alone still fails: a typed error, not correct.
-  const ToolResult again = sim(replay + plan_path);
+  // The shrunk program and plan still fail: a typed error, not correct.
+  const ToolResult again = sim(replay);
   EXPECT_THAT(replay_summary(again.out), ::testing::StartsWith("typed error"))
       << again.out;
-  // Without its one fault the seed passes every oracle.
+  EXPECT_THAT(again.out, HasSubstr(" " + std::to_string(kept) + " ops: "));
+  // Without its one fault the shrunk program passes every oracle.
   const std::string empty = write_scratch("empty.plan", "");
-  const ToolResult clean = sim(replay + empty);
+  const std::string without =
+      replay.substr(0, replay.rfind(" --faults=")) + " --faults=" + empty;
+  const ToolResult clean = sim(without);
   EXPECT_EQ(clean.code, 0) << clean.out << clean.err;
   EXPECT_EQ(replay_summary(clean.out), "correct") << clean.out;
 }
 
 TEST(WeftSimShrink, SeedThatEndsCorrectHasNothingToShrink) {
-  // With no fault that can hurt it, seed 1 ends correct even with recovery
-  // off (it injects nothing).
+  // Seed 3 injects no fault, so it ends correct even with recovery off.
   const ToolResult r =
-      sim("shrink --seed=1 --recovery=off --out=" + scratch_path("none.plan"));
+      sim("shrink --seed=3 --recovery=off --out=" + scratch_path("none.plan"));
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("nothing to shrink"));
 }

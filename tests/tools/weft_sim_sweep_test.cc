@@ -72,11 +72,14 @@ std::string hash_of(const std::string& out) {
   return "";
 }
 
-// Everything but the wall time (the only line allowed to differ).
+// Everything but the wall time and the cost per seed (the only lines
+// allowed to differ).
 std::string without_wall_time(const std::string& out) {
   std::string kept;
   for (const std::string& line : lines_of(out)) {
-    if (line.rfind("wall time:", 0) != 0) kept += line + "\n";
+    if (line.rfind("wall time:", 0) != 0 && line.rfind("seed cost:", 0) != 0) {
+      kept += line + "\n";
+    }
   }
   return kept;
 }
@@ -158,37 +161,66 @@ TEST(WeftSimSweep, CheckDeterminismFindsEveryRunRepeatable) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("not deterministic")));
 }
 
-// Seed 57 with recovery off and the one drop that `weft-sim shrink` finds
-// for it: a typed error, which --require-correct refuses.
+// Seed 8's last operation (of 20) with recovery off and the one duplicated
+// frame that `weft-sim shrink --seed=8 --recovery=off` finds for it: a typed
+// error, which --require-correct refuses. A change to the sweep's draw
+// changes what a seed runs: then shrink another seed and take its replay
+// line.
+constexpr char kShrunkOps[] = " --keep-ops=19";
+constexpr char kShrunkPlan[] = "duplicate from=0 to=1 frame=11\n";
+
 TEST(WeftSimSweep, FailingSeedHasReplayLineAndTrace) {
-  const std::string plan =
-      write_scratch("drop.plan", "drop from=4 to=3 frame=1\n");
+  const std::string plan = write_scratch("dup.plan", kShrunkPlan);
   const std::string out_dir = scratch_path("out");
   const ToolResult r =
-      sim("sweep --seeds=1 --first-seed=57 --recovery=off --require-correct "
-          "--faults=" +
-          plan + " --out=" + out_dir);
+      sim(std::string("sweep --seeds=1 --first-seed=8 --recovery=off "
+                      "--require-correct") +
+          kShrunkOps + " --faults=" + plan + " --out=" + out_dir);
   ASSERT_EQ(r.code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("FAIL seed 57: typed error"));
+  EXPECT_THAT(r.out, HasSubstr("FAIL seed 8: typed error"));
   EXPECT_THAT(r.out,
-              HasSubstr("replay: weft-sim sweep --seeds=1 --first-seed=57 "
+              HasSubstr("replay: weft-sim sweep --seeds=1 --first-seed=8 "
                         "--recovery=off --require-correct --faults=" +
-                        plan));
-  const std::string trace = out_dir + "/seed-57.json";
+                        plan + kShrunkOps));
+  EXPECT_THAT(r.out, HasSubstr(" 1 ops: "));  // the one operation kept
+  const std::string trace = out_dir + "/seed-8.json";
   EXPECT_THAT(r.out, HasSubstr("trace: " + trace));
   struct stat info {};
   EXPECT_EQ(stat(trace.c_str(), &info), 0) << trace;
   EXPECT_GT(info.st_size, 0);
 }
 
-// The same seed and plan with recovery on: the lost frame is resent.
+// The same seed, operation and plan with recovery on: the duplicate is
+// discarded.
 TEST(WeftSimSweep, RecoverySurvivesWhatFailsWithoutIt) {
-  const std::string plan =
-      write_scratch("drop.plan", "drop from=4 to=3 frame=1\n");
+  const std::string plan = write_scratch("dup.plan", kShrunkPlan);
   const ToolResult r =
-      sim("sweep --seeds=1 --first-seed=57 --require-correct --faults=" + plan);
+      sim(std::string("sweep --seeds=1 --first-seed=8 --require-correct") +
+          kShrunkOps + " --faults=" + plan);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("seed 57: correct"));
+  EXPECT_THAT(r.out, HasSubstr("seed 8: correct"));
+}
+
+// A seed no fatal fault struck must end correct; the sweep counts those
+// seeds and flags any that did not ("not live").
+TEST(WeftSimSweep, SeedsWithoutAFatalFaultEndCorrect) {
+  const ToolResult r = sweep("--seeds=40 --first-seed=300");
+  const std::map<std::string, long> counts = table_counts(r.out);
+  ASSERT_EQ(counts.count("not live"), 1u) << r.out;
+  EXPECT_EQ(counts.at("not live"), 0) << r.out;
+  long nonfatal = -1;
+  long correct = -1;
+  for (const std::string& line : lines_of(r.out)) {
+    if (line.rfind("no crash, dead link", 0) != 0) continue;
+    const std::vector<std::string> f = fields_of(line);
+    for (size_t i = 0; i + 1 < f.size(); ++i) {
+      if (f[i + 1] == "seeds,") nonfatal = std::stol(f[i]);
+      if (f[i + 1] == "correct") correct = std::stol(f[i]);
+    }
+  }
+  EXPECT_GT(nonfatal, 0) << r.out;
+  EXPECT_EQ(correct, nonfatal) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("seed cost: median "));
 }
 
 TEST(WeftSimSweep, BadFlagsExitTwoWithOneLine) {
@@ -210,6 +242,10 @@ TEST(WeftSimSweep, BadFlagsExitTwoWithOneLine) {
                    "unknown flag --bogus");
   expect_bad_input(sim_path, "weft-sim",
                    "sweep --seeds=5 --faults=/nonexistent/plan", "--faults");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --keep-ops=3,1",
+                   "--keep-ops=3,1");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --keep-ops=x",
+                   "--keep-ops=x");
 }
 
 }  // namespace

@@ -1,14 +1,15 @@
 #include "tools/weft-sim/sweep_case.h"
 
-#include <array>
 #include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "fabric/absl_compat.h"
-#include "harness/sim_cluster.h"
 #include "sim/prng.h"
+#include "tools/weft-sim/sweep_draw.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -20,23 +21,6 @@ using harness::CollectiveSpec;
 // The draw's own sub-stream of the seed (the world forks its links from the
 // seed itself).
 constexpr uint64_t kDrawStream = 0x5377656570ull;  // "Sweep"
-
-constexpr uint32_t kMinRanks = 2;
-constexpr uint32_t kMaxRanks = 8;
-constexpr double kRingChance = 0.5;
-constexpr double kTwoCablesChance = 0.2;
-
-constexpr std::array<uint32_t, 4> kFrameBytes = {4 << 10, 16 << 10, 64 << 10,
-                                                 512 << 10};
-constexpr std::array<uint32_t, 3> kDepths = {4, 8, 16};
-
-// Sizes: 0 bytes now and then, else log-uniform up to kMaxOpBytes.
-constexpr double kZeroBytesChance = 0.1;
-constexpr int kMaxOpBytesLog2 = 18;
-constexpr uint64_t kMaxOpBytes = uint64_t{1} << kMaxOpBytesLog2;
-constexpr double kInPlaceChance = 0.25;
-constexpr double kAutoAlgorithmChance = 0.5;
-constexpr int kMaxOpAttempts = 8;
 
 // Fault bands: a third nearly clean, most with loss up to 1%, the rest
 // harsh (loss up to 5%).
@@ -53,62 +37,18 @@ constexpr double kQuietLossChance = 0.5;
 // most seeds test what recovery can survive.
 constexpr double kErrorChance = 0.25;
 
-// Timed faults, each rare; they strike within the first kTimedWindowNs.
+// The faults stop (rates and timed faults) at a time drawn up to this
+// multiple of the program's expected duration and linger, so some strike
+// after the last operation and some seeds end with a quiet stretch.
+constexpr double kFaultSpan = 1.25;
+
+// Timed faults, each rare.
 constexpr double kCrashChance = 0.03;
 constexpr double kLinkDownChance = 0.03;
 constexpr double kQpErrorChance = 0.02;
 constexpr double kStallChance = 0.05;
-constexpr TimeNs kTimedWindowNs = 200 * kNsPerUs;
 constexpr TimeNs kMinStallNs = kNsPerUs;
 constexpr TimeNs kMaxStallNs = 20 * kNsPerMs;
-
-uint64_t draw_bytes(Prng& prng) {
-  if (prng.chance(kZeroBytesChance)) return 0;
-  const uint64_t base = uint64_t{1} << prng.below(kMaxOpBytesLog2 + 1);
-  const uint64_t bytes = base + prng.below(base);
-  return bytes < kMaxOpBytes ? bytes : kMaxOpBytes;
-}
-
-GroupOptions draw_group(Prng& prng) {
-  GroupOptions group;
-  group.max_frame_bytes = kFrameBytes[prng.below(kFrameBytes.size())];
-  group.depth = kDepths[prng.below(kDepths.size())];
-  group.ring_directions = prng.chance(0.5) ? 1 : 2;
-  if (!group.validate().ok()) return GroupOptions{};
-  return group;
-}
-
-// One collective valid on `c`'s topology, or false after kMaxOpAttempts.
-bool draw_op(Prng& prng, const SweepCase& c, CollectiveSpec* out) {
-  const uint32_t ranks = c.world.topology.ranks();
-  for (int attempt = 0; attempt < kMaxOpAttempts; ++attempt) {
-    CollectiveSpec s;
-    s.kind =
-        static_cast<CollectiveKind>(prng.below(harness::kCollectiveKindCount));
-    s.dtype = static_cast<DType>(prng.below(kDTypeCount));
-    s.op = static_cast<ReduceOp>(prng.below(kReduceOpCount));
-    s.root = static_cast<uint32_t>(prng.below(ranks));
-    s.bytes = draw_bytes(prng);
-    s.in_place =
-        s.kind != CollectiveKind::kSendRecv && prng.chance(kInPlaceChance);
-    if (!prng.chance(kAutoAlgorithmChance)) {
-      s.algorithm = static_cast<AlgorithmRequest>(
-          1 + prng.below(static_cast<uint64_t>(AlgorithmRequest::kRing)));
-    }
-    if (!harness::check_collective(s, c.world.topology, c.group).ok()) {
-      s.algorithm = AlgorithmRequest::kAuto;
-    }
-    if (harness::check_collective(s, c.world.topology, c.group).ok()) {
-      *out = s;
-      return true;
-    }
-  }
-  return false;
-}
-
-double between(Prng& prng, double low, double high) {
-  return low + prng.unit() * (high - low);
-}
 
 FaultRates draw_rates(Prng& prng) {
   const double band = prng.unit();
@@ -119,11 +59,11 @@ FaultRates draw_rates(Prng& prng) {
   FaultRates r;
   r.loss = quiet && !prng.chance(kQuietLossChance)
                ? 0
-               : between(prng, b.loss_min, b.loss_max);
-  r.duplicate = between(prng, 0, b.duplicate);
-  r.reorder = between(prng, 0, b.reorder);
+               : draw_between(prng, b.loss_min, b.loss_max);
+  r.duplicate = draw_between(prng, 0, b.duplicate);
+  r.reorder = draw_between(prng, 0, b.reorder);
   r.error_completion =
-      prng.chance(kErrorChance) ? between(prng, 0, b.error) : 0;
+      prng.chance(kErrorChance) ? draw_between(prng, 0, b.error) : 0;
   return r;
 }
 
@@ -137,36 +77,36 @@ std::pair<uint32_t, uint32_t> draw_pair(Prng& prng, const Topology& t) {
   return {rank, peers[prng.below(peers.size())]};
 }
 
-void draw_timed_faults(Prng& prng, SweepCase* c) {
+void draw_timed_faults(Prng& prng, TimeNs until_ns, SweepCase* c) {
   const Topology& t = c->world.topology;
   std::vector<ScriptedFault>& script = c->world.faults.script;
+  const auto at = [&] {
+    return static_cast<TimeNs>(prng.below(static_cast<uint64_t>(until_ns) + 1));
+  };
   if (prng.chance(kCrashChance)) {
-    script.push_back(
-        {.kind = FaultKind::kCrash,
-         .rank = static_cast<uint32_t>(prng.below(t.ranks())),
-         .at_ns = static_cast<TimeNs>(prng.below(kTimedWindowNs))});
+    script.push_back({.kind = FaultKind::kCrash,
+                      .rank = static_cast<uint32_t>(prng.below(t.ranks())),
+                      .at_ns = at()});
   }
   if (prng.chance(kLinkDownChance)) {
     const auto [from, to] = draw_pair(prng, t);
-    script.push_back(
-        {.kind = FaultKind::kLinkDown,
-         .rank = from,
-         .peer = to,
-         .at_ns = static_cast<TimeNs>(prng.below(kTimedWindowNs))});
+    script.push_back({.kind = FaultKind::kLinkDown,
+                      .rank = from,
+                      .peer = to,
+                      .at_ns = at()});
   }
   if (prng.chance(kQpErrorChance)) {
     const auto [rank, peer] = draw_pair(prng, t);
-    script.push_back(
-        {.kind = FaultKind::kQpError,
-         .rank = rank,
-         .peer = peer,
-         .at_ns = static_cast<TimeNs>(prng.below(kTimedWindowNs))});
+    script.push_back({.kind = FaultKind::kQpError,
+                      .rank = rank,
+                      .peer = peer,
+                      .at_ns = at()});
   }
   if (prng.chance(kStallChance)) {
     script.push_back(
         {.kind = FaultKind::kStall,
          .rank = static_cast<uint32_t>(prng.below(t.ranks())),
-         .at_ns = static_cast<TimeNs>(prng.below(kTimedWindowNs)),
+         .at_ns = at(),
          .duration_ns = static_cast<TimeNs>(
              kMinStallNs + prng.below(kMaxStallNs - kMinStallNs))});
   }
@@ -178,10 +118,13 @@ std::string bytes_text(uint64_t bytes) {
                                         : absl::StrCat(bytes);
 }
 
-std::string op_text(const CollectiveSpec& s) {
-  std::string out =
-      absl::StrCat(harness::api_name(s), " ", to_absl(dtype_name(s.dtype)), " ",
-                   bytes_text(s.bytes));
+std::string op_text(const harness::ProgramOp& op) {
+  const CollectiveSpec& s = op.spec;
+  std::string out = harness::api_name(s);
+  if (s.kind != CollectiveKind::kBarrier) {  // a barrier moves no data
+    absl::StrAppend(&out, " ", to_absl(dtype_name(s.dtype)), " ",
+                    bytes_text(s.bytes));
+  }
   if (harness::has_root(s.kind)) absl::StrAppend(&out, " root ", s.root);
   if (s.in_place) absl::StrAppend(&out, " in place");
   if (s.algorithm != AlgorithmRequest::kAuto &&
@@ -189,55 +132,87 @@ std::string op_text(const CollectiveSpec& s) {
     absl::StrAppend(&out, " ",
                     to_absl(harness::algorithm_request_name(s.algorithm)));
   }
+  if (op.group > 0) absl::StrAppend(&out, " @", op.group);
+  if (op.async) absl::StrAppend(&out, " async");
   return out;
 }
 
+std::string options_text(const GroupOptions& g) {
+  return absl::StrFormat(
+      "frames %s depth %u ring directions %u send queue %s mesh exchange "
+      "<= %s, rto %d..%d ns x%u",
+      bytes_text(g.max_frame_bytes), g.depth, g.ring_directions,
+      bytes_text(g.send_queue_bytes), bytes_text(g.mesh_exchange_max_bytes),
+      g.recovery.min_rto_ns, g.recovery.max_rto_ns, g.recovery.max_retries);
+}
+
 }  // namespace
+
+void draw_faults(Prng& prng, SweepCase* c) {
+  c->world.faults.rates = draw_rates(prng);
+  const double span = static_cast<double>(c->expected_ns + kSweepLingerNs);
+  const auto until_ns =
+      static_cast<TimeNs>(draw_between(prng, 0, kFaultSpan * span));
+  c->world.faults.rates.until_ns = until_ns;
+  draw_timed_faults(prng, until_ns, c);
+}
 
 SweepCase draw_sweep_case(uint64_t seed) {
   Prng prng = Prng(seed).fork(kDrawStream);
   SweepCase c;
   c.seed = seed;
-  const auto ranks =
-      static_cast<uint32_t>(kMinRanks + prng.below(kMaxRanks - kMinRanks + 1));
-  const bool ring = prng.chance(kRingChance);
-  const uint32_t cables = prng.chance(kTwoCablesChance) ? 2 : 1;
-  c.topology_name = ring ? "ring" : "mesh";
-  c.world.topology =
-      ring ? *Topology::ring(ranks, cables) : *Topology::mesh(ranks, cables);
-  c.world.link = LinkModel::tb5();
   c.world.seed = seed;
-  c.world.time_limit_ns = 2 * kSweepDeadlineNs;
   c.world.keep_trace_events = false;
-  c.group = draw_group(prng);
-  const uint64_t ops = 1 + prng.below(kSweepMaxOps);
-  for (uint64_t i = 0; i < ops; ++i) {
-    CollectiveSpec spec;
-    if (draw_op(prng, c, &spec)) c.ops.push_back(spec);
-  }
-  c.world.faults.rates = draw_rates(prng);
-  draw_timed_faults(prng, &c);
+  draw_world(prng, &c);
+  draw_program(prng, &c);
+  draw_faults(prng, &c);
+  // Each operation ends by its deadline, one after another: a run past
+  // them all (and two more) is a hang.
+  c.world.time_limit_ns =
+      static_cast<TimeNs>(c.program.ops.size() + 2) * c.deadline_ns;
   return c;
+}
+
+absl::StatusOr<SweepCase> keep_ops(const SweepCase& c,
+                                   const std::vector<uint32_t>& keep) {
+  SweepCase out = c;
+  out.program.ops.clear();
+  for (uint32_t i : keep) {
+    if (i >= c.program.ops.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "operation %u is not in seed %u's program (operations 0..%u)", i,
+          c.seed, c.program.ops.size() - 1));
+    }
+    out.program.ops.push_back(c.program.ops[i]);
+  }
+  return out;
 }
 
 std::string describe_sweep_case(const SweepCase& c) {
   const Topology& t = c.world.topology;
   const auto cables =
       static_cast<uint32_t>(t.ranks() > 1 ? t.devices(0, 1).size() : 1);
+  std::vector<std::string> groups;
+  for (size_t g = 0; g < c.program.subgroups.size(); ++g) {
+    groups.push_back(absl::StrCat(
+        "@", g + 1, " [", absl::StrJoin(c.program.subgroups[g], " "), "]"));
+  }
   std::vector<std::string> ops;
-  for (const CollectiveSpec& s : c.ops) ops.push_back(op_text(s));
+  for (const harness::ProgramOp& op : c.program.ops) ops.push_back(op_text(op));
   const FaultRates& r = c.world.faults.rates;
-  std::string faults =
-      absl::StrFormat("loss=%.3g duplicate=%.3g reorder=%.3g error=%.3g",
-                      r.loss, r.duplicate, r.reorder, r.error_completion);
+  std::string faults = absl::StrFormat(
+      "loss=%.3g duplicate=%.3g reorder=%.3g error=%.3g until_ns=%d", r.loss,
+      r.duplicate, r.reorder, r.error_completion, r.until_ns);
   for (const ScriptedFault& f : c.world.faults.script) {
     absl::StrAppend(&faults, "; ", f.to_text());
   }
   return absl::StrFormat(
-      "%u ranks %s x%u cable%s, frames %s depth %u ring directions %u; %s; %s",
+      "%u ranks %s x%u cable%s, link %s, %s; groups %s; %u ops: %s; %s",
       t.ranks(), c.topology_name, cables, cables == 1 ? "" : "s",
-      bytes_text(c.group.max_frame_bytes), c.group.depth,
-      c.group.ring_directions, absl::StrJoin(ops, ", "), faults);
+      c.world.link == LinkModel::tb5() ? "tb5" : c.world.link.to_string(),
+      options_text(c.group),
+      groups.empty() ? "none" : absl::StrJoin(groups, ", "),
+      c.program.ops.size(), absl::StrJoin(ops, ", "), faults);
 }
 
 }  // namespace weft::sim::cli

@@ -1,9 +1,9 @@
-// weft-sim sweep: swarm testing. Each seed draws its own world, collectives
+// weft-sim sweep: swarm testing. Each seed draws its own world, program
 // and faults (sweep_case.h) and runs them against the oracles (sweep_run.h);
 // the sweep prints each failing seed with the command that replays it and
-// a Perfetto trace, then a table of outcomes, issue 5's recovery target,
-// the wall time and the combined trace hash. Exits 0 when every seed
-// passed every oracle, 1 when any failed, 2 for bad flags.
+// a Perfetto trace, then a table of outcomes, the liveness line, the wall
+// time and cost per seed, and the combined trace hash. Exits 0 when every
+// seed passed every oracle, 1 when any failed, 2 for bad flags.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/progress.h"
 #include "tools/weft-sim/commands.h"
@@ -34,29 +35,15 @@ namespace {
 // Failing seeds whose traces are written (each can be megabytes).
 constexpr uint64_t kMaxTraces = 100;
 
-// Issue 5's recovery target: loss up to 1% and nothing recovery cannot
-// survive. An error completion moves a verbs queue pair into the error state
-// (every later request is flushed), as a forced qp_error does; surviving it
-// needs a rebuilt queue pair, which weft does not do.
-bool in_target(const FaultPlan& plan) {
-  if (plan.rates.loss > kTargetMaxLoss || plan.rates.error_completion > 0) {
-    return false;
-  }
-  for (const ScriptedFault& f : plan.script) {
-    if (f.kind == FaultKind::kCrash || f.kind == FaultKind::kLinkDown ||
-        f.kind == FaultKind::kQpError || f.kind == FaultKind::kError) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string replay_command(uint64_t seed, const SweepFlags& flags) {
   std::string out =
       absl::StrCat("weft-sim sweep --seeds=1 --first-seed=", seed);
   if (!flags.recovery) absl::StrAppend(&out, " --recovery=off");
   if (flags.require_correct) absl::StrAppend(&out, " --require-correct");
   if (flags.faults) absl::StrAppend(&out, " --faults=", flags.faults_path);
+  if (flags.keep_ops) {
+    absl::StrAppend(&out, " --keep-ops=", absl::StrJoin(*flags.keep_ops, ","));
+  }
   if (flags.check_determinism) absl::StrAppend(&out, " --check-determinism");
   return out;
 }
@@ -100,8 +87,14 @@ std::string failure_of(const SweepRun& run, bool deterministic,
                        uint64_t second_hash, bool require_correct) {
   std::string why;
   if (!harness::verdict_allowed(run.verdict) ||
-      (require_correct && run.verdict != harness::Verdict::kCorrect)) {
+      (require_correct && !run.not_live &&
+       run.verdict != harness::Verdict::kCorrect)) {
     why = run.summary;
+  }
+  if (run.not_live) {
+    absl::StrAppend(&why, why.empty() ? "" : "; ",
+                    "not live: no fatal fault struck, yet it ended ",
+                    run.summary);
   }
   if (run.ranks_disagree) {
     absl::StrAppend(&why, why.empty() ? "" : "; ",
@@ -122,7 +115,13 @@ std::string failure_of(const SweepRun& run, bool deterministic,
 absl::Status run_seed(uint64_t seed, const SweepFlags& flags, SweepTally* tally,
                       uint64_t* traces, Progress* progress,
                       nlohmann::ordered_json* cases) {
+  const auto start = std::chrono::steady_clock::now();
   SweepCase c = draw_sweep_case(seed);
+  if (flags.keep_ops) {
+    absl::StatusOr<SweepCase> kept = keep_ops(c, *flags.keep_ops);
+    if (!kept.ok()) return kept.status();
+    c = *std::move(kept);
+  }
   if (flags.faults) c.world.faults = *flags.faults;
   const SweepRunOptions options{.recovery = flags.recovery};
   absl::StatusOr<SweepRun> run = run_sweep_case(c, options);
@@ -139,7 +138,10 @@ absl::Status run_seed(uint64_t seed, const SweepFlags& flags, SweepTally* tally,
   const bool deterministic = second_hash == run->trace_hash;
   const std::string why =
       failure_of(*run, deterministic, second_hash, flags.require_correct);
-  tally->add(*run, in_target(c.world.faults), deterministic, !why.empty());
+  tally->add(
+      *run, deterministic, !why.empty(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
   if (flags.seeds == 1 || !why.empty()) progress->clear();
   if (flags.seeds == 1) {
     std::printf("seed %llu: %s\n  runs: %s\n",
@@ -204,6 +206,10 @@ int run_sweep(int argc, char** argv) {
   std::fputs(sweep_table(tally, flags->check_determinism).c_str(), stdout);
   std::printf("wall time: %.2f s, %.1f seeds/s\n", wall_s,
               wall_s > 0 ? static_cast<double>(tally.seeds) / wall_s : 0.0);
+  std::fputs(sweep_cost_line(tally, flags->first_seed, flags->shard_index,
+                             flags->shard_count)
+                 .c_str(),
+             stdout);
   std::printf("trace hash: %s\n", hash_hex(tally.folded_hash).c_str());
   if (!json->empty()) {
     if (absl::Status s =

@@ -7,6 +7,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "tools/cli/cli_common.h"
 #include "tools/weft-sim/collective_flags.h"
 
@@ -19,6 +21,9 @@ ABSL_FLAG(bool, require_correct, false,
 ABSL_FLAG(std::string, shard, "0/1",
           "sweep: i/N runs only the seeds whose index (seed - first seed) is "
           "i modulo N, for job arrays (0 <= i < N <= 1000000)");
+ABSL_FLAG(std::string, keep_ops, "",
+          "sweep: run only these operations of each seed's program, "
+          "comma-separated indices from 0 (what weft-sim shrink prints)");
 ABSL_FLAG(std::string, out, "",
           "sweep: directory for the Perfetto traces of failing seeds (default "
           "sweep-out); shrink: file for the minimal plan (default "
@@ -35,7 +40,8 @@ namespace weft::sim::cli {
 const FlagSet kSweepFlags("sweep", "which seeds, and what fails one",
                           FLAGS_seeds, FLAGS_first_seed, FLAGS_shard,
                           FLAGS_check_determinism, FLAGS_recovery,
-                          FLAGS_require_correct, FLAGS_faults, FLAGS_out);
+                          FLAGS_require_correct, FLAGS_faults, FLAGS_keep_ops,
+                          FLAGS_out);
 const FlagSet kShrinkFlags("shrink", "the seed to shrink", FLAGS_seed,
                            FLAGS_recovery, FLAGS_out);
 
@@ -61,6 +67,24 @@ absl::Status parse_shard(const std::string& text, SweepFlags* out) {
   }
   out->shard_index = index;
   out->shard_count = count;
+  return absl::OkStatus();
+}
+
+absl::Status parse_keep_ops(const std::string& text, SweepFlags* out) {
+  if (text.empty()) return absl::OkStatus();
+  std::vector<uint32_t> ops;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    uint32_t index = 0;
+    if (!absl::SimpleAtoi(item, &index) ||
+        (!ops.empty() && index <= ops.back())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--keep-ops=", text,
+          " is not a rising comma-separated list of operation indices "
+          "(e.g. --keep-ops=0,3,7)"));
+    }
+    ops.push_back(index);
+  }
+  out->keep_ops = std::move(ops);
   return absl::OkStatus();
 }
 
@@ -96,6 +120,10 @@ absl::StatusOr<SweepFlags> sweep_flags() {
           absl::StrCat("--faults: ", plan.status().message()));
     }
     out.faults = *std::move(plan);
+  }
+  if (absl::Status s = parse_keep_ops(absl::GetFlag(FLAGS_keep_ops), &out);
+      !s.ok()) {
+    return s;
   }
   out.out_dir = absl::GetFlag(FLAGS_out);
   if (out.out_dir.empty()) out.out_dir = kDefaultSweepOut;

@@ -1,7 +1,9 @@
 // The flags of `weft-sim sweep` and `weft-sim shrink`: which seeds
 // (--seeds, --first-seed, --shard i/N, or shrink's --seed), --recovery,
 // --check-determinism, --require-correct, --faults (a plan replacing each
-// seed's drawn faults: how a shrunk plan is replayed) and --out. Each command
+// seed's drawn faults: how a shrunk plan is replayed), --keep-ops (the
+// operations of each seed's program to keep: how a shrunk program is
+// replayed) and --out. Each command
 // accepts the flags its FlagSet names (kSweepFlags, kShrinkFlags), whichever
 // file defines them; bad input exits 2 with one line naming the flag.
 #ifndef WEFT_TOOLS_WEFT_SIM_SWEEP_FLAGS_H_
@@ -34,6 +36,8 @@ struct SweepFlags {
   bool require_correct = false;  // a typed error fails the seed too
   std::optional<FaultPlan> faults;
   std::string faults_path;  // as given
+  // Only these operations of each seed's program (--keep-ops).
+  std::optional<std::vector<uint32_t>> keep_ops;
   std::string out_dir;
 };
 
@@ -44,7 +48,7 @@ struct ShrinkFlags {
 };
 
 // --seeds, --first_seed, --shard, --check_determinism, --recovery,
-// --require_correct, --faults, --out.
+// --require_correct, --faults, --keep_ops, --out.
 extern const FlagSet kSweepFlags;
 // --seed, --recovery, --out.
 extern const FlagSet kShrinkFlags;

@@ -14,7 +14,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json op_json(const harness::CollectiveSpec& s) {
+Json op_json(const harness::ProgramOp& op) {
+  const harness::CollectiveSpec& s = op.spec;
   Json j;
   j["op"] = harness::api_name(s);
   j["bytes"] = s.bytes;
@@ -22,6 +23,8 @@ Json op_json(const harness::CollectiveSpec& s) {
   j["algorithm"] = std::string(harness::algorithm_request_name(s.algorithm));
   j["root"] = harness::has_root(s.kind) ? Json(s.root) : Json(nullptr);
   j["in_place"] = s.in_place;
+  j["group"] = op.group;
+  j["async"] = op.async;
   return j;
 }
 
@@ -31,6 +34,8 @@ Json faults_json(const FaultPlan& plan) {
   j["duplicate"] = plan.rates.duplicate;
   j["reorder"] = plan.rates.reorder;
   j["error"] = plan.rates.error_completion;
+  j["until_ns"] = plan.rates.until_ns == kNeverNs ? Json(nullptr)
+                                                  : Json(plan.rates.until_ns);
   j["scripted"] = Json::array();
   for (const ScriptedFault& f : plan.script)
     j["scripted"].push_back(f.to_text());
@@ -46,8 +51,20 @@ Json case_json(const SweepCase& c) {
   j["max_frame_bytes"] = c.group.max_frame_bytes;
   j["depth"] = c.group.depth;
   j["ring_directions"] = c.group.ring_directions;
+  j["send_queue_bytes"] = c.group.send_queue_bytes;
+  j["mesh_exchange_max_bytes"] = c.group.mesh_exchange_max_bytes;
+  j["recovery"] = {{"min_rto_ns", c.group.recovery.min_rto_ns},
+                   {"initial_rto_ns", c.group.recovery.initial_rto_ns},
+                   {"max_rto_ns", c.group.recovery.max_rto_ns},
+                   {"max_retries", c.group.recovery.max_retries}};
+  j["link"] = c.world.link.to_string();
+  j["subgroups"] = c.program.subgroups;
   j["ops"] = Json::array();
-  for (const harness::CollectiveSpec& s : c.ops) j["ops"].push_back(op_json(s));
+  for (const harness::ProgramOp& op : c.program.ops) {
+    j["ops"].push_back(op_json(op));
+  }
+  j["expected_ns"] = c.expected_ns;
+  j["deadline_ns"] = c.deadline_ns;
   j["faults"] = faults_json(c.world.faults);
   return j;
 }
@@ -71,7 +88,9 @@ Json sweep_seed_json(const SweepCase& c, const SweepRun& run,
   j["case"] = case_json(c);
   j["outcome"] = {{"verdict", std::string(harness::verdict_name(run.verdict))},
                   {"summary", run.summary}};
-  j["ops_run"] = run.ops_run;
+  j["ops_correct"] = run.ops_correct;
+  j["fatal"] = run.fatal;
+  j["end_ns"] = run.end_ns;
   j["faults_by_kind"] = faults_by_kind_json(run);
   j["failure"] = why.empty() ? Json(nullptr) : Json(why);
   j["replay"] = why.empty() ? Json(nullptr) : Json(replay);
@@ -80,6 +99,7 @@ Json sweep_seed_json(const SweepCase& c, const SweepRun& run,
 
 Json sweep_json(const SweepFlags& flags, Json cases, const SweepTally& tally) {
   Json doc = json_document("sweep");
+  doc["sweep_version"] = kSweepJsonVersion;
   doc["seeds"] = flags.seeds;
   doc["first_seed"] = flags.first_seed;
   doc["shard"] = absl::StrCat(flags.shard_index, "/", flags.shard_count);
@@ -89,8 +109,9 @@ Json sweep_json(const SweepFlags& flags, Json cases, const SweepTally& tally) {
   doc["ranks_disagree"] = tally.disagree;
   doc["nondeterministic"] =
       flags.check_determinism ? Json(tally.nondeterministic) : Json(nullptr);
-  doc["target"] = {{"seeds", tally.target_seeds},
-                   {"correct", tally.target_correct}};
+  doc["not_live"] = tally.not_live;
+  doc["liveness"] = {{"seeds", tally.nonfatal_seeds},
+                     {"correct", tally.nonfatal_correct}};
   doc["failed"] = tally.failed;
   doc["trace_hash"] = hash_hex(tally.folded_hash);
   return doc;

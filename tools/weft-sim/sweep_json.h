@@ -2,16 +2,21 @@
 // JSON"): every seed's case, outcome and faults by kind, then the tally
 // the sweep prints (no wall time, so the same flags write the same file).
 //
-//   {"format_version", "command": "sweep", "seeds", "first_seed", "shard",
-//    "recovery", "cases": [{"seed", "case": {"ranks", "topology", "cables",
-//      "max_frame_bytes", "depth", "ring_directions", "ops": [{"op",
-//      "bytes", "dtype", "algorithm", "root", "in_place"}], "faults":
-//      {"loss", "duplicate", "reorder", "error", "scripted": [text]}},
-//      "outcome": {"verdict", "summary"}, "ops_run", "faults_by_kind",
-//      "failure" (null when it passed), "replay" (null when it passed)}],
+//   {"format_version", "sweep_version", "command": "sweep", "seeds",
+//    "first_seed", "shard", "recovery", "cases": [{"seed", "case":
+//      {"ranks", "topology", "cables", "max_frame_bytes", "depth",
+//      "ring_directions", "send_queue_bytes", "mesh_exchange_max_bytes",
+//      "recovery": {"min_rto_ns", "initial_rto_ns", "max_rto_ns",
+//      "max_retries"}, "link", "subgroups": [[rank]], "ops": [{"op",
+//      "bytes", "dtype", "algorithm", "root", "in_place", "group",
+//      "async"}], "expected_ns", "deadline_ns", "faults": {"loss",
+//      "duplicate", "reorder", "error", "until_ns", "scripted": [text]}},
+//      "outcome": {"verdict", "summary"}, "ops_correct", "fatal", "end_ns",
+//      "faults_by_kind", "failure" (null when it passed), "replay" (null
+//      when it passed)}],
 //    "outcome_counts", "ranks_disagree", "nondeterministic" (null unless
-//    --check-determinism), "target": {"seeds", "correct"}, "failed",
-//    "trace_hash"}
+//    --check-determinism), "not_live", "liveness": {"seeds", "correct"},
+//    "failed", "trace_hash"}
 #ifndef WEFT_TOOLS_WEFT_SIM_SWEEP_JSON_H_
 #define WEFT_TOOLS_WEFT_SIM_SWEEP_JSON_H_
 
@@ -24,6 +29,11 @@
 #include "tools/weft-sim/sweep_tally.h"
 
 namespace weft::sim::cli {
+
+// The sweep document's own version, beside format_version: 2 since seeds
+// draw programs (1: a list of at most three collectives, "ops_run" and
+// "target").
+inline constexpr int kSweepJsonVersion = 2;
 
 // One seed: its case, how it ended, and (when it failed an oracle, `why`
 // not empty) why and the command that replays it.
