@@ -400,15 +400,6 @@ absl::Status Lane::retransmit() {
   return absl::OkStatus();
 }
 
-TimeNs Lane::next_timer_ns(const Watch& watch) const {
-  TimeNs next = send_.retransmit_due_ns();
-  if (watch.waiting) {
-    next = std::min(next, liveness_.probe_due_ns(watch.probe_after_ns));
-  }
-  if (!ack_busy_) next = std::min(next, receive_.delayed_ack_due_ns());
-  return next;
-}
-
 absl::Status Lane::service(const Watch& watch, uint32_t suspect,
                            bool* advanced) {
   TimeNs wake_ns = kNeverNs;

@@ -70,6 +70,7 @@
 #ifndef WEFT_COLLECTIVES_ENGINE_LANE_H_
 #define WEFT_COLLECTIVES_ENGINE_LANE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -248,7 +249,19 @@ class Lane {
   absl::Status service_at(TimeNs now_ns, const Watch& watch,
                           SuspectFn&& suspect, bool* advanced, TimeNs* wake_ns);
   // The next instant service() has something to do (kNeverNs: none).
-  TimeNs next_timer_ns(const Watch& watch) const;
+  // While the acknowledgement frame is in flight, neither an owed
+  // acknowledgement nor a probe (an acknowledgement with kFlagProbe) can
+  // go: their times do not count, since that send's completion wakes the
+  // caller anyway. Counting a probe due in the past there would have the
+  // caller step again at once, forever, without the clock moving.
+  TimeNs next_timer_ns(const Watch& watch) const {
+    TimeNs next = send_.retransmit_due_ns();
+    if (ack_busy_) return next;
+    if (watch.waiting) {
+      next = std::min(next, liveness_.probe_due_ns(watch.probe_after_ns));
+    }
+    return std::min(next, receive_.delayed_ack_due_ns());
+  }
   // When the peer was last heard from; silent: nothing for two probe
   // intervals (a probe went unanswered); whom the peer believes silent.
   TimeNs last_heard_ns() const { return liveness_.last_heard_ns(); }
@@ -350,13 +363,7 @@ absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
       *advanced = true;
     }
   }
-  TimeNs next = send_.retransmit_due_ns();
-  if (watch.waiting) {
-    const TimeNs probe = liveness_.probe_due_ns(watch.probe_after_ns);
-    if (probe < next) next = probe;
-  }
-  const TimeNs delayed_ack = receive_.delayed_ack_due_ns();
-  if (!ack_busy_ && delayed_ack < next) next = delayed_ack;
+  const TimeNs next = next_timer_ns(watch);
   if (next < *wake_ns) *wake_ns = next;
   WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();

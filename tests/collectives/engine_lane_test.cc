@@ -379,6 +379,40 @@ TEST_F(LaneTest, ProbesASilentPeerAndAnswersProbes) {
   EXPECT_EQ(sent_header(1).type, FrameType::kAck);
 }
 
+// A probe is an acknowledgement: while the acknowledgement frame is in
+// flight it cannot go, and its time must not be reported as the lane's
+// next timer. Reported (due now, or already past), the engine would ask
+// to be stepped again at once, and a simulated world, whose clock moves
+// only once every rank waits for a later instant, would step it forever
+// at that instant, never delivering the completion that frees the frame.
+TEST_F(LaneTest, AProbeDueWhileTheAcknowledgementIsInFlightWaitsForIt) {
+  const Lane::Watch waiting{true, kRtoNs};
+  arrive(0, 0, data(0), {std::byte{1}});
+  arrive(1, 1, data(0), {std::byte{1}});  // a duplicate: acknowledged at once
+  ASSERT_TRUE(poll().ok());
+  ASSERT_TRUE(service(/*waiting=*/true).ok());
+  ASSERT_EQ(sent_.size(), 1u);    // the acknowledgement, not completed
+  clock_.advance_to(2 * kRtoNs);  // the probe is due (heard at 0)
+  bool advanced = false;
+  TimeNs wake_ns = kNeverNs;
+  ASSERT_TRUE(lane_
+                  ->service_at(
+                      clock_.now_ns(), waiting, [] { return kNoPeer; },
+                      &advanced, &wake_ns)
+                  .ok());
+  EXPECT_EQ(sent_.size(), 1u);  // no second frame into the busy one
+  EXPECT_FALSE(advanced);
+  EXPECT_GT(wake_ns, clock_.now_ns());
+  EXPECT_GT(lane_->next_timer_ns(waiting), clock_.now_ns());
+  // The completion frees the frame: the probe goes at the next service.
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(lane_->next_timer_ns(waiting), kRtoNs);
+  ASSERT_TRUE(service(/*waiting=*/true).ok());
+  ASSERT_EQ(sent_.size(), 2u);
+  EXPECT_EQ(sent_header(1).flags, kFlagProbe);
+}
+
 TEST_F(LaneTest, ErrorCompletionIsATypedError) {
   Completion c;
   c.id = WorkId{WorkKind::kRecv, 1, 0};

@@ -223,6 +223,21 @@ TEST(WeftSimSweep, SeedsWithoutAFatalFaultEndCorrect) {
   EXPECT_THAT(r.out, HasSubstr("seed cost: median "));
 }
 
+// Seeds that once livelocked with no fatal fault: a rank's lane owed a
+// probe while its acknowledgement frame was in flight and reported the
+// probe's past due time as its next wake-up, so the world stepped it at
+// one instant until the livelock detector gave up (LaneTest
+// AProbeDueWhileTheAcknowledgementIsInFlightWaitsForIt holds the cause
+// itself; these hold the whole path, as long as the draw is unchanged).
+TEST(WeftSimSweep, SeedsThatOnceLivelockedEndCorrect) {
+  for (const char* seed : {"12177", "13852", "17047"}) {
+    const ToolResult r = sweep(std::string("--seeds=1 --first-seed=") + seed);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr(std::string("seed ") + seed + ": correct"))
+        << r.out;
+  }
+}
+
 TEST(WeftSimSweep, BadFlagsExitTwoWithOneLine) {
   const std::string sim_path = WEFT_SIM_PATH;
   expect_bad_input(sim_path, "weft-sim", "sweep", "--seeds is required");
