@@ -241,6 +241,9 @@ Slab* World::adopt_slab(uint32_t rank, std::unique_ptr<Slab> slab) {
 }
 
 bool World::crashed(uint32_t rank) const { return core_->crashed(rank); }
+bool World::delivers(uint32_t rank, uint32_t peer) const {
+  return core_->delivers(rank, peer);
+}
 bool World::stalled(uint32_t rank) const { return core_->stalled(rank); }
 const Trace& World::trace() const { return core_->trace(); }
 const Counters& World::counters() const { return core_->counters(); }

@@ -188,6 +188,13 @@ class World {
   std::vector<WrittenRange> take_writes(uint32_t rank);
 
   bool crashed(uint32_t rank) const;
+  // Whether a frame `rank` sends to `peer` now could arrive: neither rank
+  // crashed, the link direction is not down, and on some cable both queue
+  // pairs (rank's towards peer and peer's towards rank) are ready to send
+  // and receive. What stops a failing rank's abort from reaching a peer:
+  // judges use it to tell a rank that could not be told from one that was
+  // not. False for ranks out of range or without endpoints to each other.
+  bool delivers(uint32_t rank, uint32_t peer) const;
   // True while a fault plan's stall of `rank` lasts (its end is an event).
   bool stalled(uint32_t rank) const;
   const Trace& trace() const;

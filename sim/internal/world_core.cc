@@ -161,6 +161,35 @@ void WorldCore::scripted(uint32_t index, bool end) {
   }
 }
 
+bool WorldCore::delivers(uint32_t rank, uint32_t peer) const {
+  if (rank >= ranks() || peer >= ranks() || crashed_[rank] || crashed_[peer]) {
+    return false;
+  }
+  for (const ScriptedFault& f : options_.faults.script) {
+    if (f.kind == FaultKind::kLinkDown && f.rank == rank && f.peer == peer &&
+        f.at_ns <= now()) {
+      return false;
+    }
+  }
+  auto ready = [&](uint32_t from, uint32_t to, uint32_t cable) {
+    for (const internal::SimEndpoint* ep : endpoints_) {
+      if (ep != nullptr && ep->rank() == from && ep->peer() == to &&
+          ep->cable() == cable && ep->state() == internal::QpState::kRts) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const internal::SimEndpoint* ep : endpoints_) {
+    if (ep != nullptr && ep->rank() == rank && ep->peer() == peer &&
+        ep->state() == internal::QpState::kRts &&
+        ready(peer, rank, ep->cable())) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::Status WorldCore::register_region(uint32_t rank, uint32_t rkey,
                                         const MemoryRegion& region) {
   if (rank >= ranks()) {

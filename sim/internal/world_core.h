@@ -51,6 +51,8 @@ class WorldCore {
   Counters& counters() { return counters_; }
   const std::vector<ScriptedFault>& injected() const { return injected_; }
   bool crashed(uint32_t rank) const { return crashed_[rank]; }
+  // World::delivers. O(endpoints).
+  bool delivers(uint32_t rank, uint32_t peer) const;
   // True when `rank` is inside a stall window at `now()`.
   bool stalled(uint32_t rank) const;
 

@@ -132,6 +132,37 @@ TEST(Faults, LinkDownDropsOneDirectionFromItsTime) {
   EXPECT_THAT(immediates(poll_all(*p.a)), ::testing::ElementsAre(7));
 }
 
+// World::delivers: what stops a frame from rank to peer (a judge's view of
+// whether an abort could still travel), each at its time.
+TEST(Faults, DeliversFollowsQueuePairErrorsDeadLinksAndCrashes) {
+  {
+    auto p = make_pair(options_with("qp_error rank=1 peer=0 at_ns=500"));
+    EXPECT_TRUE(p.world->delivers(0, 1));
+    EXPECT_TRUE(p.world->delivers(1, 0));
+    EXPECT_FALSE(p.world->delivers(0, 0));  // no endpoint to itself
+    EXPECT_FALSE(p.world->delivers(0, 2));  // no such rank
+    p.world->advance_to(500);
+    // Rank 1's queue pair neither sends nor receives any more.
+    EXPECT_FALSE(p.world->delivers(1, 0));
+    EXPECT_FALSE(p.world->delivers(0, 1));
+  }
+  {
+    auto p = make_pair(options_with("link_down from=0 to=1 at_ns=300"));
+    p.world->advance_to(299);
+    EXPECT_TRUE(p.world->delivers(0, 1));
+    p.world->advance_to(300);
+    EXPECT_FALSE(p.world->delivers(0, 1));
+    EXPECT_TRUE(p.world->delivers(1, 0));  // one direction only
+  }
+  {
+    auto p = make_pair(options_with("crash rank=0 at_ns=100"));
+    EXPECT_TRUE(p.world->delivers(1, 0));
+    p.world->advance_to(100);
+    EXPECT_FALSE(p.world->delivers(1, 0));
+    EXPECT_FALSE(p.world->delivers(0, 1));
+  }
+}
+
 TEST(Faults, LossRateOneDropsEverythingAndRecordsEachFrame) {
   WorldOptions options = options_with("");
   options.faults.rates.loss = 1.0;

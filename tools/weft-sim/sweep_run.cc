@@ -1,6 +1,9 @@
 #include "tools/weft-sim/sweep_run.h"
 
+#include <functional>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -9,25 +12,6 @@
 
 namespace weft::sim::cli {
 namespace {
-
-// True when some surviving rank ended with an error while another ended
-// OK and was never told: its group still looked healthy at the end of the
-// run. (A rank whose part finished before the failure ends OK with the
-// right bytes; the peers' abort then reaches it and fails its group.)
-bool disagree(const harness::ProgramRun& run, const World& world) {
-  bool any_unaware = false;
-  bool any_error = false;
-  for (uint32_t r = 0; r < run.ranks.size(); ++r) {
-    if (world.crashed(r)) continue;
-    const harness::RankOutcome& rank = run.ranks[r];
-    if (!rank.first_error.ok()) {
-      any_error = true;
-    } else if (!rank.told_of_failure) {
-      any_unaware = true;
-    }
-  }
-  return any_unaware && any_error;
-}
 
 bool fatal_fault(const std::array<uint64_t, kFaultKindCount>& by_kind) {
   for (FaultKind k : {FaultKind::kCrash, FaultKind::kLinkDown,
@@ -38,6 +22,39 @@ bool fatal_fault(const std::array<uint64_t, kFaultKindCount>& by_kind) {
 }
 
 }  // namespace
+
+bool ranks_disagree(std::span<const harness::RankOutcome> ranks,
+                    const std::function<bool(uint32_t)>& crashed,
+                    const std::function<bool(uint32_t, uint32_t)>& delivers) {
+  const auto n = static_cast<uint32_t>(ranks.size());
+  bool any_error = false;
+  std::vector<bool> aware(n, false);
+  std::vector<uint32_t> frontier;
+  for (uint32_t r = 0; r < n; ++r) {
+    if (crashed(r)) continue;
+    any_error |= !ranks[r].first_error.ok();
+    if (!ranks[r].first_error.ok() || ranks[r].told_of_failure) {
+      aware[r] = true;
+      frontier.push_back(r);
+    }
+  }
+  if (!any_error) return false;
+  // Every survivor an abort can reach, hop by hop, from the aware ones.
+  std::vector<bool> reached = aware;
+  while (!frontier.empty()) {
+    const uint32_t from = frontier.back();
+    frontier.pop_back();
+    for (uint32_t to = 0; to < n; ++to) {
+      if (reached[to] || crashed(to) || !delivers(from, to)) continue;
+      reached[to] = true;
+      frontier.push_back(to);
+    }
+  }
+  for (uint32_t r = 0; r < n; ++r) {
+    if (!crashed(r) && !aware[r] && reached[r]) return true;
+  }
+  return false;
+}
 
 absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
                                         const SweepRunOptions& options) {
@@ -60,7 +77,10 @@ absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
   out.verdict = run->outcome.verdict;
   out.summary = run->outcome.summary();
   out.ranks_disagree =
-      out.verdict != harness::Verdict::kHang && disagree(*run, w);
+      out.verdict != harness::Verdict::kHang &&
+      ranks_disagree(
+          run->ranks, [&w](uint32_t r) { return w.crashed(r); },
+          [&w](uint32_t from, uint32_t to) { return w.delivers(from, to); });
   out.ops_total = static_cast<uint32_t>(c.program.ops.size());
   out.ops_correct = run->ops_correct;
   out.end_ns = run->end_ns;

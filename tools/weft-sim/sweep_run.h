@@ -3,7 +3,8 @@
 // (harness/program_run.h: every operation checked against its Reference),
 // and the oracles applied: the verdict must be an allowed one (correct or
 // typed error; outcome.h), every surviving rank must agree on the outcome
-// class (all succeeded, or all failed), and liveness: a run that no fatal
+// class (all succeeded, or all failed) unless no abort could reach it
+// (ranks_disagree below), and liveness: a run that no fatal
 // fault struck (crash, dead link, queue pair error, error completion) must
 // end correct, since its faults stop and recovery has time to repair what
 // they did.
@@ -12,7 +13,9 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,21 @@ struct SweepRun {
   std::array<uint64_t, kFaultKindCount> faults_by_kind{};
   std::vector<ScriptedFault> injected;  // with want_injected
 };
+
+// The disagreement oracle. A surviving rank that ended every operation OK
+// and whose group still looks healthy is "unaware"; one that ended with an
+// error or was told of a failure is "aware". An aware rank sends every
+// peer an abort, and a peer that takes one becomes aware in turn, so the
+// news travels along every direction `delivers(from, to)` still carries
+// (World::delivers: no crash, no dead link, no queue pair in error). The
+// ranks disagree when some survivor ended with an error and an unaware
+// survivor could have been reached from an aware one. An unaware rank no
+// abort can reach (its only peer's queue pair is in error, say, after its
+// own part ended) learns at its next operation instead: UC gives no other
+// way to tell it.
+bool ranks_disagree(std::span<const harness::RankOutcome> ranks,
+                    const std::function<bool(uint32_t)>& crashed,
+                    const std::function<bool(uint32_t, uint32_t)>& delivers);
 
 // Runs `c` with `options`. Errors only for what is no outcome of the run:
 // a cluster that cannot be built, a trace file that cannot be written.
