@@ -76,6 +76,12 @@ struct GroupCounters {
   // weft's own frames first (every other buffer). Resends not counted.
   uint64_t payload_bytes_zero_copy = 0;
   uint64_t payload_bytes_staged = 0;
+  // Payload bytes of data frames received straight into registered output
+  // memory (no copy out of weft's frames), and of other frames that took
+  // a receive posted there and were moved into weft's own frame
+  // (docs/architecture.md, "Registered user memory").
+  uint64_t payload_bytes_received_in_place = 0;
+  uint64_t payload_bytes_moved_aside = 0;
 };
 
 }  // namespace weft

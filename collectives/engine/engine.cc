@@ -160,9 +160,13 @@ absl::Status Engine::run_queue(bool* advanced) {
       return absl::OkStatus();
     }
     // Done: every send completed, so nothing reads user memory now but
-    // a resend to come, which goes from the lane's own frame from here.
+    // a resend to come, which goes from the lane's own frame from here;
+    // every frame was consumed, so every receive posted into user memory
+    // has completed (receive_targets.h).
     const bool detached = op.runner->detach_user_memory();
-    WEFT_ASSERT(detached, "an operation ended with sends in flight");
+    WEFT_ASSERT(detached,
+                "an operation ended with sends in flight or receives posted "
+                "into user memory");
     op.done = true;
     op.runner.reset();
     queue_.pop_front();
@@ -362,6 +366,8 @@ GroupCounters Engine::counters() const {
     out.total += p.counts;
     out.payload_bytes_zero_copy += st.bytes_zero_copy;
     out.payload_bytes_staged += st.bytes_staged;
+    out.payload_bytes_received_in_place += st.bytes_received_in_place;
+    out.payload_bytes_moved_aside += st.bytes_moved_aside;
     out.peers.push_back(std::move(p));
   }
   std::sort(out.peers.begin(), out.peers.end(),

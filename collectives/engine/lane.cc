@@ -41,6 +41,8 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       recovery_(config.recovery.enabled),
       clock_(clock),
       arrivals_(config.depth),
+      in_place_(config.depth),
+      targets_(config.depth),
       user_payloads_(config.depth),
       send_(config, clock),
       receive_(config, clock),
@@ -80,6 +82,7 @@ absl::Status Lane::connect(const Destination& peer) {
     s = endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
                              recv_frames_[slot]);
     if (!s.ok()) return s;
+    ++posted_recvs_;
   }
   liveness_.note_heard(clock_.now_ns());
   WEFT_CHECK_INVARIANTS_OF(*this);
@@ -140,12 +143,15 @@ absl::Status Lane::handle_recv(const Completion& c) {
         "frames",
         slot, c.byte_len));
   }
+  --posted_recvs_;
+  const std::optional<ReceiveTargets::Target> target = targets_.complete(slot);
   absl::StatusOr<FrameHeader> h =
       FrameHeader::decode(recv_frames_[slot].span().first(c.byte_len));
   if (!h.ok()) {
     return make_error(h.status().code(), place(ErrorCause::kSequence),
                       to_std(h.status().message()));
   }
+  if (target.has_value()) land_targeted(slot, *target, *h);
   liveness_.note_heard(clock_.now_ns());
   receive_.note_heard(c.immediate);
   if (h->flags & kFlagProbe) receive_.request_ack();
@@ -165,7 +171,12 @@ absl::Status Lane::handle_recv(const Completion& c) {
 
 absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
   if (h.flags & kFlagAckNow) receive_.request_ack();
-  switch (receive_.place(h.seq, slot)) {
+  const ReceiveWindow::Placement placement = receive_.place(h.seq, slot);
+  if (placement != ReceiveWindow::Placement::kNext &&
+      placement != ReceiveWindow::Placement::kEarly) {
+    in_place_[slot] = Frame();  // not held: the slot's payload is no one's
+  }
+  switch (placement) {
     case ReceiveWindow::Placement::kNotNext:
       return protocol_error(
           absl::StrFormat("data frame number %u arrived where %u was next",
@@ -186,6 +197,9 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
       break;
   }
   ++stats_.data_received;
+  if (in_place_[slot].slab() != nullptr) {
+    stats_.bytes_received_in_place += h.payload_bytes;
+  }
   arrivals_[slot] = Arrival{slot, h};
   return absl::OkStatus();
 }
@@ -243,7 +257,28 @@ absl::Status Lane::resend(uint32_t seq, bool on_timeout) {
   return absl::OkStatus();
 }
 
+void Lane::land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
+                         const FrameHeader& h) {
+  if (h.type == FrameType::kData && h.seq == target.seq &&
+      h.payload_bytes == target.user.bytes()) {
+    in_place_[slot] = target.user;  // the frame it was posted for
+    return;
+  }
+  // Another message took the receive: its payload (at most the target's
+  // size, the receive's capacity less the header) goes where a receive
+  // of the lane's own frame would have put it. The target's memory is
+  // left for its own frame, which is consumed only after this (see
+  // receive_targets.h).
+  if (h.payload_bytes > 0) {
+    std::memcpy(recv_frames_[slot].data() + kHeaderBytes, target.user.data(),
+                h.payload_bytes);
+    stats_.bytes_moved_aside += h.payload_bytes;
+  }
+}
+
 std::span<const std::byte> Lane::payload(const Arrival& a) const {
+  const Frame& user = in_place_[a.slot];
+  if (user.slab() != nullptr) return user.span();
   return recv_frames_[a.slot].span().subspan(kHeaderBytes,
                                              a.header.payload_bytes);
 }
@@ -261,8 +296,27 @@ absl::Status Lane::consume_front() {
 }
 
 absl::Status Lane::repost(uint32_t slot) {
-  return endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
-                              recv_frames_[slot]);
+  in_place_[slot] = Frame();
+  const WorkId id{WorkKind::kRecv, peer_, slot};
+  const Frame& frame = recv_frames_[slot];
+  const Frame* user =
+      targets_.choose(slot, posted_recvs_, receive_, payload_room());
+  if (user != nullptr) {
+    // The header into the lane's frame, the payload into user memory.
+    const Frame parts[] = {frame.sub(0, kHeaderBytes), *user};
+    if (endpoint_->post_recv_parts(id, parts).ok()) {
+      ++posted_recvs_;
+      return absl::OkStatus();
+    }
+    // A fabric (or device) that scatters no receive: whole frames from
+    // here on.
+    targets_.cancel(slot);
+    targets_.clear();
+    parts_refused_ = true;
+  }
+  absl::Status s = endpoint_->post_recv(id, frame);
+  if (s.ok()) ++posted_recvs_;
+  return s;
 }
 
 absl::Status Lane::post(uint32_t slot, FrameHeader header,
@@ -508,6 +562,23 @@ void Lane::check_invariants() const {
                     a.header.seq == consumed + i,
                 "a held receive slot's arrival is not the frame it holds");
   }
+  targets_.check_invariants();
+  // A slot holding an arrival is not posted: no target; a payload in
+  // place belongs to a held arrival.
+  uint32_t held = 0;
+  for (uint32_t slot = 0; slot < depth_; ++slot) {
+    bool holds = false;
+    for (uint32_t i = 0; i < receive_.window(); ++i) {
+      holds |= receive_.slot_holding(consumed + i) == slot;
+    }
+    held += holds ? 1 : 0;
+    WEFT_ASSERT(!holds || !targets_.targeted(slot),
+                "a receive slot holding an arrival is also posted");
+    WEFT_ASSERT(holds || in_place_[slot].slab() == nullptr,
+                "a payload in user memory belongs to no held arrival");
+  }
+  WEFT_ASSERT(posted_recvs_ + held <= depth_,
+              "more receives posted than free slots");
   WEFT_ASSERT(abort_copies_ <= kAbortCopies, "more abort copies than allowed");
   WEFT_ASSERT(abort_bytes_ <= kMaxAbortText, "an abort message too long");
   WEFT_ASSERT(!abort_busy_ || abort_copies_ > 0,

@@ -78,6 +78,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -85,6 +86,7 @@
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane_protocol.h"
 #include "collectives/engine/liveness.h"
+#include "collectives/engine/receive_targets.h"
 #include "collectives/engine/receive_window.h"
 #include "collectives/engine/send_window.h"
 #include "collectives/group_options.h"
@@ -116,6 +118,11 @@ struct LaneStats {
   // user memory, and copied into the lane's send frames first.
   uint64_t bytes_zero_copy = 0;
   uint64_t bytes_staged = 0;
+  // Payload bytes of data frames received straight into registered user
+  // memory (receive_into), and of other messages that landed in a receive
+  // posted there and were moved into the lane's own frame.
+  uint64_t bytes_received_in_place = 0;
+  uint64_t bytes_moved_aside = 0;
 };
 
 class Lane {
@@ -179,6 +186,26 @@ class Lane {
   std::span<const std::byte> payload(const Arrival& a) const;
   // Consumes the oldest arrival and posts its receive again.
   absl::Status consume_front();
+  // Data frames consumed so far (the next one consumed is this number).
+  uint32_t data_consumed() const { return receive_.consumed(); }
+  // The payload bytes a receive holds (its frame less the header).
+  uint32_t payload_room() const {
+    return recv_frames_.front().bytes() - kHeaderBytes;
+  }
+  // Receives straight into registered user memory (receive_targets.h):
+  // from now on a receive posted again may take its payload part from
+  // frames[i], meant for data frame first_seq + i. Only frames of
+  // payload_room() bytes are used.
+  void receive_into(uint32_t first_seq, std::vector<Frame> frames) {
+    if (!parts_refused_) targets_.set(first_seq, std::move(frames));
+  }
+  // Stops choosing targets; returns how many receives posted into user
+  // memory have not completed yet (0 once the operation consumed all its
+  // frames).
+  uint32_t stop_receiving_into() {
+    targets_.clear();
+    return targets_.posted();
+  }
 
   // A free send frame, a credit and room in the send queue.
   bool can_send_data() const { return send_.can_send(); }
@@ -291,6 +318,11 @@ class Lane {
                              std::span<const Completion> batch, bool* advanced);
   absl::Status handle(const Completion& c);
   absl::Status handle_recv(const Completion& c);
+  // A receive posted into user memory completed with `h`: its payload is
+  // in place when it is the frame targeted, else it is moved into the
+  // lane's own frame.
+  void land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
+                     const FrameHeader& h);
   absl::Status place_data(uint32_t slot, const FrameHeader& h);
   absl::Status absorb_counters(const FrameHeader& h);
   absl::Status repost(uint32_t slot);
@@ -321,7 +353,13 @@ class Lane {
   bool credit_stalled_ = false;  // see note_send_blocked()
   const Clock& clock_;
   std::vector<Frame> recv_frames_;
-  std::vector<Arrival> arrivals_;   // per receive slot: the checked header
+  std::vector<Arrival> arrivals_;  // per receive slot: the checked header
+  // Per receive slot: the frame of user memory holding its arrival's
+  // payload (it landed in place); empty when it is in recv_frames_.
+  std::vector<Frame> in_place_;
+  ReceiveTargets targets_;
+  uint32_t posted_recvs_ = 0;       // receives posted and not completed
+  bool parts_refused_ = false;      // the endpoint refused a two-part receive
   std::vector<Frame> send_frames_;  // data slots, then ack, then abort
   // Per data slot: the frame of user memory its payload is sent from
   // (send_data_from); empty when the payload is in send_frames_.

@@ -59,9 +59,11 @@ class OpRunner {
   // Makes every lane of the operation stop reading its user memory
   // (Lane::detach): an unacknowledged frame sent from there is copied into
   // its lane's own frame, so a resend after the operation returned sends
-  // what was sent first, whatever the caller wrote there since. True when
-  // done; false while a send from there has not completed (only after a
-  // failure: done() waits for every send).
+  // what was sent first, whatever the caller wrote there since; and stop
+  // receiving into it (Lane::stop_receiving_into). True when done; false
+  // while a send from there has not completed or a receive posted there
+  // has not (only after a failure: done() waits for every send, and
+  // consuming every frame completes every such receive).
   bool detach_user_memory();
   // Does everything possible now; *advanced when anything moved.
   absl::Status advance(bool* advanced);
@@ -164,6 +166,14 @@ class OpRunner {
                        const std::byte* second, uint32_t bytes) const;
   // combine() works in pieces of this size (fits a core's L1 data cache).
   static constexpr uint32_t kCombinePieceBytes = 16 << 10;
+  // Per plan item: a receive whose frames may land straight in its
+  // destination (Lane::receive_into): a copy into registered output that
+  // no other item reads or writes, but for sends forwarding the same slice
+  // after it, frame by frame or whole.
+  std::vector<uint8_t> receivable_in_place(const std::vector<Item>& items);
+  // Tells each lane where its frames of this operation may be received
+  // into (frames of a full receive's payload only).
+  void receive_into_user_memory();
   absl::Status check_arrivals(LaneWork& w);
   absl::Status mismatch(const LaneWork& w, const FrameHeader& got,
                         uint32_t want_bytes) const;
@@ -195,6 +205,8 @@ class OpRunner {
   // Frames may be sent from user memory (buffers_ has a registration).
   bool zero_copy_ = false;
   std::unique_ptr<UserMemory::Use> use_;
+  // receivable_in_place() of the plan (empty: nothing is).
+  std::vector<uint8_t> in_place_;
 };
 
 }  // namespace weft::internal

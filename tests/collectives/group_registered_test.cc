@@ -4,7 +4,12 @@
 // sends from), although frames sent straight from it may not be
 // acknowledged yet and may be resent afterwards. Every rank's results, of
 // that call and of the next, must still be exact (the engine copies
-// unacknowledged frames of user memory aside when a call ends).
+// unacknowledged frames of user memory aside when a call ends). Out of
+// place, frames are also received straight into the registered output,
+// and frames of other numbers that take such a receive (behind a loss, a
+// duplicate, an acknowledgement) are moved aside: results stay exact,
+// and nothing is written into a call's buffers after it returned.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -52,6 +57,8 @@ std::string wrong(const std::vector<int32_t>& out, uint32_t call, uint32_t n) {
 struct Totals {
   uint64_t resent = 0;
   uint64_t zero_copy = 0;
+  uint64_t in_place = 0;
+  uint64_t moved_aside = 0;
 };
 
 // Two all-sums per rank on registered buffers; each call's buffers are
@@ -116,9 +123,20 @@ void run_seed(uint64_t seed, const Topology& topology, Algorithm algorithm,
     EXPECT_EQ(wrong(kept[r][0], 0, n), "") << "seed " << seed << " rank " << r;
     EXPECT_EQ(wrong(in_place ? in[r][1] : out[r][1], 1, n), "")
         << "seed " << seed << " rank " << r;
+    // Nothing wrote into the first call's buffers after it returned (no
+    // receive posted into them outlived the call).
+    for (const auto* v : {&in[r][0], &out[r][0]}) {
+      const int32_t fill =
+          v == &in[r][0] ? int32_t(0xabababab) : int32_t(0xcdcdcdcd);
+      if (in_place && v == &out[r][0]) continue;  // never used
+      EXPECT_EQ(std::count(v->begin(), v->end(), fill), kCount)
+          << "seed " << seed << " rank " << r;
+    }
     const GroupCounters counters = cluster->group(r).counters();
     totals->resent += counters.total.frames_resent;
     totals->zero_copy += counters.payload_bytes_zero_copy;
+    totals->in_place += counters.payload_bytes_received_in_place;
+    totals->moved_aside += counters.payload_bytes_moved_aside;
   }
 }
 
@@ -131,6 +149,16 @@ void run_seeds(const Topology& topology, Algorithm algorithm, bool in_place) {
   // The faults happened and the payload went straight from user memory.
   EXPECT_GT(totals.resent, 0u);
   EXPECT_GT(totals.zero_copy, 0u);
+  // Out of place, frames landed straight in the output, and other frames
+  // (behind a loss, a duplicate, an acknowledgement) took receives posted
+  // there and were moved aside; in place every receive went to weft's
+  // frames (the output is read while it is being written).
+  if (in_place) {
+    EXPECT_EQ(totals.in_place, 0u);
+  } else {
+    EXPECT_GT(totals.in_place, 0u);
+    EXPECT_GT(totals.moved_aside, 0u);
+  }
 }
 
 TEST(RegisteredUnderLoss, ChangingTheInputAfterReturnKeepsMeshResultsExact) {

@@ -1,0 +1,65 @@
+#include "collectives/engine/receive_targets.h"
+
+#include "collectives/engine/lane_protocol.h"
+#include "fabric/assert.h"
+
+namespace weft::internal {
+
+const Frame* ReceiveTargets::choose(uint32_t slot, uint32_t ahead,
+                                    const ReceiveWindow& window,
+                                    uint32_t payload_room) {
+  if (frames_.empty()) return nullptr;
+  WEFT_ASSERT(!posted_[slot].has_value(), "a slot's receive posted twice");
+  // The (ahead + 1)-th number not delivered yet: everything below
+  // received() is, and so are the frames held early beyond it.
+  uint32_t seq = window.received();
+  for (uint32_t skipped = 0;; ++seq) {
+    const bool held = seq - window.consumed() < window.window() &&
+                      window.slot_holding(seq) != kNoSlot;
+    if (held) continue;
+    if (skipped == ahead) break;
+    ++skipped;
+  }
+  const uint32_t index = seq - first_seq_;
+  if (index >= frames_.size()) return nullptr;
+  const Frame& user = frames_[index];
+  if (user.slab() == nullptr || user.bytes() != payload_room) return nullptr;
+  for (const std::optional<Target>& p : posted_) {
+    // Already the target of a receive ahead (whose frame went to another
+    // number's receive after all): that one completes first.
+    if (p.has_value() && p->seq == seq) return nullptr;
+  }
+  posted_[slot] = Target{seq, user};
+  ++posted_count_;
+  WEFT_CHECK_INVARIANTS_OF(*this);
+  return &posted_[slot]->user;
+}
+
+void ReceiveTargets::cancel(uint32_t slot) {
+  if (posted_[slot].has_value()) {
+    posted_[slot].reset();
+    --posted_count_;
+  }
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
+std::optional<ReceiveTargets::Target> ReceiveTargets::complete(uint32_t slot) {
+  std::optional<Target> t = posted_[slot];
+  cancel(slot);
+  return t;
+}
+
+void ReceiveTargets::check_invariants() const {
+  uint32_t count = 0;
+  for (size_t i = 0; i < posted_.size(); ++i) {
+    if (!posted_[i].has_value()) continue;
+    ++count;
+    for (size_t j = i + 1; j < posted_.size(); ++j) {
+      WEFT_ASSERT(!posted_[j].has_value() || posted_[j]->seq != posted_[i]->seq,
+                  "two posted receives target the same data frame");
+    }
+  }
+  WEFT_ASSERT(count == posted_count_, "the targeted receives are miscounted");
+}
+
+}  // namespace weft::internal
