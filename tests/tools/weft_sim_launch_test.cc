@@ -4,7 +4,8 @@
 // libibverbs.so.1. Fault-free, both sides finish and print their bandwidth;
 // the same seed gives the same trace; a frame the fault plan drops leaves
 // both waiting, which the server reports as a deadlock instead of letting
-// them spin.
+// them spin. Then weft's own verbs fabric as one process per rank:
+// weft-bench (its table, and rank 0's registration cache after it).
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tool_runner.h"
 
 namespace weft::testing {
@@ -26,7 +28,6 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kPingpong[] = "/usr/bin/ibv_uc_pingpong";
-
 
 // What the ranks' programs need in their environment: under
 // AddressSanitizer, Debian's uninstrumented tools load the instrumented
@@ -180,11 +181,11 @@ TEST_F(UcPingpong, AQueuePairForcedIntoErrorGivesPingpongAnErrorCompletion) {
 TEST(RdmaWriteOnTheServer, BytesLandInTheOtherProcesssMemory) {
   std::string dir = ::testing::TempDir() + "/weft_write_XXXXXX";
   ASSERT_NE(::mkdtemp(dir.data()), nullptr);
-  const ToolResult r = run_tool(
-      WEFT_SIM_PATH,
-      absl::StrCat("launch --ranks=2 --timeout_s=120 -- ",
-                   WEFT_RDMA_WRITE_PAIR, " ", dir),
-      foreign_env());
+  const ToolResult r =
+      run_tool(WEFT_SIM_PATH,
+               absl::StrCat("launch --ranks=2 --timeout_s=120 -- ",
+                            WEFT_RDMA_WRITE_PAIR, " ", dir),
+               foreign_env());
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("writer: RDMA WRITE of 256 bytes completed"));
   EXPECT_THAT(r.out,
@@ -247,6 +248,53 @@ TEST(WeftBenchOnTheServer, UnderLossEveryRowIsCorrectOrATypedError) {
   } else {
     EXPECT_THAT(r.err, ::testing::ContainsRegex("weft-bench: .*(rank|peer)"));
   }
+}
+
+// weft-bench prints rank 0's registration cache after its table, and its
+// JSON carries it: the budget WEFT_MR_BUDGET gave every rank through the
+// launcher, weft's slabs registered once (weft-bench registers no user
+// memory, so every post finds its memory registered: no miss, no eviction).
+TEST(WeftBenchOnTheServer, PrintsRankZerosRegistrationCache) {
+  std::string dir = ::testing::TempDir() + "/weft_cache_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string json = dir + "/bench.json";
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH,
+      absl::StrCat("launch --ranks=2 --timeout_s=300 -- ", WEFT_BENCH_PATH,
+                   " --fabric=verbs -b 4K -e 64K -f 4 -n 1 -w 1 --json=", json),
+      "WEFT_MR_BUDGET=40 ");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# Registration cache of rank 0 (memory "
+                               "regions per device):"));
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(json), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << read_text(json);
+  const nlohmann::json& caches = doc["registration_caches"];
+  // Two ranks, one cable: rank 0 opens one device.
+  ASSERT_TRUE(caches.is_array()) << doc.dump();
+  ASSERT_EQ(caches.size(), 1u) << caches.dump();
+  const nlohmann::json& c = caches[0];
+  EXPECT_EQ(c["device"], "sim_0_1_0");
+  EXPECT_EQ(c["budget"], 40);
+  EXPECT_GE(c["regions"].get<uint64_t>(), 1u);
+  EXPECT_LE(c["regions"].get<uint64_t>(), 40u);
+  EXPECT_EQ(c["registrations"], c["regions"]);
+  EXPECT_EQ(c["misses"], 0);
+  EXPECT_EQ(c["evictions"], 0);
+  EXPECT_GT(c["hits"].get<uint64_t>(), 0u);
+  // The table's line says the same.
+  const std::vector<std::string> line = {"#",
+                                         "sim_0_1_0",
+                                         "40",
+                                         c["regions"].dump(),
+                                         c["registrations"].dump(),
+                                         c["hits"].dump(),
+                                         "0",
+                                         "0"};
+  bool found = false;
+  for (const std::string& l : lines_of(r.out)) found |= fields_of(l) == line;
+  EXPECT_TRUE(found) << r.out;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
