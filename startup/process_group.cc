@@ -1,5 +1,6 @@
 #include "startup/process_group.h"
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "collectives/group_builder.h"
 #include "collectives/tcp_bootstrap.h"
 #include "startup/internal/deadlines.h"
+#include "startup/internal/memory_region_budget.h"
 #include "tcp/tcp_fabric.h"
 #include "verbs/departure_check.h"
 #include "verbs/verbs_fabric.h"
@@ -111,9 +113,12 @@ absl::StatusOr<OpenedFabric> open_tcp(const Config& config,
 // would arrive whenever the host delivers it (and the run would differ
 // from run to run); elsewhere the side channel says, as for TCP.
 absl::StatusOr<OpenedFabric> open_verbs(const Config& config,
+                                        size_t memory_region_budget,
                                         Bootstrap* bootstrap) {
+  verbs::VerbsFabricOptions options;
+  options.memory_region_budget = memory_region_budget;
   absl::StatusOr<std::unique_ptr<verbs::VerbsFabric>> fabric =
-      verbs::VerbsFabric::open(config.rank);
+      verbs::VerbsFabric::open(config.rank, std::move(options));
   if (!fabric.ok()) return fabric.status();
   const verbs::VerbsLibrary& library = (*fabric)->library();
   OpenedFabric out;
@@ -158,15 +163,21 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
   const bool own_bootstrap = static_cast<bool>(options.make_bootstrap);
   if (absl::Status s = validate(parts.config, own_bootstrap); !s.ok()) return s;
   if (absl::Status s = group.validate(); !s.ok()) return s;
+  // Read before joining, so a bad value costs no connection; only the
+  // verbs fabric registers memory regions.
+  const bool on_verbs = parts.config.tcp_hosts.empty();
+  absl::StatusOr<size_t> budget =
+      on_verbs ? internal::read_memory_region_budget(options.getenv)
+               : verbs::kDefaultMemoryRegionBudget;
+  if (!budget.ok()) return budget.status();
 
   absl::StatusOr<std::unique_ptr<Bootstrap>> bootstrap =
       join(parts.config, options);
   if (!bootstrap.ok()) return bootstrap.status();
   parts.bootstrap = *std::move(bootstrap);
   absl::StatusOr<OpenedFabric> opened =
-      parts.config.tcp_hosts.empty()
-          ? open_verbs(parts.config, parts.bootstrap.get())
-          : open_tcp(parts.config, parts.bootstrap.get());
+      on_verbs ? open_verbs(parts.config, *budget, parts.bootstrap.get())
+               : open_tcp(parts.config, parts.bootstrap.get());
   if (!opened.ok()) return opened.status();
   parts.fabric = std::move(opened->fabric);
   parts.virtual_time = opened->virtual_time;

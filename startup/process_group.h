@@ -26,6 +26,13 @@
 // once with Unavailable naming it. On weft's simulated provider the
 // provider says instead, at a virtual time that is the same on every run
 // (verbs/departure_check.h).
+//
+// Registered memory. On the verbs fabric, WEFT_MR_BUDGET (a whole number,
+// 1 to 65536; default 96) is how many memory regions weft keeps registered
+// at once on each device, its slabs included
+// (VerbsFabricOptions::memory_region_budget); other text is
+// InvalidArgument naming the variable, the value and the range, before the
+// side channel is joined. The TCP fabric does not read it.
 #ifndef WEFT_STARTUP_PROCESS_GROUP_H_
 #define WEFT_STARTUP_PROCESS_GROUP_H_
 

@@ -23,13 +23,18 @@ using internal::OpenDevice;
 
 absl::StatusOr<std::unique_ptr<VerbsFabric>> VerbsFabric::open(
     uint32_t rank, Options options) {
-  if (options.memory_region_budget == 0) {
+  if (options.memory_region_budget == 0 ||
+      options.memory_region_budget > kMaxMemoryRegionBudget) {
     ErrorPlace where;
     where.rank = rank;
     where.cause = ErrorCause::kBadInput;
-    return make_error(absl::StatusCode::kInvalidArgument, where,
-                      "a memory region budget of 0 leaves no room for "
-                      "weft's own slabs; give at least 1 (default 96)");
+    return make_error(
+        absl::StatusCode::kInvalidArgument, where,
+        absl::StrFormat("a memory region budget of %u is outside 1..%u (0 "
+                        "leaves no room for weft's own slabs); give one in "
+                        "that range (default %u)",
+                        options.memory_region_budget, kMaxMemoryRegionBudget,
+                        kDefaultMemoryRegionBudget));
   }
   absl::StatusOr<const VerbsLibrary*> library =
       VerbsLibrary::load(options.library);

@@ -46,6 +46,9 @@ class OpenDevice;
 // ibv_reg_mr past that; 96 leaves a few for anything else in the process
 // that registers memory on the same device.
 inline constexpr size_t kDefaultMemoryRegionBudget = 96;
+// The most a budget may be: far above any device's limit (Apple's is about
+// 100; Linux hardware allows more), low enough to catch a typo.
+inline constexpr size_t kMaxMemoryRegionBudget = 65536;
 
 // What VerbsFabric::open loads and which clock the fabric reports (outside
 // the class so its member initializers can serve open()'s default argument).
@@ -65,7 +68,9 @@ struct VerbsFabricOptions {
   // Most memory regions registered at once on each device, slabs included
   // (see kDefaultMemoryRegionBudget). Registered user memory beyond it is
   // registered again at its next post, evicting the least recently used
-  // region without work outstanding or holds. REQUIRES: >= 1.
+  // region without work outstanding or holds. 1..kMaxMemoryRegionBudget
+  // (open() refuses others). weft::ProcessGroup sets it from
+  // $WEFT_MR_BUDGET.
   size_t memory_region_budget = kDefaultMemoryRegionBudget;
 };
 
@@ -127,6 +132,9 @@ class VerbsFabric final : public Fabric {
   const TimelineRecorder* trace() const { return trace_.get(); }
   // The devices the library lists.
   std::vector<std::string> device_names() const;
+  // Options::memory_region_budget: most regions registered at once per
+  // device.
+  size_t memory_region_budget() const { return memory_region_budget_; }
   // Memory regions registered on `device` (0 when it is not open).
   size_t memory_regions(std::string_view device) const;
   // How `device`'s registration cache has been used (zeros when it is not

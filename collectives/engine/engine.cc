@@ -219,9 +219,9 @@ uint32_t Engine::suspect_at(TimeNs now_ns, uint32_t* heard_from) const {
   return reporter->peer_suspect();
 }
 
-absl::Status Engine::service_lanes(bool* advanced, TimeNs* wake_ns) {
+absl::Status Engine::service_lanes(TimeNs now_ns, bool* advanced,
+                                   TimeNs* wake_ns) {
   mark_waiting();
-  const TimeNs now_ns = clock_.now_ns();
   const TimeNs probe_ns = probe_after_ns();
   // Only an acknowledgement carries the suspect: worked out on first need,
   // from what held before any lane was serviced (as waiting_ does).
@@ -404,11 +404,15 @@ Progress Engine::progress() {
   // Whether a step now could do more than this one did (see below).
   bool again = false;
   TimeNs wake_ns = kNeverNs;
+  TimeNs serviced_ns = kNeverNs;  // the clock the lanes were serviced at
   absl::Status s = poll_lanes(&advanced);
   if (s.ok()) s = run_queue(&advanced);
   // A frame the lanes' timers sent (a resend, an acknowledgement) can
   // change what the operation waits on, and so what the timers owe next.
-  if (s.ok()) s = service_lanes(&again, &wake_ns);
+  if (s.ok()) {
+    serviced_ns = clock_.now_ns();
+    s = service_lanes(serviced_ns, &again, &wake_ns);
+  }
   advanced |= again;
   // Sending an owed acknowledgement can be what finishes the operation;
   // the next one (if any) then starts before its lanes were serviced.
@@ -459,11 +463,25 @@ Progress Engine::progress() {
     const bool settled =
         std::all_of(lanes_.begin(), lanes_.end(),
                     [](const auto& l) { return l->settled(); });
-    return settled ? Progress::done() : Progress::waiting(wake_ns);
+    return settled ? Progress::done() : waiting(serviced_ns, wake_ns, advanced);
   }
   if (running_) {
     wake_ns = std::min({wake_ns, queue_.front()->deadline_ns, next_watch_ns_});
   }
+  return waiting(serviced_ns, wake_ns, advanced);
+}
+
+Progress Engine::waiting(TimeNs serviced_ns, TimeNs wake_ns, bool advanced) {
+  // A step that moved nothing is stepped next at wake_ns (or a completion).
+  // A wake-up not later than the instant the lanes were serviced at has
+  // the caller step again at once with nothing new to do: a busy spin on
+  // hardware, and in a simulated world, whose clock moves only when every
+  // rank waits for a later instant, a livelock (a lane's timer that
+  // counted an acknowledgement or probe it could not send was one).
+  WEFT_ASSERT(advanced || wake_ns > serviced_ns,
+              "an engine step that moved nothing asks to be woken at or "
+              "before the instant it ran: a timer is due that nothing "
+              "serves");
   return Progress::waiting(wake_ns);
 }
 

@@ -139,8 +139,11 @@ class Engine {
   Progress serve_failed();
   absl::Status poll_lanes(bool* advanced);
   absl::Status run_queue(bool* advanced);
-  // Services every lane; *wake_ns is the earliest lane timer.
-  absl::Status service_lanes(bool* advanced, TimeNs* wake_ns);
+  // Services every lane at `now_ns`; *wake_ns is the earliest lane timer.
+  absl::Status service_lanes(TimeNs now_ns, bool* advanced, TimeNs* wake_ns);
+  // progress()'s answer when it waits, asserting that a step that moved
+  // nothing (!advanced) asks to be woken later than `serviced_ns`.
+  static Progress waiting(TimeNs serviced_ns, TimeNs wake_ns, bool advanced);
   // The peer the running operation waits on that looks dead (see above);
   // kNoPeer when none does. *heard_from is the peer that reported it
   // (kNoPeer when this rank saw the silence itself).

@@ -141,5 +141,40 @@ TEST_F(ProcessGroupEnvironment, GoodTimeoutsReachTheSideChannel) {
   EXPECT_EQ(bootstraps_made_, 1);
 }
 
+// Each bad WEFT_MR_BUDGET is refused before the side channel, naming the
+// variable, its text and the range; a good one gets as far as the side
+// channel; over TCP it is not read.
+TEST_F(ProcessGroupEnvironment, BadMemoryRegionBudgetNamesTheVariable) {
+  const std::vector<std::string> bad = {"",    "abc",   "0",         "-5",
+                                        "+96", " 96",   "96 ",       "9.5",
+                                        "1e2", "65537", "9999999999"};
+  for (const std::string& text : bad) {
+    env_.clear();
+    set_one_rank();
+    env_["WEFT_MR_BUDGET"] = text;
+    const absl::Status s = start();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument)
+        << "WEFT_MR_BUDGET='" << text << "': " << s;
+    EXPECT_THAT(std::string(s.message()),
+                AllOf(HasSubstr("WEFT_MR_BUDGET='" + text + "'"),
+                      HasSubstr("from 1 to 65536")))
+        << s;
+  }
+  EXPECT_EQ(bootstraps_made_, 0);
+  env_.clear();
+  set_one_rank();
+  env_["WEFT_MR_BUDGET"] = "65536";
+  EXPECT_EQ(start().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(bootstraps_made_, 1);
+}
+
+TEST_F(ProcessGroupEnvironment, TcpDoesNotReadTheMemoryRegionBudget) {
+  env_["MLX_RANK"] = "0";
+  env_["MLX_HOSTFILE"] = write_json("hosts.json", R"([["127.0.0.1:41000"]])");
+  env_["WEFT_MR_BUDGET"] = "not read";
+  EXPECT_EQ(start().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(bootstraps_made_, 1);
+}
+
 }  // namespace
 }  // namespace weft

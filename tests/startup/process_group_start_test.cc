@@ -14,6 +14,7 @@
 #include "collectives/group_options.h"
 #include "gtest/gtest.h"
 #include "startup/process_group.h"
+#include "verbs/verbs_fabric.h"
 
 namespace weft {
 namespace {
@@ -80,6 +81,22 @@ TEST_F(ProcessGroupStart, KeepTimeoutsKeepsTheCallersAndIgnoresTheVariables) {
   EXPECT_EQ(pg->group().options().recovery.max_retries,
             RecoveryOptions{}.max_retries);
   EXPECT_EQ(pg->config().connect_timeout_ns, Config::kDefaultConnectTimeoutNs);
+}
+
+// WEFT_MR_BUDGET reaches the verbs fabric; unset, the default.
+TEST_F(ProcessGroupStart, MemoryRegionBudgetReachesTheVerbsFabric) {
+  std::unique_ptr<ProcessGroup> defaults = start({});
+  ASSERT_NE(defaults, nullptr);
+  auto* fabric = dynamic_cast<verbs::VerbsFabric*>(&defaults->fabric());
+  ASSERT_NE(fabric, nullptr);
+  EXPECT_EQ(fabric->memory_region_budget(), 96u);
+  defaults.reset();
+  env_["WEFT_MR_BUDGET"] = "7";
+  std::unique_ptr<ProcessGroup> pg = start({});
+  ASSERT_NE(pg, nullptr);
+  fabric = dynamic_cast<verbs::VerbsFabric*>(&pg->fabric());
+  ASSERT_NE(fabric, nullptr);
+  EXPECT_EQ(fabric->memory_region_budget(), 7u);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // libibverbs.so.1. Fault-free, both sides finish and print their bandwidth;
 // the same seed gives the same trace; a frame the fault plan drops leaves
 // both waiting, which the server reports as a deadlock instead of letting
-// them spin.
+// them spin. Then weft's own verbs fabric as one process per rank:
+// weft-bench (its table, and rank 0's registration cache after it), and
+// all-sums from registered user memory, with and without loss.
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tool_runner.h"
 
 namespace weft::testing {
@@ -26,7 +29,6 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kPingpong[] = "/usr/bin/ibv_uc_pingpong";
-
 
 // What the ranks' programs need in their environment: under
 // AddressSanitizer, Debian's uninstrumented tools load the instrumented
@@ -180,11 +182,11 @@ TEST_F(UcPingpong, AQueuePairForcedIntoErrorGivesPingpongAnErrorCompletion) {
 TEST(RdmaWriteOnTheServer, BytesLandInTheOtherProcesssMemory) {
   std::string dir = ::testing::TempDir() + "/weft_write_XXXXXX";
   ASSERT_NE(::mkdtemp(dir.data()), nullptr);
-  const ToolResult r = run_tool(
-      WEFT_SIM_PATH,
-      absl::StrCat("launch --ranks=2 --timeout_s=120 -- ",
-                   WEFT_RDMA_WRITE_PAIR, " ", dir),
-      foreign_env());
+  const ToolResult r =
+      run_tool(WEFT_SIM_PATH,
+               absl::StrCat("launch --ranks=2 --timeout_s=120 -- ",
+                            WEFT_RDMA_WRITE_PAIR, " ", dir),
+               foreign_env());
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("writer: RDMA WRITE of 256 bytes completed"));
   EXPECT_THAT(r.out,
@@ -246,6 +248,100 @@ TEST(WeftBenchOnTheServer, UnderLossEveryRowIsCorrectOrATypedError) {
     EXPECT_THAT(r.out, ::testing::ContainsRegex("[1-9][0-9]* faults injected"));
   } else {
     EXPECT_THAT(r.err, ::testing::ContainsRegex("weft-bench: .*(rank|peer)"));
+  }
+}
+
+// weft-bench prints rank 0's registration cache after its table, and its
+// JSON carries it: the budget WEFT_MR_BUDGET gave every rank through the
+// launcher, weft's slabs registered once (weft-bench registers no user
+// memory, so every post finds its memory registered: no miss, no eviction).
+TEST(WeftBenchOnTheServer, PrintsRankZerosRegistrationCache) {
+  std::string dir = ::testing::TempDir() + "/weft_cache_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string json = dir + "/bench.json";
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH,
+      absl::StrCat("launch --ranks=2 --timeout_s=300 -- ", WEFT_BENCH_PATH,
+                   " --fabric=verbs -b 4K -e 64K -f 4 -n 1 -w 1 --json=", json),
+      "WEFT_MR_BUDGET=40 ");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# Registration cache of rank 0 (memory "
+                               "regions per device):"));
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(json), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << read_text(json);
+  const nlohmann::json& caches = doc["registration_caches"];
+  // Two ranks, one cable: rank 0 opens one device.
+  ASSERT_TRUE(caches.is_array()) << doc.dump();
+  ASSERT_EQ(caches.size(), 1u) << caches.dump();
+  const nlohmann::json& c = caches[0];
+  EXPECT_EQ(c["device"], "sim_0_1_0");
+  EXPECT_EQ(c["budget"], 40);
+  EXPECT_GE(c["regions"].get<uint64_t>(), 1u);
+  EXPECT_LE(c["regions"].get<uint64_t>(), 40u);
+  EXPECT_EQ(c["registrations"], c["regions"]);
+  EXPECT_EQ(c["misses"], 0);
+  EXPECT_EQ(c["evictions"], 0);
+  EXPECT_GT(c["hits"].get<uint64_t>(), 0u);
+  // The table's line says the same.
+  const std::vector<std::string> line = {"#",
+                                         "sim_0_1_0",
+                                         "40",
+                                         c["regions"].dump(),
+                                         c["registrations"].dump(),
+                                         c["hits"].dump(),
+                                         "0",
+                                         "0"};
+  bool found = false;
+  for (const std::string& l : lines_of(r.out)) found |= fields_of(l) == line;
+  EXPECT_TRUE(found) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// Registered memory through the simulation server: four processes, each
+// all-summing from buffers it registered (registered_all_sum_rank.cc checks
+// every element against sums it computes itself, and that payloads went
+// out zero-copy). `launch_flags` add the server's faults.
+ToolResult run_registered(const std::string& launch_flags) {
+  return run_tool(
+      WEFT_SIM_PATH,
+      absl::StrCat("launch --ranks=4 --timeout_s=300 ", launch_flags, " -- ",
+                   WEFT_REGISTERED_ALL_SUM_RANK));
+}
+
+// Each rank's zero-copy payload bytes from its last line; -1 when a rank
+// did not print one.
+std::vector<long long> zero_copy_bytes(const std::string& out) {
+  std::vector<long long> bytes(4, -1);
+  static const std::regex kLine(
+      "rank ([0-3]): 6 all_sums of 100003 int64 correct; zero-copy payload "
+      "bytes ([0-9]+)");
+  for (std::sregex_iterator it(out.begin(), out.end(), kLine), end; it != end;
+       ++it) {
+    bytes[std::stoi((*it)[1].str())] = std::stoll((*it)[2].str());
+  }
+  return bytes;
+}
+
+TEST(RegisteredMemoryOnTheServer, AllSumsFromRegisteredBuffersAreRight) {
+  const ToolResult r = run_registered("--seed=3");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, std::regex("\\): exited 0")), 4) << r.out;
+  for (long long bytes : zero_copy_bytes(r.out)) {
+    EXPECT_GT(bytes, 0) << r.out;
+  }
+}
+
+// Under loss frames sent from user memory are resent (from the user's
+// buffer or, once the call returned, from the copy set aside); every
+// element is still right.
+TEST(RegisteredMemoryOnTheServer, AllSumsFromRegisteredBuffersUnderLoss) {
+  const ToolResult r = run_registered("--seed=5 --loss=0.02");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("[1-9][0-9]* faults injected"));
+  EXPECT_EQ(count(r.out, std::regex("\\): exited 0")), 4) << r.out;
+  for (long long bytes : zero_copy_bytes(r.out)) {
+    EXPECT_GT(bytes, 0) << r.out;
   }
 }
 

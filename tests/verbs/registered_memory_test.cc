@@ -254,6 +254,10 @@ TEST_F(RegisteredMemoryTest, BadRegistrationsAreRefused) {
   options.memory_region_budget = 0;
   EXPECT_EQ(VerbsFabric::open(0, options).status().code(),
             absl::StatusCode::kInvalidArgument);
+  options.memory_region_budget = kMaxMemoryRegionBudget + 1;
+  const absl::Status above = VerbsFabric::open(0, options).status();
+  EXPECT_EQ(above.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(above.message(), HasSubstr("outside 1..65536"));
 }
 
 }  // namespace

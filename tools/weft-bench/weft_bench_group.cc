@@ -13,6 +13,7 @@
 #include "harness/rank_call.h"
 #include "harness/reference.h"
 #include "harness/sim_cluster.h"
+#include "verbs/verbs_fabric.h"
 
 namespace weft::bench {
 namespace {
@@ -131,6 +132,21 @@ RingModel GroupRunner::ring_model() const {
       static_cast<uint32_t>(n > 1 ? config().devices.devices(0, 1).size() : 1);
   const uint32_t directions = n > 2 ? group_options_.ring_directions : 1;
   return RingModel::of(model_link_, n, directions * cables);
+}
+
+std::vector<RegistrationCacheReport> GroupRunner::registration_caches() const {
+  std::vector<RegistrationCacheReport> out;
+  const auto* fabric =
+      dynamic_cast<const verbs::VerbsFabric*>(&process_group_->fabric());
+  if (fabric == nullptr) return out;
+  for (const std::string& device : fabric->device_names()) {
+    const size_t regions = fabric->memory_regions(device);
+    const verbs::RegistrationCounters c = fabric->registration_counters(device);
+    // A device this rank never opened has neither.
+    if (regions == 0 && c.registrations == 0) continue;
+    out.push_back({device, fabric->memory_region_budget(), regions, c});
+  }
+  return out;
 }
 
 absl::Status GroupRunner::run_blocking(

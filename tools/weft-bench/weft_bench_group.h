@@ -49,6 +49,7 @@ class GroupRunner final : public BenchRunner {
   Algorithm algorithm(const harness::CollectiveSpec& spec) const override;
   absl::StatusOr<Measurement> measure(const MeasureRequest& request) override;
   RingModel ring_model() const override;
+  std::vector<RegistrationCacheReport> registration_caches() const override;
 
  private:
   GroupRunner(FabricKind fabric, std::unique_ptr<ProcessGroup> process_group,

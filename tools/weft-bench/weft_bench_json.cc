@@ -86,6 +86,19 @@ std::string results_json(const std::vector<BenchBlock>& blocks,
   nlohmann::json out = nlohmann::json::array();
   for (const BenchBlock& block : blocks) out.push_back(block_json(block));
   doc["blocks"] = std::move(out);
+  if (context.fabric == "verbs") {
+    nlohmann::json caches = nlohmann::json::array();
+    for (const RegistrationCacheReport& c : context.registration_caches) {
+      caches.push_back({{"device", c.device},
+                        {"budget", c.budget},
+                        {"regions", c.regions},
+                        {"registrations", c.counters.registrations},
+                        {"hits", c.counters.hits},
+                        {"misses", c.counters.misses},
+                        {"evictions", c.counters.evictions}});
+    }
+    doc["registration_caches"] = std::move(caches);
+  }
   return doc.dump(kIndent, ' ', false,
                   nlohmann::json::error_handler_t::replace) +
          "\n";

@@ -11,12 +11,16 @@
 //                                "busbw_gbs", "nwrong", "error",
 //                                "model_us", "ratio"} or null,
 //                             "in_place": {...} or null}],
-//                "average_busbw_gbs", "wrong_total", "errors"}]}
+//                "average_busbw_gbs", "wrong_total", "errors"}],
+//    "registration_caches": [{"device", "budget", "regions",
+//                             "registrations", "hits", "misses",
+//                             "evictions"}]}
 //
 // nwrong is null when unchecked; algbw_gbs and busbw_gbs are null where the
 // table shows "-" (size 0, or no time: --link=ideal); model_us and ratio only
 // with --model and where a model applies; a measurement that did not run
-// (in-place send/recv) is null.
+// (in-place send/recv) is null. registration_caches is on verbs only: the
+// printing rank's cache per RDMA device it opened, over the whole run.
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
 
@@ -35,6 +39,8 @@ struct JsonContext {
   std::string time;    // "virtual" or "wall"
   uint32_t ranks = 0;
   std::string where;
+  // Verbs: the printing rank's registration caches.
+  std::vector<RegistrationCacheReport> registration_caches;
 };
 
 std::string results_json(const std::vector<BenchBlock>& blocks,

@@ -28,6 +28,7 @@
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_run.h"
 #include "tools/weft-bench/weft_bench_sim.h"
+#include "tools/weft-bench/weft_bench_table.h"
 
 namespace weft::bench {
 namespace {
@@ -139,6 +140,8 @@ int run(int argc, char** argv) {
                   stopped_line(result, *options, **runner));
   }
   if (!(*runner)->reports()) return kExitOk;
+  std::fputs(registration_footer((*runner)->registration_caches(), 0).c_str(),
+             stdout);
   if (absl::Status s = write_outputs(result.blocks, *options, **runner);
       !s.ok())
     return report(kExitFailed, to_std(s.message()));

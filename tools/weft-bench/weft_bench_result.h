@@ -13,6 +13,7 @@
 
 #include "collectives/group_counters.h"
 #include "harness/collective_spec.h"
+#include "verbs/registration_counters.h"
 
 namespace weft::bench {
 
@@ -63,6 +64,17 @@ std::optional<double> average_busbw_gbs(const BenchBlock& block);
 uint64_t wrong_total(const BenchBlock& block);
 // Measurements that ended in an error.
 uint64_t error_count(const BenchBlock& block);
+
+// One RDMA device's registration cache on the rank that prints, after the
+// run (verbs only: VerbsFabric::registration_counters): its budget, the
+// memory regions registered at the end, and what the cache counted over
+// the whole run, group formation included.
+struct RegistrationCacheReport {
+  std::string device;
+  uint64_t budget = 0;   // most regions registered at once
+  uint64_t regions = 0;  // registered now
+  verbs::RegistrationCounters counters;
+};
 
 }  // namespace weft::bench
 

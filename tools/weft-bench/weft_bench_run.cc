@@ -80,9 +80,9 @@ absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
                            const BenchOptions& options,
                            const BenchRunner& runner) {
   if (!options.json_path.empty()) {
-    const JsonContext context{fabric_name(options.fabric),
-                              runner.virtual_time() ? "virtual" : "wall",
-                              runner.ranks(), runner.describe()};
+    const JsonContext context{
+        fabric_name(options.fabric), runner.virtual_time() ? "virtual" : "wall",
+        runner.ranks(), runner.describe(), runner.registration_caches()};
     if (absl::Status s =
             write_results_json(options.json_path, blocks, options, context);
         !s.ok()) {

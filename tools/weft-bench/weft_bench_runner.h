@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -54,6 +55,12 @@ class BenchRunner {
 
   // The cost model of the ring on this group's link.
   virtual RingModel ring_model() const = 0;
+
+  // This rank's registration caches, one per RDMA device it opened (verbs
+  // only; empty elsewhere).
+  virtual std::vector<RegistrationCacheReport> registration_caches() const {
+    return {};
+  }
 };
 
 }  // namespace weft::bench

@@ -133,4 +133,22 @@ std::string block_footer(const BenchBlock& block) {
   return out;
 }
 
+std::string registration_footer(
+    const std::vector<RegistrationCacheReport>& caches, uint32_t rank) {
+  if (caches.empty()) return "";
+  std::string out = absl::StrFormat(
+      "# Registration cache of rank %u (memory regions per device):\n"
+      "# %-16s %8s %8s %10s %12s %10s %10s\n",
+      rank, "device", "budget", "regions", "registered", "hits", "misses",
+      "evictions");
+  for (const RegistrationCacheReport& c : caches) {
+    absl::StrAppendFormat(&out, "# %-16s %8u %8u %10u %12u %10u %10u\n",
+                          c.device, c.budget, c.regions,
+                          c.counters.registrations, c.counters.hits,
+                          c.counters.misses, c.counters.evictions);
+  }
+  absl::StrAppend(&out, "#\n");
+  return out;
+}
+
 }  // namespace weft::bench

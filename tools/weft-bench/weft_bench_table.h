@@ -9,7 +9,9 @@
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_TABLE_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_TABLE_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_result.h"
@@ -26,6 +28,11 @@ std::string block_header(const BenchBlock& block, const BenchOptions& options,
 // One row (and a "# ^" line per failed measurement saying why).
 std::string row_lines(const BenchRow& row, bool model);
 std::string block_footer(const BenchBlock& block);
+// After the blocks, on verbs: rank `rank`'s registration cache, one '#'
+// line per device (budget, regions registered now, registrations, hits,
+// misses, evictions). Empty when `caches` is.
+std::string registration_footer(
+    const std::vector<RegistrationCacheReport>& caches, uint32_t rank);
 
 }  // namespace weft::bench
 
