@@ -26,7 +26,8 @@ uint64_t LaneConfig::frames_bytes() const {
 }
 
 uint64_t LaneConfig::region_bytes() const {
-  const uint64_t extra = kHeaderBytes + kAbortFrameBytes;
+  const uint64_t extra =
+      kHeaderBytes + kAbortFrameBytes + uint64_t{2} * depth * kHeaderBytes;
   return (frames_bytes() + extra + kRegionAlign - 1) / kRegionAlign *
          kRegionAlign;
 }
@@ -39,6 +40,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       cable_(cable),
       depth_(config.depth),
       recovery_(config.recovery.enabled),
+      split_(endpoint_->max_parts() >= 2),
       clock_(clock),
       arrivals_(config.depth),
       user_payloads_(config.depth),
@@ -61,6 +63,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
   at = control_offset;
   send_frames_.push_back(carve(&at, kHeaderBytes));
   send_frames_.push_back(carve(&at, kAbortFrameBytes));
+  if (split_) heads_ = carve(&at, 2 * depth_ * kHeaderBytes);
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
@@ -77,8 +80,7 @@ absl::Status Lane::connect(const Destination& peer) {
   absl::Status s = endpoint_->connect(peer);
   if (!s.ok()) return s;
   for (uint32_t slot = 0; slot < depth_; ++slot) {
-    s = endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
-                             recv_frames_[slot]);
+    s = repost(slot);
     if (!s.ok()) return s;
   }
   liveness_.note_heard(clock_.now_ns());
@@ -141,7 +143,9 @@ absl::Status Lane::handle_recv(const Completion& c) {
         slot, c.byte_len));
   }
   absl::StatusOr<FrameHeader> h =
-      FrameHeader::decode(recv_frames_[slot].span().first(c.byte_len));
+      FrameHeader::decode(recv_head(slot).span().first(
+                              std::min<uint32_t>(c.byte_len, kHeaderBytes)),
+                          c.byte_len);
   if (!h.ok()) {
     return make_error(h.status().code(), place(ErrorCause::kSequence),
                       to_std(h.status().message()));
@@ -150,8 +154,7 @@ absl::Status Lane::handle_recv(const Completion& c) {
   receive_.note_heard(c.immediate);
   if (h->flags & kFlagProbe) receive_.request_ack();
   if (h->type == FrameType::kAbort) {
-    return abort_error(
-        *h, recv_frames_[slot].span().subspan(kHeaderBytes, h->payload_bytes));
+    return abort_error(*h, recv_body(slot).span().first(h->payload_bytes));
   }
   absl::Status s = absorb_counters(*h);
   if (!s.ok()) return s;
@@ -244,8 +247,28 @@ absl::Status Lane::resend(uint32_t seq, bool on_timeout) {
 }
 
 std::span<const std::byte> Lane::payload(const Arrival& a) const {
-  return recv_frames_[a.slot].span().subspan(kHeaderBytes,
-                                             a.header.payload_bytes);
+  return recv_body(a.slot).span().first(a.header.payload_bytes);
+}
+
+Frame Lane::recv_head(uint32_t slot) const {
+  return split_ ? heads_.sub(slot * kHeaderBytes, kHeaderBytes)
+                : recv_frames_[slot].sub(0, kHeaderBytes);
+}
+
+Frame Lane::recv_body(uint32_t slot) const {
+  const Frame& f = recv_frames_[slot];
+  return f.sub(split_ ? 0 : kHeaderBytes, f.bytes() - kHeaderBytes);
+}
+
+Frame Lane::send_head(uint32_t slot) const {
+  if (slot >= depth_) return send_frames_[slot];  // ack, abort: whole
+  return split_ ? heads_.sub((depth_ + slot) * kHeaderBytes, kHeaderBytes)
+                : send_frames_[slot].sub(0, kHeaderBytes);
+}
+
+Frame Lane::send_body(uint32_t slot) const {
+  const Frame& f = send_frames_[slot];
+  return f.sub(split_ ? 0 : kHeaderBytes, f.bytes() - kHeaderBytes);
 }
 
 absl::Status Lane::consume_front() {
@@ -261,25 +284,39 @@ absl::Status Lane::consume_front() {
 }
 
 absl::Status Lane::repost(uint32_t slot) {
-  return endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
-                              recv_frames_[slot]);
+  const WorkId id{WorkKind::kRecv, peer_, slot};
+  if (!split_) return endpoint_->post_recv(id, recv_frames_[slot]);
+  const Frame parts[] = {recv_head(slot), recv_body(slot)};
+  return endpoint_->post_recv_parts(id, parts);
 }
 
 absl::Status Lane::post(uint32_t slot, FrameHeader header,
                         uint32_t payload_bytes) {
-  const Frame& frame = send_frames_[slot];
+  const Frame head = send_head(slot);
   header.payload_bytes = payload_bytes;
   header.received = receive_.received();
   header.consumed = receive_.consumed();
-  header.encode(frame.span().first<kHeaderBytes>());
+  header.encode(head.span().first<kHeaderBytes>());
   const WorkId id{WorkKind::kSend, peer_, slot};
+  // The payload apart from the header: in user memory, or in the slot's
+  // page-aligned body (split_). Otherwise one frame, header and payload.
+  const bool data = slot < depth_ && payload_bytes > 0;
+  const Frame* apart = nullptr;
+  Frame body;
+  if (data && user_payloads_[slot].slab() != nullptr) {
+    apart = &user_payloads_[slot];
+  } else if (data && split_) {
+    body = send_body(slot);
+    apart = &body;
+  }
   absl::Status s;
-  if (slot < depth_ && user_payloads_[slot].slab() != nullptr) {
-    const Frame parts[] = {frame.sub(0, kHeaderBytes), user_payloads_[slot]};
+  if (apart != nullptr) {
+    const Frame parts[] = {head.sub(0, kHeaderBytes), *apart};
     const uint32_t lengths[] = {kHeaderBytes, payload_bytes};
     s = endpoint_->post_send_parts(id, parts, lengths, send_sequence_.peek());
   } else {
-    s = endpoint_->post_send(id, frame, kHeaderBytes + payload_bytes,
+    s = endpoint_->post_send(id, split_ ? head : send_frames_[slot],
+                             kHeaderBytes + payload_bytes,
                              send_sequence_.peek());
   }
   if (!s.ok()) return s;
@@ -293,10 +330,9 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
                              uint32_t bytes) {
   WEFT_ASSERT(can_send_data(), "send_data() without can_send_data()");
   const uint32_t slot = send_.free_slot();
-  const Frame& frame = send_frames_[slot];
-  WEFT_ASSERT(kHeaderBytes + bytes <= frame.bytes(),
-              "a payload larger than the send frame");
-  if (bytes > 0) std::memcpy(frame.data() + kHeaderBytes, payload, bytes);
+  const Frame body = send_body(slot);
+  WEFT_ASSERT(bytes <= body.bytes(), "a payload larger than the send frame");
+  if (bytes > 0) std::memcpy(body.data(), payload, bytes);
   set_user_payload(slot, Frame());
   stats_.bytes_staged += bytes;
   return post_data(slot, header, bytes);
@@ -305,7 +341,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
 absl::Status Lane::send_data_from(FrameHeader header, const Frame& user) {
   WEFT_ASSERT(can_send_data(), "send_data_from() without can_send_data()");
   const uint32_t slot = send_.free_slot();
-  WEFT_ASSERT(kHeaderBytes + user.bytes() <= send_frames_[slot].bytes(),
+  WEFT_ASSERT(user.bytes() <= send_body(slot).bytes(),
               "a payload larger than the send frame");
   set_user_payload(slot, user);
   stats_.bytes_zero_copy += user.bytes();
@@ -336,7 +372,7 @@ bool Lane::detach(const std::byte* begin, const std::byte* end) {
     // Acknowledged already (the slot is free) or waiting for its
     // acknowledgement: a resend goes from the lane's own frame from now on.
     if (send_.slot_unacked(slot) && user.bytes() > 0) {
-      std::memcpy(send_frames_[slot].data() + kHeaderBytes, at, user.bytes());
+      std::memcpy(send_body(slot).data(), at, user.bytes());
     }
     set_user_payload(slot, Frame());
   }
@@ -490,7 +526,8 @@ void Lane::check_invariants() const {
   liveness_.check_invariants();
   WEFT_ASSERT(recv_frames_.size() == depth_ && arrivals_.size() == depth_ &&
                   send_frames_.size() == depth_ + 2 &&
-                  user_payloads_.size() == depth_,
+                  user_payloads_.size() == depth_ &&
+                  heads_.bytes() == (split_ ? 2 * depth_ * kHeaderBytes : 0),
               "the lane's frames do not match its depth");
   WEFT_ASSERT(
       static_cast<uint32_t>(std::count_if(
