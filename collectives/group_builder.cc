@@ -109,7 +109,11 @@ absl::Status GroupBuilder::open_lanes() {
     // is written only when a frame in it is, and the control frames are
     // small (an acknowledgement is a header), so kept together many lanes'
     // acknowledgements share a page where each would otherwise write one
-    // of its own; the data frames stay aligned as their size allows.
+    // of its own; the data frames stay aligned as their size allows. Over
+    // an endpoint that takes two-part messages the data frames' headers
+    // are among the control frames too (lane.h), so an acknowledgement
+    // landing in a receive slot writes there, and each payload starts on
+    // a page of its own.
     absl::StatusOr<Slab*> slab =
         fabric_.create_slab(wanted.size() * config.region_bytes());
     if (!slab.ok()) return slab.status();

@@ -67,6 +67,12 @@ class Endpoint {
   // frame's 64-byte header from its own slab and the payload straight from
   // registered user memory, and receives the same way.
   static constexpr size_t kMaxParts = 2;
+  // Parts this endpoint takes in one post_send_parts()/post_recv_parts()
+  // (1 to kMaxParts). With 2 the engine keeps each frame's 64-byte header
+  // apart from its payload (a lane's headers side by side, each payload
+  // page-aligned), so a small control frame writes a few bytes of a shared
+  // page instead of a page of its own. Default: 1.
+  virtual size_t max_parts() const { return 1; }
   // Sends the first lengths[i] bytes of parts[i], in order, as one message
   // with `immediate`. REQUIRES: 1 <= parts.size() == lengths.size() <=
   // kMaxParts, lengths[i] <= parts[i].bytes(). Default: one part goes to

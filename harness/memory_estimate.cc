@@ -11,9 +11,6 @@
 namespace weft::harness {
 namespace {
 
-// Acknowledgement frames an endpoint's run writes: one sent, one received.
-constexpr uint64_t kAckFrames = 2;
-
 uint64_t page_bytes() { return static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
 
 uint64_t round_up(uint64_t bytes, uint64_t unit) {
@@ -91,18 +88,23 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
       std::max(fitted_max_frame_bytes(group, max_lanes_per_rank(topology)),
                GroupOptions::kMinFrameBytes);
   const uint64_t region_bytes = lane_slab_bytes(fitted);
+  // Beyond the 2 x depth data frames: the control frames and headers.
+  const uint64_t control_bytes =
+      region_bytes - uint64_t{2} * fitted.depth * fitted.max_frame_bytes;
   // The rank's bytes spread over its endpoints. Each endpoint writes them
   // into its send frames and the peer's receive frames (a page more for
-  // the headers), never more than its whole region; the simulator copies
-  // the frames still in flight when their sender reuses them (at most a
-  // window, half the region); and an acknowledgement frame goes each way.
+  // a last frame's few bytes), never more than its whole region; the
+  // simulator copies the frames still in flight when their sender reuses
+  // them (at most a window, half the region); and the headers and
+  // acknowledgements go to the endpoint's control frames (lane.h: a
+  // simulated endpoint takes two-part messages), counted whole.
   const uint64_t page = page_bytes();
   const uint64_t per_endpoint_bytes =
       bytes_sent_per_rank(spec, shape, algorithm, n) * n / endpoints;
   const uint64_t frame_pages_bytes = round_up(per_endpoint_bytes, page) + page;
   const uint64_t written_bytes = std::min(region_bytes, 2 * frame_pages_bytes) +
                                  std::min(region_bytes / 2, frame_pages_bytes) +
-                                 kAckFrames * page;
+                                 control_bytes;
   out.slab_bytes = endpoints * written_bytes;
   if (world.keep_trace_events) {
     const uint64_t frames =

@@ -31,11 +31,12 @@ namespace weft::harness {
 inline constexpr uint64_t kProcessBaselineBytes = uint64_t{16} << 20;
 
 // One endpoint's bookkeeping outside the slab: the simulated queue pair
-// (its rings of Endpoint::kMaxSends and kMaxRecvs requests and completions)
-// and the engine's lane (send and receive windows, per-slot and
-// per-sequence tables of about `depth` entries). Barriers on 64 to 256
-// ranks (4032 to 65280 endpoints) measure about 10 KiB each beyond the
-// pages their frames write; this rounds up.
+// (its rings of requests and completions, as large as the most it had
+// outstanding) and the engine's lane (send and receive windows, per-slot
+// and per-sequence tables of about `depth` entries). The 256-rank mesh's
+// all-sum of 4 KiB (65,280 endpoints) measures about 6 KiB each on the
+// heap and in the endpoints' arena; this rounds up, and also covers the
+// 1024-rank ring's heap beyond its plans (610 MiB measured at 4 KiB).
 inline constexpr uint64_t kEndpointStateBytes = uint64_t{16} << 10;
 
 // One item of a rank's plan (collectives/algorithms/plan.h: a send, a

@@ -99,12 +99,17 @@ void FrameHeader::encode(std::span<std::byte, kHeaderBytes> out) const {
 
 absl::StatusOr<FrameHeader> FrameHeader::decode(
     std::span<const std::byte> frame) {
-  if (frame.size() < kHeaderBytes) {
+  return decode(frame, frame.size());
+}
+
+absl::StatusOr<FrameHeader> FrameHeader::decode(
+    std::span<const std::byte> header, uint64_t frame_bytes) {
+  if (frame_bytes < kHeaderBytes || header.size() < kHeaderBytes) {
     return absl::DataLossError(absl::StrFormat(
         "a frame of %u bytes arrived, shorter than the %u-byte weft header",
-        frame.size(), kHeaderBytes));
+        frame_bytes, kHeaderBytes));
   }
-  const std::byte* p = frame.data();
+  const std::byte* p = header.data();
   // The version before the checksum: another version may check otherwise.
   if (get32(p, 0) == kFrameMagic && get8(p, 4) != kProtocolVersion) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -158,11 +163,11 @@ absl::StatusOr<FrameHeader> FrameHeader::decode(
   h.op.chunk_bytes = get32(p, 48);
   h.consumed = get32(p, 52);
   h.seq = get32(p, 56);
-  if (uint64_t{kHeaderBytes} + h.payload_bytes != frame.size()) {
+  if (uint64_t{kHeaderBytes} + h.payload_bytes != frame_bytes) {
     return absl::DataLossError(absl::StrFormat(
         "a frame of %u bytes arrived whose header announces %u payload "
         "bytes; it was cut short or padded",
-        frame.size(), h.payload_bytes));
+        frame_bytes, h.payload_bytes));
   }
   return h;
 }

@@ -98,6 +98,11 @@ struct FrameHeader {
   // Checks magic, version, checksum, type and that `frame_bytes` (the bytes
   // that arrived) equals the header plus the payload it announces.
   static absl::StatusOr<FrameHeader> decode(std::span<const std::byte> frame);
+  // The same for a frame that arrived in two parts: `header` holds its
+  // first bytes (kHeaderBytes, or all of a shorter frame) and
+  // `frame_bytes` arrived in all.
+  static absl::StatusOr<FrameHeader> decode(std::span<const std::byte> header,
+                                            uint64_t frame_bytes);
 };
 
 // "all_sum #7 (ring, float32, 4096 bytes, root 0)" for messages.

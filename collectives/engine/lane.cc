@@ -26,7 +26,8 @@ uint64_t LaneConfig::frames_bytes() const {
 }
 
 uint64_t LaneConfig::region_bytes() const {
-  const uint64_t extra = kHeaderBytes + kAbortFrameBytes;
+  const uint64_t extra =
+      kHeaderBytes + kAbortFrameBytes + uint64_t{2} * depth * kHeaderBytes;
   return (frames_bytes() + extra + kRegionAlign - 1) / kRegionAlign *
          kRegionAlign;
 }
@@ -39,6 +40,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       cable_(cable),
       depth_(config.depth),
       recovery_(config.recovery.enabled),
+      split_(endpoint_->max_parts() >= 2),
       clock_(clock),
       arrivals_(config.depth),
       in_place_(config.depth),
@@ -63,6 +65,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
   at = control_offset;
   send_frames_.push_back(carve(&at, kHeaderBytes));
   send_frames_.push_back(carve(&at, kAbortFrameBytes));
+  if (split_) heads_ = carve(&at, 2 * depth_ * kHeaderBytes);
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
@@ -79,8 +82,7 @@ absl::Status Lane::connect(const Destination& peer) {
   absl::Status s = endpoint_->connect(peer);
   if (!s.ok()) return s;
   for (uint32_t slot = 0; slot < depth_; ++slot) {
-    s = endpoint_->post_recv(WorkId{WorkKind::kRecv, peer_, slot},
-                             recv_frames_[slot]);
+    s = repost(slot);
     if (!s.ok()) return s;
     ++posted_recvs_;
   }
@@ -146,7 +148,9 @@ absl::Status Lane::handle_recv(const Completion& c) {
   --posted_recvs_;
   const std::optional<ReceiveTargets::Target> target = targets_.complete(slot);
   absl::StatusOr<FrameHeader> h =
-      FrameHeader::decode(recv_frames_[slot].span().first(c.byte_len));
+      FrameHeader::decode(recv_head(slot).span().first(
+                              std::min<uint32_t>(c.byte_len, kHeaderBytes)),
+                          c.byte_len);
   if (!h.ok()) {
     return make_error(h.status().code(), place(ErrorCause::kSequence),
                       to_std(h.status().message()));
@@ -156,8 +160,7 @@ absl::Status Lane::handle_recv(const Completion& c) {
   receive_.note_heard(c.immediate);
   if (h->flags & kFlagProbe) receive_.request_ack();
   if (h->type == FrameType::kAbort) {
-    return abort_error(
-        *h, recv_frames_[slot].span().subspan(kHeaderBytes, h->payload_bytes));
+    return abort_error(*h, recv_body(slot).span().first(h->payload_bytes));
   }
   absl::Status s = absorb_counters(*h);
   if (!s.ok()) return s;
@@ -270,8 +273,7 @@ void Lane::land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
   // left for its own frame, which is consumed only after this (see
   // receive_targets.h).
   if (h.payload_bytes > 0) {
-    std::memcpy(recv_frames_[slot].data() + kHeaderBytes, target.user.data(),
-                h.payload_bytes);
+    std::memcpy(recv_body(slot).data(), target.user.data(), h.payload_bytes);
     stats_.bytes_moved_aside += h.payload_bytes;
   }
 }
@@ -279,8 +281,28 @@ void Lane::land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
 std::span<const std::byte> Lane::payload(const Arrival& a) const {
   const Frame& user = in_place_[a.slot];
   if (user.slab() != nullptr) return user.span();
-  return recv_frames_[a.slot].span().subspan(kHeaderBytes,
-                                             a.header.payload_bytes);
+  return recv_body(a.slot).span().first(a.header.payload_bytes);
+}
+
+Frame Lane::recv_head(uint32_t slot) const {
+  return split_ ? heads_.sub(slot * kHeaderBytes, kHeaderBytes)
+                : recv_frames_[slot].sub(0, kHeaderBytes);
+}
+
+Frame Lane::recv_body(uint32_t slot) const {
+  const Frame& f = recv_frames_[slot];
+  return f.sub(split_ ? 0 : kHeaderBytes, f.bytes() - kHeaderBytes);
+}
+
+Frame Lane::send_head(uint32_t slot) const {
+  if (slot >= depth_) return send_frames_[slot];  // ack, abort: whole
+  return split_ ? heads_.sub((depth_ + slot) * kHeaderBytes, kHeaderBytes)
+                : send_frames_[slot].sub(0, kHeaderBytes);
+}
+
+Frame Lane::send_body(uint32_t slot) const {
+  const Frame& f = send_frames_[slot];
+  return f.sub(split_ ? 0 : kHeaderBytes, f.bytes() - kHeaderBytes);
 }
 
 absl::Status Lane::consume_front() {
@@ -298,42 +320,59 @@ absl::Status Lane::consume_front() {
 absl::Status Lane::repost(uint32_t slot) {
   in_place_[slot] = Frame();
   const WorkId id{WorkKind::kRecv, peer_, slot};
-  const Frame& frame = recv_frames_[slot];
   const Frame* user =
       targets_.choose(slot, posted_recvs_, receive_, payload_room());
   if (user != nullptr) {
-    // The header into the lane's frame, the payload into user memory.
-    const Frame parts[] = {frame.sub(0, kHeaderBytes), *user};
+    // The header into the lane's own, the payload into user memory.
+    const Frame parts[] = {recv_head(slot), *user};
     if (endpoint_->post_recv_parts(id, parts).ok()) {
       ++posted_recvs_;
       return absl::OkStatus();
     }
-    // A fabric (or device) that scatters no receive: whole frames from
-    // here on.
+    // A fabric (or device) that scatters no receive: the lane's own
+    // frames from here on.
     targets_.cancel(slot);
     targets_.clear();
     parts_refused_ = true;
   }
-  absl::Status s = endpoint_->post_recv(id, frame);
+  absl::Status s;
+  if (split_) {
+    const Frame parts[] = {recv_head(slot), recv_body(slot)};
+    s = endpoint_->post_recv_parts(id, parts);
+  } else {
+    s = endpoint_->post_recv(id, recv_frames_[slot]);
+  }
   if (s.ok()) ++posted_recvs_;
   return s;
 }
 
 absl::Status Lane::post(uint32_t slot, FrameHeader header,
                         uint32_t payload_bytes) {
-  const Frame& frame = send_frames_[slot];
+  const Frame head = send_head(slot);
   header.payload_bytes = payload_bytes;
   header.received = receive_.received();
   header.consumed = receive_.consumed();
-  header.encode(frame.span().first<kHeaderBytes>());
+  header.encode(head.span().first<kHeaderBytes>());
   const WorkId id{WorkKind::kSend, peer_, slot};
+  // The payload apart from the header: in user memory, or in the slot's
+  // page-aligned body (split_). Otherwise one frame, header and payload.
+  const bool data = slot < depth_ && payload_bytes > 0;
+  const Frame* apart = nullptr;
+  Frame body;
+  if (data && user_payloads_[slot].slab() != nullptr) {
+    apart = &user_payloads_[slot];
+  } else if (data && split_) {
+    body = send_body(slot);
+    apart = &body;
+  }
   absl::Status s;
-  if (slot < depth_ && user_payloads_[slot].slab() != nullptr) {
-    const Frame parts[] = {frame.sub(0, kHeaderBytes), user_payloads_[slot]};
+  if (apart != nullptr) {
+    const Frame parts[] = {head.sub(0, kHeaderBytes), *apart};
     const uint32_t lengths[] = {kHeaderBytes, payload_bytes};
     s = endpoint_->post_send_parts(id, parts, lengths, send_sequence_.peek());
   } else {
-    s = endpoint_->post_send(id, frame, kHeaderBytes + payload_bytes,
+    s = endpoint_->post_send(id, split_ ? head : send_frames_[slot],
+                             kHeaderBytes + payload_bytes,
                              send_sequence_.peek());
   }
   if (!s.ok()) return s;
@@ -347,10 +386,9 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
                              uint32_t bytes) {
   WEFT_ASSERT(can_send_data(), "send_data() without can_send_data()");
   const uint32_t slot = send_.free_slot();
-  const Frame& frame = send_frames_[slot];
-  WEFT_ASSERT(kHeaderBytes + bytes <= frame.bytes(),
-              "a payload larger than the send frame");
-  if (bytes > 0) std::memcpy(frame.data() + kHeaderBytes, payload, bytes);
+  const Frame body = send_body(slot);
+  WEFT_ASSERT(bytes <= body.bytes(), "a payload larger than the send frame");
+  if (bytes > 0) std::memcpy(body.data(), payload, bytes);
   set_user_payload(slot, Frame());
   stats_.bytes_staged += bytes;
   return post_data(slot, header, bytes);
@@ -359,7 +397,7 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
 absl::Status Lane::send_data_from(FrameHeader header, const Frame& user) {
   WEFT_ASSERT(can_send_data(), "send_data_from() without can_send_data()");
   const uint32_t slot = send_.free_slot();
-  WEFT_ASSERT(kHeaderBytes + user.bytes() <= send_frames_[slot].bytes(),
+  WEFT_ASSERT(user.bytes() <= send_body(slot).bytes(),
               "a payload larger than the send frame");
   set_user_payload(slot, user);
   stats_.bytes_zero_copy += user.bytes();
@@ -390,7 +428,7 @@ bool Lane::detach(const std::byte* begin, const std::byte* end) {
     // Acknowledged already (the slot is free) or waiting for its
     // acknowledgement: a resend goes from the lane's own frame from now on.
     if (send_.slot_unacked(slot) && user.bytes() > 0) {
-      std::memcpy(send_frames_[slot].data() + kHeaderBytes, at, user.bytes());
+      std::memcpy(send_body(slot).data(), at, user.bytes());
     }
     set_user_payload(slot, Frame());
   }
@@ -544,7 +582,8 @@ void Lane::check_invariants() const {
   liveness_.check_invariants();
   WEFT_ASSERT(recv_frames_.size() == depth_ && arrivals_.size() == depth_ &&
                   send_frames_.size() == depth_ + 2 &&
-                  user_payloads_.size() == depth_,
+                  user_payloads_.size() == depth_ &&
+                  heads_.bytes() == (split_ ? 2 * depth_ * kHeaderBytes : 0),
               "the lane's frames do not match its depth");
   WEFT_ASSERT(
       static_cast<uint32_t>(std::count_if(

@@ -136,7 +136,12 @@ class Lane {
   // `slab`, the control frames at [control_offset, +
   // config.control_bytes()): apart, so a group can keep its lanes' small
   // control frames together (GroupBuilder: an acknowledgement writes a
-  // page shared with other lanes' instead of one of its own).
+  // page shared with other lanes' instead of one of its own). When the
+  // endpoint takes two-part messages (Endpoint::max_parts()), each data
+  // frame's 64-byte header lies in the control frames too, apart from its
+  // payload: an acknowledgement that lands in a receive slot writes 64
+  // bytes beside the lane's other headers, not the first page of a data
+  // frame, and a payload of whole pages writes only those pages.
   // REQUIRES: both ranges lie in `slab`; `clock` outlives the lane.
   Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
        LaneConfig config, const Slab& slab, uint64_t frames_offset,
@@ -326,6 +331,14 @@ class Lane {
   absl::Status place_data(uint32_t slot, const FrameHeader& h);
   absl::Status absorb_counters(const FrameHeader& h);
   absl::Status repost(uint32_t slot);
+  // Where a slot's header and payload lie: apart when split_ (the header
+  // among the control frames, the payload at the data frame's start),
+  // else back to back in the data frame. send_head() of the acknowledgement
+  // and abort slots is their whole frame.
+  Frame recv_head(uint32_t slot) const;
+  Frame recv_body(uint32_t slot) const;
+  Frame send_head(uint32_t slot) const;
+  Frame send_body(uint32_t slot) const;
   absl::Status post(uint32_t slot, FrameHeader header, uint32_t payload_bytes);
   // send_data() and send_data_from() once the payload is in place.
   absl::Status post_data(uint32_t slot, FrameHeader header, uint32_t bytes);
@@ -346,8 +359,9 @@ class Lane {
   uint32_t index_ = 0;
   uint32_t peer_;
   uint32_t cable_;
-  uint32_t depth_;               // LaneConfig::depth
-  bool recovery_;                // LaneConfig::recovery.enabled
+  uint32_t depth_;  // LaneConfig::depth
+  bool recovery_;   // LaneConfig::recovery.enabled
+  bool split_;      // headers apart from payloads (Endpoint::max_parts() >= 2)
   bool ack_busy_ = false;        // the acknowledgement frame is in flight
   bool abort_busy_ = false;      // the abort frame is in flight
   bool credit_stalled_ = false;  // see note_send_blocked()
@@ -361,6 +375,8 @@ class Lane {
   uint32_t posted_recvs_ = 0;       // receives posted and not completed
   bool parts_refused_ = false;      // the endpoint refused a two-part receive
   std::vector<Frame> send_frames_;  // data slots, then ack, then abort
+  // split_: the receive slots' headers, then the data send slots'.
+  Frame heads_;
   // Per data slot: the frame of user memory its payload is sent from
   // (send_data_from); empty when the payload is in send_frames_.
   std::vector<Frame> user_payloads_;

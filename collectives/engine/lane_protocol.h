@@ -32,7 +32,9 @@ struct LaneConfig {
   uint32_t report_threshold() const { return window() / 2; }
   // Bytes of slab one lane needs: its data frames (frames_bytes(), the
   // depth's receive frames then its send frames) and its control frames
-  // (control_bytes(), the acknowledgement frame then the abort frame).
+  // (control_bytes(): the acknowledgement frame, the abort frame, then a
+  // 64-byte header for each data frame, used when the endpoint takes
+  // two-part messages; lane.h).
   uint64_t region_bytes() const;
   uint64_t frames_bytes() const;
   uint64_t control_bytes() const { return region_bytes() - frames_bytes(); }

@@ -113,6 +113,9 @@ SimEndpoint::SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer,
       cable_(cable),
       link_(link),
       pair_(pair) {
+  // Room for a few completions from the start, so a rank's prefetch
+  // lines (WorldCore::set_prefetch_lines) can name where they lie.
+  completions_.reserve(kQueuedFirst);
   info_.rank = rank_;
   info_.peer = peer;
   info_.device = std::move(device);

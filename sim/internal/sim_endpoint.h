@@ -96,6 +96,7 @@ class SimEndpoint final : public Endpoint {
   absl::Status post_send_parts(WorkId id, std::span<const Frame> parts,
                                std::span<const uint32_t> lengths,
                                uint32_t immediate) override;
+  size_t max_parts() const override { return kMaxParts; }
   absl::Status post_recv_parts(WorkId id,
                                std::span<const Frame> parts) override;
   absl::Status post_send_without_immediate(WorkId id, const Frame& frame,
@@ -129,6 +130,9 @@ class SimEndpoint final : public Endpoint {
   const PostedRecv* posted_recv(size_t i) const {
     return i < recvs_.size() ? &recvs_[i] : nullptr;
   }
+  // Where the completion queue's slots lie now (the second thing a poll
+  // reads, after the endpoint's first cache line).
+  const void* completion_slots() const { return completions_.slots(); }
   // Whether work outstanding here still reads or writes `slab`: a send or
   // receive posted on a frame of it, not yet completed.
   bool uses_slab(const Slab* slab) const;
@@ -150,9 +154,9 @@ class SimEndpoint final : public Endpoint {
 
  private:
   // A queued completion, packed into 32 bytes (a Completion is 48 and
-  // carries its status's name, which the status gives back): every
-  // endpoint keeps room for kMaxSends + kMaxRecvs of them, used or not,
-  // and a world of 256 ranks on a mesh has 65,280 endpoints.
+  // carries its status's name, which the status gives back): an endpoint
+  // keeps room for the most it ever had queued (up to kMaxSends +
+  // kMaxRecvs), and a world of 256 ranks on a mesh has 65,280 endpoints.
   struct Queued {
     uint32_t peer = 0;  // the completion's WorkId
     uint32_t slot = 0;
@@ -169,6 +173,8 @@ class SimEndpoint final : public Endpoint {
     Completion completion() const;
   };
   static_assert(sizeof(Queued) <= 32, "a queued completion grew");
+  // Completions an endpoint has room for from the start.
+  static constexpr size_t kQueuedFirst = 8;
   // poll() once it knows there is something: moves completions to `out`.
   ABSL_ATTRIBUTE_NOINLINE size_t drain(std::span<Completion> out);
   absl::Status check_frame(const Frame& frame, std::string_view what) const;

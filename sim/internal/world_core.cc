@@ -302,14 +302,15 @@ void WorldCore::set_prefetch_lines(uint32_t rank,
                                    std::span<SimEndpoint* const> endpoints) {
   PrefetchLines& out = prefetch_lines_[rank];
   out.lines.fill(nullptr);
-  // First lines first (every poll reads them), then the second lines (the
-  // completion queue's first slots) while room is left.
+  // First lines first (every poll reads them), then the completion
+  // queues' first slots while room is left (where they lie now: a queue
+  // whose storage grows later moves, and is then merely not prefetched).
   size_t n = 0;
   for (size_t line = 0; line < 2; ++line) {
     for (const SimEndpoint* ep : endpoints) {
       if (n == out.lines.size()) return;
       out.lines[n++] =
-          reinterpret_cast<const char*>(ep) + line * internal::kCacheLineBytes;
+          line == 0 ? static_cast<const void*>(ep) : ep->completion_slots();
     }
   }
 }

@@ -79,6 +79,7 @@ class TcpEndpoint final : public Endpoint {
   absl::Status post_send_parts(WorkId id, std::span<const Frame> parts,
                                std::span<const uint32_t> lengths,
                                uint32_t immediate) override;
+  size_t max_parts() const override { return kMaxParts; }
   absl::Status post_recv_parts(WorkId id,
                                std::span<const Frame> parts) override;
   absl::Status move_to_error() override;

@@ -269,6 +269,10 @@ absl::Status VerbsEndpoint::post_error(const char* what, int rc,
                                    : "");
 }
 
+size_t VerbsEndpoint::max_parts() const {
+  return std::min<size_t>(setup_.domain->sges(), kMaxParts);
+}
+
 absl::Status VerbsEndpoint::post_recv(WorkId id, const Frame& frame) {
   return post_recv_parts(id, std::span<const Frame>(&frame, 1));
 }

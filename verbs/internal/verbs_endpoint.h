@@ -59,6 +59,7 @@ class VerbsEndpoint final : public Endpoint {
   absl::Status post_send_parts(WorkId id, std::span<const Frame> parts,
                                std::span<const uint32_t> lengths,
                                uint32_t immediate) override;
+  size_t max_parts() const override;
   absl::Status post_recv_parts(WorkId id,
                                std::span<const Frame> parts) override;
   absl::StatusOr<size_t> poll(std::span<Completion> out) override;
