@@ -82,9 +82,8 @@ absl::Status Lane::connect(const Destination& peer) {
   absl::Status s = endpoint_->connect(peer);
   if (!s.ok()) return s;
   for (uint32_t slot = 0; slot < depth_; ++slot) {
-    s = repost(slot);
+    s = repost(slot);  // counts it in posted_recvs_
     if (!s.ok()) return s;
-    ++posted_recvs_;
   }
   liveness_.note_heard(clock_.now_ns());
   WEFT_CHECK_INVARIANTS_OF(*this);
