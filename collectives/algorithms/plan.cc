@@ -62,8 +62,7 @@ Item send_item(uint32_t peer, uint32_t lane, Slice src, Dep dep) {
   return with_dep(item, dep);
 }
 
-Item recv_item(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
-               Dep dep) {
+Item recv_item(uint32_t peer, uint32_t lane, Slice dst, Apply apply, Dep dep) {
   Item item;
   item.kind = ItemKind::kRecv;
   item.peer = peer;

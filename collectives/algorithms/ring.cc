@@ -107,7 +107,8 @@ class RingSteps final : public ItemSource {
     if (step < p_.reduce_steps) {
       const int64_t out_q = p_.shift - step;
       if (sending) {
-        return send_item(right_, lane_, step == 0 ? p_.src(out_q) : p_.acc(out_q),
+        return send_item(right_, lane_,
+                         step == 0 ? p_.src(out_q) : p_.acc(out_q),
                          frame_of(prev_));
       }
       prev_ = index;
@@ -140,8 +141,8 @@ class RingSteps final : public ItemSource {
 
 // Appends the steps: made as they are reached from 3 ranks up (with two,
 // both directions of a stripe pair would share a lane), otherwise now.
-void append_steps(PlanBuilder& pb, const StripeContext& c,
-                  const RingView& ring, RingPhases phases) {
+void append_steps(PlanBuilder& pb, const StripeContext& c, const RingView& ring,
+                  RingPhases phases) {
   pb.append(std::make_unique<RingSteps>(std::move(phases), ring, c.lane,
                                         pb.next_index()),
             /*lazy=*/ring.n() >= 3);
@@ -163,19 +164,18 @@ void all_reduce(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {
           : pb.local(c.layout.whole(BufferId::kIn, in.bytes),
                      c.layout.whole(BufferId::kOut, in.bytes), Apply::kCopy);
   auto out = [chunk](int64_t q) { return chunk(BufferId::kOut, q); };
-  append_steps(pb, c, ring,
-               RingPhases{.reduce_steps = ring.n() - 1,
-                          .shift = 0,
-                          .fused = fused,
-                          .src = [chunk](int64_t q) {
-                            return chunk(BufferId::kIn, q);
-                          },
-                          .acc = out,
-                          .init = [init](int64_t) { return init; },
-                          .gather_steps = ring.n() - 1,
-                          .first_q = 1,
-                          .first_src = out(1),
-                          .dst = out});
+  append_steps(
+      pb, c, ring,
+      RingPhases{.reduce_steps = ring.n() - 1,
+                 .shift = 0,
+                 .fused = fused,
+                 .src = [chunk](int64_t q) { return chunk(BufferId::kIn, q); },
+                 .acc = out,
+                 .init = [init](int64_t) { return init; },
+                 .gather_steps = ring.n() - 1,
+                 .first_q = 1,
+                 .first_src = out(1),
+                 .dst = out});
 }
 
 void reduce_scatter(PlanBuilder& pb, const StripeContext& c,
@@ -207,12 +207,13 @@ void reduce_scatter(PlanBuilder& pb, const StripeContext& c,
   };
   append_steps(
       pb, c, ring,
-      RingPhases{.reduce_steps = n - 1,
-                 .shift = -1,
-                 .fused = fused,
-                 .src = block,
-                 .acc = [acc, index](int64_t q) { return (*acc)[index(q)]; },
-                 .init = [init, index](int64_t q) { return (*init)[index(q)]; }});
+      RingPhases{
+          .reduce_steps = n - 1,
+          .shift = -1,
+          .fused = fused,
+          .src = block,
+          .acc = [acc, index](int64_t q) { return (*acc)[index(q)]; },
+          .init = [init, index](int64_t q) { return (*init)[index(q)]; }});
 }
 
 void all_gather(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {

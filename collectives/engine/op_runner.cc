@@ -21,8 +21,8 @@ uint64_t item_bytes(const Item& item) {
 
 }  // namespace
 
-OpRunner::Step OpRunner::step_of(const Item& item, int32_t index,
-                                 uint32_t part, uint32_t frames) {
+OpRunner::Step OpRunner::step_of(const Item& item, int32_t index, uint32_t part,
+                                 uint32_t frames) {
   Step st;
   st.src_offset = item.src.offset;
   st.dst_offset = item.dst.offset;
@@ -134,8 +134,8 @@ void OpRunner::take_in(const Item& item, uint32_t part, uint32_t work) {
                   static_cast<uint64_t>(item.after) >= parts_[part].first,
               "a plan item waits on an item of another part");
   const uint32_t frames = static_cast<uint32_t>(std::max<uint64_t>(
-      1, (item_bytes(item) + identity_.chunk_bytes - 1) /
-             identity_.chunk_bytes));
+      1,
+      (item_bytes(item) + identity_.chunk_bytes - 1) / identity_.chunk_bytes));
   state.push_back(ItemState{.frames = frames});
   const Step step = step_of(item, index, part, frames);
   switch (item.kind) {
@@ -517,9 +517,9 @@ std::string OpRunner::outstanding(const Lane** blame) const {
       if (w.checked == 0 && silent == nullptr) silent = &lane;
     }
     if (w.send_pos < w.send_total) {
-      parts.push_back(absl::StrFormat("send item %u frame %u of %u to peer %u",
-                                      w.send_pos, w.send_frame,
-                                      w.sends.at(w.send_pos).frames, lane.peer()));
+      parts.push_back(absl::StrFormat(
+          "send item %u frame %u of %u to peer %u", w.send_pos, w.send_frame,
+          w.sends.at(w.send_pos).frames, lane.peer()));
       if (stuck == nullptr && !lane.can_send_data()) stuck = &lane;
     } else if (stuck == nullptr && w.needs_ack && !lane.all_data_consumed()) {
       stuck = &lane;

@@ -4,6 +4,7 @@
 // their position in the whole sequence while only a window is held.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/algorithms/algorithms.h"

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -131,8 +132,7 @@ void check_all(OpKind kind, Algorithm algorithm, uint32_t n, Striping striping,
         op_kind_name(kind), algorithm_name(algorithm), n, striping.lanes,
         striping.directions, count, in_place ? "in-place" : "out-of-place",
         root, r);
-    check_plan(in, build_plan(in, algorithm, striping), what, &sent,
-               &expected);
+    check_plan(in, build_plan(in, algorithm, striping), what, &sent, &expected);
     if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_EQ(sent, expected)
