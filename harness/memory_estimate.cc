@@ -47,19 +47,35 @@ uint64_t bytes_sent_per_rank(const CollectiveSpec& spec,
   return 2 * shape.size_bytes;
 }
 
-// Items in one rank's plan: a send and a receive per peer for the
+// One rank's plan: a send and a receive per peer held whole for the
 // exchange and the barrier, two of each (reduce-scatter, all-gather) for
-// the mesh scatter and the ring.
-uint64_t plan_items_per_rank(const CollectiveSpec& spec, Algorithm algorithm,
-                             uint32_t ranks) {
+// the mesh scatter and a ring of two; from 3 ranks the ring's steps are
+// made as they are reached, a fixed cost per stripe (a direction over a
+// cable). The ring all-to-all (store and forward) is held whole; counted
+// here like the scatter, it is not estimated closely.
+uint64_t plan_bytes_per_rank(const CollectiveSpec& spec, Algorithm algorithm,
+                             const Topology& topology,
+                             const GroupOptions& group) {
   constexpr uint64_t kSendAndReceive = 2;
-  if (spec.kind == CollectiveKind::kSendRecv) return kSendAndReceive;
+  const uint32_t ranks = topology.ranks();
+  if (spec.kind == CollectiveKind::kSendRecv) {
+    return kSendAndReceive * kPlanItemBytes;
+  }
+  if (algorithm == Algorithm::kRing && ranks >= 3 &&
+      spec.kind != CollectiveKind::kAllToAll) {
+    // The reduce-scatter keeps where each chunk accumulates (a slice and
+    // an item, 32 bytes) per rank.
+    const uint64_t per_stripe =
+        kRingStripePlanBytes +
+        (spec.kind == CollectiveKind::kReduceScatter ? 32 * ranks : 0);
+    return topology.devices(0, 1).size() * group.ring_directions * per_stripe;
+  }
   const uint64_t peers = ranks - 1;
   if (spec.kind == CollectiveKind::kBarrier ||
       algorithm == Algorithm::kMeshExchange) {
-    return kSendAndReceive * peers;
+    return kSendAndReceive * peers * kPlanItemBytes;
   }
-  return 2 * kSendAndReceive * peers;
+  return 2 * kSendAndReceive * peers * kPlanItemBytes;
 }
 
 }  // namespace
@@ -80,7 +96,7 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
   out.baseline_bytes = kProcessBaselineBytes;
   out.buffer_bytes = buffer_bytes(spec, shape, n);
   out.endpoint_bytes = endpoints * kEndpointStateBytes;
-  out.plan_bytes = n * plan_items_per_rank(spec, algorithm, n) * kPlanItemBytes;
+  out.plan_bytes = n * plan_bytes_per_rank(spec, algorithm, topology, group);
   if (endpoints == 0) return out;
   // Each endpoint's region, at the frame size formation settles on.
   GroupOptions fitted = group;

@@ -39,14 +39,17 @@ inline constexpr uint64_t kProcessBaselineBytes = uint64_t{16} << 20;
 // 1024-rank ring's heap beyond its plans (610 MiB measured at 4 KiB).
 inline constexpr uint64_t kEndpointStateBytes = uint64_t{16} << 10;
 
-// One item of a rank's plan (collectives/algorithms/plan.h: a send, a
-// receive or a local step, 64 bytes) with the engine's state for it
-// (collectives/engine/op_runner.h). A ring of 1024 ranks plans about 4
-// items per peer on each rank (reduce-scatter and all-gather, a send and
-// a receive per step) and measures about 115 bytes per item on the heap;
-// this rounds up. Plans grow with the square of the ranks: at 4096 ranks
-// they outweigh the frames.
+// One item of a rank's plan held whole (collectives/algorithms/plan.h: a
+// send, a receive or a local step, 64 bytes) with the engine's state for
+// it (collectives/engine/op_runner.h). The mesh algorithms hold their plans
+// whole: about 2 items per peer on each rank.
 inline constexpr uint64_t kPlanItemBytes = 128;
+
+// One stripe of a ring of 3 ranks or more, whose steps are made as they
+// are reached (collectives/algorithms/ring.cc): the step source, the
+// engine's windows of steps and item states in flight and the lanes'
+// cursors. It does not grow with the ranks.
+inline constexpr uint64_t kRingStripePlanBytes = 4 << 10;
 
 // Trace events kept per frame when a trace file is asked for: the send's
 // post, departure, delivery and completion, and the receive's post and
@@ -58,7 +61,8 @@ struct MemoryEstimate {
   uint64_t buffer_bytes = 0;    // every rank's input and output, reference
   uint64_t slab_bytes = 0;      // frames: slab pages written, copies in flight
   uint64_t endpoint_bytes = 0;  // endpoints x kEndpointStateBytes
-  uint64_t plan_bytes = 0;      // plan items x kPlanItemBytes
+  uint64_t plan_bytes = 0;      // plans: items held x kPlanItemBytes, ring
+                                // stripes x kRingStripePlanBytes
   uint64_t trace_bytes = 0;     // kept trace events (world.keep_trace_events)
 
   uint64_t total_bytes() const {

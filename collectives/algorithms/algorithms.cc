@@ -10,10 +10,14 @@ namespace weft::internal {
 Plan build_plan(const PlanInput& in, Algorithm algorithm, Striping striping) {
   PlanBuilder pb;
   const uint32_t stripes = striping.stripes();
-  // Enough for every algorithm but the ring all-to-all (a hint only).
+  // Enough for every mesh algorithm (a hint only; the ring's steps are
+  // made as they are reached).
   constexpr uint64_t kItemsPerRank = 4;
-  pb.reserve(stripes * (kItemsPerRank * in.size + kItemsPerRank));
   for (uint32_t s = 0; s < stripes; ++s) {
+    pb.end_part();  // a part per stripe
+    if (algorithm != Algorithm::kRing) {
+      pb.reserve(kItemsPerRank * in.size + kItemsPerRank);
+    }
     const StripeContext c{in, StripeLayout(in.elem, s, stripes),
                           s / striping.directions,
                           s % striping.directions == 0 ? 1 : -1};

@@ -26,43 +26,94 @@ std::string describe_slice(const Slice& s) {
                          s.offset + s.bytes);
 }
 
-}  // namespace
-
-int32_t PlanBuilder::add(Item item, Dep dep) {
-  assert(dep.item < static_cast<int32_t>(plan_.items.size()));
+Item with_dep(Item item, Dep dep) {
   item.after = dep.item;
   item.wait = dep.wait;
-  plan_.items.push_back(item);
-  return static_cast<int32_t>(plan_.items.size() - 1);
+  return item;
 }
 
-int32_t PlanBuilder::send(uint32_t peer, uint32_t lane, Slice src, Dep dep) {
+}  // namespace
+
+uint64_t Plan::size() const {
+  uint64_t n = 0;
+  for (const PlanPart& part : parts) n += part.size();
+  return n;
+}
+
+Plan whole_plan(Plan plan) {
+  for (PlanPart& part : plan.parts) {
+    if (part.rest == nullptr) continue;
+    part.items.reserve(part.items.size() + part.rest->size());
+    for (uint64_t i = 0, n = part.rest->size(); i < n; ++i) {
+      part.items.push_back(part.rest->next());
+    }
+    part.rest.reset();
+  }
+  return plan;
+}
+
+std::vector<Item> all_items(Plan plan) {
+  std::vector<Item> items;
+  items.reserve(plan.size());
+  for (PlanPart& part : whole_plan(std::move(plan)).parts) {
+    items.insert(items.end(), part.items.begin(), part.items.end());
+  }
+  return items;
+}
+
+Item send_item(uint32_t peer, uint32_t lane, Slice src, Dep dep) {
   Item item;
   item.kind = ItemKind::kSend;
   item.peer = peer;
   item.lane = lane;
   item.src = src;
-  return add(item, dep);
+  return with_dep(item, dep);
 }
 
-int32_t PlanBuilder::recv(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
-                          Dep dep) {
+Item recv_item(uint32_t peer, uint32_t lane, Slice dst, Apply apply, Dep dep) {
   Item item;
   item.kind = ItemKind::kRecv;
   item.peer = peer;
   item.lane = lane;
   item.dst = dst;
   item.apply = apply;
-  return add(item, dep);
+  return with_dep(item, dep);
 }
 
-int32_t PlanBuilder::recv_with(uint32_t peer, uint32_t lane, Slice dst,
-                               Apply apply, Slice other, Dep dep) {
+Item recv_with_item(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
+                    Slice other, Dep dep) {
   assert(apply == Apply::kReduceAfter || apply == Apply::kReduceBefore);
   assert(other.bytes == dst.bytes);
-  const int32_t i = recv(peer, lane, dst, apply, dep);
-  plan_.items[static_cast<size_t>(i)].src = other;
-  return i;
+  Item item = recv_item(peer, lane, dst, apply, dep);
+  item.src = other;
+  return item;
+}
+
+PlanPart& PlanBuilder::part() {
+  if (!part_open_ || plan_.parts.empty() ||
+      plan_.parts.back().rest != nullptr) {
+    plan_.parts.emplace_back();
+    part_open_ = true;
+  }
+  return plan_.parts.back();
+}
+
+void PlanBuilder::end_part() { part_open_ = false; }
+
+int32_t PlanBuilder::add(Item item) {
+  assert(item.after < next_index());
+  part().items.push_back(item);
+  return static_cast<int32_t>(size_++);
+}
+
+int32_t PlanBuilder::append(std::unique_ptr<ItemSource> source, bool lazy) {
+  if (!lazy) {
+    for (uint64_t i = source->size(); i > 0; --i) add(source->next());
+    return next_index() - 1;
+  }
+  size_ += source->size();
+  part().rest = std::move(source);
+  return next_index() - 1;
 }
 
 int32_t PlanBuilder::local(Slice src, Slice dst, Apply apply, Dep dep) {
@@ -71,7 +122,7 @@ int32_t PlanBuilder::local(Slice src, Slice dst, Apply apply, Dep dep) {
   item.src = src;
   item.dst = dst;
   item.apply = apply;
-  return add(item, dep);
+  return add(with_dep(item, dep));
 }
 
 Slice PlanBuilder::scratch(uint64_t bytes) {

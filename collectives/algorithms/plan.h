@@ -11,10 +11,15 @@
 //    slice still moves one empty frame, so every peer sees every item).
 //  - `after` orders items: with kFrame, frame f of this item waits for frame
 //    f of item `after` (same slice length); with kWhole, for all of it.
+//
+// A plan need not exist whole: a part of it may end in an ItemSource that
+// makes its items as the engine reaches them (a ring's 2(n-1) steps), so a
+// rank's plan occupies memory for the items in flight, not for every peer.
 #ifndef WEFT_COLLECTIVES_ALGORITHMS_PLAN_H_
 #define WEFT_COLLECTIVES_ALGORITHMS_PLAN_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,33 +72,96 @@ inline Dep all_of(int32_t item) {
   return {item, item == kNoItem ? Wait::kNone : Wait::kWhole};
 }
 
-struct Plan {
-  std::vector<Item> items;
-  uint64_t scratch_bytes = 0;
+// Items made one at a time, in plan order, as they are reached: the long
+// regular tail of a plan part. A source makes only sends and receives, and
+// each lane it sends on (receives on) is used for sending (receiving) by no
+// other part of the plan, so the engine can make a lane's next item by
+// asking this source alone.
+class ItemSource {
+ public:
+  struct LaneUse {
+    uint32_t peer = 0;
+    uint32_t lane = 0;
+    uint64_t sends = 0;
+    uint64_t recvs = 0;
+  };
+  virtual ~ItemSource() = default;
+  // Items made in all.
+  virtual uint64_t size() const = 0;
+  // The lanes the items use, in the order of their first use.
+  virtual const std::vector<LaneUse>& lanes() const = 0;
+  // The next item; `after` is an index in the whole plan.
+  // REQUIRES: fewer than size() made.
+  virtual Item next() = 0;
 };
+
+// A run of items made with the plan, then (if any) those `rest` makes.
+struct PlanPart {
+  std::vector<Item> items;
+  std::unique_ptr<ItemSource> rest;
+  uint64_t size() const {
+    return items.size() + (rest != nullptr ? rest->size() : 0);
+  }
+};
+
+// Items are numbered across the parts in order.
+struct Plan {
+  std::vector<PlanPart> parts;
+  uint64_t scratch_bytes = 0;
+  uint64_t size() const;
+};
+
+// `plan` with every source drained into its part's items: for a reader
+// that must see the whole plan before it starts (the engine's check of
+// which receives may land in registered output).
+Plan whole_plan(Plan plan);
+// Every item of `plan` in order, its sources drained (tests, reports).
+std::vector<Item> all_items(Plan plan);
+
+// Items as PlanBuilder makes them (`dep` sets after and wait).
+Item send_item(uint32_t peer, uint32_t lane, Slice src, Dep dep = {});
+Item recv_item(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
+               Dep dep = {});
+// A receive that combines each frame with `other` (kReduceAfter or
+// kReduceBefore; it becomes the item's src).
+Item recv_with_item(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
+                    Slice other, Dep dep = {});
 
 // Appends items and hands out scratch space.
 class PlanBuilder {
  public:
-  int32_t send(uint32_t peer, uint32_t lane, Slice src, Dep dep = {});
+  int32_t send(uint32_t peer, uint32_t lane, Slice src, Dep dep = {}) {
+    return add(send_item(peer, lane, src, dep));
+  }
   int32_t recv(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
-               Dep dep = {});
-  // A receive that combines each frame with `other` (kReduceAfter or
-  // kReduceBefore; it becomes the item's src).
+               Dep dep = {}) {
+    return add(recv_item(peer, lane, dst, apply, dep));
+  }
   int32_t recv_with(uint32_t peer, uint32_t lane, Slice dst, Apply apply,
-                    Slice other, Dep dep = {});
+                    Slice other, Dep dep = {}) {
+    return add(recv_with_item(peer, lane, dst, apply, other, dep));
+  }
   int32_t local(Slice src, Slice dst, Apply apply, Dep dep = {});
   // A fresh scratch region of `bytes`, 64-byte aligned.
   Slice scratch(uint64_t bytes);
+  // Index the next item gets.
+  int32_t next_index() const { return static_cast<int32_t>(size_); }
+  // Ends the current part: later items start a new one.
+  void end_part();
+  // The items of `source` come next; with `lazy` they are made as the
+  // engine reaches them, otherwise now. Returns the last one's index.
+  int32_t append(std::unique_ptr<ItemSource> source, bool lazy);
 
-  // Room for `items` items without reallocation.
-  void reserve(uint64_t items) { plan_.items.reserve(items); }
+  // Room for `items` items of the current part without reallocation.
+  void reserve(uint64_t items) { part().items.reserve(items); }
   Plan take() { return std::move(plan_); }
-  const Plan& plan() const { return plan_; }
 
  private:
-  int32_t add(Item item, Dep dep);
+  PlanPart& part();
+  int32_t add(Item item);
   Plan plan_;
+  uint64_t size_ = 0;
+  bool part_open_ = false;
 };
 
 // "send to 2 lane 0 out[0, 4096) after #3 frame" for tests and reports.

@@ -3,7 +3,14 @@
 // direction); data moves from position p to p+1. Each step's send waits,
 // frame by frame, for the receive that produced its data, so frames stream
 // around the ring (pipelining) without any algorithm waiting itself.
+//
+// The 2(n-1) steps of the reduce-scatter and all-gather are not listed
+// with the plan: RingSteps makes them as the engine reaches them, so a
+// rank's plan costs the same at 4096 ranks as at 4.
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "collectives/algorithms/algorithms.h"
@@ -41,50 +48,111 @@ class RingView {
   uint32_t pos_;
 };
 
-// The ring's reduce-scatter. Chunks are named by position offset q (chunk q
-// belongs to the rank q places ahead). At step s this rank sends chunk
-// shift - s and reduces the arriving chunk shift - s - 1 into `acc`; `src(q)`
-// is this rank's own contribution (read by the first send), `acc(q)` where
-// chunk q accumulates. With `fused`, the arriving chunk is reduced with
-// src(q) straight into acc(q) (acc = op(src, x), one pass); otherwise acc(q)
-// already holds this rank's part (in place, or after item `init(q)`).
-// The last receive (step n-2) completes chunk shift + 1; it is returned.
-template <typename SrcFn, typename AccFn, typename InitFn>
-int32_t reduce_scatter_steps(PlanBuilder& pb, const RingView& ring,
-                             uint32_t lane, int64_t shift, SrcFn src, AccFn acc,
-                             InitFn init, bool fused) {
-  int32_t prev = kNoItem;
-  for (int64_t s = 0; s + 1 < ring.n(); ++s) {
-    const int64_t out_q = shift - s;
-    pb.send(ring.right(), lane, s == 0 ? src(out_q) : acc(out_q),
-            frame_of(prev));
-    const int64_t q = out_q - 1;
-    prev = fused ? pb.recv_with(ring.left(), lane, acc(q), Apply::kReduceAfter,
-                                src(q))
-                 : pb.recv(ring.left(), lane, acc(q), Apply::kReduce,
-                           all_of(init(q)));
-  }
-  return prev;
-}
+// The ring's steps, `reduce_steps` of reduce-scatter and then
+// `gather_steps` of all-gather, each a send to the right and a receive from
+// the left. Chunks are named by position offset q (chunk q belongs to the
+// rank q places ahead).
+//
+// Reduce-scatter: at step s this rank sends chunk shift - s and reduces the
+// arriving chunk shift - s - 1 into `acc`; `src(q)` is this rank's own
+// contribution (read by the first send), `acc(q)` where chunk q
+// accumulates. With `fused`, the arriving chunk is reduced with src(q)
+// straight into acc(q) (acc = op(src, x), one pass); otherwise acc(q)
+// already holds this rank's part (in place, or after item `init(q)`). The
+// last receive completes chunk shift + 1.
+//
+// All-gather of chunk q into `dst(q)`, starting from this rank's finished
+// chunk `first_q` (`first_src`, ready after the reduce-scatter's last
+// receive, if any).
+struct RingPhases {
+  uint32_t reduce_steps = 0;
+  int64_t shift = 0;
+  bool fused = false;
+  std::function<Slice(int64_t)> src;
+  std::function<Slice(int64_t)> acc;
+  std::function<int32_t(int64_t)> init;
+  uint32_t gather_steps = 0;
+  int64_t first_q = 0;
+  Slice first_src;
+  std::function<Slice(int64_t)> dst;
+};
 
-// Ring all-gather of chunk q into `dst(q)`, starting from this rank's
-// finished chunk `first_q` (ready after item `ready`).
-template <typename DstFn>
-void all_gather_steps(PlanBuilder& pb, const RingView& ring, uint32_t lane,
-                      int64_t first_q, Slice first_src, int32_t ready,
-                      DstFn dst) {
-  int32_t prev = ready;
-  for (int64_t t = 0; t + 1 < ring.n(); ++t) {
-    pb.send(ring.right(), lane, t == 0 ? first_src : dst(first_q - t),
-            frame_of(prev));
-    prev = pb.recv(ring.left(), lane, dst(first_q - t - 1), Apply::kCopy);
+// Makes the steps one item at a time, as the engine reaches them.
+class RingSteps final : public ItemSource {
+ public:
+  RingSteps(RingPhases phases, const RingView& ring, uint32_t lane,
+            int32_t base)
+      : p_(std::move(phases)),
+        right_(ring.right()),
+        left_(ring.left()),
+        lane_(lane),
+        base_(base) {
+    const uint64_t steps = uint64_t{p_.reduce_steps} + p_.gather_steps;
+    if (steps == 0) return;
+    if (right_ == left_) {
+      lanes_.push_back({right_, lane_, steps, steps});
+    } else {
+      lanes_.push_back({right_, lane_, steps, 0});
+      lanes_.push_back({left_, lane_, 0, steps});
+    }
   }
+  uint64_t size() const override {
+    return 2 * (uint64_t{p_.reduce_steps} + p_.gather_steps);
+  }
+  const std::vector<LaneUse>& lanes() const override { return lanes_; }
+  Item next() override {
+    const int32_t index = base_ + static_cast<int32_t>(made_);
+    const bool sending = made_ % 2 == 0;
+    const int64_t step = static_cast<int64_t>(made_++ / 2);
+    if (step < p_.reduce_steps) {
+      const int64_t out_q = p_.shift - step;
+      if (sending) {
+        return send_item(right_, lane_,
+                         step == 0 ? p_.src(out_q) : p_.acc(out_q),
+                         frame_of(prev_));
+      }
+      prev_ = index;
+      const int64_t q = out_q - 1;
+      return p_.fused ? recv_with_item(left_, lane_, p_.acc(q),
+                                       Apply::kReduceAfter, p_.src(q))
+                      : recv_item(left_, lane_, p_.acc(q), Apply::kReduce,
+                                  all_of(p_.init(q)));
+    }
+    const int64_t t = step - p_.reduce_steps;
+    if (sending) {
+      return send_item(right_, lane_,
+                       t == 0 ? p_.first_src : p_.dst(p_.first_q - t),
+                       frame_of(prev_));
+    }
+    prev_ = index;
+    return recv_item(left_, lane_, p_.dst(p_.first_q - t - 1), Apply::kCopy);
+  }
+
+ private:
+  RingPhases p_;
+  uint32_t right_;
+  uint32_t left_;
+  uint32_t lane_;
+  int32_t base_;
+  std::vector<LaneUse> lanes_;
+  uint64_t made_ = 0;
+  int32_t prev_ = kNoItem;  // the last receive made
+};
+
+// Appends the steps: made as they are reached from 3 ranks up (with two,
+// both directions of a stripe pair would share a lane), otherwise now.
+void append_steps(PlanBuilder& pb, const StripeContext& c, const RingView& ring,
+                  RingPhases phases) {
+  pb.append(std::make_unique<RingSteps>(std::move(phases), ring, c.lane,
+                                        pb.next_index()),
+            /*lazy=*/ring.n() >= 3);
 }
 
 void all_reduce(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {
   const PlanInput& in = c.in;
-  auto chunk = [&](BufferId b, int64_t q) {
-    return c.layout.chunk(b, in.bytes, ring.rank_at(q), ring.n());
+  auto chunk = [layout = c.layout, bytes = in.bytes, ring](BufferId b,
+                                                           int64_t q) {
+    return layout.chunk(b, bytes, ring.rank_at(q), ring.n());
   };
   // Out of place, every chunk but this rank's own (which the all-gather
   // fills) is reduced from the input into the output as it arrives: no
@@ -95,20 +163,27 @@ void all_reduce(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {
           ? kNoItem
           : pb.local(c.layout.whole(BufferId::kIn, in.bytes),
                      c.layout.whole(BufferId::kOut, in.bytes), Apply::kCopy);
-  const int32_t done = reduce_scatter_steps(
-      pb, ring, c.lane, 0, [&](int64_t q) { return chunk(BufferId::kIn, q); },
-      [&](int64_t q) { return chunk(BufferId::kOut, q); },
-      [&](int64_t) { return init; }, fused);
-  all_gather_steps(pb, ring, c.lane, 1, chunk(BufferId::kOut, 1), done,
-                   [&](int64_t q) { return chunk(BufferId::kOut, q); });
+  auto out = [chunk](int64_t q) { return chunk(BufferId::kOut, q); };
+  append_steps(
+      pb, c, ring,
+      RingPhases{.reduce_steps = ring.n() - 1,
+                 .shift = 0,
+                 .fused = fused,
+                 .src = [chunk](int64_t q) { return chunk(BufferId::kIn, q); },
+                 .acc = out,
+                 .init = [init](int64_t) { return init; },
+                 .gather_steps = ring.n() - 1,
+                 .first_q = 1,
+                 .first_src = out(1),
+                 .dst = out});
 }
 
 void reduce_scatter(PlanBuilder& pb, const StripeContext& c,
                     const RingView& ring) {
   const PlanInput& in = c.in;
   const uint32_t n = ring.n();
-  auto block = [&](int64_t q) {
-    return c.layout.block(BufferId::kIn, in.bytes, ring.rank_at(q));
+  auto block = [layout = c.layout, bytes = in.bytes, ring](int64_t q) {
+    return layout.block(BufferId::kIn, bytes, ring.rank_at(q));
   };
   // Chunk -d accumulates in scratch, except this rank's own (d = 0) which
   // accumulates in the output; chunk -1 is only ever sent from the input.
@@ -116,33 +191,43 @@ void reduce_scatter(PlanBuilder& pb, const StripeContext& c,
   // into its accumulator in one pass; in place the own chunk is already in
   // the output, so the other blocks are copied to scratch first.
   const bool fused = !in.in_place && n > 1;  // alone: a copy
-  std::vector<Slice> acc(n);
-  std::vector<int32_t> init(n, kNoItem);
+  auto acc = std::make_shared<std::vector<Slice>>(n);
+  auto init = std::make_shared<std::vector<int32_t>>(n, kNoItem);
   for (uint32_t d = 0; d < n; ++d) {
     if (d == 1) continue;
     const Slice own = block(-static_cast<int64_t>(d));
-    acc[d] = d == 0 ? c.layout.whole(BufferId::kOut, in.bytes)
-                    : pb.scratch(own.bytes);
+    (*acc)[d] = d == 0 ? c.layout.whole(BufferId::kOut, in.bytes)
+                       : pb.scratch(own.bytes);
     if (!fused && (d != 0 || !in.in_place)) {
-      init[d] = pb.local(own, acc[d], Apply::kCopy);
+      (*init)[d] = pb.local(own, (*acc)[d], Apply::kCopy);
     }
   }
   auto index = [n](int64_t q) {
     return static_cast<size_t>(((-q) % n + n) % n);
   };
-  reduce_scatter_steps(
-      pb, ring, c.lane, -1, block, [&](int64_t q) { return acc[index(q)]; },
-      [&](int64_t q) { return init[index(q)]; }, fused);
+  append_steps(
+      pb, c, ring,
+      RingPhases{
+          .reduce_steps = n - 1,
+          .shift = -1,
+          .fused = fused,
+          .src = block,
+          .acc = [acc, index](int64_t q) { return (*acc)[index(q)]; },
+          .init = [init, index](int64_t q) { return (*init)[index(q)]; }});
 }
 
 void all_gather(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {
   const PlanInput& in = c.in;
-  auto block = [&](int64_t q) {
-    return c.layout.block(BufferId::kOut, in.bytes, ring.rank_at(q));
-  };
   const Slice own = c.layout.whole(BufferId::kIn, in.bytes);
+  auto block = [layout = c.layout, bytes = in.bytes, ring](int64_t q) {
+    return layout.block(BufferId::kOut, bytes, ring.rank_at(q));
+  };
   if (!in.in_place) pb.local(own, block(0), Apply::kCopy);
-  all_gather_steps(pb, ring, c.lane, 0, own, kNoItem, block);
+  append_steps(pb, c, ring,
+               RingPhases{.gather_steps = ring.n() - 1,
+                          .first_q = 0,
+                          .first_src = own,
+                          .dst = block});
 }
 
 void broadcast(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {

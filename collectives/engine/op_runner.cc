@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -20,7 +21,7 @@ uint64_t item_bytes(const Item& item) {
 
 }  // namespace
 
-OpRunner::Step OpRunner::step_of(const Item& item, int32_t index,
+OpRunner::Step OpRunner::step_of(const Item& item, int32_t index, uint32_t part,
                                  uint32_t frames) {
   Step st;
   st.src_offset = item.src.offset;
@@ -29,6 +30,7 @@ OpRunner::Step OpRunner::step_of(const Item& item, int32_t index,
   st.item = index;
   st.after = item.after;
   st.frames = frames;
+  st.part = part;
   st.src_buffer = item.src.buffer;
   st.dst_buffer = item.dst.buffer;
   st.apply = item.apply;
@@ -45,69 +47,94 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
       buffers_(buffers),
       rank_(rank),
       scratch_bytes_(plan.scratch_bytes),
-      state_(plan.items.size()),
       zero_copy_(buffers.in_slab != nullptr || buffers.out_slab != nullptr) {
-  // Two passes: find each item's lane (consecutive items mostly share
-  // one) and count, then fill vectors reserved to their sizes.
-  const std::vector<Item>& items = plan.items;
-  std::vector<uint32_t> work_of(items.size());  // lanes_ position
+  // A registered output may take receives straight into it where no other
+  // item touches their bytes (receivable_in_place): that takes the whole
+  // plan, so its sources are drained first (a plan's size is small beside
+  // the buffers of an operation worth registering).
+  if (buffers.out_slab != nullptr) plan = whole_plan(std::move(plan));
+  // Lanes are listed in the order of their first use in the plan, each
+  // with its steps in all; then the items made with the plan are taken in
+  // and each lane's first steps made.
   std::vector<uint32_t> index;  // Lane::index() -> lanes_ position + 1
-  std::vector<uint32_t> sends, recvs;
   // The last lanes found, most recent first: rings alternate two lanes.
   struct Found {
     uint32_t peer = kNoPeer;
     uint32_t cable = 0;
-    Lane* lane = nullptr;
+    uint32_t work = 0;
   };
   Found found[2];
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Item& item = items[i];
-    const uint64_t bytes = item_bytes(item);
-    state_[i].frames = static_cast<uint32_t>(std::max<uint64_t>(
-        1, (bytes + identity_.chunk_bytes - 1) / identity_.chunk_bytes));
-    if (item.kind == ItemKind::kLocal) {
-      locals_.push_back(
-          step_of(item, static_cast<int32_t>(i), state_[i].frames));
-      continue;
+  auto work_of = [&](uint32_t peer, uint32_t cable) {
+    if (found[0].peer == peer && found[0].cable == cable) return found[0].work;
+    if (found[1].peer == peer && found[1].cable == cable) {
+      std::swap(found[0], found[1]);
+      return found[0].work;
     }
-    if (found[0].lane == nullptr || item.peer != found[0].peer ||
-        item.lane != found[0].cable) {
-      if (found[1].lane != nullptr && item.peer == found[1].peer &&
-          item.lane == found[1].cable) {
-        std::swap(found[0], found[1]);
-      } else {
-        found[1] = found[0];
-        found[0] = Found{item.peer, item.lane, find_lane(item.peer, item.lane)};
-      }
-    }
-    Lane* last = found[0].lane;
-    if (last->index() >= index.size()) index.resize(last->index() + 1, 0);
-    uint32_t& at = index[last->index()];
+    Lane* lane = find_lane(peer, cable);
+    if (lane->index() >= index.size()) index.resize(lane->index() + 1, 0);
+    uint32_t& at = index[lane->index()];
     if (at == 0) {
-      lanes_.push_back(LaneWork{.lane = last});
-      sends.push_back(0);
-      recvs.push_back(0);
+      lanes_.push_back(LaneWork{.lane = lane});
       at = static_cast<uint32_t>(lanes_.size());
     }
-    work_of[i] = at - 1;
-    ++(item.kind == ItemKind::kSend ? sends : recvs)[at - 1];
+    found[1] = found[0];
+    found[0] = Found{peer, cable, at - 1};
+    return at - 1;
+  };
+  std::vector<std::vector<uint32_t>> item_work(plan.parts.size());
+  uint64_t first = 0;
+  parts_.reserve(plan.parts.size());
+  for (size_t p = 0; p < plan.parts.size(); ++p) {
+    PlanPart& part = plan.parts[p];
+    PartWork& pw = parts_.emplace_back(first);
+    first += part.size();
+    item_work[p].resize(part.items.size());
+    for (size_t i = 0; i < part.items.size(); ++i) {
+      const Item& item = part.items[i];
+      if (item.kind == ItemKind::kLocal) continue;
+      LaneWork& w = lanes_[item_work[p][i] = work_of(item.peer, item.lane)];
+      const bool sending = item.kind == ItemKind::kSend;
+      WEFT_ASSERT((sending ? w.send_feed : w.recv_feed) == kNoPart,
+                  "a plan part uses a lane another part's source feeds");
+      ++(sending ? w.send_total : w.recv_total);
+    }
+    if (part.rest == nullptr) continue;
+    pw.left = part.rest->size();
+    for (const ItemSource::LaneUse& use : part.rest->lanes()) {
+      const uint32_t at = work_of(use.peer, use.lane);
+      LaneWork& w = lanes_[at];
+      pw.lanes.push_back({use.peer, use.lane, at});
+      for (auto [feed, total, n] :
+           {std::tuple(&w.send_feed, &w.send_total, use.sends),
+            std::tuple(&w.recv_feed, &w.recv_total, use.recvs)}) {
+        if (n == 0) continue;
+        WEFT_ASSERT(*feed == kNoPart,
+                    "two parts' sources feed one lane in one direction");
+        *feed = static_cast<int32_t>(p);
+        *total += n;
+      }
+    }
+    pw.source = std::move(part.rest);
   }
   bool any_recv = false;
-  for (size_t w = 0; w < lanes_.size(); ++w) {
-    lanes_[w].sends.reserve(sends[w]);
-    lanes_[w].recvs.reserve(recvs[w]);
-    any_recv |= recvs[w] > 0;
-  }
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Item& item = items[i];
-    if (item.kind == ItemKind::kLocal) continue;
-    LaneWork& w = lanes_[work_of[i]];
-    (item.kind == ItemKind::kSend ? w.sends : w.recvs)
-        .push_back(step_of(item, static_cast<int32_t>(i), state_[i].frames));
-  }
+  for (const LaneWork& w : lanes_) any_recv |= w.recv_total > 0;
   pure_sender_ = !any_recv && !lanes_.empty();
-  for (LaneWork& w : lanes_) w.needs_ack = pure_sender_ && !w.sends.empty();
+  for (LaneWork& w : lanes_) w.needs_ack = pure_sender_ && w.send_total > 0;
+  for (size_t p = 0; p < plan.parts.size(); ++p) {
+    const std::vector<Item>& items = plan.parts[p].items;
+    for (size_t i = 0; i < items.size(); ++i) {
+      take_in(items[i], static_cast<uint32_t>(p), item_work[p][i]);
+    }
+  }
+  for (LaneWork& w : lanes_) {
+    pass_send(w);
+    pass_recv(w);
+  }
   if (any_recv && buffers_.out_slab != nullptr) {
+    std::vector<Item> items;
+    for (const PlanPart& part : plan.parts) {
+      items.insert(items.end(), part.items.begin(), part.items.end());
+    }
     in_place_ = receivable_in_place(items);
   }
 }
@@ -193,6 +220,60 @@ void OpRunner::receive_into_user_memory() {
   }
 }
 
+void OpRunner::take_in(const Item& item, uint32_t part, uint32_t work) {
+  PositionRing<ItemState>& state = parts_[part].state;
+  const auto index = static_cast<int32_t>(state.end());
+  WEFT_ASSERT(item.after == kNoItem ||
+                  static_cast<uint64_t>(item.after) >= parts_[part].first,
+              "a plan item waits on an item of another part");
+  const uint32_t frames = static_cast<uint32_t>(std::max<uint64_t>(
+      1,
+      (item_bytes(item) + identity_.chunk_bytes - 1) / identity_.chunk_bytes));
+  state.push_back(ItemState{.frames = frames});
+  const Step step = step_of(item, index, part, frames);
+  switch (item.kind) {
+    case ItemKind::kLocal:
+      locals_.push_back(step);
+      return;
+    case ItemKind::kSend:
+      lanes_[work].sends.push_back(step);
+      return;
+    case ItemKind::kRecv:
+      lanes_[work].recvs.push_back(step);
+      return;
+  }
+}
+
+void OpRunner::make_next(uint32_t part) {
+  PartWork& pw = parts_[part];
+  WEFT_ASSERT(pw.left > 0, "a lane needs a step its source has not got");
+  const Item item = pw.source->next();
+  WEFT_ASSERT(item.kind != ItemKind::kLocal, "a plan source made a local item");
+  uint32_t work = 0;
+  for (const PartWork::SourceLane& l : pw.lanes) {
+    if (l.peer == item.peer && l.cable == item.lane) work = l.work;
+  }
+  if (--pw.left == 0) pw.source.reset();
+  take_in(item, part, work);
+}
+
+void OpRunner::pass_send(LaneWork& w) {
+  w.sends.pop_front_to(w.send_pos);
+  if (w.send_pos < w.send_total) make_until(w.sends, w.send_feed, w.send_pos);
+}
+
+void OpRunner::pass_recv(LaneWork& w) {
+  w.recvs.pop_front_to(w.recv_pos);
+  if (w.recv_pos < w.recv_total) make_until(w.recvs, w.recv_feed, w.recv_pos);
+}
+
+void OpRunner::retire(uint32_t part) {
+  PositionRing<ItemState>& state = parts_[part].state;
+  while (!state.empty() && state.front().done == state.front().frames) {
+    state.pop_front();
+  }
+}
+
 absl::Status OpRunner::start() {
   if (scratch_bytes_ > 0) {
     scratch_.reset(new (std::nothrow) std::byte[scratch_bytes_]);
@@ -207,10 +288,13 @@ absl::Status OpRunner::start() {
   return absl::OkStatus();
 }
 
-bool OpRunner::dep_ready(int32_t after, Wait wait, uint32_t frame) const {
-  if (after == kNoItem) return true;
-  const ItemState& dep = state_[static_cast<size_t>(after)];
-  if (wait == Wait::kWhole) return dep.done == dep.frames;
+bool OpRunner::ready(const Step& step, uint32_t frame) const {
+  if (step.after == kNoItem) return true;
+  const PositionRing<ItemState>& state = parts_[step.part].state;
+  const auto after = static_cast<uint64_t>(step.after);
+  if (after < state.begin()) return true;  // done and let go
+  const ItemState& dep = state.at(after);
+  if (step.wait == Wait::kWhole) return dep.done == dep.frames;
   return dep.done > std::min(frame, dep.frames - 1);
 }
 
@@ -283,9 +367,10 @@ absl::Status OpRunner::mismatch(const LaneWork& w, const FrameHeader& got,
 
 absl::Status OpRunner::check_arrivals(LaneWork& w) {
   const Lane& lane = *w.lane;
-  while (w.check_pos < w.recvs.size() && w.checked < lane.inbox_size()) {
+  while (w.check_pos < w.recv_total && w.checked < lane.inbox_size()) {
     const FrameHeader& h = lane.inbox(w.checked).header;
-    const Step& step = w.recvs[w.check_pos];
+    make_until(w.recvs, w.recv_feed, w.check_pos);
+    const Step& step = w.recvs.at(w.check_pos);
     const uint32_t want = frame_bytes(step, w.check_frame);
     if (!(h.op == identity_) || h.item != w.check_pos ||
         h.frame != w.check_frame || h.payload_bytes != want) {
@@ -302,8 +387,8 @@ absl::Status OpRunner::check_arrivals(LaneWork& w) {
 
 absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
   Lane& lane = *w.lane;
-  while (w.recv_pos < w.recvs.size() && w.checked > 0) {
-    const Step& step = w.recvs[w.recv_pos];
+  while (w.recv_pos < w.recv_total && w.checked > 0) {
+    const Step& step = w.recvs.at(w.recv_pos);
     if (!ready(step, w.recv_frame)) break;
     if (zero_copy_ && !writable(step, w.recv_frame)) break;
     absl::Status s =
@@ -312,10 +397,13 @@ absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
     if (!s.ok()) return s;
     --w.checked;
     *advanced = true;
-    state_[static_cast<size_t>(step.item)].done = ++w.recv_frame;
+    state_of(step).done = ++w.recv_frame;
     if (w.recv_frame == step.frames) {
+      const uint32_t part = step.part;
       w.recv_frame = 0;
       ++w.recv_pos;
+      pass_recv(w);
+      retire(part);
     }
   }
   return absl::OkStatus();
@@ -323,8 +411,8 @@ absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
 
 absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
   Lane& lane = *w.lane;
-  while (w.send_pos < w.sends.size()) {
-    const Step& step = w.sends[w.send_pos];
+  while (w.send_pos < w.send_total) {
+    const Step& step = w.sends.at(w.send_pos);
     if (!ready(step, w.send_frame)) break;
     if (!lane.can_send_data()) {
       lane.note_send_blocked();
@@ -335,7 +423,7 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
     h.item = static_cast<uint32_t>(w.send_pos);
     h.frame = w.send_frame;
     const bool last =
-        w.send_pos + 1 == w.sends.size() && w.send_frame + 1 == step.frames;
+        w.send_pos + 1 == w.send_total && w.send_frame + 1 == step.frames;
     if (w.needs_ack && last) h.flags |= kFlagReportNow;
     // With recovery the last frame asks for a prompt acknowledgement: it
     // leaves the send window (and a loss is found) one round trip later,
@@ -344,10 +432,13 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
     absl::Status s = send_frame(w, step, h);
     if (!s.ok()) return s;
     *advanced = true;
-    state_[static_cast<size_t>(step.item)].done = ++w.send_frame;
+    state_of(step).done = ++w.send_frame;
     if (w.send_frame == step.frames) {
+      const uint32_t part = step.part;
       w.send_frame = 0;
       ++w.send_pos;
+      pass_send(w);
+      retire(part);
     }
   }
   return absl::OkStatus();
@@ -389,7 +480,7 @@ bool OpRunner::detach_user_memory() {
 
 absl::Status OpRunner::run_locals(bool* advanced) {
   for (const Step& step : locals_) {
-    ItemState& st = state_[static_cast<size_t>(step.item)];
+    ItemState& st = state_of(step);
     while (st.done < st.frames && ready(step, st.done) &&
            (!zero_copy_ || writable(step, st.done))) {
       absl::Status s = apply(step, st.done, src_at(step, st.done));
@@ -399,9 +490,10 @@ absl::Status OpRunner::run_locals(bool* advanced) {
     }
   }
   std::erase_if(locals_, [&](const Step& step) {
-    const ItemState& st = state_[static_cast<size_t>(step.item)];
+    const ItemState& st = state_of(step);
     return st.done == st.frames;
   });
+  for (uint32_t p = 0; p < parts_.size(); ++p) retire(p);
   return absl::OkStatus();
 }
 
@@ -413,7 +505,7 @@ absl::Status OpRunner::advance(bool* advanced) {
       absl::Status s;
       if (w.checked < w.lane->inbox_size()) s = check_arrivals(w);
       if (s.ok() && w.checked > 0) s = receive(w, &moved);
-      if (s.ok() && w.send_pos < w.sends.size()) s = send(w, &moved);
+      if (s.ok() && w.send_pos < w.send_total) s = send(w, &moved);
       if (!s.ok()) return s;
     }
     if (!locals_.empty()) {
@@ -442,23 +534,27 @@ void OpRunner::prefetch_next() {
   hot_count_ = 0;
   note_hot(lanes_.data(), lanes_.size() * sizeof(LaneWork));
   for (const LaneWork& w : lanes_) {
-    if (w.send_pos < w.sends.size()) {
-      const Step& step = w.sends[w.send_pos];
-      if (w.send_pos + 1 < w.sends.size()) {
-        __builtin_prefetch(&w.sends[w.send_pos + 1]);
+    if (w.send_pos < w.send_total) {
+      const Step& step = w.sends.at(w.send_pos);
+      if (w.sends.holds(w.send_pos + 1)) {
+        __builtin_prefetch(&w.sends.at(w.send_pos + 1));
       }
       note_hot(&step, sizeof(Step));
-      if (step.after != kNoItem) {
-        note_hot(&state_[static_cast<size_t>(step.after)], sizeof(ItemState));
+      const PositionRing<ItemState>& state = parts_[step.part].state;
+      if (step.after != kNoItem &&
+          state.holds(static_cast<uint64_t>(step.after))) {
+        note_hot(&state.at(static_cast<uint64_t>(step.after)),
+                 sizeof(ItemState));
       }
     }
-    if (w.recv_pos < w.recvs.size()) {
-      const Step& step = w.recvs[w.recv_pos];
-      if (w.recv_pos + 1 < w.recvs.size()) {
-        __builtin_prefetch(&w.recvs[w.recv_pos + 1]);
+    if (w.recv_pos < w.recv_total) {
+      const Step& step = w.recvs.at(w.recv_pos);
+      if (w.recvs.holds(w.recv_pos + 1)) {
+        __builtin_prefetch(&w.recvs.at(w.recv_pos + 1));
       }
       note_hot(&step, sizeof(Step));
-      note_hot(&state_[static_cast<size_t>(step.item)], sizeof(ItemState));
+      note_hot(&parts_[step.part].state.at(static_cast<uint64_t>(step.item)),
+               sizeof(ItemState));
       const std::byte* dst =
           at(step.dst_buffer,
              step.dst_offset + uint64_t{w.recv_frame} * identity_.chunk_bytes);
@@ -472,7 +568,7 @@ void OpRunner::prefetch_next() {
 
 bool OpRunner::lane_done(const LaneWork& w) const {
   const Lane& lane = *w.lane;
-  return w.send_pos == w.sends.size() && w.recv_pos == w.recvs.size() &&
+  return w.send_pos == w.send_total && w.recv_pos == w.recv_total &&
          lane.data_sends_in_flight() == 0 && !lane.report_owed() &&
          (!w.needs_ack || lane.all_data_consumed());
 }
@@ -488,8 +584,8 @@ const Lane* OpRunner::departed_needed() const {
     if (lane_done(w) || !w.lane->peer_departed()) continue;
     // Frames already in the inbox are used whatever became of their
     // sender; acknowledgements owed and sends in flight to it complete.
-    const bool needs = w.send_pos < w.sends.size() ||
-                       w.check_pos < w.recvs.size() ||
+    const bool needs = w.send_pos < w.send_total ||
+                       w.check_pos < w.recv_total ||
                        (w.needs_ack && !w.lane->all_data_consumed());
     if (needs) return w.lane;
   }
@@ -509,18 +605,18 @@ std::string OpRunner::outstanding(const Lane** blame) const {
   for (const LaneWork& w : lanes_) {
     if (lane_done(w)) continue;
     const Lane& lane = *w.lane;
-    if (w.recv_pos < w.recvs.size()) {
+    if (w.recv_pos < w.recv_total) {
       parts.push_back(absl::StrFormat(
           "receive item %u frame %u of %u from peer %u (%u checked frame(s) "
           "waiting)",
-          w.recv_pos, w.recv_frame, w.recvs[w.recv_pos].frames, lane.peer(),
+          w.recv_pos, w.recv_frame, w.recvs.at(w.recv_pos).frames, lane.peer(),
           w.checked));
       if (w.checked == 0 && silent == nullptr) silent = &lane;
     }
-    if (w.send_pos < w.sends.size()) {
-      parts.push_back(absl::StrFormat("send item %u frame %u of %u to peer %u",
-                                      w.send_pos, w.send_frame,
-                                      w.sends[w.send_pos].frames, lane.peer()));
+    if (w.send_pos < w.send_total) {
+      parts.push_back(absl::StrFormat(
+          "send item %u frame %u of %u to peer %u", w.send_pos, w.send_frame,
+          w.sends.at(w.send_pos).frames, lane.peer()));
       if (stuck == nullptr && !lane.can_send_data()) stuck = &lane;
     } else if (stuck == nullptr && w.needs_ack && !lane.all_data_consumed()) {
       stuck = &lane;

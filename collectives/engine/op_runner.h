@@ -5,6 +5,10 @@
 // arriving frame's header against what this rank expects next on that lane
 // (a different collective, size, dtype, root or algorithm is a kMismatch),
 // and copies or reduces checked frames into place in plan order.
+//
+// It holds only the items in flight: a plan part's ItemSource makes a
+// lane's next item when the lane reaches it, and items leave once done, so
+// a 4096-rank ring's 16,380 steps per rank never exist at once.
 #ifndef WEFT_COLLECTIVES_ENGINE_OP_RUNNER_H_
 #define WEFT_COLLECTIVES_ENGINE_OP_RUNNER_H_
 
@@ -24,6 +28,7 @@
 #include "collectives/dtype.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane.h"
+#include "collectives/engine/position_ring.h"
 #include "collectives/engine/user_memory.h"
 #include "collectives/kernels/cache_lines.h"
 #include "fabric/errors.h"
@@ -98,38 +103,81 @@ class OpRunner {
   };
   // What an item needs at each of its frames, copied from the plan in lane
   // order: a lane's steps are then read one after another, and the plan's
-  // 64-byte items (eight thousand per rank in a 1024-rank ring, cold in
-  // the cache at each step) are not kept.
+  // 64-byte items are not kept.
   struct Step {
     uint64_t src_offset = 0;  // send, local; recv that combines with src
     uint64_t dst_offset = 0;  // recv, local
     uint64_t bytes = 0;       // the item's slice length
     int32_t item = kNoItem;
-    int32_t after = kNoItem;
+    int32_t after = kNoItem;  // an item of the same part
     uint32_t frames = 1;
+    uint32_t part = 0;  // parts_ position
     BufferId src_buffer = BufferId::kIn;
     BufferId dst_buffer = BufferId::kOut;
     Apply apply = Apply::kCopy;
     Wait wait = Wait::kNone;
   };
+  static constexpr int32_t kNoPart = -1;
   struct LaneWork {
     Lane* lane = nullptr;
-    std::vector<Step> sends;  // in lane order
-    std::vector<Step> recvs;
-    size_t send_pos = 0;
-    size_t recv_pos = 0;
-    // Frames of the items at send_pos and recv_pos done (state_ mirrors
-    // them for dependants).
+    // The steps made and not yet passed, by position in lane order.
+    PositionRing<Step> sends;
+    PositionRing<Step> recvs;
+    uint64_t send_total = 0;  // steps in all
+    uint64_t recv_total = 0;
+    // The part whose source makes the steps not made yet, or kNoPart.
+    int32_t send_feed = kNoPart;
+    int32_t recv_feed = kNoPart;
+    uint64_t send_pos = 0;
+    uint64_t recv_pos = 0;
+    // Frames of the items at send_pos and recv_pos done (the item states
+    // mirror them for dependants).
     uint32_t send_frame = 0;
     uint32_t recv_frame = 0;
     // Validation cursor: the next arrival to check is inbox(checked).
-    size_t check_pos = 0;
+    uint64_t check_pos = 0;
     uint32_t check_frame = 0;
     uint32_t checked = 0;  // checked arrivals not consumed yet
     bool needs_ack = false;
   };
+  // One part of the plan: the states of its items from the oldest not
+  // done to the newest made, and the source making the rest.
+  struct PartWork {
+    explicit PartWork(uint64_t first_item)
+        : first(first_item), state(first_item) {}
+    uint64_t first;  // the index of its first item
+    PositionRing<ItemState> state;
+    std::unique_ptr<ItemSource> source;  // null once it has made all
+    uint64_t left = 0;                   // items the source has yet to make
+    struct SourceLane {
+      uint32_t peer = 0;
+      uint32_t cable = 0;
+      uint32_t work = 0;  // lanes_ position
+    };
+    std::vector<SourceLane> lanes;  // source->lanes()
+  };
 
-  static Step step_of(const Item& item, int32_t index, uint32_t frames);
+  static Step step_of(const Item& item, int32_t index, uint32_t part,
+                      uint32_t frames);
+  // Takes item `index` of part `part` in: its state, and its step on its
+  // lane (lanes_[work]) or among the locals.
+  void take_in(const Item& item, uint32_t part, uint32_t work);
+  // Has part `part`'s source make its next item.
+  void make_next(uint32_t part);
+  // Makes steps until `steps` holds position `pos` (fed by `feed`).
+  // REQUIRES: pos is below the lane's total.
+  void make_until(PositionRing<Step>& steps, int32_t feed, uint64_t pos) {
+    while (steps.end() <= pos) make_next(static_cast<uint32_t>(feed));
+  }
+  // After a cursor moved past a step: lets the passed steps go, and makes
+  // sure the step at the cursor is held.
+  void pass_send(LaneWork& w);
+  void pass_recv(LaneWork& w);
+  // Lets the part's leading items that are done go.
+  void retire(uint32_t part);
+  ItemState& state_of(const Step& step) {
+    return parts_[step.part].state.at(static_cast<uint64_t>(step.item));
+  }
   uint32_t frame_bytes(const Step& step, uint32_t frame) const {
     const uint64_t start = uint64_t{frame} * identity_.chunk_bytes;
     return start >= step.bytes
@@ -137,11 +185,8 @@ class OpRunner {
                : static_cast<uint32_t>(std::min<uint64_t>(identity_.chunk_bytes,
                                                           step.bytes - start));
   }
-  // Frame `frame` of an item waiting on item `after` (as `wait`) may go.
-  bool dep_ready(int32_t after, Wait wait, uint32_t frame) const;
-  bool ready(const Step& step, uint32_t frame) const {
-    return dep_ready(step.after, step.wait, frame);
-  }
+  // Frame `frame` of `step` may go: the item it waits on is far enough.
+  bool ready(const Step& step, uint32_t frame) const;
   std::byte* at(BufferId b, uint64_t offset) const;
   std::byte* src_at(const Step& step, uint32_t frame) const {
     return at(step.src_buffer,
@@ -198,7 +243,7 @@ class OpRunner {
   uint32_t rank_;
   uint64_t scratch_bytes_ = 0;
   std::unique_ptr<std::byte[]> scratch_;
-  std::vector<ItemState> state_;
+  std::vector<PartWork> parts_;
   std::vector<LaneWork> lanes_;
   std::vector<Step> locals_;  // local items not finished, in order
   bool pure_sender_ = false;

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -55,25 +56,27 @@ uint64_t bytes_of(const Item& item) {
 
 // Checks one plan on its own; adds its lane traffic to `sent`/`expected`.
 using LaneKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // from, to, lane
-void check_plan(const PlanInput& in, const Plan& plan, const std::string& what,
+void check_plan(const PlanInput& in, Plan plan, const std::string& what,
                 std::map<LaneKey, std::vector<uint64_t>>* sent,
                 std::map<LaneKey, std::vector<uint64_t>>* expected) {
   const Buffers buf = buffers(in);
+  const uint64_t scratch_bytes = plan.scratch_bytes;
+  const std::vector<Item> items = all_items(std::move(plan));
   std::vector<bool> written(buf.out);
   auto inside = [&](const Slice& s) {
     const uint64_t size = s.buffer == BufferId::kIn    ? buf.in
                           : s.buffer == BufferId::kOut ? buf.out
-                                                       : plan.scratch_bytes;
+                                                       : scratch_bytes;
     return s.offset + s.bytes <= size &&
            (s.bytes == 0 || s.offset % in.elem == 0);
   };
-  for (size_t i = 0; i < plan.items.size(); ++i) {
-    const Item& item = plan.items[i];
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& item = items[i];
     const std::string at =
         absl::StrFormat("%s item %u (%s)", what, i, describe_item(item));
     ASSERT_LT(item.after, static_cast<int32_t>(i)) << at;
     if (item.wait == Wait::kFrame) {
-      EXPECT_EQ(bytes_of(item), bytes_of(plan.items[item.after])) << at;
+      EXPECT_EQ(bytes_of(item), bytes_of(items[item.after])) << at;
     }
     if (item.kind != ItemKind::kRecv) {
       ASSERT_TRUE(inside(item.src)) << at;
@@ -129,8 +132,7 @@ void check_all(OpKind kind, Algorithm algorithm, uint32_t n, Striping striping,
         op_kind_name(kind), algorithm_name(algorithm), n, striping.lanes,
         striping.directions, count, in_place ? "in-place" : "out-of-place",
         root, r);
-    const Plan plan = build_plan(in, algorithm, striping);
-    check_plan(in, plan, what, &sent, &expected);
+    check_plan(in, build_plan(in, algorithm, striping), what, &sent, &expected);
     if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_EQ(sent, expected)
