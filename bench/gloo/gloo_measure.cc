@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "bench/gloo/all_reduce_check.h"
+#include "bench/gloo/check/all_reduce_check.h"
 #include "gloo/allreduce.h"
 #include "gloo/barrier.h"
 #include "gloo/math.h"

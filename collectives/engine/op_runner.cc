@@ -201,7 +201,8 @@ void OpRunner::receive_into_user_memory() {
     const uint32_t room = w.lane->payload_room();
     std::vector<Frame> frames;
     bool any = false;
-    for (const Step& step : w.recvs) {
+    for (uint64_t pos = w.recvs.begin(); pos < w.recvs.end(); ++pos) {
+      const Step& step = w.recvs.at(pos);
       const bool ok = in_place_[static_cast<size_t>(step.item)] != 0;
       for (uint32_t f = 0; f < step.frames; ++f) {
         frames.emplace_back();

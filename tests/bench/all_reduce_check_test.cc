@@ -1,6 +1,7 @@
-// gloo_allreduce's inputs and output check (bench/gloo/all_reduce_check.h):
-// the check passes the true sum and catches a wrong, stale or NaN element.
-#include "bench/gloo/all_reduce_check.h"
+// gloo_allreduce's inputs and output check
+// (bench/gloo/check/all_reduce_check.h): the check passes the true sum and
+// catches a wrong, stale or NaN element.
+#include "bench/gloo/check/all_reduce_check.h"
 
 #include <cmath>
 #include <cstdint>

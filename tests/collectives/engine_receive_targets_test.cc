@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "collectives/engine/lane_protocol.h"
 #include "collectives/engine/receive_targets.h"
 #include "collectives/engine/receive_window.h"

@@ -227,5 +227,24 @@ TEST(IwyuCheck, EveryFileOfEveryTargetIsChecked) {
   EXPECT_EQ(report.files_checked, 11);
 }
 
+// A folder with a CMakeLists.txt of its own inside a unit's home (a part
+// built only where an optional library is installed) belongs to no target
+// when it made none: skipped and named, not checked as the parent's.
+TEST(IwyuCheck, AFolderWithItsOwnCMakeListsAndNoTargetIsSkipped) {
+  FakeTree tree;
+  tree.add_layers();
+  tree.write("sim/optional/CMakeLists.txt", "# built where a library is\n");
+  tree.write("sim/optional/uses_it.cc", "std::vector<int> v;\n");
+  tree.write("sim/plain/notes.cc", "std::vector<int> v;\n");
+  Report report = tree.check_iwyu();
+  EXPECT_THAT(report.notes,
+              ElementsAre("skipped sim/optional/: no target in this "
+                          "configuration"));
+  // sim/plain/ has no CMakeLists.txt: its file is the sim unit's, checked.
+  EXPECT_THAT(errors_of(report),
+              ElementsAre(::testing::StartsWith(
+                  "sim/plain/notes.cc:1: uses std::vector without")));
+}
+
 }  // namespace
 }  // namespace weft::include_check

@@ -109,7 +109,11 @@ std::vector<std::string> SourceTree::files_in(const Unit& unit) const {
     const fs::path& path = it->path();
     if (it->is_directory(error)) {
       std::string folder = relative(path);
-      if (is_skipped_folder(path) || unit_by_home_.count(folder) != 0) {
+      // A folder with a CMakeLists.txt of its own is its own unit: when it
+      // made no target in this configuration (a part built only where an
+      // optional library is installed), unowned_folders() names it.
+      if (is_skipped_folder(path) || unit_by_home_.count(folder) != 0 ||
+          is_file(path / "CMakeLists.txt")) {
         it.disable_recursion_pending();
       }
     } else if (is_cpp_file(path)) {
@@ -121,7 +125,6 @@ std::vector<std::string> SourceTree::files_in(const Unit& unit) const {
 }
 
 std::vector<std::string> SourceTree::unowned_folders() const {
-  if (unit_by_home_.count(".") != 0) return {};
   std::vector<std::string> folders;
   std::vector<fs::path> pending = {manifest_.root};
   std::error_code error;
@@ -138,14 +141,19 @@ std::vector<std::string> SourceTree::unowned_folders() const {
         has_cpp = has_cpp || is_cpp_file(it->path());
       }
     }
-    if (has_cpp && folder != manifest_.root) {
+    const bool owned = unit_by_home_.count(relative(folder)) != 0;
+    if (has_cpp && !owned && folder != manifest_.root) {
       folders.push_back(relative(folder));
       continue;
     }
+    // Below a unit's home only folders with a CMakeLists.txt of their own
+    // can be unowned (files_in() leaves them out); the rest are the unit's.
     for (const fs::path& child : children) {
-      if (!is_skipped_folder(child) &&
-          unit_by_home_.count(relative(child)) == 0)
+      if (is_skipped_folder(child)) continue;
+      if (!owned || unit_by_home_.count(relative(child)) != 0 ||
+          is_file(child / "CMakeLists.txt")) {
         pending.push_back(child);
+      }
     }
   }
   std::sort(folders.begin(), folders.end());

@@ -2,8 +2,8 @@
 // small integers, so every partial sum is exact in float32 whatever order
 // the reduction adds in, and the expected sum is computed here, element by
 // element over the ranks, independently of the library measured.
-#ifndef WEFT_BENCH_GLOO_ALL_REDUCE_CHECK_H_
-#define WEFT_BENCH_GLOO_ALL_REDUCE_CHECK_H_
+#ifndef WEFT_BENCH_GLOO_CHECK_ALL_REDUCE_CHECK_H_
+#define WEFT_BENCH_GLOO_CHECK_ALL_REDUCE_CHECK_H_
 
 #include <cstdint>
 #include <span>
@@ -20,4 +20,4 @@ uint64_t wrong_elements(uint32_t ranks, uint32_t iteration,
 
 }  // namespace weft::bench
 
-#endif  // WEFT_BENCH_GLOO_ALL_REDUCE_CHECK_H_
+#endif  // WEFT_BENCH_GLOO_CHECK_ALL_REDUCE_CHECK_H_

@@ -1,4 +1,4 @@
-#include "bench/gloo/all_reduce_check.h"
+#include "bench/gloo/check/all_reduce_check.h"
 
 namespace weft::bench {
 namespace {
