@@ -17,6 +17,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
 
 std::vector<std::string> errors_of(const Report& report) {
   std::vector<std::string> lines;
@@ -83,7 +84,11 @@ TEST(IncludeRules, LinkOnlyDependenciesAreNotOnTheIncludePath) {
   tree.write("harness/harness.h", "");
   tree.add_target({"weft_harness", "STATIC_LIBRARY", "harness", "weft::sim",
                    "$<LINK_ONLY:weft::sim>"});
-  tree.add_target({"bench", "EXECUTABLE", "bench", "weft_harness"});
+  tree.add_target({.name = "bench",
+                   .type = "EXECUTABLE",
+                   .home = "bench",
+                   .links = "weft_harness",
+                   .sources = "bench.cc"});
   tree.write("bench/bench.cc",
              "#include \"harness/harness.h\"\n#include \"sim/world.h\"\n");
   std::vector<std::string> errors = errors_of(tree.check_graph());
@@ -96,9 +101,12 @@ TEST(IncludeRules, ConditionalAndScopedLinksCount) {
   FakeTree tree;
   tree.add_layers();
   tree.add_target(
-      {"probe", "EXECUTABLE", "tools/probe",
-       "::@(0x5652d159b370);$<$<PLATFORM_ID:Linux>:weft::collectives>;"
-       "::@"});
+      {.name = "probe",
+       .type = "EXECUTABLE",
+       .home = "tools/probe",
+       .links = "::@(0x5652d159b370);$<$<PLATFORM_ID:Linux>:weft::collectives>;"
+                "::@",
+       .sources = "probe.cc;other.cc"});
   tree.write("tools/probe/probe.cc", "#include \"collectives/group.h\"\n");
   tree.write("tools/probe/other.cc", "#include \"sim/world.h\"\n");
   std::vector<std::string> errors = errors_of(tree.check_graph());
@@ -206,6 +214,34 @@ TEST(IncludeRules, AStraySourceIsNotJudgedByAGraphItIsNotIn) {
   tree.write("sim/world.cc", "#include \"tools/weft-bench/run.h\"\n");
   EXPECT_THAT(errors_of(tree.check_graph()),
               ElementsAre(HasSubstr("belongs to no target")));
+}
+
+TEST(IncludeRules, AStraySourceIsNotJudgedByItsFolderMatesLinks) {
+  // A rank program whose target is configured only beside weft-bench: in a
+  // preset without it, the folder's other targets do not link what the
+  // program includes, and that is not the program's fault.
+  FakeTree tree;
+  tree.add_layers();
+  tree.write("tools/weft-devices/rank_program.cc",
+             "#include \"collectives/group.h\"\n"
+             "#include \"collectives/no_such_header.h\"\n");
+  Report report = tree.check_graph();
+  // An include naming no file is still wrong in any configuration.
+  EXPECT_THAT(errors_of(report),
+              ElementsAre(HasSubstr("rank_program.cc:2: includes "
+                                    "\"collectives/no_such_header.h\", which "
+                                    "names no file")));
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_THAT(format(report.warnings[0]),
+              HasSubstr("rank_program.cc: in tools/weft-devices/ but in no "
+                        "target's sources"));
+  // Compiled by weft-devices, the same include is judged by its links.
+  tree.write("tools/weft-devices/main.cc", "#include \"collectives/group.h\"\n");
+  EXPECT_THAT(errors_of(tree.check_graph()),
+              UnorderedElementsAre(HasSubstr("rank_program.cc:2"),
+                                   HasSubstr("main.cc:1: includes "
+                                             "\"collectives/group.h\", a "
+                                             "header of weft_collectives")));
 }
 
 TEST(IncludeRules, AHomeInsideAnotherHomeIsItsOwnUnit) {

@@ -146,12 +146,13 @@ std::string check_include(const SourceTree& tree, const std::string& file,
            "include path; fix the path (spell it from the repository root)";
   }
   if (resolved.where != Where::kRepository) return "";
+  // A source this configuration does not compile (a test of a tool the
+  // preset leaves out) is warned about as a stray; what it may include is
+  // decided by its own target's links where that target is configured, not
+  // by the links of the folder's other targets.
+  if (!is_header(file) && !tree.is_source(file)) return "";
   const Unit* owner = tree.unit_of(resolved.path);
   if (owner == nullptr) {
-    // A source this configuration does not compile (a test of a tool the
-    // preset leaves out) may include that tool's headers: it is warned
-    // about as a stray, and its target judges it where it is configured.
-    if (!is_header(file) && !tree.is_source(file)) return "";
     return "includes \"" + include.name +
            "\", which belongs to no target in this configuration; give its "
            "folder a target or move the header next to its users";
