@@ -1,5 +1,6 @@
 #include "fabric/topology.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -62,8 +63,13 @@ absl::Status parse_cell(const nlohmann::json& cell, uint32_t i, uint32_t j,
   return absl::OkStatus();
 }
 
-std::string cable_name(uint32_t i, uint32_t j, uint32_t c) {
-  return absl::StrFormat("sim_%u_%u_%u", i, j, c);
+std::vector<std::string> cable_names(uint32_t i, uint32_t j,
+                                     uint32_t cables) {
+  std::vector<std::string> names;
+  for (uint32_t c = 0; c < cables; ++c) {
+    names.push_back(absl::StrFormat("sim_%u_%u_%u", i, j, c));
+  }
+  return names;
 }
 
 absl::Status check_generated(uint32_t ranks, uint32_t cables) {
@@ -103,8 +109,10 @@ absl::StatusOr<Topology> Topology::parse_json(std::string_view text) {
           row.size(), ranks));
     }
     for (uint32_t j = 0; j < ranks; ++j) {
-      absl::Status s = parse_cell(row[j], i, j, &topo.cell(i, j));
+      std::vector<std::string> names;
+      absl::Status s = parse_cell(row[j], i, j, &names);
       if (!s.ok()) return s;
+      if (!names.empty()) topo.join(i, j, std::move(names));
     }
   }
   return topo;
@@ -131,9 +139,7 @@ absl::StatusOr<Topology> Topology::mesh(uint32_t ranks, uint32_t cables) {
   Topology topo(ranks);
   for (uint32_t i = 0; i < ranks; ++i) {
     for (uint32_t j = 0; j < ranks; ++j) {
-      if (i == j) continue;
-      for (uint32_t c = 0; c < cables; ++c)
-        topo.cell(i, j).push_back(cable_name(i, j, c));
+      if (i != j) topo.join(i, j, cable_names(i, j, cables));
     }
   }
   return topo;
@@ -144,19 +150,39 @@ absl::StatusOr<Topology> Topology::ring(uint32_t ranks, uint32_t cables) {
   Topology topo(ranks);
   for (uint32_t i = 0; i < ranks && ranks > 1; ++i) {
     for (uint32_t j : {(i + 1) % ranks, (i + ranks - 1) % ranks}) {
-      if (!topo.cell(i, j).empty()) continue;  // two ranks: both are one
-      for (uint32_t c = 0; c < cables; ++c)
-        topo.cell(i, j).push_back(cable_name(i, j, c));
+      if (topo.connected(i, j)) continue;  // two ranks: both are one
+      topo.join(i, j, cable_names(i, j, cables));
     }
   }
   return topo;
 }
 
+const std::vector<std::string>& Topology::devices(uint32_t i,
+                                                  uint32_t j) const {
+  static const std::vector<std::string> kNone;
+  const std::vector<Link>& row = links_[i];
+  auto it = std::lower_bound(
+      row.begin(), row.end(), j,
+      [](const Link& link, uint32_t peer) { return link.peer < peer; });
+  return it != row.end() && it->peer == j ? it->devices : kNone;
+}
+
+void Topology::join(uint32_t i, uint32_t j, std::vector<std::string> devices) {
+  std::vector<Link>& row = links_[i];
+  auto it = std::lower_bound(
+      row.begin(), row.end(), j,
+      [](const Link& link, uint32_t peer) { return link.peer < peer; });
+  if (it != row.end() && it->peer == j) {
+    for (std::string& name : devices) it->devices.push_back(std::move(name));
+  } else {
+    row.insert(it, Link{j, std::move(devices)});
+  }
+}
+
 bool Topology::is_full_mesh() const {
-  for (uint32_t i = 0; i < ranks_; ++i) {
-    for (uint32_t j = 0; j < ranks_; ++j) {
-      if (i != j && !connected(i, j)) return false;
-    }
+  // Links are never empty and never to the rank itself.
+  for (const std::vector<Link>& row : links_) {
+    if (row.size() != ranks_ - 1) return false;
   }
   return true;
 }

@@ -34,9 +34,7 @@ class Topology {
 
   uint32_t ranks() const { return ranks_; }
   // Devices on rank i's side of the link to rank j; empty when not joined.
-  const std::vector<std::string>& devices(uint32_t i, uint32_t j) const {
-    return cells_[static_cast<size_t>(i) * ranks_ + j];
-  }
+  const std::vector<std::string>& devices(uint32_t i, uint32_t j) const;
   bool connected(uint32_t i, uint32_t j) const { return !devices(i, j).empty(); }
   // True when every pair of distinct ranks is joined.
   bool is_full_mesh() const;
@@ -47,13 +45,21 @@ class Topology {
   std::string to_json() const;
 
  private:
-  Topology(uint32_t ranks) : ranks_(ranks), cells_(size_t{ranks} * ranks) {}
-  std::vector<std::string>& cell(uint32_t i, uint32_t j) {
-    return cells_[static_cast<size_t>(i) * ranks_ + j];
-  }
+  // Rank i's side of its link to `peer`: never empty.
+  struct Link {
+    uint32_t peer;
+    std::vector<std::string> devices;
+  };
+
+  explicit Topology(uint32_t ranks) : ranks_(ranks), links_(ranks) {}
+  // Joins i to j over `devices` (not empty), or adds them to the link.
+  void join(uint32_t i, uint32_t j, std::vector<std::string> devices);
 
   uint32_t ranks_;
-  std::vector<std::vector<std::string>> cells_;
+  // Per rank, its links ordered by peer. Only joined pairs are held, so a
+  // ring of 4096 ranks holds 8,192 links, not 16.8 million empty cells
+  // (384 MiB per copy of the topology).
+  std::vector<std::vector<Link>> links_;
 };
 
 }  // namespace weft
