@@ -21,12 +21,23 @@ namespace {
 // FNV-1a over the members' world ranks: the same on every member, and
 // different for groups over different ranks (frames of a sub-group are
 // never taken for the parent's).
-uint32_t group_id_of(const std::vector<uint32_t>& members) {
+// FNV-1a over the members' world ranks, four bytes each.
+uint32_t group_id_of(const Group& group) {
   uint32_t h = 2166136261u;
-  for (uint32_t m : members) {
+  for (uint32_t r = 0; r < group.size(); ++r) {
+    const uint32_t m = group.world_rank(r);
     for (int i = 0; i < 4; ++i) h = (h ^ ((m >> (8 * i)) & 0xff)) * 16777619u;
   }
   return h;
+}
+
+bool is_whole_world(const std::vector<uint32_t>& members,
+                    const Topology& topology) {
+  if (members.size() != topology.ranks()) return false;
+  for (uint32_t r = 0; r < members.size(); ++r) {
+    if (members[r] != r) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -37,11 +48,12 @@ Group::Group(std::shared_ptr<internal::Engine> engine,
     : engine_(std::move(engine)),
       topology_(std::move(topology)),
       members_(std::move(members)),
+      size_(members_.empty() ? topology_->ranks()
+                             : static_cast<uint32_t>(members_.size())),
       rank_(rank),
-      options_(options),
-      group_id_(group_id_of(members_)),
-      sent_seq_(members_.size()),
-      recv_seq_(members_.size()) {
+      options_(options) {
+  if (is_whole_world(members_, *topology_)) std::vector<uint32_t>().swap(members_);
+  group_id_ = group_id_of(*this);
   const uint32_t n = size();
   mesh_cables_ = n == 1 ? 1 : Topology::kMaxCables;
   ring_cables_ = mesh_cables_;
@@ -59,7 +71,7 @@ Group::~Group() = default;
 
 uint32_t Group::cables(uint32_t a, uint32_t b) const {
   return static_cast<uint32_t>(
-      topology_->devices(members_[a], members_[b]).size());
+      topology_->devices(world_rank(a), world_rank(b)).size());
 }
 
 absl::Status Group::all_sum(ConstBytes in, Bytes out, DType dtype,
@@ -159,7 +171,7 @@ Operation Group::barrier_async(CallOptions c) {
 
 absl::StatusOr<RegisteredMemory> Group::register_memory(
     std::span<std::byte> memory) {
-  const ErrorPlace place{members_[rank_], kNoPeer, "", ErrorCause::kBadInput};
+  const ErrorPlace place{world_rank(rank_), kNoPeer, "", ErrorCause::kBadInput};
   if (memory.empty()) {
     return make_error(absl::StatusCode::kInvalidArgument, place,
                       "register_memory: the memory is empty; register a "
@@ -187,7 +199,7 @@ GroupCounters Group::counters() const { return engine_->counters(); }
 
 absl::StatusOr<std::unique_ptr<Group>> Group::split(
     std::span<const uint32_t> ranks) const {
-  const ErrorPlace place{members_[rank_], kNoPeer, "", ErrorCause::kBadInput};
+  const ErrorPlace place{world_rank(rank_), kNoPeer, "", ErrorCause::kBadInput};
   std::vector<bool> seen(size());
   std::vector<uint32_t> members;
   uint32_t mine = size();
@@ -202,7 +214,7 @@ absl::StatusOr<std::unique_ptr<Group>> Group::split(
     }
     seen[r] = true;
     if (r == rank_) mine = static_cast<uint32_t>(members.size());
-    members.push_back(members_[r]);
+    members.push_back(world_rank(r));
   }
   if (mine == size()) {
     return make_error(absl::StatusCode::kInvalidArgument, place,

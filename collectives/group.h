@@ -39,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -72,9 +73,11 @@ class Group {
   Group& operator=(const Group&) = delete;
 
   uint32_t rank() const { return rank_; }
-  uint32_t size() const { return static_cast<uint32_t>(members_.size()); }
+  uint32_t size() const { return size_; }
   // The fabric (world) rank of group rank `rank`.
-  uint32_t world_rank(uint32_t rank) const { return members_[rank]; }
+  uint32_t world_rank(uint32_t rank) const {
+    return members_.empty() ? rank : members_[rank];
+  }
   const GroupOptions& options() const { return options_; }
 
   // out[i] = op over ranks (in rank order for mesh) of in[i].
@@ -203,6 +206,8 @@ class Group {
 
  private:
   friend class GroupBuilder;
+  // `members`: the world rank of each group rank; empty for the whole
+  // world in rank order.
   Group(std::shared_ptr<internal::Engine> engine,
         std::shared_ptr<const Topology> topology, std::vector<uint32_t> members,
         uint32_t rank, GroupOptions options);
@@ -224,13 +229,18 @@ class Group {
 
   std::shared_ptr<internal::Engine> engine_;
   std::shared_ptr<const Topology> topology_;
-  std::vector<uint32_t> members_;  // world rank of each group rank
+  // The world rank of each group rank; empty when group rank r is world
+  // rank r for every rank of the world, so that a simulated world of n
+  // ranks does not hold n lists of n.
+  std::vector<uint32_t> members_;
+  uint32_t size_;
   uint32_t rank_;
   GroupOptions options_;
   uint32_t group_id_;
   uint32_t op_seq_ = 0;
-  std::vector<uint32_t> sent_seq_;  // per peer: send/recv sequence
-  std::vector<uint32_t> recv_seq_;
+  // Per peer that send/recv has been used with: its sequence.
+  std::map<uint32_t, uint32_t> sent_seq_;
+  std::map<uint32_t, uint32_t> recv_seq_;
   uint32_t mesh_cables_ = 0;  // 0: not fully connected
   uint32_t ring_cables_ = 0;  // 0: no ring in rank order
 };

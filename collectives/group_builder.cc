@@ -177,13 +177,11 @@ absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
     absl::Status s = lane->connect(it->destination);
     if (!s.ok()) return s;
   }
-  std::vector<uint32_t> members(size());
-  for (uint32_t r = 0; r < size(); ++r) members[r] = r;
   auto engine = std::make_shared<internal::Engine>(
       fabric_.clock(), rank_, std::move(lanes_), fabric_.ranks_sharing_core());
   engine->set_idle_fabric(&fabric_);
   return std::unique_ptr<Group>(new Group(std::move(engine), topology_,
-                                          std::move(members), rank_, options_));
+                                          /*members=*/{}, rank_, options_));
 }
 
 absl::StatusOr<std::unique_ptr<Group>> create_group(

@@ -41,7 +41,7 @@ absl::StatusOr<Group::RouteChoice> Group::route(const internal::OpCall& call,
   if (call.kind == OpKind::kSendRecv) {
     r.lanes = cables(rank_, call.root);
     if (r.lanes == 0) {
-      return refuse(members_[rank_],
+      return refuse(world_rank(rank_),
                     absl::StrFormat("%s: ranks %u and %u are not joined by a "
                                     "cable, and send/recv is not relayed; "
                                     "use a mesh topology or send to a "
@@ -64,7 +64,7 @@ absl::StatusOr<Group::RouteChoice> Group::route(const internal::OpCall& call,
   const bool ring = want == Algorithm::kRing;
   if ((ring ? ring_cables_ : mesh_cables_) == 0) {
     return refuse(
-        members_[rank_],
+        world_rank(rank_),
         absl::StrFormat("%s: algorithm %s needs %s, which this "
                         "group's topology lacks",
                         what, algorithm_name(want),
@@ -90,7 +90,8 @@ internal::OpIdentity Group::identity(const internal::OpCall& call,
   id.total_bytes = bytes;
   if (call.kind == OpKind::kSendRecv) {
     // Each direction of each pair counts its own calls.
-    id.op_seq = call.sending ? sent_seq_[call.root]++ : recv_seq_[call.root]++;
+    id.op_seq =
+        call.sending ? sent_seq_[call.root]++ : recv_seq_[call.root]++;
     id.root = call.sending ? rank_ : call.root;
   } else {
     id.op_seq = op_seq_++;
@@ -103,7 +104,7 @@ internal::OpIdentity Group::identity(const internal::OpCall& call,
 
 Operation Group::start(const internal::OpCall& call) {
   absl::StatusOr<internal::PlanInput> input =
-      internal::check_call(call, rank_, size(), members_[rank_]);
+      internal::check_call(call, rank_, size(), world_rank(rank_));
   if (!input.ok()) {
     return Operation(internal::Engine::finished(input.status()), engine_);
   }
@@ -117,7 +118,6 @@ Operation Group::start(const internal::OpCall& call) {
       internal::nominal_item_bytes(*input, r->algorithm, striping),
       options_.max_frame_bytes);
   internal::Engine* engine = engine_.get();
-  const std::vector<uint32_t>& members = members_;
   // Buffers inside registered user memory are sent from directly.
   internal::OpBuffers buffers{call.in.data(), call.out.data()};
   internal::UserMemory* user = engine_->user_memory().get();
@@ -127,8 +127,8 @@ Operation Group::start(const internal::OpCall& call) {
   }
   auto runner = std::make_unique<internal::OpRunner>(
       internal::build_plan(*input, r->algorithm, striping), id, call.dtype,
-      call.op, buffers, members_[rank_], [&](uint32_t peer, uint32_t cable) {
-        return engine->lane(members[peer], cable);
+      call.op, buffers, world_rank(rank_), [&](uint32_t peer, uint32_t cable) {
+        return engine->lane(world_rank(peer), cable);
       });
   if (user != nullptr && user->size() > 0) {
     const Slab* slabs[] = {buffers.in_slab, buffers.out_slab};
