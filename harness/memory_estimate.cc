@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "collectives/dtype.h"
 #include "collectives/group_builder.h"
 #include "fabric/topology.h"
 #include "sim/trace.h"
@@ -45,6 +46,32 @@ uint64_t bytes_sent_per_rank(const CollectiveSpec& spec,
   if (algorithm == Algorithm::kMeshExchange)
     return shape.in_bytes * (ranks - 1);
   return 2 * shape.size_bytes;
+}
+
+// Frames one endpoint sends, at least: one per item it sends (an item is
+// never less than a frame) and its bytes in the largest frames.
+// The ring sends two items per step of each chunk that holds data, one
+// in each phase; the mesh scatter two per peer, the exchange one.
+uint64_t frames_per_endpoint(const CollectiveSpec& spec,
+                             const CollectiveShape& shape, Algorithm algorithm,
+                             uint32_t ranks, uint64_t endpoints,
+                             uint64_t bytes_per_endpoint,
+                             uint64_t max_payload_bytes) {
+  uint64_t items = 1;
+  if (spec.kind != CollectiveKind::kBarrier &&
+      spec.kind != CollectiveKind::kSendRecv) {
+    if (algorithm == Algorithm::kRing) {
+      const uint64_t elements = shape.size_bytes / dtype_size(spec.dtype);
+      const uint64_t per_stripe =
+          std::max<uint64_t>(1, elements * ranks / endpoints);
+      items = 2 * std::min<uint64_t>(ranks - 1, per_stripe);
+    } else if (algorithm == Algorithm::kMeshScatter) {
+      items = 2;
+    }
+  }
+  return std::max(items,
+                  (bytes_per_endpoint + max_payload_bytes - 1) /
+                      max_payload_bytes);
 }
 
 // One rank's plan: a send and a receive per peer held whole for the
@@ -109,16 +136,28 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
       region_bytes - uint64_t{2} * fitted.depth * fitted.max_frame_bytes;
   // The rank's bytes spread over its endpoints. Each endpoint writes them
   // into its send frames and the peer's receive frames (a page more for
-  // a last frame's few bytes), never more than its whole region; the
-  // simulator copies the frames still in flight when their sender reuses
-  // them (at most a window, half the region); and the headers and
-  // acknowledgements go to the endpoint's control frames (lane.h: a
-  // simulated endpoint takes two-part messages), counted whole.
+  // a last frame's few bytes), and each frame writes at least the first
+  // page of its slot: a message lands in the oldest posted receive, so
+  // after `depth` frames every receive slot has been written (the 4096-rank
+  // ring at 4 KiB sends about 1,500 frames of a float over each endpoint).
+  // A side never writes more than its half of the region. The simulator
+  // copies the frames still in flight when their sender reuses them (at
+  // most a window, half the region); and the headers and acknowledgements
+  // go to the endpoint's control frames (lane.h: a simulated endpoint
+  // takes two-part messages), counted whole.
   const uint64_t page = page_bytes();
   const uint64_t per_endpoint_bytes =
       bytes_sent_per_rank(spec, shape, algorithm, n) * n / endpoints;
   const uint64_t frame_pages_bytes = round_up(per_endpoint_bytes, page) + page;
-  const uint64_t written_bytes = std::min(region_bytes, 2 * frame_pages_bytes) +
+  const uint64_t frames =
+      frames_per_endpoint(spec, shape, algorithm, n, endpoints,
+                          per_endpoint_bytes,
+                          fitted.max_frame_bytes);
+  const uint64_t side_bytes =
+      std::min(region_bytes / 2,
+               std::max(frame_pages_bytes,
+                        std::min<uint64_t>(fitted.depth, frames) * page));
+  const uint64_t written_bytes = 2 * side_bytes +
                                  std::min(region_bytes / 2, frame_pages_bytes) +
                                  control_bytes;
   out.slab_bytes = endpoints * written_bytes;

@@ -13,8 +13,10 @@
 // The figure is resident memory, not address space: a slab is mapped
 // whole but only the frames a run writes occupy memory, so the estimate
 // counts, per endpoint, the bytes the rank sends over it (twice: the send
-// frames and the peer's receive frames) up to the whole region, and once
-// more for the copies in flight.
+// frames and the peer's receive frames), or a page per frame up to the
+// depth if that is more (a frame of a few bytes still writes a page of
+// its slot), up to the whole region, and once more for the copies in
+// flight.
 #ifndef WEFT_HARNESS_MEMORY_ESTIMATE_H_
 #define WEFT_HARNESS_MEMORY_ESTIMATE_H_
 

@@ -64,6 +64,12 @@ class RingView {
 // All-gather of chunk q into `dst(q)`, starting from this rank's finished
 // chunk `first_q` (`first_src`, ready after the reduce-scatter's last
 // receive, if any).
+//
+// With `skip_empty`, a step's send or receive of an empty chunk (an
+// all-reduce of fewer elements than ranks) is left out on every rank
+// alike, so no frame carries nothing. Each send waits for the receive of
+// the same chunk one step before, so a chunk's sends and receives are
+// either all made or all left out and the waits between them still hold.
 struct RingPhases {
   uint32_t reduce_steps = 0;
   int64_t shift = 0;
@@ -75,9 +81,11 @@ struct RingPhases {
   int64_t first_q = 0;
   Slice first_src;
   std::function<Slice(int64_t)> dst;
+  bool skip_empty = false;
 };
 
-// Makes the steps one item at a time, as the engine reaches them.
+// Makes the steps one item at a time, as the engine reaches them. Step s
+// is made of positions 2s (the send) and 2s + 1 (the receive).
 class RingSteps final : public ItemSource {
  public:
   RingSteps(RingPhases phases, const RingView& ring, uint32_t lane,
@@ -87,55 +95,82 @@ class RingSteps final : public ItemSource {
         left_(ring.left()),
         lane_(lane),
         base_(base) {
-    const uint64_t steps = uint64_t{p_.reduce_steps} + p_.gather_steps;
-    if (steps == 0) return;
+    const uint64_t positions =
+        2 * (uint64_t{p_.reduce_steps} + p_.gather_steps);
+    uint64_t sends = positions / 2;
+    uint64_t recvs = positions / 2;
+    bool send_first = true;
+    if (p_.skip_empty) {
+      sends = recvs = 0;
+      for (uint64_t k = 0; k < positions; ++k) {
+        if (skipped(k)) continue;
+        if (sends + recvs == 0) send_first = k % 2 == 0;
+        ++(k % 2 == 0 ? sends : recvs);
+      }
+    }
+    size_ = sends + recvs;
+    if (size_ == 0) return;
     if (right_ == left_) {
-      lanes_.push_back({right_, lane_, steps, steps});
-    } else {
-      lanes_.push_back({right_, lane_, steps, 0});
-      lanes_.push_back({left_, lane_, 0, steps});
+      lanes_.push_back({right_, lane_, sends, recvs});
+      return;
+    }
+    const LaneUse out{right_, lane_, sends, 0};
+    const LaneUse in{left_, lane_, 0, recvs};
+    for (const LaneUse& use : send_first ? std::vector{out, in}
+                                         : std::vector{in, out}) {
+      if (use.sends + use.recvs > 0) lanes_.push_back(use);
     }
   }
-  uint64_t size() const override {
-    return 2 * (uint64_t{p_.reduce_steps} + p_.gather_steps);
-  }
+  uint64_t size() const override { return size_; }
   const std::vector<LaneUse>& lanes() const override { return lanes_; }
   Item next() override {
-    const int32_t index = base_ + static_cast<int32_t>(made_);
-    const bool sending = made_ % 2 == 0;
-    const int64_t step = static_cast<int64_t>(made_++ / 2);
+    uint64_t k = position_++;
+    while (skipped(k)) k = position_++;
+    const int32_t index = base_ + static_cast<int32_t>(made_++);
+    const bool sending = k % 2 == 0;
+    const int64_t step = static_cast<int64_t>(k / 2);
+    const Slice slice = moved(k);
     if (step < p_.reduce_steps) {
-      const int64_t out_q = p_.shift - step;
-      if (sending) {
-        return send_item(right_, lane_,
-                         step == 0 ? p_.src(out_q) : p_.acc(out_q),
-                         frame_of(prev_));
-      }
+      if (sending) return send_item(right_, lane_, slice, frame_of(prev_));
       prev_ = index;
-      const int64_t q = out_q - 1;
-      return p_.fused ? recv_with_item(left_, lane_, p_.acc(q),
+      const int64_t q = p_.shift - step - 1;
+      return p_.fused ? recv_with_item(left_, lane_, slice,
                                        Apply::kReduceAfter, p_.src(q))
-                      : recv_item(left_, lane_, p_.acc(q), Apply::kReduce,
+                      : recv_item(left_, lane_, slice, Apply::kReduce,
                                   all_of(p_.init(q)));
     }
-    const int64_t t = step - p_.reduce_steps;
-    if (sending) {
-      return send_item(right_, lane_,
-                       t == 0 ? p_.first_src : p_.dst(p_.first_q - t),
-                       frame_of(prev_));
-    }
+    if (sending) return send_item(right_, lane_, slice, frame_of(prev_));
     prev_ = index;
-    return recv_item(left_, lane_, p_.dst(p_.first_q - t - 1), Apply::kCopy);
+    return recv_item(left_, lane_, slice, Apply::kCopy);
   }
 
  private:
+  // What position k sends, or where it receives.
+  Slice moved(uint64_t k) const {
+    const bool sending = k % 2 == 0;
+    const int64_t step = static_cast<int64_t>(k / 2);
+    if (step < p_.reduce_steps) {
+      const int64_t out_q = p_.shift - step;
+      if (!sending) return p_.acc(out_q - 1);
+      return step == 0 ? p_.src(out_q) : p_.acc(out_q);
+    }
+    const int64_t t = step - p_.reduce_steps;
+    if (!sending) return p_.dst(p_.first_q - t - 1);
+    return t == 0 ? p_.first_src : p_.dst(p_.first_q - t);
+  }
+  bool skipped(uint64_t k) const {
+    return p_.skip_empty && moved(k).bytes == 0;
+  }
+
   RingPhases p_;
   uint32_t right_;
   uint32_t left_;
   uint32_t lane_;
   int32_t base_;
   std::vector<LaneUse> lanes_;
-  uint64_t made_ = 0;
+  uint64_t size_ = 0;
+  uint64_t position_ = 0;  // the next position to look at
+  uint64_t made_ = 0;      // items made
   int32_t prev_ = kNoItem;  // the last receive made
 };
 
@@ -175,7 +210,11 @@ void all_reduce(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {
                  .gather_steps = ring.n() - 1,
                  .first_q = 1,
                  .first_src = out(1),
-                 .dst = out});
+                 .dst = out,
+                 // The last chunk is the smallest (layout.h).
+                 .skip_empty = c.layout.chunk(BufferId::kOut, in.bytes,
+                                              ring.n() - 1, ring.n())
+                                   .bytes == 0});
 }
 
 void reduce_scatter(PlanBuilder& pb, const StripeContext& c,

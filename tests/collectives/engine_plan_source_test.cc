@@ -23,9 +23,10 @@ PlanInput ring_all_reduce(uint32_t rank, uint32_t size, uint64_t bytes) {
 }
 
 TEST(PlanSource, ARingsStepsAreMadeAsTheyAreReached) {
-  // 4096 ranks: 2 x 4095 steps of a send and a receive per stripe.
-  Plan plan = build_plan(ring_all_reduce(7, 4096, 4096), Algorithm::kRing,
-                         Striping{1, 2});
+  // 4096 ranks, 8,192 floats: two stripes with a float for every rank, so
+  // 2 x 4095 steps of a send and a receive per stripe.
+  Plan plan = build_plan(ring_all_reduce(7, 4096, 4096 * 4 * 2),
+                         Algorithm::kRing, Striping{1, 2});
   ASSERT_EQ(plan.parts.size(), 2u);
   for (const PlanPart& part : plan.parts) {
     EXPECT_TRUE(part.items.empty()) << "made with the plan";
@@ -71,6 +72,53 @@ TEST(PlanSource, TheStepsAreTheRingAllReduce) {
     got.push_back(describe_item(item));
   }
   EXPECT_EQ(got, want);
+}
+
+TEST(PlanSource, EmptyChunksAreLeftOut) {
+  // Rank 0 of 4, 2 floats out of place: chunk 0 is bytes [0, 4) and
+  // belongs to rank 0, chunk 1 is [4, 8) and belongs to rank 1, and the
+  // chunks of ranks 2 and 3 are empty. Of the 12 positions of the six
+  // steps, those moving chunk 2 or 3 are left out: send chunk 0; fold
+  // chunk 1 (which came by ranks 2 and 3) into the output, where it is
+  // complete; pass it on; take chunk 0 and pass it on.
+  const std::vector<std::string> want = {
+      "send in[0, 4) to 1 lane 0",
+      "recv from 3 lane 0 reduce after in[4, 8) into out[4, 8)",
+      "send out[4, 8) to 1 lane 0 after #1 frame",
+      "recv from 3 lane 0 copy into out[0, 4)",
+      "send out[0, 4) to 1 lane 0 after #3 frame",
+  };
+  Plan plan =
+      build_plan(ring_all_reduce(0, 4, 8), Algorithm::kRing, Striping{1, 1});
+  ASSERT_EQ(plan.parts.size(), 1u);
+  ASSERT_NE(plan.parts[0].rest, nullptr);
+  EXPECT_EQ(plan.parts[0].rest->size(), want.size());
+  ASSERT_EQ(plan.parts[0].rest->lanes().size(), 2u);
+  EXPECT_EQ(plan.parts[0].rest->lanes()[0].sends, 3u);
+  EXPECT_EQ(plan.parts[0].rest->lanes()[1].recvs, 2u);
+  std::vector<std::string> got;
+  for (const Item& item : all_items(std::move(plan))) {
+    got.push_back(describe_item(item));
+  }
+  EXPECT_EQ(got, want);
+}
+
+TEST(PlanSource, A4096RankRingOf4KiBSendsOnlyItsFloats) {
+  // 1,024 floats over two stripes: 512 for 4,096 ranks each, so only the
+  // chunks of ranks 0..511 hold data. Rank 7's neighbours are 6 and 8, so
+  // each of its four phases (reduce-scatter sends and receives, all-gather
+  // sends and receives) moves all 512 chunks but one: 4 x 511 items, not
+  // 4 x 4,095.
+  Plan plan = build_plan(ring_all_reduce(7, 4096, 4096), Algorithm::kRing,
+                         Striping{1, 2});
+  ASSERT_EQ(plan.parts.size(), 2u);
+  for (const PlanPart& part : plan.parts) {
+    ASSERT_NE(part.rest, nullptr);
+    EXPECT_EQ(part.rest->size(), 4u * 511);
+    ASSERT_EQ(part.rest->lanes().size(), 2u);
+    EXPECT_EQ(part.rest->lanes()[0].sends, 2u * 511);
+    EXPECT_EQ(part.rest->lanes()[1].recvs, 2u * 511);
+  }
 }
 
 TEST(PlanSource, TwoRanksGetTheirWholePlanAtOnce) {
