@@ -66,8 +66,9 @@ class RingView {
 // receive, if any).
 //
 // With `skip_empty`, a step's send or receive of an empty chunk (an
-// all-reduce of fewer elements than ranks) is left out on every rank
-// alike, so no frame carries nothing. Each send waits for the receive of
+// all-reduce of fewer elements than ranks, but some) is left out on every
+// rank alike, so no frame carries nothing; the chunks that hold data
+// still pass every rank. Each send waits for the receive of
 // the same chunk one step before, so a chunk's sends and receives are
 // either all made or all left out and the waits between them still hold.
 struct RingPhases {
@@ -211,10 +212,15 @@ void all_reduce(PlanBuilder& pb, const StripeContext& c, const RingView& ring) {
                  .first_q = 1,
                  .first_src = out(1),
                  .dst = out,
-                 // The last chunk is the smallest (layout.h).
-                 .skip_empty = c.layout.chunk(BufferId::kOut, in.bytes,
+                 // The last chunk is the smallest (layout.h). An
+                 // all-reduce of nothing keeps its steps: an operation
+                 // with no frame at all would leave a rank's next poll
+                 // nothing to find (the simulated verbs provider then
+                 // waits at its server for what never comes).
+                 .skip_empty = in.bytes > 0 &&
+                               c.layout.chunk(BufferId::kOut, in.bytes,
                                               ring.n() - 1, ring.n())
-                                   .bytes == 0});
+                                       .bytes == 0});
 }
 
 void reduce_scatter(PlanBuilder& pb, const StripeContext& c,

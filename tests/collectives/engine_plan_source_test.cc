@@ -101,6 +101,12 @@ TEST(PlanSource, EmptyChunksAreLeftOut) {
     got.push_back(describe_item(item));
   }
   EXPECT_EQ(got, want);
+  // An all-reduce of nothing keeps every step: each rank still sends and
+  // receives a frame per step, so no rank's operation is without frames.
+  Plan nothing =
+      build_plan(ring_all_reduce(0, 4, 0), Algorithm::kRing, Striping{1, 1});
+  ASSERT_NE(nothing.parts[0].rest, nullptr);
+  EXPECT_EQ(nothing.parts[0].rest->size(), 12u);
 }
 
 TEST(PlanSource, A4096RankRingOf4KiBSendsOnlyItsFloats) {
