@@ -1,10 +1,14 @@
 #include "harness/sim_cluster.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "collectives/inprocess_bootstrap.h"
+#include "collectives/registered_memory.h"
 #include "fabric/absl_compat.h"
 #include "harness/call_program.h"
 #include "harness/rank_call.h"
@@ -168,6 +172,15 @@ absl::StatusOr<CaseRun> SimCluster::run(const CollectiveSpec& spec,
     programs.push_back(std::make_unique<CallProgram>(
         *groups_[r], calls[r]->starters(call), options.iterations));
     raw.push_back(programs.back().get());
+  }
+  // Released before the buffers they name (declared after `calls`).
+  std::vector<RegisteredMemory> registrations;
+  for (uint32_t r = 0; r < n && options.registered; ++r) {
+    for (std::span<std::byte> buffer : calls[r]->buffers()) {
+      absl::StatusOr<RegisteredMemory> h = groups_[r]->register_memory(buffer);
+      if (!h.ok()) return h.status();
+      registrations.push_back(*std::move(h));
+    }
   }
   const Counters before = world_->counters();
   const TimeNs start_ns = world_->clock().now_ns();

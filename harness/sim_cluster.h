@@ -48,6 +48,10 @@ struct RunOptions {
   uint64_t data_seed = 1;
   // Deadline of each operation; 0: the group's timeout_ns.
   TimeNs timeout_ns = 0;
+  // Register each rank's buffers with its group first
+  // (Group::register_memory), so operations send from and receive into
+  // them where they can; released when the run ends.
+  bool registered = false;
 };
 
 struct CaseRun {

@@ -254,7 +254,8 @@ TEST(WeftBenchOnTheServer, UnderLossEveryRowIsCorrectOrATypedError) {
 // weft-bench prints rank 0's registration cache after its table, and its
 // JSON carries it: the budget WEFT_MR_BUDGET gave every rank through the
 // launcher, weft's slabs registered once (weft-bench registers no user
-// memory, so every post finds its memory registered: no miss, no eviction).
+// memory unless asked to, so every post finds its memory registered: no
+// miss, no eviction).
 TEST(WeftBenchOnTheServer, PrintsRankZerosRegistrationCache) {
   std::string dir = ::testing::TempDir() + "/weft_cache_XXXXXX";
   ASSERT_NE(::mkdtemp(dir.data()), nullptr);
@@ -295,6 +296,41 @@ TEST(WeftBenchOnTheServer, PrintsRankZerosRegistrationCache) {
   bool found = false;
   for (const std::string& l : lines_of(r.out)) found |= fields_of(l) == line;
   EXPECT_TRUE(found) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// With --registered every row registers the rank's buffers with the group
+// (Group::register_memory): the verbs fabric registers user memory as a
+// post first needs it (a miss), and releases it when the row's buffers
+// go, so more regions were registered than remain. Every row is still
+// checked correct.
+TEST(WeftBenchOnTheServer, RegisteredBuffersGoThroughTheCache) {
+  std::string dir = ::testing::TempDir() + "/weft_registered_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string json = dir + "/bench.json";
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH,
+      absl::StrCat("launch --ranks=2 --timeout_s=300 -- ", WEFT_BENCH_PATH,
+                   " --fabric=verbs -b 4K -e 64K -f 4 -n 1 -w 1 --registered"
+                   " --json=",
+                   json),
+      "WEFT_MR_BUDGET=40 ");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(checked_rows(r.out), 3) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("# #wrong total         : 0"));
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(json), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << read_text(json);
+  EXPECT_EQ(doc["config"]["registered"], true);
+  const nlohmann::json& caches = doc["registration_caches"];
+  ASSERT_TRUE(caches.is_array()) << doc.dump();
+  ASSERT_EQ(caches.size(), 1u) << caches.dump();
+  const nlohmann::json& c = caches[0];
+  EXPECT_GT(c["misses"].get<uint64_t>(), 0u) << c.dump();
+  EXPECT_GT(c["registrations"].get<uint64_t>(),
+            c["regions"].get<uint64_t>())
+      << c.dump();
+  EXPECT_LE(c["regions"].get<uint64_t>(), 40u);
   std::filesystem::remove_all(dir);
 }
 

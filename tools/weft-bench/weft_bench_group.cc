@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <span>
 #include <utility>
@@ -149,6 +150,17 @@ std::vector<RegistrationCacheReport> GroupRunner::registration_caches() const {
   return out;
 }
 
+absl::Status GroupRunner::register_buffers(
+    harness::RankCall& call, std::vector<RegisteredMemory>* out) {
+  for (std::span<std::byte> buffer : call.buffers()) {
+    absl::StatusOr<RegisteredMemory> h =
+        process_group_->group().register_memory(buffer);
+    if (!h.ok()) return h.status();
+    out->push_back(*std::move(h));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status GroupRunner::run_blocking(
     const std::vector<harness::Starter>& starters, uint32_t iterations) {
   for (uint32_t i = 0; i < iterations; ++i) {
@@ -174,6 +186,11 @@ absl::StatusOr<Measurement> GroupRunner::measure(
   const CallOptions call{algorithm(spec), 0};
   auto timed = std::make_unique<harness::RankCall>(reference, config().rank);
   const std::vector<harness::Starter> starters = timed->starters(call);
+  std::vector<RegisteredMemory> registrations;
+  if (request.registered) {
+    if (absl::Status s = register_buffers(*timed, &registrations); !s.ok())
+      return s;
+  }
   const LinkCounters before = process_group_->group().counters().total;
   if (absl::Status s = run_blocking(starters, request.warmup_iters); !s.ok())
     return s;
@@ -184,6 +201,12 @@ absl::StatusOr<Measurement> GroupRunner::measure(
   uint64_t wrong = 0;
   if (request.check && spec.in_place) {
     harness::RankCall fresh(reference, config().rank);
+    std::vector<RegisteredMemory> fresh_registrations;
+    if (request.registered) {
+      if (absl::Status s = register_buffers(fresh, &fresh_registrations);
+          !s.ok())
+        return s;
+    }
     if (absl::Status s = run_blocking(fresh.starters(call), 1); !s.ok())
       return s;
     wrong = reference.wrong_elements(config().rank, fresh.output());

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/config.h"
 #include "collectives/group_options.h"
+#include "collectives/registered_memory.h"
 #include "harness/rank_call.h"
 #include "sim/link_model.h"
 #include "startup/process_group.h"
@@ -55,6 +56,9 @@ class GroupRunner final : public BenchRunner {
   GroupRunner(FabricKind fabric, std::unique_ptr<ProcessGroup> process_group,
               const sim::LinkModel& model_link, GroupOptions group);
   const Config& config() const { return process_group_->config(); }
+  // Registers each of `call`'s buffers with the group (--registered).
+  absl::Status register_buffers(harness::RankCall& call,
+                                std::vector<RegisteredMemory>* out);
   // Runs every starter of `starters` `iterations` times, blocking.
   absl::Status run_blocking(const std::vector<harness::Starter>& starters,
                             uint32_t iterations);

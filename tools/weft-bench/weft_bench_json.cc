@@ -81,6 +81,7 @@ std::string results_json(const std::vector<BenchBlock>& blocks,
                    {"warmup_iters", options.warmup_iters},
                    {"iters", options.iters},
                    {"check", options.check},
+                   {"registered", options.registered},
                    {"datatype", std::string(dtype_name(options.dtype))},
                    {"model", options.model}};
   nlohmann::json out = nlohmann::json::array();

@@ -60,6 +60,10 @@ ABSL_FLAG(std::string, send_queue, "1M",
           "data bytes each cable keeps posted and not yet sent "
           "(GroupOptions::send_queue_bytes; K, M suffixes): lower recovers "
           "losses sooner, higher keeps the link busier");
+ABSL_FLAG(bool, registered, false,
+          "register each rank's input and output with the group once per "
+          "row (Group::register_memory), so operations send from and "
+          "receive into them instead of staging through weft's frames");
 ABSL_FLAG(std::string, fabric, "sim",
           "sim: simulated ranks in this process (--ranks, --link, ...), "
           "virtual time; verbs: this process is one rank of a group formed "
@@ -76,7 +80,7 @@ const sim::cli::FlagSet kBenchFlags(
     FLAGS_stepbytes, FLAGS_stepfactor, FLAGS_warmup_iters, FLAGS_iters,
     FLAGS_check, FLAGS_datatype, FLAGS_redop, FLAGS_root, FLAGS_op,
     FLAGS_algorithm, FLAGS_json, FLAGS_plot, FLAGS_model, FLAGS_recovery,
-    FLAGS_send_queue, FLAGS_fabric);
+    FLAGS_send_queue, FLAGS_registered, FLAGS_fabric);
 
 namespace {
 
@@ -192,6 +196,7 @@ absl::Status parse_iterations(BenchOptions* o) {
   o->warmup_iters = static_cast<uint32_t>(*w);
   o->iters = static_cast<uint32_t>(*n);
   o->check = *check != 0;
+  o->registered = absl::GetFlag(FLAGS_registered);
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 //   --json --plot --model            outputs
 //   --fabric                         sim (default), verbs or tcp
 //   --recovery --send_queue          the group
+//   --registered                     registered buffers
 // (the FlagSet kBenchFlags).
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_OPTIONS_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_OPTIONS_H_
@@ -52,6 +53,8 @@ struct BenchOptions {
   uint32_t warmup_iters = 0;
   uint32_t iters = 0;
   bool check = true;
+  // Buffers registered with the group (Group::register_memory).
+  bool registered = false;
   DType dtype = DType::kFloat32;
   uint32_t root = 0;
   std::vector<BenchOp> ops;

@@ -31,6 +31,7 @@ absl::StatusOr<BenchRow> measure_row(BenchRunner& runner, const BenchOp& op,
   request.warmup_iters = options.warmup_iters;
   request.iters = options.iters;
   request.check = options.check;
+  request.registered = options.registered;
   if (absl::Status s = runner.check(request.spec); !s.ok()) return s;
   const harness::CollectiveShape shape =
       *harness::shape_of(request.spec, runner.ranks());

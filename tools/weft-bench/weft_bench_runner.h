@@ -25,6 +25,8 @@ struct MeasureRequest {
   uint32_t warmup_iters = 0;
   uint32_t iters = 1;
   bool check = true;
+  // Register the rank's buffers with the group before the first iteration.
+  bool registered = false;
 };
 
 class BenchRunner {

@@ -78,6 +78,7 @@ bool SimRunner::run_into(const MeasureRequest& request, uint32_t iterations,
   options.iterations = iterations;
   options.check = check;
   options.data_seed = kDataSeed;
+  options.registered = request.registered;
   absl::StatusOr<harness::SimCluster*> c = cluster();
   absl::StatusOr<harness::CaseRun> run =
       c.ok() ? (*c)->run(request.spec, options)
