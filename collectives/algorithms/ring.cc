@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/algorithms/algorithms.h"
+#include "fabric/assert.h"
 
 namespace weft::internal {
 namespace {
@@ -68,9 +69,9 @@ class RingView {
 // With `skip_empty`, a step's send or receive of an empty chunk (an
 // all-reduce of fewer elements than ranks, but some) is left out on every
 // rank alike, so no frame carries nothing; the chunks that hold data
-// still pass every rank. Each send waits for the receive of
-// the same chunk one step before, so a chunk's sends and receives are
-// either all made or all left out and the waits between them still hold.
+// still pass every rank. Each send waits for the receive of the same
+// chunk one step before, so a chunk's sends and receives are either all
+// made or all left out and the waits between them still hold.
 struct RingPhases {
   uint32_t reduce_steps = 0;
   int64_t shift = 0;
@@ -125,6 +126,7 @@ class RingSteps final : public ItemSource {
   uint64_t size() const override { return size_; }
   const std::vector<LaneUse>& lanes() const override { return lanes_; }
   Item next() override {
+    WEFT_ASSERT(made_ < size_, "a ring step asked for past the last one");
     uint64_t k = position_++;
     while (skipped(k)) k = position_++;
     const int32_t index = base_ + static_cast<int32_t>(made_++);
