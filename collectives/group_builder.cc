@@ -114,19 +114,28 @@ absl::Status GroupBuilder::open_lanes() {
     // are among the control frames too (lane.h), so an acknowledgement
     // landing in a receive slot writes there, and each payload starts on
     // a page of its own.
-    absl::StatusOr<Slab*> slab =
-        fabric_.create_slab(wanted.size() * config.region_bytes());
-    if (!slab.ok()) return slab.status();
-    const uint64_t control_start = wanted.size() * config.frames_bytes();
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      const auto [peer, cable] = wanted[i];
+    std::vector<std::unique_ptr<Endpoint>> endpoints;
+    endpoints.reserve(wanted.size());
+    uint64_t control_at = 0;  // the data frames' bytes, all lanes
+    for (const auto& [peer, cable] : wanted) {
       absl::StatusOr<std::unique_ptr<Endpoint>> ep =
           fabric_.open(topology_->devices(rank_, peer)[cable], peer);
       if (!ep.ok()) return ep.status();
+      control_at += config.frames_bytes((*ep)->max_parts() >= 2);
+      endpoints.push_back(*std::move(ep));
+    }
+    absl::StatusOr<Slab*> slab =
+        fabric_.create_slab(wanted.size() * config.region_bytes());
+    if (!slab.ok()) return slab.status();
+    uint64_t frames_at = 0;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const auto [peer, cable] = wanted[i];
+      const bool split = endpoints[i]->max_parts() >= 2;
       auto lane = std::make_unique<internal::Lane>(
-          *std::move(ep), peer, cable, config, **slab,
-          i * config.frames_bytes(), control_start + i * config.control_bytes(),
-          fabric_.clock());
+          std::move(endpoints[i]), peer, cable, config, **slab, frames_at,
+          control_at, fabric_.clock());
+      frames_at += config.frames_bytes(split);
+      control_at += config.control_bytes(split);
       absl::StatusOr<Destination> d = lane->destination();
       if (!d.ok()) return d.status();
       address.lanes.push_back({peer, cable, *d});

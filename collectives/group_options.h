@@ -79,9 +79,11 @@ struct GroupOptions {
   // kRing: 1 (clockwise) or 2 (half the data each way). Groups of two
   // ranks always use one.
   uint32_t ring_directions = 2;
-  // Largest frame (header included); a power of two in
-  // [kMinFrameBytes, kMaxFrameBytes]. Each operation picks its frame size
-  // by message size within [kMinFrameBytes, max_frame_bytes].
+  // Largest frame payload; a power of two in [kMinFrameBytes,
+  // kMaxFrameBytes]. Each operation picks its frame size by message size
+  // within [kMinFrameBytes, max_frame_bytes]; a frame's 64-byte header
+  // goes beside its payload (apart from it over two-part endpoints), so
+  // a 4 KiB item is one frame.
   uint32_t max_frame_bytes = kMaxFrameBytes;
   // Receives kept posted per cable, and data frames in flight per cable.
   uint32_t depth = 8;

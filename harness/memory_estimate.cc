@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "collectives/dtype.h"
 #include "collectives/group_builder.h"
@@ -74,6 +75,33 @@ uint64_t frames_per_endpoint(const CollectiveSpec& spec,
                       max_payload_bytes);
 }
 
+// The payload of the frames the operation picks (collectives/algorithms:
+// about four frames an item, a power of two in [kMinFrameBytes,
+// max_frame_bytes]), its item taken from the whole buffer (at least the
+// operation's own, so frames are not underestimated).
+uint64_t op_frame_bytes(const CollectiveSpec& spec,
+                        const CollectiveShape& shape, Algorithm algorithm,
+                        uint32_t ranks, uint32_t cables,
+                        const GroupOptions& group) {
+  const bool ring = algorithm == Algorithm::kRing;
+  const uint64_t stripes =
+      uint64_t{cables} * (ring && ranks > 2 ? group.ring_directions : 1);
+  const uint64_t per_stripe = (shape.size_bytes + stripes - 1) / stripes;
+  const uint64_t per_rank = (per_stripe + ranks - 1) / ranks;
+  const bool chunked = ring || algorithm == Algorithm::kMeshScatter;
+  uint64_t item = per_stripe;
+  if ((spec.kind == CollectiveKind::kAllReduce && chunked) ||
+      spec.kind == CollectiveKind::kAllToAll ||
+      ((spec.kind == CollectiveKind::kBroadcast ||
+        spec.kind == CollectiveKind::kReduce) &&
+       algorithm == Algorithm::kMeshScatter)) {
+    item = per_rank;
+  }
+  return std::clamp<uint64_t>(std::bit_ceil((item + 3) / 4),
+                              GroupOptions::kMinFrameBytes,
+                              group.max_frame_bytes);
+}
+
 // One rank's plan: a send and a receive per peer held whole for the
 // exchange and the barrier, two of each (reduce-scatter, all-gather) for
 // the mesh scatter and a ring of two; from 3 ranks the ring's steps are
@@ -140,26 +168,35 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
   // page of its slot: a message lands in the oldest posted receive, so
   // after `depth` frames every receive slot has been written (the 4096-rank
   // ring at 4 KiB sends about 1,500 frames of a float over each endpoint).
-  // A side never writes more than its half of the region. The simulator
-  // copies the frames still in flight when their sender reuses them (at
-  // most a window, half the region); and the headers and acknowledgements
+  // A side writes at most `depth` frames of the size the operation picks
+  // (the 8-rank ring of 4 MiB moves 64 KiB frames through 512 KiB slots),
+  // and never more than its half of the region. The simulator copies the
+  // frames still in flight when their sender reuses them (at most a
+  // window); and the headers and acknowledgements
   // go to the endpoint's control frames (lane.h: a simulated endpoint
   // takes two-part messages), counted whole.
   const uint64_t page = page_bytes();
   const uint64_t per_endpoint_bytes =
       bytes_sent_per_rank(spec, shape, algorithm, n) * n / endpoints;
   const uint64_t frame_pages_bytes = round_up(per_endpoint_bytes, page) + page;
+  const uint32_t cables = n > 1 ? static_cast<uint32_t>(
+                                      topology.devices(0, 1).size())
+                                : 1;
+  const uint64_t op_frame =
+      op_frame_bytes(spec, shape, algorithm, n, std::max(cables, 1u), fitted);
   const uint64_t frames =
       frames_per_endpoint(spec, shape, algorithm, n, endpoints,
-                          per_endpoint_bytes,
-                          fitted.max_frame_bytes);
+                          per_endpoint_bytes, op_frame);
+  // A side writes no more than its depth's frames of the operation's
+  // size (reused frame after frame), nor more than its half of the region.
+  const uint64_t side_cap =
+      std::min(region_bytes / 2, fitted.depth * round_up(op_frame, page));
   const uint64_t side_bytes =
-      std::min(region_bytes / 2,
+      std::min(side_cap,
                std::max(frame_pages_bytes,
                         std::min<uint64_t>(fitted.depth, frames) * page));
-  const uint64_t written_bytes = 2 * side_bytes +
-                                 std::min(region_bytes / 2, frame_pages_bytes) +
-                                 control_bytes;
+  const uint64_t written_bytes =
+      2 * side_bytes + std::min(side_cap, frame_pages_bytes) + control_bytes;
   out.slab_bytes = endpoints * written_bytes;
   if (world.keep_trace_events) {
     const uint64_t frames =

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "collectives/engine/frame_header.h"
+#include "collectives/group_options.h"
 
 namespace weft::internal {
 
@@ -62,12 +63,13 @@ uint64_t nominal_item_bytes(const PlanInput& in, Algorithm algorithm,
 }
 
 uint32_t chunk_payload_bytes(uint64_t nominal_bytes, uint32_t max_frame_bytes) {
+  // A frame on the wire of at least a quarter of the item, header
+  // included, rounded up: the payload is that power of two.
   const uint64_t want =
       (nominal_bytes + kTargetFramesPerItem - 1) / kTargetFramesPerItem +
       kHeaderBytes;
-  const uint64_t frame = std::clamp<uint64_t>(
-      std::bit_ceil(want), GroupOptions::kMinFrameBytes, max_frame_bytes);
-  return static_cast<uint32_t>(frame - kHeaderBytes);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(
+      std::bit_ceil(want), GroupOptions::kMinFrameBytes, max_frame_bytes));
 }
 
 }  // namespace weft::internal

@@ -62,9 +62,10 @@ void send_recv_stripe(PlanBuilder& pb, const StripeContext& c);
 uint64_t nominal_item_bytes(const PlanInput& in, Algorithm algorithm,
                             Striping striping);
 
-// Payload bytes per frame for items of `nominal_bytes`: about
-// kTargetFramesPerItem frames each (so sends pipeline), the frame a power of
-// two in [GroupOptions::kMinFrameBytes, max_frame_bytes], header included.
+// Payload bytes per frame for items of `nominal_bytes`: at most
+// kTargetFramesPerItem frames each (so sends pipeline), the least power of
+// two in [GroupOptions::kMinFrameBytes, max_frame_bytes] that holds a
+// quarter of the item and a header; the header rides besides.
 inline constexpr uint64_t kTargetFramesPerItem = 4;
 uint32_t chunk_payload_bytes(uint64_t nominal_bytes, uint32_t max_frame_bytes);
 

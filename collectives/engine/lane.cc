@@ -17,19 +17,23 @@ namespace weft::internal {
 namespace {
 
 constexpr uint64_t kRegionAlign = 64;
-constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
 
 }  // namespace
 
-uint64_t LaneConfig::frames_bytes() const {
-  return uint64_t{2} * depth * max_frame_bytes;
+uint32_t LaneConfig::slot_bytes(bool split) const {
+  return max_frame_bytes + (split ? 0 : kHeaderBytes);
+}
+
+uint64_t LaneConfig::frames_bytes(bool split) const {
+  return uint64_t{2} * depth * slot_bytes(split);
 }
 
 uint64_t LaneConfig::region_bytes() const {
-  const uint64_t extra =
-      kHeaderBytes + kAbortFrameBytes + uint64_t{2} * depth * kHeaderBytes;
-  return (frames_bytes() + extra + kRegionAlign - 1) / kRegionAlign *
-         kRegionAlign;
+  // Split or not, 2 x depth headers and the payloads: in the data frames
+  // or among the control frames.
+  const uint64_t bytes = frames_bytes(/*split=*/false) + kHeaderBytes +
+                         kAbortFrameBytes;
+  return (bytes + kRegionAlign - 1) / kRegionAlign * kRegionAlign;
 }
 
 Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
@@ -43,29 +47,18 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       split_(endpoint_->max_parts() >= 2),
       clock_(clock),
       arrivals_(config.depth),
-      in_place_(config.depth),
       targets_(config.depth),
-      user_payloads_(config.depth),
       send_(config, clock),
       receive_(config, clock),
       liveness_(clock.now_ns()) {
-  auto carve = [&](uint64_t* at, uint32_t bytes) {
-    absl::StatusOr<Frame> f = slab.frame(*at, bytes);
+  auto carve = [&](uint64_t at, uint64_t bytes) {
+    absl::StatusOr<Frame> f = slab.frame(at, bytes);
     WEFT_ASSERT(f.ok(), "the lane's region does not lie in the slab");
-    *at += bytes;
     return *f;
   };
-  uint64_t at = frames_offset;
-  for (uint32_t i = 0; i < depth_; ++i) {
-    recv_frames_.push_back(carve(&at, config.max_frame_bytes));
-  }
-  for (uint32_t i = 0; i < depth_; ++i) {
-    send_frames_.push_back(carve(&at, config.max_frame_bytes));
-  }
-  at = control_offset;
-  send_frames_.push_back(carve(&at, kHeaderBytes));
-  send_frames_.push_back(carve(&at, kAbortFrameBytes));
-  if (split_) heads_ = carve(&at, 2 * depth_ * kHeaderBytes);
+  slot_bytes_ = config.slot_bytes(split_);
+  data_ = carve(frames_offset, config.frames_bytes(split_));
+  control_ = carve(control_offset, config.control_bytes(split_));
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
@@ -138,7 +131,7 @@ absl::Status Lane::handle_recv(const Completion& c) {
     if (!seq.ok()) return sequence_error(seq, place(ErrorCause::kSequence));
   }
   const uint32_t slot = c.id.slot;
-  if (slot >= depth_ || c.byte_len > recv_frames_[slot].bytes()) {
+  if (slot >= depth_ || c.byte_len > kHeaderBytes + payload_room()) {
     return protocol_error(absl::StrFormat(
         "a receive completed for slot %u with %u bytes, outside the posted "
         "frames",
@@ -176,7 +169,7 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
   const ReceiveWindow::Placement placement = receive_.place(h.seq, slot);
   if (placement != ReceiveWindow::Placement::kNext &&
       placement != ReceiveWindow::Placement::kEarly) {
-    in_place_[slot] = Frame();  // not held: the slot's payload is no one's
+    set_in_place(slot, Frame());  // not held: the payload is no one's
   }
   switch (placement) {
     case ReceiveWindow::Placement::kNotNext:
@@ -199,7 +192,7 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
       break;
   }
   ++stats_.data_received;
-  if (in_place_[slot].slab() != nullptr) {
+  if (in_place(slot).slab() != nullptr) {
     stats_.bytes_received_in_place += h.payload_bytes;
   }
   arrivals_[slot] = Arrival{slot, h};
@@ -272,7 +265,7 @@ absl::Status Lane::consume_front() {
 }
 
 absl::Status Lane::repost(uint32_t slot) {
-  in_place_[slot] = Frame();
+  set_in_place(slot, Frame());
   const WorkId id{WorkKind::kRecv, peer_, slot};
   const Frame* user =
       targets_.choose(slot, posted_recvs_, receive_, payload_room());
@@ -294,7 +287,7 @@ absl::Status Lane::repost(uint32_t slot) {
     const Frame parts[] = {recv_head(slot), recv_body(slot)};
     s = endpoint_->post_recv_parts(id, parts);
   } else {
-    s = endpoint_->post_recv(id, recv_frames_[slot]);
+    s = endpoint_->post_recv(id, recv_frame(slot));
   }
   if (s.ok()) ++posted_recvs_;
   return s;
@@ -313,8 +306,9 @@ absl::Status Lane::post(uint32_t slot, FrameHeader header,
   const bool data = slot < depth_ && payload_bytes > 0;
   const Frame* apart = nullptr;
   Frame body;
-  if (data && user_payloads_[slot].slab() != nullptr) {
-    apart = &user_payloads_[slot];
+  const Frame user = user_payload(slot);
+  if (data && user.slab() != nullptr) {
+    apart = &user;
   } else if (data && split_) {
     body = send_body(slot);
     apart = &body;
@@ -325,7 +319,7 @@ absl::Status Lane::post(uint32_t slot, FrameHeader header,
     const uint32_t lengths[] = {kHeaderBytes, payload_bytes};
     s = endpoint_->post_send_parts(id, parts, lengths, send_sequence_.peek());
   } else {
-    s = endpoint_->post_send(id, split_ ? head : send_frames_[slot],
+    s = endpoint_->post_send(id, split_ ? head : send_frame(slot),
                              kHeaderBytes + payload_bytes,
                              send_sequence_.peek());
   }
@@ -359,17 +353,25 @@ absl::Status Lane::send_data_from(FrameHeader header, const Frame& user) {
 }
 
 void Lane::set_user_payload(uint32_t slot, const Frame& user) {
-  const bool had = user_payloads_[slot].slab() != nullptr;
+  const bool had = user_payload(slot).slab() != nullptr;
   const bool has = user.slab() != nullptr;
   user_frames_ = user_frames_ - (had ? 1 : 0) + (has ? 1 : 0);
+  if (!has && user_payloads_.empty()) return;
+  if (user_payloads_.empty()) user_payloads_.resize(depth_);
   user_payloads_[slot] = user;
+}
+
+void Lane::set_in_place(uint32_t slot, const Frame& user) {
+  if (user.slab() == nullptr && in_place_.empty()) return;
+  if (in_place_.empty()) in_place_.resize(depth_);
+  in_place_[slot] = user;
 }
 
 bool Lane::detach(const std::byte* begin, const std::byte* end) {
   if (user_frames_ == 0) return true;
   bool all = true;
   for (uint32_t slot = 0; slot < depth_; ++slot) {
-    const Frame& user = user_payloads_[slot];
+    const Frame user = user_payload(slot);
     if (user.slab() == nullptr) continue;
     const std::byte* at = user.data();
     if (begin != nullptr && (at >= end || at + user.bytes() <= begin)) {
@@ -458,7 +460,7 @@ void Lane::send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
                       std::string_view message) {
   if (abort_busy_) return;
   const uint32_t slot = depth_ + 1;
-  const Frame& frame = send_frames_[slot];
+  const Frame frame = send_frame(slot);
   const auto bytes =
       static_cast<uint32_t>(std::min<size_t>(message.size(), kMaxAbortText));
   if (bytes > 0)
@@ -480,7 +482,7 @@ void Lane::resend_abort() {
   if (abort_busy_ || abort_copies_ == 0 || abort_copies_ == kAbortCopies) {
     return;
   }
-  const Frame& frame = send_frames_[depth_ + 1];
+  const Frame frame = send_frame(depth_ + 1);
   if (endpoint_
           ->post_send(WorkId{WorkKind::kSend, peer_, depth_ + 1}, frame,
                       kHeaderBytes + abort_bytes_, send_sequence_.peek())
@@ -534,10 +536,13 @@ void Lane::check_invariants() const {
   send_.check_invariants();
   receive_.check_invariants();
   liveness_.check_invariants();
-  WEFT_ASSERT(recv_frames_.size() == depth_ && arrivals_.size() == depth_ &&
-                  send_frames_.size() == depth_ + 2 &&
-                  user_payloads_.size() == depth_ &&
-                  heads_.bytes() == (split_ ? 2 * depth_ * kHeaderBytes : 0),
+  WEFT_ASSERT(data_.bytes() == uint64_t{2} * depth_ * slot_bytes_ &&
+                  arrivals_.size() == depth_ &&
+                  (user_payloads_.empty() || user_payloads_.size() == depth_) &&
+                  (in_place_.empty() || in_place_.size() == depth_) &&
+                  control_.bytes() ==
+                      kHeaderBytes + kAbortFrameBytes +
+                          (split_ ? 2 * depth_ * kHeaderBytes : 0),
               "the lane's frames do not match its depth");
   WEFT_ASSERT(
       static_cast<uint32_t>(std::count_if(
@@ -567,7 +572,7 @@ void Lane::check_invariants() const {
     held += holds ? 1 : 0;
     WEFT_ASSERT(!holds || !targets_.targeted(slot),
                 "a receive slot holding an arrival is also posted");
-    WEFT_ASSERT(holds || in_place_[slot].slab() == nullptr,
+    WEFT_ASSERT(holds || in_place(slot).slab() == nullptr,
                 "a payload in user memory belongs to no held arrival");
   }
   WEFT_ASSERT(posted_recvs_ + held <= depth_,

@@ -100,6 +100,7 @@
 namespace weft::internal {
 
 inline constexpr uint32_t kMaxAbortText = 448;
+inline constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
 inline constexpr uint32_t kAbortCopies = 3;
 
 // What a lane did, for tests and benchmarks.
@@ -193,9 +194,9 @@ class Lane {
   absl::Status consume_front();
   // Data frames consumed so far (the next one consumed is this number).
   uint32_t data_consumed() const { return receive_.consumed(); }
-  // The payload bytes a receive holds (its frame less the header).
+  // The payload bytes a receive holds (LaneConfig::max_frame_bytes).
   uint32_t payload_room() const {
-    return recv_frames_.front().bytes() - kHeaderBytes;
+    return slot_bytes_ - (split_ ? 0 : kHeaderBytes);
   }
   // Receives straight into registered user memory (receive_targets.h):
   // from now on a receive posted again may take its payload part from
@@ -335,6 +336,9 @@ class Lane {
   // among the control frames, the payload at the data frame's start),
   // else back to back in the data frame. send_head() of the acknowledgement
   // and abort slots is their whole frame.
+  Frame recv_frame(uint32_t slot) const;  // its whole data frame
+  Frame send_frame(uint32_t slot) const;  // data slots, then ack, abort
+  Frame head(uint32_t index) const;       // split_: header `index`
   Frame recv_head(uint32_t slot) const;
   Frame recv_body(uint32_t slot) const;
   Frame send_head(uint32_t slot) const;
@@ -343,6 +347,15 @@ class Lane {
   // send_data() and send_data_from() once the payload is in place.
   absl::Status post_data(uint32_t slot, FrameHeader header, uint32_t bytes);
   void set_user_payload(uint32_t slot, const Frame& user);
+  Frame user_payload(uint32_t slot) const {
+    return user_payloads_.empty() ? Frame() : user_payloads_[slot];
+  }
+  // in_place_ and user_payloads_ are sized only once user memory is
+  // used (most lanes never do).
+  void set_in_place(uint32_t slot, const Frame& user);
+  Frame in_place(uint32_t slot) const {
+    return in_place_.empty() ? Frame() : in_place_[slot];
+  }
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
   absl::Status retransmit();
   // Sends data frame `seq` again: after a timeout, or because the peer
@@ -366,19 +379,21 @@ class Lane {
   bool abort_busy_ = false;      // the abort frame is in flight
   bool credit_stalled_ = false;  // see note_send_blocked()
   const Clock& clock_;
-  std::vector<Frame> recv_frames_;
+  // The depth's receive frames then its send frames (slot_bytes_ each),
+  // and the control frames: the acknowledgement frame, the abort frame,
+  // then (split_) the receive slots' headers and the data send slots'.
+  Frame data_;
+  Frame control_;
+  uint32_t slot_bytes_ = 0;  // LaneConfig::slot_bytes(split_)
   std::vector<Arrival> arrivals_;  // per receive slot: the checked header
   // Per receive slot: the frame of user memory holding its arrival's
-  // payload (it landed in place); empty when it is in recv_frames_.
+  // payload (it landed in place); empty when it is in the lane's frame.
   std::vector<Frame> in_place_;
   ReceiveTargets targets_;
-  uint32_t posted_recvs_ = 0;       // receives posted and not completed
-  bool parts_refused_ = false;      // the endpoint refused a two-part receive
-  std::vector<Frame> send_frames_;  // data slots, then ack, then abort
-  // split_: the receive slots' headers, then the data send slots'.
-  Frame heads_;
+  uint32_t posted_recvs_ = 0;   // receives posted and not completed
+  bool parts_refused_ = false;  // the endpoint refused a two-part receive
   // Per data slot: the frame of user memory its payload is sent from
-  // (send_data_from); empty when the payload is in send_frames_.
+  // (send_data_from); empty when the payload is in the lane's frame.
   std::vector<Frame> user_payloads_;
   uint32_t user_frames_ = 0;   // slots with a user payload
   uint32_t abort_copies_ = 0;  // abort frames sent

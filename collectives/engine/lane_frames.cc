@@ -14,7 +14,7 @@ void Lane::land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
                          const FrameHeader& h) {
   if (h.type == FrameType::kData && h.seq == target.seq &&
       h.payload_bytes == target.user.bytes()) {
-    in_place_[slot] = target.user;  // the frame it was posted for
+    set_in_place(slot, target.user);  // the frame it was posted for
     return;
   }
   // Another message took the receive: its payload (at most the target's
@@ -29,30 +29,46 @@ void Lane::land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
 }
 
 std::span<const std::byte> Lane::payload(const Arrival& a) const {
-  const Frame& user = in_place_[a.slot];
-  if (user.slab() != nullptr) return user.span();
+  if (!in_place_.empty() && in_place_[a.slot].slab() != nullptr) {
+    return in_place_[a.slot].span();
+  }
   return recv_body(a.slot).span().first(a.header.payload_bytes);
 }
 
+Frame Lane::recv_frame(uint32_t slot) const {
+  return data_.sub(slot * slot_bytes_, slot_bytes_);
+}
+
+Frame Lane::send_frame(uint32_t slot) const {
+  if (slot == depth_) return control_.sub(0, kHeaderBytes);  // ack
+  if (slot == depth_ + 1) {
+    return control_.sub(kHeaderBytes, kAbortFrameBytes);  // abort
+  }
+  return data_.sub((depth_ + slot) * slot_bytes_, slot_bytes_);
+}
+
+Frame Lane::head(uint32_t index) const {
+  return control_.sub(kHeaderBytes + kAbortFrameBytes + index * kHeaderBytes,
+                      kHeaderBytes);
+}
+
 Frame Lane::recv_head(uint32_t slot) const {
-  return split_ ? heads_.sub(slot * kHeaderBytes, kHeaderBytes)
-                : recv_frames_[slot].sub(0, kHeaderBytes);
+  return split_ ? head(slot) : recv_frame(slot).sub(0, kHeaderBytes);
 }
 
 Frame Lane::recv_body(uint32_t slot) const {
-  const Frame& f = recv_frames_[slot];
-  return f.sub(split_ ? 0 : kHeaderBytes, f.bytes() - kHeaderBytes);
+  return split_ ? recv_frame(slot)
+                : recv_frame(slot).sub(kHeaderBytes, slot_bytes_ - kHeaderBytes);
 }
 
 Frame Lane::send_head(uint32_t slot) const {
-  if (slot >= depth_) return send_frames_[slot];  // ack, abort: whole
-  return split_ ? heads_.sub((depth_ + slot) * kHeaderBytes, kHeaderBytes)
-                : send_frames_[slot].sub(0, kHeaderBytes);
+  if (slot >= depth_) return send_frame(slot);  // ack, abort: whole
+  return split_ ? head(depth_ + slot) : send_frame(slot).sub(0, kHeaderBytes);
 }
 
 Frame Lane::send_body(uint32_t slot) const {
-  const Frame& f = send_frames_[slot];
-  return f.sub(split_ ? 0 : kHeaderBytes, f.bytes() - kHeaderBytes);
+  return split_ ? send_frame(slot)
+                : send_frame(slot).sub(kHeaderBytes, slot_bytes_ - kHeaderBytes);
 }
 
 }  // namespace weft::internal

@@ -30,14 +30,22 @@ struct LaneConfig {
   // Data frames the peer may hold at once.
   uint32_t window() const { return depth - kControlReserve; }
   uint32_t report_threshold() const { return window() / 2; }
-  // Bytes of slab one lane needs: its data frames (frames_bytes(), the
-  // depth's receive frames then its send frames) and its control frames
-  // (control_bytes(): the acknowledgement frame, the abort frame, then a
-  // 64-byte header for each data frame, used when the endpoint takes
-  // two-part messages; lane.h).
+  // A data frame carries up to max_frame_bytes of payload after its
+  // kHeaderBytes header. Bytes of slab one lane needs (the same with
+  // headers apart or not): its data frames (frames_bytes(), the depth's
+  // receive frames then its send frames) and its control frames
+  // (control_bytes(): the acknowledgement frame, the abort frame, then,
+  // when the endpoint takes two-part messages, a header for each data
+  // frame; lane.h). `split`: headers apart from payloads, so a data frame
+  // is its payload alone (page-aligned); else header and payload back to
+  // back.
   uint64_t region_bytes() const;
-  uint64_t frames_bytes() const;
-  uint64_t control_bytes() const { return region_bytes() - frames_bytes(); }
+  uint64_t frames_bytes(bool split) const;
+  uint64_t control_bytes(bool split) const {
+    return region_bytes() - frames_bytes(split);
+  }
+  // Bytes of one data frame in the data range.
+  uint32_t slot_bytes(bool split) const;
 };
 
 // a is after b, modulo 2^32 (within half the number space).

@@ -9,7 +9,7 @@ const Frame* ReceiveTargets::choose(uint32_t slot, uint32_t ahead,
                                     const ReceiveWindow& window,
                                     uint32_t payload_room) {
   if (frames_.empty()) return nullptr;
-  WEFT_ASSERT(!posted_[slot].has_value(), "a slot's receive posted twice");
+  WEFT_ASSERT(!targeted(slot), "a slot's receive posted twice");
   // The (ahead + 1)-th number not delivered yet: everything below
   // received() is, and so are the frames held early beyond it.
   uint32_t seq = window.received();
@@ -29,6 +29,7 @@ const Frame* ReceiveTargets::choose(uint32_t slot, uint32_t ahead,
     // number's receive after all): that one completes first.
     if (p.has_value() && p->seq == seq) return nullptr;
   }
+  if (posted_.empty()) posted_.resize(depth_);
   posted_[slot] = Target{seq, user};
   ++posted_count_;
   WEFT_CHECK_INVARIANTS_OF(*this);
@@ -36,7 +37,7 @@ const Frame* ReceiveTargets::choose(uint32_t slot, uint32_t ahead,
 }
 
 void ReceiveTargets::cancel(uint32_t slot) {
-  if (posted_[slot].has_value()) {
+  if (targeted(slot)) {
     posted_[slot].reset();
     --posted_count_;
   }
@@ -44,12 +45,15 @@ void ReceiveTargets::cancel(uint32_t slot) {
 }
 
 std::optional<ReceiveTargets::Target> ReceiveTargets::complete(uint32_t slot) {
+  if (!targeted(slot)) return std::nullopt;
   std::optional<Target> t = posted_[slot];
   cancel(slot);
   return t;
 }
 
 void ReceiveTargets::check_invariants() const {
+  WEFT_ASSERT(posted_.empty() || posted_.size() == depth_,
+              "the targets do not match the depth");
   uint32_t count = 0;
   for (size_t i = 0; i < posted_.size(); ++i) {
     if (!posted_[i].has_value()) continue;

@@ -44,7 +44,7 @@ class ReceiveTargets {
     Frame user;  // where its payload goes
   };
 
-  explicit ReceiveTargets(uint32_t depth) : posted_(depth) {}
+  explicit ReceiveTargets(uint32_t depth) : depth_(depth) {}
 
   // The running operation's destinations: data frame first_seq + i may be
   // received into frames[i] (an empty frame: not that one).
@@ -68,7 +68,9 @@ class ReceiveTargets {
   // The receive in `slot` completed: its target, if it had one (forgotten
   // here).
   std::optional<Target> complete(uint32_t slot);
-  bool targeted(uint32_t slot) const { return posted_[slot].has_value(); }
+  bool targeted(uint32_t slot) const {
+    return !posted_.empty() && posted_[slot].has_value();
+  }
 
   // WEFT_ASSERTs the invariants above. O(depth^2).
   void check_invariants() const;
@@ -76,7 +78,9 @@ class ReceiveTargets {
  private:
   uint32_t first_seq_ = 0;
   std::vector<Frame> frames_;
-  std::vector<std::optional<Target>> posted_;  // per slot
+  uint32_t depth_;
+  // Per slot; sized at the first target (most lanes never have one).
+  std::vector<std::optional<Target>> posted_;
   uint32_t posted_count_ = 0;
 };
 

@@ -77,7 +77,7 @@ class SplitLaneTest : public ::testing::Test {
     c.recovery.max_retries = 3;
     return c;
   }
-  uint64_t control_offset() const { return config().frames_bytes(); }
+  uint64_t control_offset() const { return config().frames_bytes(true); }
 
   void SetUp() override {
     slab_ = *Slab::create(config().region_bytes());
@@ -153,11 +153,11 @@ TEST_F(SplitLaneTest, ReceivesArePostedAsAHeaderBesideTheOthersAndAPayload) {
     EXPECT_TRUE(in_control(r.parts[0])) << slot;
     EXPECT_EQ(r.parts[0].offset(),
               ep_->recvs[0].parts[0].offset() + slot * kHeaderBytes);
-    // ... the payload at its data frame's start, page-aligned, with room
-    // for what the whole frame held before.
+    // ... the payload at its data frame's start, page-aligned: the whole
+    // frame, max_frame_bytes of payload (the header is apart).
     EXPECT_EQ(r.parts[1].offset(), uint64_t{slot} * kFrameBytes);
     EXPECT_EQ(r.parts[1].offset() % kPage, 0u);
-    EXPECT_EQ(r.parts[1].bytes(), kFrameBytes - kHeaderBytes);
+    EXPECT_EQ(r.parts[1].bytes(), kFrameBytes);
   }
 }
 

@@ -54,8 +54,10 @@ TEST_F(LaneTest, ReorderedFramesArePlacedBySequenceNumber) {
 // fixture: control frames at 0, data frames after them), so a group can
 // keep every lane's acknowledgement frames together on shared pages.
 TEST_F(LaneTest, DataAndControlFramesLieWhereTheyWereGiven) {
-  const uint64_t control_bytes = config().control_bytes();
+  const uint64_t control_bytes = config().control_bytes(false);
   for (const Frame& f : recv_frames_) {
+    // A one-part endpoint: the header, then max_frame_bytes of payload.
+    EXPECT_EQ(f.bytes(), kHeaderBytes + config().max_frame_bytes);
     EXPECT_GE(f.offset(), control_bytes);
     EXPECT_LE(f.offset() + f.bytes(), config().region_bytes());
   }

@@ -179,12 +179,15 @@ TEST(Plans, SendRecvPairsUpOverEveryCable) {
 }
 
 TEST(Plans, FrameSizeGrowsWithTheMessageWithinLimits) {
-  EXPECT_EQ(chunk_payload_bytes(0, 512 << 10), (4u << 10) - 64);
-  // A quarter of 64 KiB plus the header rounds up to a 32 KiB frame.
-  EXPECT_EQ(chunk_payload_bytes(64 << 10, 512 << 10), (32u << 10) - 64);
-  EXPECT_EQ(chunk_payload_bytes(uint64_t{1} << 40, 512 << 10),
-            (512u << 10) - 64);
-  EXPECT_EQ(chunk_payload_bytes(uint64_t{1} << 40, 64 << 10), (64u << 10) - 64);
+  EXPECT_EQ(chunk_payload_bytes(0, 512 << 10), 4u << 10);
+  // A 4 KiB item is one frame (its header rides beside the payload).
+  EXPECT_EQ(chunk_payload_bytes(4 << 10, 512 << 10), 4u << 10);
+  // A quarter of 64 KiB and a header round up to 32 KiB: two frames.
+  EXPECT_EQ(chunk_payload_bytes(64 << 10, 512 << 10), 32u << 10);
+  // Just under: a quarter of 64 KiB less a header fits 16 KiB frames.
+  EXPECT_EQ(chunk_payload_bytes((64 << 10) - 256, 512 << 10), 16u << 10);
+  EXPECT_EQ(chunk_payload_bytes(uint64_t{1} << 40, 512 << 10), 512u << 10);
+  EXPECT_EQ(chunk_payload_bytes(uint64_t{1} << 40, 64 << 10), 64u << 10);
 }
 
 TEST(Layout, SplitsCoverEverythingOnce) {

@@ -93,7 +93,7 @@ class LaneTest : public ::testing::Test {
     // The control frames first, the data frames after them (a group puts
     // them the other way round; a lane takes whatever it is given).
     lane_ = std::make_unique<Lane>(std::move(ep), 1, 0, config(), *slab_,
-                                   config().control_bytes(), 0, clock_);
+                                   config().control_bytes(false), 0, clock_);
     ASSERT_TRUE(lane_->connect(Destination{}).ok());
     ASSERT_EQ(recvs_posted_, kDepth);
   }
