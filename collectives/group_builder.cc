@@ -105,7 +105,8 @@ absl::Status GroupBuilder::open_lanes() {
   internal::RankAddress address{
       rank_, size(), internal::options_fingerprint(options_), {}};
   if (!wanted.empty()) {
-    // Every lane's data frames, then every lane's control frames: a page
+    // Every lane's data frames, then every lane's control frames, then
+    // every lane's abort frame (written only when the group fails): a page
     // is written only when a frame in it is, and the control frames are
     // small (an acknowledgement is a header), so kept together many lanes'
     // acknowledgements share a page where each would otherwise write one
@@ -116,26 +117,32 @@ absl::Status GroupBuilder::open_lanes() {
     // a page of its own.
     std::vector<std::unique_ptr<Endpoint>> endpoints;
     endpoints.reserve(wanted.size());
-    uint64_t control_at = 0;  // the data frames' bytes, all lanes
+    uint64_t frames_bytes = 0;   // all lanes' data frames
+    uint64_t control_bytes = 0;  // all lanes' control frames
     for (const auto& [peer, cable] : wanted) {
       absl::StatusOr<std::unique_ptr<Endpoint>> ep =
           fabric_.open(topology_->devices(rank_, peer)[cable], peer);
       if (!ep.ok()) return ep.status();
-      control_at += config.frames_bytes((*ep)->max_parts() >= 2);
+      const bool split = (*ep)->max_parts() >= 2;
+      frames_bytes += config.frames_bytes(split);
+      control_bytes += config.control_bytes(split);
       endpoints.push_back(*std::move(ep));
     }
     absl::StatusOr<Slab*> slab =
         fabric_.create_slab(wanted.size() * config.region_bytes());
     if (!slab.ok()) return slab.status();
     uint64_t frames_at = 0;
+    uint64_t control_at = frames_bytes;
+    uint64_t abort_at = frames_bytes + control_bytes;
     for (size_t i = 0; i < wanted.size(); ++i) {
       const auto [peer, cable] = wanted[i];
       const bool split = endpoints[i]->max_parts() >= 2;
       auto lane = std::make_unique<internal::Lane>(
           std::move(endpoints[i]), peer, cable, config, **slab, frames_at,
-          control_at, fabric_.clock());
+          control_at, abort_at, fabric_.clock());
       frames_at += config.frames_bytes(split);
       control_at += config.control_bytes(split);
+      abort_at += internal::kAbortFrameBytes;
       absl::StatusOr<Destination> d = lane->destination();
       if (!d.ok()) return d.status();
       address.lanes.push_back({peer, cable, *d});

@@ -28,17 +28,22 @@ uint64_t LaneConfig::frames_bytes(bool split) const {
   return uint64_t{2} * depth * slot_bytes(split);
 }
 
+uint64_t LaneConfig::control_bytes(bool split) const {
+  return kHeaderBytes + (split ? uint64_t{2} * depth * kHeaderBytes : 0);
+}
+
 uint64_t LaneConfig::region_bytes() const {
   // Split or not, 2 x depth headers and the payloads: in the data frames
-  // or among the control frames.
-  const uint64_t bytes = frames_bytes(/*split=*/false) + kHeaderBytes +
-                         kAbortFrameBytes;
+  // or among the control frames. (Every part is a multiple of 64 bytes.)
+  const uint64_t bytes = frames_bytes(/*split=*/false) +
+                         control_bytes(/*split=*/false) + kAbortFrameBytes;
   return (bytes + kRegionAlign - 1) / kRegionAlign * kRegionAlign;
 }
 
 Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
            LaneConfig config, const Slab& slab, uint64_t frames_offset,
-           uint64_t control_offset, const Clock& clock)
+           uint64_t control_offset, uint64_t abort_offset,
+           const Clock& clock)
     : endpoint_(std::move(endpoint)),
       peer_(peer),
       cable_(cable),
@@ -59,6 +64,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
   slot_bytes_ = config.slot_bytes(split_);
   data_ = carve(frames_offset, config.frames_bytes(split_));
   control_ = carve(control_offset, config.control_bytes(split_));
+  abort_ = carve(abort_offset, kAbortFrameBytes);
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
@@ -233,8 +239,16 @@ absl::Status Lane::resend(uint32_t seq, bool on_timeout) {
   const uint32_t slot = send_.begin_resend(seq);
   if (slot == kNoSlot) return absl::OkStatus();  // still queued
   const uint32_t posted_as = send_sequence_.peek();
-  const FrameHeader& header = send_.slot_header(slot);
-  absl::Status s = post(slot, header, header.payload_bytes);
+  // The header as first posted, still in the slot's header frame (the
+  // slot is not reused before the frame is acknowledged); post() renews
+  // its counters.
+  const uint32_t payload_bytes = send_.slot_payload_bytes(slot);
+  absl::StatusOr<FrameHeader> header = FrameHeader::decode(
+      send_head(slot).span(), kHeaderBytes + payload_bytes);
+  WEFT_ASSERT(header.ok() && header->seq == seq &&
+                  header->payload_bytes == payload_bytes,
+              "a data slot awaiting its acknowledgement lost its header");
+  absl::Status s = post(slot, *header, payload_bytes);
   if (!s.ok()) return s;
   send_.note_reposted(seq, posted_as);
   ++stats_.retransmitted;
@@ -541,8 +555,8 @@ void Lane::check_invariants() const {
                   (user_payloads_.empty() || user_payloads_.size() == depth_) &&
                   (in_place_.empty() || in_place_.size() == depth_) &&
                   control_.bytes() ==
-                      kHeaderBytes + kAbortFrameBytes +
-                          (split_ ? 2 * depth_ * kHeaderBytes : 0),
+                      kHeaderBytes + (split_ ? 2 * depth_ * kHeaderBytes : 0) &&
+                  abort_.bytes() == kAbortFrameBytes,
               "the lane's frames do not match its depth");
   WEFT_ASSERT(
       static_cast<uint32_t>(std::count_if(

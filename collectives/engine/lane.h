@@ -133,20 +133,23 @@ class Lane {
     FrameHeader header;
   };
 
-  // The data frames lie at [frames_offset, + config.frames_bytes()) of
-  // `slab`, the control frames at [control_offset, +
-  // config.control_bytes()): apart, so a group can keep its lanes' small
-  // control frames together (GroupBuilder: an acknowledgement writes a
-  // page shared with other lanes' instead of one of its own). When the
+  // The data frames lie at [frames_offset, + config.frames_bytes(split))
+  // of `slab`, the control frames at [control_offset, +
+  // config.control_bytes(split)) and the abort frame at [abort_offset, +
+  // kAbortFrameBytes), split = Endpoint::max_parts() >= 2: apart, so a
+  // group can keep its lanes' small control frames together
+  // (GroupBuilder: an acknowledgement writes a page shared with other
+  // lanes' instead of one of its own) and their abort frames, written
+  // only when the group fails, on pages of their own. When the
   // endpoint takes two-part messages (Endpoint::max_parts()), each data
   // frame's 64-byte header lies in the control frames too, apart from its
   // payload: an acknowledgement that lands in a receive slot writes 64
   // bytes beside the lane's other headers, not the first page of a data
   // frame, and a payload of whole pages writes only those pages.
-  // REQUIRES: both ranges lie in `slab`; `clock` outlives the lane.
+  // REQUIRES: the ranges lie in `slab`; `clock` outlives the lane.
   Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
        LaneConfig config, const Slab& slab, uint64_t frames_offset,
-       uint64_t control_offset, const Clock& clock);
+       uint64_t control_offset, uint64_t abort_offset, const Clock& clock);
 
   uint32_t peer() const { return peer_; }
   uint32_t cable() const { return cable_; }
@@ -380,10 +383,11 @@ class Lane {
   bool credit_stalled_ = false;  // see note_send_blocked()
   const Clock& clock_;
   // The depth's receive frames then its send frames (slot_bytes_ each),
-  // and the control frames: the acknowledgement frame, the abort frame,
-  // then (split_) the receive slots' headers and the data send slots'.
+  // the control frames: the acknowledgement frame, then (split_) the
+  // receive slots' headers and the data send slots'; the abort frame.
   Frame data_;
   Frame control_;
+  Frame abort_;
   uint32_t slot_bytes_ = 0;  // LaneConfig::slot_bytes(split_)
   std::vector<Arrival> arrivals_;  // per receive slot: the checked header
   // Per receive slot: the frame of user memory holding its arrival's

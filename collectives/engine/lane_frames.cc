@@ -41,15 +41,12 @@ Frame Lane::recv_frame(uint32_t slot) const {
 
 Frame Lane::send_frame(uint32_t slot) const {
   if (slot == depth_) return control_.sub(0, kHeaderBytes);  // ack
-  if (slot == depth_ + 1) {
-    return control_.sub(kHeaderBytes, kAbortFrameBytes);  // abort
-  }
+  if (slot == depth_ + 1) return abort_;
   return data_.sub((depth_ + slot) * slot_bytes_, slot_bytes_);
 }
 
 Frame Lane::head(uint32_t index) const {
-  return control_.sub(kHeaderBytes + kAbortFrameBytes + index * kHeaderBytes,
-                      kHeaderBytes);
+  return control_.sub(kHeaderBytes + index * kHeaderBytes, kHeaderBytes);
 }
 
 Frame Lane::recv_head(uint32_t slot) const {

@@ -33,17 +33,16 @@ struct LaneConfig {
   // A data frame carries up to max_frame_bytes of payload after its
   // kHeaderBytes header. Bytes of slab one lane needs (the same with
   // headers apart or not): its data frames (frames_bytes(), the depth's
-  // receive frames then its send frames) and its control frames
-  // (control_bytes(): the acknowledgement frame, the abort frame, then,
-  // when the endpoint takes two-part messages, a header for each data
-  // frame; lane.h). `split`: headers apart from payloads, so a data frame
+  // receive frames then its send frames), its control frames
+  // (control_bytes(): the acknowledgement frame, then, when the endpoint
+  // takes two-part messages, a header for each data frame; lane.h) and
+  // its abort frame (kAbortFrameBytes, lane.h; written only when the
+  // group fails). `split`: headers apart from payloads, so a data frame
   // is its payload alone (page-aligned); else header and payload back to
   // back.
   uint64_t region_bytes() const;
   uint64_t frames_bytes(bool split) const;
-  uint64_t control_bytes(bool split) const {
-    return region_bytes() - frames_bytes(split);
-  }
+  uint64_t control_bytes(bool split) const;
   // Bytes of one data frame in the data range.
   uint32_t slot_bytes(bool split) const;
 };

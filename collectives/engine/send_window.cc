@@ -18,7 +18,7 @@ SendWindow::SendWindow(const LaneConfig& config, const Clock& clock,
       max_retries_(config.recovery.max_retries),
       recovery_(config.recovery.enabled),
       clock_(clock),
-      slot_headers_(config.depth),
+      slot_frames_(config.depth),
       slot_posts_(config.depth, 0),
       slot_unacked_(config.depth, false),
       slot_posted_ns_(config.depth, 0),
@@ -38,7 +38,7 @@ SendWindow::SendWindow(const LaneConfig& config, const Clock& clock,
 void SendWindow::count_post(uint32_t slot) {
   ++slot_posts_[slot];
   ++sends_in_flight_;
-  queued_bytes_ += kHeaderBytes + slot_headers_[slot].payload_bytes;
+  queued_bytes_ += kHeaderBytes + slot_frames_[slot].payload_bytes;
   slot_posted_ns_[slot] = clock_.now_ns();
   slot_queued_[slot] = sends_in_flight_;
 }
@@ -50,7 +50,7 @@ void SendWindow::note_posted(const FrameHeader& header, uint32_t posted_as) {
   WEFT_ASSERT(header.seq == next_seq_, "a data frame posted out of order");
   const uint32_t slot = free_slots_.back();
   free_slots_.pop_back();
-  slot_headers_[slot] = header;
+  slot_frames_[slot] = SlotFrame{header.seq, header.payload_bytes};
   count_post(slot);
   if (lossy_frames_left_ > 0) --lossy_frames_left_;
   if (recovery_) {
@@ -68,7 +68,7 @@ void SendWindow::note_posted(const FrameHeader& header, uint32_t posted_as) {
 void SendWindow::note_left(uint32_t slot) {
   --slot_posts_[slot];
   --sends_in_flight_;
-  queued_bytes_ -= kHeaderBytes + slot_headers_[slot].payload_bytes;
+  queued_bytes_ -= kHeaderBytes + slot_frames_[slot].payload_bytes;
   // Round trips and timeouts count from when a frame left, not from when it
   // was queued behind others.
   const TimeNs now_ns = clock_.now_ns();
@@ -76,7 +76,7 @@ void SendWindow::note_left(uint32_t slot) {
       now_ns - std::max(slot_posted_ns_[slot], last_send_done_ns_);
   last_send_done_ns_ = now_ns;
   if (recovery_ && slot_unacked_[slot]) {
-    const uint32_t at = seq_index(slot_headers_[slot].seq);
+    const uint32_t at = seq_index(slot_frames_[slot].seq);
     if (seq_slot_[at] == slot) {
       seq_sent_ns_[at] = now_ns;
       // Frames posted behind it count too: the peer sends its burst as
@@ -202,7 +202,7 @@ void SendWindow::check_invariants() const {
                 "one it never posted");
     posts += slot_posts_[slot];
     bytes += uint64_t{slot_posts_[slot]} *
-             (kHeaderBytes + slot_headers_[slot].payload_bytes);
+             (kHeaderBytes + slot_frames_[slot].payload_bytes);
     if (slot_posts_[slot] == 0 && !slot_unacked_[slot]) ++idle;
     if (slot_unacked_[slot]) ++unacked_slots;
   }
@@ -234,7 +234,7 @@ void SendWindow::check_invariants() const {
       continue;
     }
     WEFT_ASSERT(slot < depth(), "an unacknowledged number without a slot");
-    WEFT_ASSERT(slot_unacked_[slot] && slot_headers_[slot].seq == seq,
+    WEFT_ASSERT(slot_unacked_[slot] && slot_frames_[slot].seq == seq,
                 "a slot holds another number than the table says");
     WEFT_ASSERT(
         slot_posts_[slot] == 0 || seq_sent_ns_[seq_index(seq)] == kNeverNs,

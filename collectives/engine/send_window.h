@@ -130,9 +130,12 @@ class SendWindow {
   bool slot_in_flight(uint32_t slot) const { return slot_posts_[slot] > 0; }
   // Data slot `slot` holds a frame not yet acknowledged (recovery).
   bool slot_unacked(uint32_t slot) const { return slot_unacked_[slot]; }
-  // The header last posted from data slot `slot`.
-  const FrameHeader& slot_header(uint32_t slot) const {
-    return slot_headers_[slot];
+  // The data number and payload bytes of the frame last posted from data
+  // slot `slot` (its header stays encoded in the slot's header frame
+  // until the slot is reused).
+  uint32_t slot_seq(uint32_t slot) const { return slot_frames_[slot].seq; }
+  uint32_t slot_payload_bytes(uint32_t slot) const {
+    return slot_frames_[slot].payload_bytes;
   }
 
   // WEFT_ASSERTs every invariant above. O(depth).
@@ -176,7 +179,11 @@ class SendWindow {
   // Per data slot: the header last posted from it (for resending and for
   // the bytes its completion frees), sends posted and not completed, and
   // whether it holds a frame not yet acknowledged (recovery).
-  std::vector<FrameHeader> slot_headers_;
+  struct SlotFrame {
+    uint32_t seq = 0;
+    uint32_t payload_bytes = 0;
+  };
+  std::vector<SlotFrame> slot_frames_;
   std::vector<uint32_t> slot_posts_;
   std::vector<bool> slot_unacked_;
   std::vector<uint32_t> free_slots_;

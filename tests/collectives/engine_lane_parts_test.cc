@@ -54,7 +54,7 @@ TEST(SendWindowTest, CreditsAndCountersAcrossTheWrap) {
   for (uint32_t i = 0; i < kWindow; ++i) {
     ASSERT_TRUE(w.can_send()) << i;
     slots.push_back(post(w, i));
-    EXPECT_EQ(w.slot_header(slots.back()).seq, kBeforeWrap + i);
+    EXPECT_EQ(w.slot_seq(slots.back()), kBeforeWrap + i);
   }
   EXPECT_EQ(w.next_seq(), 2u);
   // Free slots remain, but the peer holds a full window.
@@ -141,7 +141,7 @@ TEST(SendWindowTest, ChoosesWhatToResendAcrossTheWrap) {
   for (const uint32_t seq : {kBeforeWrap, 0u}) {
     const uint32_t slot = w.begin_resend(seq);
     ASSERT_NE(slot, kNoSlot);
-    EXPECT_EQ(w.slot_header(slot).seq, seq);
+    EXPECT_EQ(w.slot_seq(slot), seq);
     w.note_reposted(seq, seq == 0 ? 15 : 14);
   }
   EXPECT_EQ(w.sends_in_flight(), 2u);

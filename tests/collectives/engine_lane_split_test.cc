@@ -99,8 +99,9 @@ class SplitLaneTest : public ::testing::Test {
       return absl::StatusOr<size_t>(n);
     });
     // As a group lays a lane out: data frames first, control frames after.
-    lane_ = std::make_unique<Lane>(std::move(ep), 1, 0, config(), *slab_, 0,
-                                   control_offset(), clock_);
+    lane_ = std::make_unique<Lane>(
+        std::move(ep), 1, 0, config(), *slab_, 0, control_offset(),
+        control_offset() + config().control_bytes(true), clock_);
     ASSERT_TRUE(lane_->connect(Destination{}).ok());
   }
 

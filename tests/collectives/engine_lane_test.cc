@@ -50,15 +50,17 @@ TEST_F(LaneTest, ReorderedFramesArePlacedBySequenceNumber) {
   EXPECT_EQ(lane_->stats().placed_early, 1u);
 }
 
-// The data frames and the control frames lie where the lane was told (the
-// fixture: control frames at 0, data frames after them), so a group can
-// keep every lane's acknowledgement frames together on shared pages.
+// The data, control and abort frames lie where the lane was told (the
+// fixture: control frames at 0, the abort frame after them, data frames
+// after that), so a group can keep every lane's acknowledgement frames
+// together on shared pages and the abort frames, written only on
+// failure, apart.
 TEST_F(LaneTest, DataAndControlFramesLieWhereTheyWereGiven) {
   const uint64_t control_bytes = config().control_bytes(false);
   for (const Frame& f : recv_frames_) {
     // A one-part endpoint: the header, then max_frame_bytes of payload.
     EXPECT_EQ(f.bytes(), kHeaderBytes + config().max_frame_bytes);
-    EXPECT_GE(f.offset(), control_bytes);
+    EXPECT_GE(f.offset(), control_bytes + kAbortFrameBytes);
     EXPECT_LE(f.offset() + f.bytes(), config().region_bytes());
   }
   arrive(0, 0, data(0), {std::byte{1}});
@@ -69,7 +71,12 @@ TEST_F(LaneTest, DataAndControlFramesLieWhereTheyWereGiven) {
   ASSERT_EQ(sent_header(0).type, FrameType::kAck);
   EXPECT_EQ(sent_[0].frame.offset(), 0u);
   EXPECT_EQ(sent_[0].frame.bytes(), kHeaderBytes);
-  EXPECT_GE(control_bytes, kHeaderBytes + kMaxAbortText);
+  EXPECT_EQ(control_bytes, kHeaderBytes);  // one-part: no headers apart
+  lane_->send_abort(ErrorCause::kFabric, 0, kNoPeer, "failed");
+  ASSERT_EQ(sent_.size(), 2u);
+  ASSERT_EQ(sent_header(1).type, FrameType::kAbort);
+  EXPECT_EQ(sent_[1].frame.offset(), control_bytes);
+  EXPECT_EQ(sent_[1].frame.bytes(), kHeaderBytes + kMaxAbortText);
 }
 
 TEST_F(LaneTest, DuplicatesAreDiscardedAndAcknowledged) {

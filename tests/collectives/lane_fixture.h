@@ -90,10 +90,13 @@ class LaneTest : public ::testing::Test {
       pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(n));
       return absl::StatusOr<size_t>(n);
     });
-    // The control frames first, the data frames after them (a group puts
-    // them the other way round; a lane takes whatever it is given).
+    // The control frames first, then the abort frame, the data frames
+    // after them (a group puts the data frames first; a lane takes
+    // whatever it is given).
+    const uint64_t control_bytes = config().control_bytes(false);
     lane_ = std::make_unique<Lane>(std::move(ep), 1, 0, config(), *slab_,
-                                   config().control_bytes(false), 0, clock_);
+                                   control_bytes + kAbortFrameBytes, 0,
+                                   control_bytes, clock_);
     ASSERT_TRUE(lane_->connect(Destination{}).ok());
     ASSERT_EQ(recvs_posted_, kDepth);
   }
