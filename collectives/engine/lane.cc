@@ -320,8 +320,8 @@ absl::Status Lane::post(uint32_t slot, FrameHeader header,
   const bool data = slot < depth_ && payload_bytes > 0;
   const Frame* apart = nullptr;
   Frame body;
-  const Frame user = user_payload(slot);
-  if (data && user.slab() != nullptr) {
+  const Frame user = data ? user_payload(slot) : Frame();
+  if (user.slab() != nullptr) {
     apart = &user;
   } else if (data && split_) {
     body = send_body(slot);

@@ -350,13 +350,16 @@ class Lane {
   // send_data() and send_data_from() once the payload is in place.
   absl::Status post_data(uint32_t slot, FrameHeader header, uint32_t bytes);
   void set_user_payload(uint32_t slot, const Frame& user);
+  // REQUIRES: slot < depth_ (a data slot).
   Frame user_payload(uint32_t slot) const {
+    WEFT_ASSERT(slot < depth_, "a user payload asked of a control slot");
     return user_payloads_.empty() ? Frame() : user_payloads_[slot];
   }
   // in_place_ and user_payloads_ are sized only once user memory is
   // used (most lanes never do).
   void set_in_place(uint32_t slot, const Frame& user);
   Frame in_place(uint32_t slot) const {
+    WEFT_ASSERT(slot < depth_, "a receive slot past the depth");
     return in_place_.empty() ? Frame() : in_place_[slot];
   }
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
