@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "collectives/algorithms/algorithms.h"
 #include "collectives/bootstrap/address.h"
 #include "collectives/engine/engine.h"
 #include "collectives/engine/lane.h"
@@ -47,6 +48,10 @@ uint32_t fitted_max_frame_bytes(const GroupOptions& options,
     fitted.max_frame_bytes /= 2;
   }
   return fitted.max_frame_bytes;
+}
+
+uint32_t frame_payload_bytes(uint64_t item_bytes, uint32_t max_frame_bytes) {
+  return internal::chunk_payload_bytes(item_bytes, max_frame_bytes);
 }
 
 GroupBuilder::GroupBuilder(Fabric& fabric,

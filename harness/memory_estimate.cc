@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 
 #include "collectives/dtype.h"
 #include "collectives/group_builder.h"
@@ -75,10 +74,9 @@ uint64_t frames_per_endpoint(const CollectiveSpec& spec,
                       max_payload_bytes);
 }
 
-// The payload of the frames the operation picks (collectives/algorithms:
-// about four frames an item, a power of two in [kMinFrameBytes,
-// max_frame_bytes]), its item taken from the whole buffer (at least the
-// operation's own, so frames are not underestimated).
+// The payload of the frames the operation picks (frame_payload_bytes), its
+// item taken from the whole buffer (at least the operation's own, so
+// frames are not underestimated).
 uint64_t op_frame_bytes(const CollectiveSpec& spec,
                         const CollectiveShape& shape, Algorithm algorithm,
                         uint32_t ranks, uint32_t cables,
@@ -97,9 +95,7 @@ uint64_t op_frame_bytes(const CollectiveSpec& spec,
        algorithm == Algorithm::kMeshScatter)) {
     item = per_rank;
   }
-  return std::clamp<uint64_t>(std::bit_ceil((item + 3) / 4),
-                              GroupOptions::kMinFrameBytes,
-                              group.max_frame_bytes);
+  return frame_payload_bytes(item, group.max_frame_bytes);
 }
 
 // One rank's plan: a send and a receive per peer held whole for the

@@ -342,6 +342,7 @@ class Lane {
   Frame recv_frame(uint32_t slot) const;  // its whole data frame
   Frame send_frame(uint32_t slot) const;  // data slots, then ack, abort
   Frame head(uint32_t index) const;       // split_: header `index`
+  Frame body(const Frame& frame) const;   // a data frame's payload part
   Frame recv_head(uint32_t slot) const;
   Frame recv_body(uint32_t slot) const;
   Frame send_head(uint32_t slot) const;

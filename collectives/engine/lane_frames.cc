@@ -29,8 +29,8 @@ void Lane::land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
 }
 
 std::span<const std::byte> Lane::payload(const Arrival& a) const {
-  if (!in_place_.empty() && in_place_[a.slot].slab() != nullptr) {
-    return in_place_[a.slot].span();
+  if (const Frame user = in_place(a.slot); user.slab() != nullptr) {
+    return user.span();
   }
   return recv_body(a.slot).span().first(a.header.payload_bytes);
 }
@@ -53,19 +53,17 @@ Frame Lane::recv_head(uint32_t slot) const {
   return split_ ? head(slot) : recv_frame(slot).sub(0, kHeaderBytes);
 }
 
-Frame Lane::recv_body(uint32_t slot) const {
-  return split_ ? recv_frame(slot)
-                : recv_frame(slot).sub(kHeaderBytes, slot_bytes_ - kHeaderBytes);
+Frame Lane::body(const Frame& frame) const {
+  return split_ ? frame : frame.sub(kHeaderBytes, slot_bytes_ - kHeaderBytes);
 }
+
+Frame Lane::recv_body(uint32_t slot) const { return body(recv_frame(slot)); }
 
 Frame Lane::send_head(uint32_t slot) const {
   if (slot >= depth_) return send_frame(slot);  // ack, abort: whole
   return split_ ? head(depth_ + slot) : send_frame(slot).sub(0, kHeaderBytes);
 }
 
-Frame Lane::send_body(uint32_t slot) const {
-  return split_ ? send_frame(slot)
-                : send_frame(slot).sub(kHeaderBytes, slot_bytes_ - kHeaderBytes);
-}
+Frame Lane::send_body(uint32_t slot) const { return body(send_frame(slot)); }
 
 }  // namespace weft::internal

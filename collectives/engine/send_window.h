@@ -176,8 +176,9 @@ class SendWindow {
   bool recovery_;
   const Clock& clock_;
 
-  // Per data slot: the header last posted from it (for resending and for
-  // the bytes its completion frees), sends posted and not completed, and
+  // Per data slot: the data number and payload bytes of the frame last
+  // posted from it (for resending and for the bytes its completion
+  // frees), sends posted and not completed, and
   // whether it holds a frame not yet acknowledged (recovery).
   struct SlotFrame {
     uint32_t seq = 0;
