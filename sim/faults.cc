@@ -371,7 +371,9 @@ absl::StatusOr<FaultPlan> FaultPlan::load_file(const std::string& path) {
 
 std::string FaultPlan::to_text() const {
   std::string out;
-  if (rates.any()) {
+  // Written whenever it differs from no rates at all, so a stop time given
+  // without a rate (meaningless, but accepted) still reads back the same.
+  if (rates != FaultRates{}) {
     absl::StrAppend(&out, "rates loss=", format_double(rates.loss),
                     " duplicate=", format_double(rates.duplicate),
                     " reorder=", format_double(rates.reorder),

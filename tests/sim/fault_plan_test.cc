@@ -119,6 +119,14 @@ TEST(FaultPlan, RatesMayStopAtATime) {
   EXPECT_EQ(plan->rates.until_ns, 5000);
   EXPECT_THAT(plan->to_text(), HasSubstr(" until_ns=5000\n"));
   EXPECT_EQ(*FaultPlan::parse(plan->to_text()), *plan);
+  // A stop time without any rate is accepted and reads back the same (the
+  // fault_plan fuzzer found it dropped from the text).
+  const absl::StatusOr<FaultPlan> stop_only =
+      FaultPlan::parse("rates until_ns=2");
+  ASSERT_TRUE(stop_only.ok()) << stop_only.status();
+  EXPECT_EQ(stop_only->to_text(),
+            "rates loss=0 duplicate=0 reorder=0 error=0 until_ns=2\n");
+  EXPECT_EQ(*FaultPlan::parse(stop_only->to_text()), *stop_only);
   for (const char* bad :
        {"rates loss=0.1 until_ns=-1", "rates loss=0.1 until_ns=soon"}) {
     const absl::StatusOr<FaultPlan> refused = FaultPlan::parse(bad);
