@@ -271,10 +271,9 @@ absl::Status CollectiveCase::form() {
 
 absl::Status CollectiveCase::register_buffers() {
   for (uint32_t r = 0; r < kRanks; ++r) {
-    for (std::span<std::byte> buffer : calls_[r]->buffers()) {
-      absl::StatusOr<RegisteredMemory> h = groups_[r]->register_memory(buffer);
-      if (!h.ok()) return h.status();
-      handles_.push_back(*std::move(h));
+    if (absl::Status s = calls_[r]->register_with(*groups_[r], &handles_);
+        !s.ok()) {
+      return s;
     }
   }
   return absl::OkStatus();

@@ -9,6 +9,7 @@
 //   p.subgroups = {{0, 2}};                              // group 1
 //   p.ops.push_back({.spec = all_sum_spec, .group = 1, .async = true});
 //   p.ops.push_back({.spec = barrier_spec});            // the world
+//   p.ops.push_back({.spec = all_sum_spec, .registered = true});
 //   ProgramRun run = *run_program(cluster, p, ProgramRunOptions{});
 #ifndef WEFT_HARNESS_PROGRAM_H_
 #define WEFT_HARNESS_PROGRAM_H_
@@ -38,6 +39,13 @@ struct ProgramOp {
   // The next operation starts before this one ends (at most kMaxInFlight
   // in flight); false: this one ends first.
   bool async = false;
+  // Each member registers the operation's buffers with the operation's
+  // group (Group::register_memory) before starting it and, once it ended
+  // OK, overwrites them: a frame still unacknowledged must not be resent
+  // from them (the modify-after-return hazard of registered memory). A
+  // failed one's buffers are kept as they are until the cluster closes
+  // (SimCluster::keep_until_closed).
+  bool registered = false;
 };
 
 struct Program {

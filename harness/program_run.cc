@@ -1,12 +1,15 @@
 #include "harness/program_run.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "collectives/registered_memory.h"
 #include "harness/rank_call.h"
 #include "harness/reference.h"
 
@@ -80,8 +83,10 @@ class ProgramState {
 class ProgramRank final : public sim::RankProgram {
  public:
   // groups[g]: this rank's group g, nullptr where it is no member.
-  ProgramRank(ProgramState& state, uint32_t rank, std::vector<Group*> groups)
+  ProgramRank(ProgramState& state, SimCluster& cluster, uint32_t rank,
+              std::vector<Group*> groups)
       : state_(state),
+        cluster_(cluster),
         rank_(rank),
         groups_(std::move(groups)),
         statuses_(state.program().ops.size()) {}
@@ -133,8 +138,17 @@ class ProgramRank final : public sim::RankProgram {
   struct InFlight {
     uint32_t op = 0;
     std::unique_ptr<RankCall> call;
+    // Released before the buffers they name (declared after `call`).
+    std::vector<RegisteredMemory> registrations;
+    // Why the buffers could not be registered (the operation then did not
+    // start here), or OK.
+    absl::Status refused;
     std::vector<Operation> ops;
   };
+
+  // What a rank writes over a registered operation's buffers once it
+  // ended OK: a resend read from there would carry it.
+  static constexpr std::byte kOverwritten{0xA5};
 
   static bool ended(const InFlight& f) {
     for (const Operation& op : f.ops) {
@@ -151,8 +165,13 @@ class ProgramRank final : public sim::RankProgram {
     f.op = op;
     f.call = std::make_unique<RankCall>(state_.reference(op),
                                         plan.group_rank[rank_]);
-    for (const Starter& s : f.call->starters(plan.call)) {
-      f.ops.push_back(s(*groups_[g]));
+    if (state_.program().ops[op].registered) {
+      f.refused = f.call->register_with(*groups_[g], &f.registrations);
+    }
+    if (f.refused.ok()) {
+      for (const Starter& s : f.call->starters(plan.call)) {
+        f.ops.push_back(s(*groups_[g]));
+      }
     }
     last_async_ = state_.program().ops[op].async;
     in_flight_.push_back(std::move(f));
@@ -160,7 +179,7 @@ class ProgramRank final : public sim::RankProgram {
 
   void retire() {
     InFlight& f = in_flight_.front();
-    absl::Status status;
+    absl::Status status = f.refused;
     for (const Operation& op : f.ops) {
       if (status.ok()) status = op.status();
     }
@@ -174,10 +193,23 @@ class ProgramRank final : public sim::RankProgram {
     }
     statuses_[f.op] = status;
     state_.retired(f.op, status.ok() && wrong == 0);
+    if (!f.registrations.empty() && status.ok()) {
+      for (std::span<std::byte> buffer : f.call->buffers()) {
+        std::fill(buffer.begin(), buffer.end(), kOverwritten);
+      }
+    } else if (!f.registrations.empty()) {
+      // A receive posted into the output may still land: the buffers stay
+      // until the groups close (docs/collectives.md).
+      auto kept = std::make_shared<RegisteredCalls>();
+      kept->calls.push_back(std::move(f.call));
+      kept->registrations = std::move(f.registrations);
+      cluster_.keep_until_closed(std::move(kept));
+    }
     in_flight_.pop_front();
   }
 
   ProgramState& state_;
+  SimCluster& cluster_;
   uint32_t rank_;
   std::vector<Group*> groups_;
   std::vector<absl::Status> statuses_;  // per program operation
@@ -248,7 +280,7 @@ absl::StatusOr<ProgramRun> run_program(SimCluster& cluster,
   std::vector<std::unique_ptr<ProgramRank>> ranks;
   std::vector<sim::RankProgram*> raw;
   for (uint32_t r = 0; r < cluster.ranks(); ++r) {
-    ranks.push_back(std::make_unique<ProgramRank>(state, r, groups[r]));
+    ranks.push_back(std::make_unique<ProgramRank>(state, cluster, r, groups[r]));
     raw.push_back(ranks.back().get());
   }
   ProgramRun out;

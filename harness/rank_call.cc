@@ -1,6 +1,10 @@
 #include "harness/rank_call.h"
 
 #include <cstddef>
+#include <span>
+#include <utility>
+
+#include "absl/status/statusor.h"
 
 namespace weft::harness {
 namespace {
@@ -111,6 +115,16 @@ std::vector<Starter> RankCall::starters(const CallOptions& call) {
       return {[=](Group& g) { return g.barrier_async(call); }};
   }
   return {};
+}
+
+absl::Status RankCall::register_with(Group& group,
+                                     std::vector<RegisteredMemory>* out) {
+  for (std::span<std::byte> buffer : buffers()) {
+    absl::StatusOr<RegisteredMemory> h = group.register_memory(buffer);
+    if (!h.ok()) return h.status();
+    out->push_back(*std::move(h));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace weft::harness

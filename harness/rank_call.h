@@ -13,17 +13,30 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "collectives/group.h"
 #include "collectives/operation.h"
+#include "collectives/registered_memory.h"
 #include "harness/reference.h"
 
 namespace weft::harness {
 
 // Starts one operation on a rank's Group.
 using Starter = std::function<Operation(Group&)>;
+
+class RankCall;
+
+// Buffers and their registrations, which end before the buffers go
+// (declared after them): what a failed registered operation leaves to be
+// kept until its group closes (SimCluster::keep_until_closed).
+struct RegisteredCalls {
+  std::vector<std::unique_ptr<RankCall>> calls;
+  std::vector<RegisteredMemory> registrations;
+};
 
 class RankCall {
  public:
@@ -48,6 +61,9 @@ class RankCall {
     }
     return out;
   }
+  // Registers each of buffers() with `group`, appending the handles to
+  // *out; the first registration's error stops it.
+  absl::Status register_with(Group& group, std::vector<RegisteredMemory>* out);
 
  private:
   void lay_out_in_place(const Reference& reference);

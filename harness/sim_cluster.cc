@@ -176,10 +176,9 @@ absl::StatusOr<CaseRun> SimCluster::run(const CollectiveSpec& spec,
   // Released before the buffers they name (declared after `calls`).
   std::vector<RegisteredMemory> registrations;
   for (uint32_t r = 0; r < n && options.registered; ++r) {
-    for (std::span<std::byte> buffer : calls[r]->buffers()) {
-      absl::StatusOr<RegisteredMemory> h = groups_[r]->register_memory(buffer);
-      if (!h.ok()) return h.status();
-      registrations.push_back(*std::move(h));
+    if (absl::Status s = calls[r]->register_with(*groups_[r], &registrations);
+        !s.ok()) {
+      return s;
     }
   }
   const Counters before = world_->counters();
@@ -208,6 +207,17 @@ absl::StatusOr<CaseRun> SimCluster::run(const CollectiveSpec& spec,
   }
   out.outcome = classify(out.run, out.ranks);
   cancel_unfinished(programs);
+  const bool all_ok = std::all_of(
+      out.ranks.begin(), out.ranks.end(),
+      [](const RankOutcome& r) { return r.finished && r.first_error.ok(); });
+  if (!registrations.empty() && !all_ok) {
+    // A failed operation's receives may still land in its registered
+    // output: the buffers stay until the groups close.
+    auto kept = std::make_shared<RegisteredCalls>();
+    kept->calls = std::move(calls);
+    kept->registrations = std::move(registrations);
+    keep_until_closed(std::move(kept));
+  }
   return out;
 }
 

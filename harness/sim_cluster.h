@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -50,7 +51,9 @@ struct RunOptions {
   TimeNs timeout_ns = 0;
   // Register each rank's buffers with its group first
   // (Group::register_memory), so operations send from and receive into
-  // them where they can; released when the run ends.
+  // them where they can; released when the run ends, or, where an
+  // operation failed, kept with its buffers until the cluster closes
+  // (SimCluster::keep_until_closed).
   bool registered = false;
 };
 
@@ -107,6 +110,14 @@ class SimCluster final : public Cluster {
   ScriptRun run_scripts_on(std::vector<std::vector<Starter>> scripts,
                            std::vector<Group*> groups);
 
+  // Keeps `kept` until every group of the cluster is destroyed: a failed
+  // operation's registered buffers and their handles, which must stay
+  // valid until then (a receive posted into them may still complete:
+  // docs/collectives.md).
+  void keep_until_closed(std::shared_ptr<void> kept) {
+    kept_.push_back(std::move(kept));
+  }
+
   // check_collective() on this cluster's topology and options.
   absl::Status check(const CollectiveSpec& spec) const;
 
@@ -122,6 +133,7 @@ class SimCluster final : public Cluster {
 
   std::unique_ptr<sim::World> world_;
   GroupOptions group_options_;
+  std::vector<std::shared_ptr<void>> kept_;     // destroyed after groups_
   std::vector<std::unique_ptr<Group>> groups_;  // destroyed before world_
 };
 

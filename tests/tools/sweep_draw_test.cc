@@ -54,6 +54,7 @@ struct Coverage {
   uint64_t ops = 0;
   uint64_t long_programs = 0;  // >= 20 operations
   uint64_t in_place = 0;
+  uint64_t registered = 0;
   uint64_t late_faults = 0;  // a timed fault after the expected end
   uint64_t late_stops = 0;   // rates that stop after the expected end
   std::set<int> kinds;
@@ -75,6 +76,7 @@ void count(const SweepCase& c, Coverage* k) {
     k->megabyte_ops += op.spec.bytes >= (uint64_t{1} << 20);
     k->large_ops += op.spec.bytes > (uint64_t{64} << 10);
     k->in_place += op.spec.in_place;
+    k->registered += op.registered;
     k->kinds.insert(static_cast<int>(op.spec.kind));
   }
   for (const ScriptedFault& f : c.world.faults.script) {
@@ -106,6 +108,9 @@ TEST(SweepDraw, EveryDrawIsValidAndTheDrawsCoverTheRanges) {
   EXPECT_GT(k.megabyte_ops, 0u);
   EXPECT_GT(k.long_programs, 0u);
   EXPECT_GT(k.in_place, 0u);
+  // About a third of the operations run on registered buffers.
+  EXPECT_GT(k.registered * 4, k.ops);
+  EXPECT_LT(k.registered * 2, k.ops);
   EXPECT_GT(k.late_faults, 0u);
   EXPECT_GT(k.late_stops, 0u);
   EXPECT_EQ(k.kinds.size(), static_cast<size_t>(harness::kCollectiveKindCount));

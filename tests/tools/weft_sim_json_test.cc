@@ -181,15 +181,20 @@ TEST(WeftSimJson, SweepJsonHoldsEverySeedAndTheTally) {
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
   const Json doc = Json::parse(read_text(path));
   EXPECT_EQ(doc["command"], "sweep");
+  EXPECT_EQ(doc["sweep_version"], 3);
   ASSERT_EQ(doc["cases"].size(), 20u);
   std::map<std::string, uint64_t> verdicts;
   std::vector<std::string> replays;
   uint64_t failed = 0;
+  uint64_t registered = 0;  // operations on registered buffers
   for (size_t i = 0; i < doc["cases"].size(); ++i) {
     const Json& c = doc["cases"][i];
     EXPECT_EQ(c["seed"], 1 + i);
     EXPECT_GE(c["case"]["ranks"].get<int>(), 2);
     EXPECT_FALSE(c["case"]["ops"].empty());
+    for (const Json& op : c["case"]["ops"]) {
+      registered += op["registered"].get<bool>();
+    }
     ++verdicts[c["outcome"]["verdict"].get<std::string>()];
     if (!c["failure"].is_null()) {
       ++failed;
@@ -207,6 +212,7 @@ TEST(WeftSimJson, SweepJsonHoldsEverySeedAndTheTally) {
   EXPECT_EQ(line_after(r.out, "failed an oracle: "),
             std::to_string(failed) + " seeds");
   EXPECT_GT(failed, 0u) << "no failing seed: the replay lines go untested";
+  EXPECT_GT(registered, 0u);
   std::vector<std::string> printed;
   for (const std::string& line : lines_of(r.out)) {
     if (line.rfind("  replay: ", 0) == 0) printed.push_back(line.substr(10));

@@ -152,13 +152,7 @@ std::vector<RegistrationCacheReport> GroupRunner::registration_caches() const {
 
 absl::Status GroupRunner::register_buffers(
     harness::RankCall& call, std::vector<RegisteredMemory>* out) {
-  for (std::span<std::byte> buffer : call.buffers()) {
-    absl::StatusOr<RegisteredMemory> h =
-        process_group_->group().register_memory(buffer);
-    if (!h.ok()) return h.status();
-    out->push_back(*std::move(h));
-  }
-  return absl::OkStatus();
+  return call.register_with(process_group_->group(), out);
 }
 
 absl::Status GroupRunner::run_blocking(

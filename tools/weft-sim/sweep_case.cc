@@ -21,6 +21,10 @@ using harness::CollectiveSpec;
 // The draw's own sub-stream of the seed (the world forks its links from the
 // seed itself).
 constexpr uint64_t kDrawStream = 0x5377656570ull;  // "Sweep"
+// Which operations run on registered buffers: a stream of its own, so the
+// world, program and faults of a seed are what they were before it.
+constexpr uint64_t kRegisterStream = 0x5265676973ull;  // "Regis"
+constexpr double kRegisteredChance = 0.35;
 
 // Fault bands: a third nearly clean, most with loss up to 1%, the rest
 // harsh (loss up to 5%).
@@ -134,6 +138,7 @@ std::string op_text(const harness::ProgramOp& op) {
   }
   if (op.group > 0) absl::StrAppend(&out, " @", op.group);
   if (op.async) absl::StrAppend(&out, " async");
+  if (op.registered) absl::StrAppend(&out, " registered");
   return out;
 }
 
@@ -166,6 +171,10 @@ SweepCase draw_sweep_case(uint64_t seed) {
   draw_world(prng, &c);
   draw_program(prng, &c);
   draw_faults(prng, &c);
+  Prng registering = Prng(seed).fork(kRegisterStream);
+  for (harness::ProgramOp& op : c.program.ops) {
+    op.registered = registering.chance(kRegisteredChance);
+  }
   // Each operation ends by its deadline, one after another: a run past
   // them all (and two more) is a hang.
   c.world.time_limit_ns =

@@ -1,7 +1,8 @@
 // The parts of a sweep seed's draw (sweep_case.h), each from the seed's
 // draw stream in a fixed order: the world (topology, link model, group
-// options), then the program, then the faults. Shared by sweep_case.cc and
-// the files that draw each part.
+// options), then the program, then the faults; which operations run on
+// registered buffers comes from a stream of its own (sweep_case.cc).
+// Shared by sweep_case.cc and the files that draw each part.
 #ifndef WEFT_TOOLS_WEFT_SIM_SWEEP_DRAW_H_
 #define WEFT_TOOLS_WEFT_SIM_SWEEP_DRAW_H_
 

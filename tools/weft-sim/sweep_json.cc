@@ -25,6 +25,7 @@ Json op_json(const harness::ProgramOp& op) {
   j["in_place"] = s.in_place;
   j["group"] = op.group;
   j["async"] = op.async;
+  j["registered"] = op.registered;
   return j;
 }
 

@@ -30,10 +30,11 @@
 
 namespace weft::sim::cli {
 
-// The sweep document's own version, beside format_version: 2 since seeds
-// draw programs (1: a list of at most three collectives, "ops_run" and
-// "target").
-inline constexpr int kSweepJsonVersion = 2;
+// The sweep document's own version, beside format_version: 3 since
+// operations may run on registered buffers ("registered"; a seed's world,
+// program and faults are drawn as in 2); 2 since seeds draw programs (1: a
+// list of at most three collectives, "ops_run" and "target").
+inline constexpr int kSweepJsonVersion = 3;
 
 // One seed: its case, how it ended, and (when it failed an oracle, `why`
 // not empty) why and the command that replays it.
