@@ -1,6 +1,7 @@
 #include "harness/program_run.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <deque>
 #include <memory>
 #include <span>
