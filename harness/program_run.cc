@@ -281,7 +281,8 @@ absl::StatusOr<ProgramRun> run_program(SimCluster& cluster,
   std::vector<std::unique_ptr<ProgramRank>> ranks;
   std::vector<sim::RankProgram*> raw;
   for (uint32_t r = 0; r < cluster.ranks(); ++r) {
-    ranks.push_back(std::make_unique<ProgramRank>(state, cluster, r, groups[r]));
+    ranks.push_back(
+        std::make_unique<ProgramRank>(state, cluster, r, groups[r]));
     raw.push_back(ranks.back().get());
   }
   ProgramRun out;

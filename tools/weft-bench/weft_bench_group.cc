@@ -150,8 +150,8 @@ std::vector<RegistrationCacheReport> GroupRunner::registration_caches() const {
   return out;
 }
 
-absl::Status GroupRunner::register_buffers(
-    harness::RankCall& call, std::vector<RegisteredMemory>* out) {
+absl::Status GroupRunner::register_buffers(harness::RankCall& call,
+                                           std::vector<RegisteredMemory>* out) {
   return call.register_with(process_group_->group(), out);
 }
 
