@@ -5,6 +5,7 @@
 #include "harness/program_run.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -26,6 +27,17 @@ sim::WorldOptions world_of(absl::StatusOr<Topology> topology) {
   w.seed = 7;
   w.time_limit_ns = 40 * kDeadlineNs;
   w.keep_trace_events = false;
+  return w;
+}
+
+// world_of() with frames lost at `loss` and duplicated at 1%, until
+// `until_ns`.
+sim::WorldOptions lossy_world_of(absl::StatusOr<Topology> topology, double loss,
+                                 TimeNs until_ns) {
+  sim::WorldOptions w = world_of(std::move(topology));
+  w.faults.rates.loss = loss;
+  w.faults.rates.duplicate = 0.01;
+  w.faults.rates.until_ns = until_ns;
   return w;
 }
 
@@ -81,11 +93,8 @@ TEST(ProgramRun, SubgroupsAndAsyncOperationsEndCorrect) {
 }
 
 TEST(ProgramRun, LossThatStopsLeavesTheProgramCorrect) {
-  sim::WorldOptions w = world_of(Topology::ring(5));
-  w.faults.rates.loss = 0.05;
-  w.faults.rates.duplicate = 0.01;
-  w.faults.rates.until_ns = 300 * kNsPerUs;
-  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, GroupOptions{});
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(
+      lossy_world_of(Topology::ring(5), 0.05, 300 * kNsPerUs), GroupOptions{});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Program p;
   p.subgroups = {{1, 2}};
@@ -105,11 +114,8 @@ TEST(ProgramRun, LossThatStopsLeavesTheProgramCorrect) {
 // resent after a call returned must still carry what was sent first, so
 // every operation, the later ones included, ends correct.
 TEST(ProgramRun, RegisteredOperationsUnderLossEndCorrect) {
-  sim::WorldOptions w = world_of(Topology::mesh(4));
-  w.faults.rates.loss = 0.03;
-  w.faults.rates.duplicate = 0.01;
-  w.faults.rates.until_ns = 2 * kNsPerMs;
-  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, GroupOptions{});
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(
+      lossy_world_of(Topology::mesh(4), 0.03, 2 * kNsPerMs), GroupOptions{});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Program p;
   p.subgroups = {{2, 0, 3}};
