@@ -125,6 +125,14 @@ class ProgramRank final : public sim::RankProgram {
     return in_flight_.empty() && next_ == state_.program().ops.size();
   }
   bool running() const { return !in_flight_.empty(); }
+  // The run ended with operations in flight (cancelled): their registered
+  // buffers may still have receives posted into them, so they go to the
+  // cluster with their registrations, as a failed operation's do.
+  void keep_registered_in_flight() {
+    for (InFlight& f : in_flight_) {
+      if (!f.registrations.empty()) keep(f);
+    }
+  }
   uint64_t wrong_elements() const { return wrong_elements_; }
   // The rank's first error in program order, or OK.
   absl::Status first_error() const {
@@ -199,14 +207,18 @@ class ProgramRank final : public sim::RankProgram {
         std::fill(buffer.begin(), buffer.end(), kOverwritten);
       }
     } else if (!f.registrations.empty()) {
-      // A receive posted into the output may still land: the buffers stay
-      // until the groups close (docs/collectives.md).
-      auto kept = std::make_shared<RegisteredCalls>();
-      kept->calls.push_back(std::move(f.call));
-      kept->registrations = std::move(f.registrations);
-      cluster_.keep_until_closed(std::move(kept));
+      keep(f);
     }
     in_flight_.pop_front();
+  }
+
+  // A receive posted into a failed operation's output may still land: its
+  // buffers stay until the groups close (docs/collectives.md).
+  void keep(InFlight& f) {
+    auto kept = std::make_shared<RegisteredCalls>();
+    kept->calls.push_back(std::move(f.call));
+    kept->registrations = std::move(f.registrations);
+    cluster_.keep_until_closed(std::move(kept));
   }
 
   ProgramState& state_;
@@ -302,6 +314,7 @@ absl::StatusOr<ProgramRun> run_program(SimCluster& cluster,
     if (!ranks[r]->running()) continue;
     cluster.group(r).abort();
     cluster.group(r).progress();
+    ranks[r]->keep_registered_in_flight();
   }
   return out;
 }

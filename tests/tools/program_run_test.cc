@@ -5,6 +5,7 @@
 #include "harness/program_run.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -168,6 +169,32 @@ TEST(ProgramRun, ACrashEndsEverySurvivorInATypedError) {
     EXPECT_TRUE(error_place(e).has_value()) << "rank " << r << ": " << e;
   }
   EXPECT_LT(run->ops_correct, p.ops.size());
+}
+
+// A crash leaves operations in flight when the run ends, registered ones
+// among them: their buffers and registrations stay with the cluster until
+// it closes, so none is released while the fabric may still use it (which
+// the fabric would refuse, with a warning).
+TEST(ProgramRun, OperationsCancelledAtTheEndKeepTheirRegistrations) {
+  sim::WorldOptions w = world_of(Topology::mesh(4));
+  w.faults.script.push_back(
+      {.kind = sim::FaultKind::kCrash, .rank = 2, .at_ns = 20 * kNsPerUs});
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, GroupOptions{});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Program p;
+  for (int i = 0; i < 4; ++i) {
+    ProgramOp sum = op(CollectiveKind::kAllReduce, 1 << 20, 0, i % 2 == 1);
+    sum.registered = true;
+    p.ops.push_back(sum);
+  }
+  testing::internal::CaptureStderr();
+  absl::StatusOr<ProgramRun> run = run_program(*cluster, p, run_options());
+  const std::string logged = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->outcome.verdict, Verdict::kTypedError)
+      << run->outcome.summary();
+  EXPECT_EQ(logged.find("releasing registered memory"), std::string::npos)
+      << logged;
 }
 
 TEST(ProgramRun, BadProgramsAreRefusedBeforeAnythingRuns) {
