@@ -1,8 +1,10 @@
 // Benchmarks of the reduction kernels: reduce_into for every dtype and op at
 // 64 KiB (cache-resident) and 64 MiB (memory-bound), beside two baselines in
 // the same binary and built with the same flags: memcpy and a plain float32
-// in-place add loop. Bytes/s counts the bytes of one input buffer (count x
-// dtype size), so every row is comparable with memcpy of the same size.
+// in-place add loop; and reduce_to (float32 sum into a third buffer) beside
+// the copy-then-reduce it replaces. Bytes/s counts the bytes of one input
+// buffer (count x dtype size), so every row is comparable with memcpy of the
+// same size.
 //
 //   weft_kernels_bench --benchmark_filter='64MiB' --benchmark_repetitions=3
 #include <algorithm>
@@ -59,7 +61,7 @@ std::vector<unsigned char> one_of(DType dtype) {
   return bytes;
 }
 
-// Two page-aligned buffers shared by every benchmark (allocated once, filled
+// Page-aligned buffers shared by every benchmark (allocated once, filled
 // per run), as the fabric's slab frames are.
 struct Buffer {
   Buffer()
@@ -71,6 +73,7 @@ struct Buffer {
 struct Buffers {
   Buffer acc;
   Buffer in;
+  Buffer dst;  // reduce_to's destination
 };
 
 Buffers& buffers() {
@@ -100,6 +103,39 @@ void bm_reduce(benchmark::State& state, DType dtype, ReduceOp op,
   for (auto _ : state) {
     const absl::Status status =
         reduce_into(dtype, op, b.acc.data, b.in.data, count);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
+      break;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+
+// dst = op(acc, in): reduce_to in one pass, or (`copy_first`) as the
+// engine combined before it, a copy of acc into dst and reduce_into, a
+// 16 KiB piece at a time.
+void bm_reduce_to(benchmark::State& state, DType dtype, ReduceOp op,
+                  size_t bytes, bool copy_first) {
+  Buffers& b = buffers();
+  const std::vector<unsigned char> one = one_of(dtype);
+  fill(b.acc, bytes, one);
+  fill(b.in, bytes, one);
+  const size_t elem = dtype_size(dtype);
+  const size_t count = bytes / elem;
+  for (auto _ : state) {
+    absl::Status status;
+    if (copy_first) {
+      for (size_t done = 0; done < bytes && status.ok();
+           done += kReduceToPieceBytes) {
+        const size_t n = std::min(kReduceToPieceBytes, bytes - done);
+        std::memcpy(b.dst.data + done, b.acc.data + done, n);
+        status = reduce_into(dtype, op, b.dst.data + done, b.in.data + done,
+                             n / elem);
+      }
+    } else {
+      status = reduce_to(dtype, op, b.dst.data, b.acc.data, b.in.data, count);
+    }
     if (!status.ok()) {
       state.SkipWithError(std::string(status.message()).c_str());
       break;
@@ -155,6 +191,12 @@ void register_all() {
                                  bytes);
     benchmark::RegisterBenchmark(("baseline/float32_add_loop/" + size).c_str(),
                                  bm_plain_add, bytes);
+    benchmark::RegisterBenchmark(
+        ("baseline/copy_then_reduce/float32/sum/" + size).c_str(), bm_reduce_to,
+        DType::kFloat32, ReduceOp::kSum, bytes, true);
+    benchmark::RegisterBenchmark(("reduce_to/float32/sum/" + size).c_str(),
+                                 bm_reduce_to, DType::kFloat32, ReduceOp::kSum,
+                                 bytes, false);
     for (int d = 0; d < kDTypeCount; ++d) {
       for (int o = 0; o < kReduceOpCount; ++o) {
         const auto dtype = static_cast<DType>(d);

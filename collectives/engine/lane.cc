@@ -42,8 +42,7 @@ uint64_t LaneConfig::region_bytes() const {
 
 Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
            LaneConfig config, const Slab& slab, uint64_t frames_offset,
-           uint64_t control_offset, uint64_t abort_offset,
-           const Clock& clock)
+           uint64_t control_offset, uint64_t abort_offset, const Clock& clock)
     : endpoint_(std::move(endpoint)),
       peer_(peer),
       cable_(cable),
@@ -243,8 +242,8 @@ absl::Status Lane::resend(uint32_t seq, bool on_timeout) {
   // slot is not reused before the frame is acknowledged); post() renews
   // its counters.
   const uint32_t payload_bytes = send_.slot_payload_bytes(slot);
-  absl::StatusOr<FrameHeader> header = FrameHeader::decode(
-      send_head(slot).span(), kHeaderBytes + payload_bytes);
+  absl::StatusOr<FrameHeader> header =
+      FrameHeader::decode(send_head(slot).span(), kHeaderBytes + payload_bytes);
   WEFT_ASSERT(header.ok() && header->seq == seq &&
                   header->payload_bytes == payload_bytes,
               "a data slot awaiting its acknowledgement lost its header");

@@ -208,6 +208,11 @@ class Lane {
   void receive_into(uint32_t first_seq, std::vector<Frame> frames) {
     if (!parts_refused_) targets_.set(first_seq, std::move(frames));
   }
+  // More of them, once they may be: frames[i] for data frame
+  // first_seq + i (empty frames are not used).
+  void receive_also_into(uint32_t first_seq, std::span<const Frame> frames) {
+    targets_.add(first_seq, frames);
+  }
   // Stops choosing targets; returns how many receives posted into user
   // memory have not completed yet (0 once the operation consumed all its
   // frames).
@@ -392,7 +397,7 @@ class Lane {
   Frame data_;
   Frame control_;
   Frame abort_;
-  uint32_t slot_bytes_ = 0;  // LaneConfig::slot_bytes(split_)
+  uint32_t slot_bytes_ = 0;        // LaneConfig::slot_bytes(split_)
   std::vector<Arrival> arrivals_;  // per receive slot: the checked header
   // Per receive slot: the frame of user memory holding its arrival's
   // payload (it landed in place); empty when it is in the lane's frame.

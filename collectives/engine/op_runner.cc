@@ -48,7 +48,7 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
       rank_(rank),
       scratch_bytes_(plan.scratch_bytes),
       zero_copy_(buffers.in_slab != nullptr || buffers.out_slab != nullptr) {
-  // A registered output may take receives straight into it where no other
+  // A registered output may take receives straight into it where no later
   // item touches their bytes (receivable_in_place): that takes the whole
   // plan, so its sources are drained first (a plan's size is small beside
   // the buffers of an operation worth registering).
@@ -256,18 +256,7 @@ absl::Status OpRunner::apply(const Step& step, uint32_t frame,
 
 absl::Status OpRunner::combine(std::byte* dst, const std::byte* first,
                                const std::byte* second, uint32_t bytes) const {
-  // dst = op(first, second) as a copy and an in-place reduce, a piece at a
-  // time so the piece is still in the L1 cache when it is reduced.
-  const size_t elem = dtype_size(dtype_);
-  const uint32_t piece = kCombinePieceBytes - kCombinePieceBytes % elem;
-  for (uint32_t done = 0; done < bytes; done += piece) {
-    const uint32_t n = std::min(piece, bytes - done);
-    std::memcpy(dst + done, first + done, n);
-    absl::Status s =
-        reduce_into(dtype_, op_, dst + done, second + done, n / elem);
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return reduce_to(dtype_, op_, dst, first, second, bytes / dtype_size(dtype_));
 }
 
 absl::Status OpRunner::mismatch(const LaneWork& w, const FrameHeader& got,
@@ -433,6 +422,7 @@ absl::Status OpRunner::advance(bool* advanced) {
     }
     *advanced |= moved;
   }
+  open_gates();
   return absl::OkStatus();
 }
 

@@ -206,19 +206,39 @@ class OpRunner {
   // Sends frame w.send_frame of `step` on w's lane: straight from user
   // memory when its buffer is registered.
   absl::Status send_frame(LaneWork& w, const Step& step, FrameHeader h);
-  // dst = op(first, second) over `bytes`.
+  // dst = op(first, second) over `bytes`, in one pass (reduce_to).
   absl::Status combine(std::byte* dst, const std::byte* first,
                        const std::byte* second, uint32_t bytes) const;
-  // combine() works in pieces of this size (fits a core's L1 data cache).
-  static constexpr uint32_t kCombinePieceBytes = 16 << 10;
-  // Per plan item: a receive whose frames may land straight in its
+  // Per plan item: whether a receive's frames may land straight in its
   // destination (Lane::receive_into): a copy into registered output that
-  // no other item reads or writes, but for sends forwarding the same slice
-  // after it, frame by frame or whole.
-  std::vector<uint8_t> receivable_in_place(const std::vector<Item>& items);
+  // no later item reads or writes, but for sends forwarding the same slice
+  // after it, frame by frame or whole. `needs` lists the earlier items
+  // that touch the slice (a ring's partial sums, reduced there and sent
+  // on before the all-gather brings the finished chunk): the receive may
+  // land there only once they are done (open_gates()).
+  struct InPlace {
+    bool ok = false;
+    std::vector<int32_t> needs;
+  };
+  std::vector<InPlace> receivable_in_place(const std::vector<Item>& items);
   // Tells each lane where its frames of this operation may be received
-  // into (frames of a full receive's payload only).
+  // into (frames of a full receive's payload only): now, for receives that
+  // need nothing first, and through open_gates() for the others.
   void receive_into_user_memory();
+  // A receive that may land in place once `needs` are done and no lane
+  // still sends from [begin, end).
+  struct Gate {
+    uint32_t work = 0;       // lanes_ position
+    uint32_t first_seq = 0;  // the lane's number of its first frame
+    std::vector<Frame> frames;
+    const std::byte* begin = nullptr;
+    const std::byte* end = nullptr;
+    std::vector<int32_t> needs;
+  };
+  bool item_done(int32_t item) const;
+  // Hands the lanes the frames of each gate whose needs are met, in lane
+  // order (a lane's later gates wait for its earlier ones).
+  void open_gates();
   absl::Status check_arrivals(LaneWork& w);
   absl::Status mismatch(const LaneWork& w, const FrameHeader& got,
                         uint32_t want_bytes) const;
@@ -250,8 +270,14 @@ class OpRunner {
   // Frames may be sent from user memory (buffers_ has a registration).
   bool zero_copy_ = false;
   std::unique_ptr<UserMemory::Use> use_;
-  // receivable_in_place() of the plan (empty: nothing is).
-  std::vector<uint8_t> in_place_;
+  // receivable_in_place() of the plan, until start() (empty: none is).
+  std::vector<InPlace> in_place_;
+  // Receives waiting to land in place, grouped by lane in lane order:
+  // lane i's not opened yet are gates_[gate_next_[i], gate_end_[i]).
+  std::vector<Gate> gates_;
+  std::vector<uint32_t> gate_next_;
+  std::vector<uint32_t> gate_end_;
+  uint32_t gates_left_ = 0;
 };
 
 }  // namespace weft::internal

@@ -36,6 +36,15 @@ const Frame* ReceiveTargets::choose(uint32_t slot, uint32_t ahead,
   return &posted_[slot]->user;
 }
 
+void ReceiveTargets::add(uint32_t first_seq, std::span<const Frame> frames) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint32_t index = first_seq + static_cast<uint32_t>(i) - first_seq_;
+    if (index < frames_.size() && frames[i].slab() != nullptr) {
+      frames_[index] = frames[i];
+    }
+  }
+}
+
 void ReceiveTargets::cancel(uint32_t slot) {
   if (targeted(slot)) {
     posted_[slot].reset();

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,9 @@ class ReceiveTargets {
     first_seq_ = first_seq;
     frames_ = std::move(frames);
   }
+  // More destinations of the same operation: frames[i] for data frame
+  // first_seq + i, where not empty. Nothing after clear().
+  void add(uint32_t first_seq, std::span<const Frame> frames);
   // No more targets are chosen; receives already posted keep theirs.
   void clear() { frames_.clear(); }
   // Receives targeted and not completed yet.

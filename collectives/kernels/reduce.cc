@@ -4,6 +4,7 @@
 // for the 16-bit floats where the CPU has them.
 #include "collectives/kernels/reduce.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -24,8 +25,6 @@
 namespace weft {
 namespace {
 
-using Kernel = internal::ReduceKernel;
-
 template <typename T>
 T load(const unsigned char* p) {
   T v;
@@ -38,55 +37,98 @@ void store(unsigned char* p, T v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-// acc[i] = Op::apply(acc[i], in[i]) where acc and in do not overlap: restrict
-// spares the vectorised loop its run-time overlap checks.
+// The runs: dst[i] = Op::apply(a[i], b[i]) over `count` elements, for each
+// way the three may share memory. restrict spares the vectorised loops
+// their run-time overlap checks.
+
+// dst == a, b apart (acc op= in).
 template <typename T, typename Op>
-void reduce_run_apart(unsigned char* __restrict acc,
-                      const unsigned char* __restrict in, size_t count) {
+void reduce_run_apart(unsigned char* __restrict dst, const unsigned char*,
+                      const unsigned char* __restrict b, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const size_t at = i * sizeof(T);
-    store<T>(acc + at, Op::apply(load<T>(acc + at), load<T>(in + at)));
+    store<T>(dst + at, Op::apply(load<T>(dst + at), load<T>(b + at)));
   }
 }
 
-// acc[i] = Op::apply(acc[i], acc[i]), for acc == in.
+// dst == a == b.
 template <typename T, typename Op>
-void reduce_run_same(unsigned char* acc, const unsigned char*, size_t count) {
+void reduce_run_same(unsigned char* dst, const unsigned char*,
+                     const unsigned char*, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const size_t at = i * sizeof(T);
-    const T x = load<T>(acc + at);
-    store<T>(acc + at, Op::apply(x, x));
+    const T x = load<T>(dst + at);
+    store<T>(dst + at, Op::apply(x, x));
   }
 }
+
+// dst apart from both inputs (a and b may be one buffer: both are only
+// read).
+template <typename T, typename Op>
+void reduce_run_to(unsigned char* __restrict dst,
+                   const unsigned char* __restrict a,
+                   const unsigned char* __restrict b, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const size_t at = i * sizeof(T);
+    store<T>(dst + at, Op::apply(load<T>(a + at), load<T>(b + at)));
+  }
+}
+
+using Run = void (*)(unsigned char*, const unsigned char*, const unsigned char*,
+                     size_t);
 
 // A run over blocks, each prefetching a later one; a single run for inputs
 // too small to prefetch (each run costs an alignment prologue and a tail).
-template <typename T,
-          void (*kRun)(unsigned char*, const unsigned char*, size_t)>
-void reduce_blocks(unsigned char* acc, const unsigned char* in, size_t count) {
+template <typename T, Run kRun>
+void reduce_blocks(unsigned char* dst, const unsigned char* a,
+                   const unsigned char* b, size_t count) {
   constexpr size_t kBlock = internal::kPrefetchBlockBytes / sizeof(T);
   const size_t total_bytes = count * sizeof(T);
-  if (total_bytes < internal::kPrefetchMinBytes) return kRun(acc, in, count);
+  if (total_bytes < internal::kPrefetchMinBytes) return kRun(dst, a, b, count);
   size_t done = 0;
   for (; count - done >= kBlock; done += kBlock) {
     const size_t at = done * sizeof(T);
-    internal::prefetch_ahead(acc, in, at, total_bytes);
-    kRun(acc + at, in + at, kBlock);
+    internal::prefetch_ahead(dst, b, at, total_bytes, a == dst ? nullptr : a);
+    kRun(dst + at, a + at, b + at, kBlock);
   }
   const size_t at = done * sizeof(T);
-  kRun(acc + at, in + at, count - done);
+  kRun(dst + at, a + at, b + at, count - done);
 }
 
-// The API allows acc == in but no other overlap.
+// acc op= in. The API allows acc == in but no other overlap.
 template <typename T, typename Op>
 void reduce_elements(unsigned char* acc, const unsigned char* in,
                      size_t count) {
   if (acc == in) {
-    reduce_blocks<T, &reduce_run_same<T, Op>>(acc, in, count);
+    reduce_blocks<T, &reduce_run_same<T, Op>>(acc, acc, in, count);
   } else {
-    reduce_blocks<T, &reduce_run_apart<T, Op>>(acc, in, count);
+    reduce_blocks<T, &reduce_run_apart<T, Op>>(acc, acc, in, count);
   }
 }
+
+// dst = op(a, b). The API allows dst == a but no other overlap with dst.
+template <typename T, typename Op>
+void reduce_elements_to(unsigned char* dst, const unsigned char* a,
+                        const unsigned char* b, size_t count) {
+  if (dst == a) return reduce_elements<T, Op>(dst, b, count);
+  reduce_blocks<T, &reduce_run_to<T, Op>>(dst, a, b, count);
+}
+
+// The two kinds of kernel, for pick() below.
+struct Into {
+  using Kernel = internal::ReduceKernel;
+  template <typename T, typename Op>
+  static Kernel of() {
+    return &reduce_elements<T, Op>;
+  }
+};
+struct To {
+  using Kernel = internal::ReduceToKernel;
+  template <typename T, typename Op>
+  static Kernel of() {
+    return &reduce_elements_to<T, Op>;
+  }
+};
 
 // ---- Integers: wrap modulo 2^n, computed in unsigned arithmetic wide enough
 // that integer promotion cannot make it signed (uint16 * uint16 would
@@ -205,29 +247,91 @@ struct Converted {
   }
 };
 
-template <typename T, typename Sum, typename Prod, typename Max, typename Min>
-Kernel pick(ReduceOp op) {
-  return internal::kernel_for_op<Kernel>(
-      op, &reduce_elements<T, Sum>, &reduce_elements<T, Prod>,
-      &reduce_elements<T, Max>, &reduce_elements<T, Min>);
+template <typename K, typename T, typename Sum, typename Prod, typename Max,
+          typename Min>
+typename K::Kernel pick(ReduceOp op) {
+  return internal::kernel_for_op<typename K::Kernel>(
+      op, K::template of<T, Sum>(), K::template of<T, Prod>(),
+      K::template of<T, Max>(), K::template of<T, Min>());
 }
 
-template <typename T>
-Kernel pick_int(ReduceOp op) {
-  return pick<T, WrapSum<T>, WrapProd<T>, IntMax<T>, IntMin<T>>(op);
+template <typename K, typename T>
+typename K::Kernel pick_int(ReduceOp op) {
+  return pick<K, T, WrapSum<T>, WrapProd<T>, IntMax<T>, IntMin<T>>(op);
 }
 
-template <typename T>
-Kernel pick_float(ReduceOp op) {
-  return pick<T, FloatSum<T>, FloatProd<T>, FloatMax<T>, FloatMin<T>>(op);
+template <typename K, typename T>
+typename K::Kernel pick_float(ReduceOp op) {
+  return pick<K, T, FloatSum<T>, FloatProd<T>, FloatMax<T>, FloatMin<T>>(op);
 }
 
-template <typename Codec>
-Kernel pick_converted(ReduceOp op) {
-  return pick<uint16_t, Converted<Codec, FloatSum<float>>,
+template <typename K, typename Codec>
+typename K::Kernel pick_converted(ReduceOp op) {
+  return pick<K, uint16_t, Converted<Codec, FloatSum<float>>,
               Converted<Codec, FloatProd<float>>,
               Converted<Codec, FloatMax<float>>,
               Converted<Codec, FloatMin<float>>>(op);
+}
+
+// The portable kernel of kind K for a dtype and op.
+template <typename K>
+typename K::Kernel portable_kernel(DType dtype, ReduceOp op) {
+  switch (dtype) {
+    case DType::kBool:
+      return pick<K, uint8_t, BoolOr, BoolAnd, BoolOr, BoolAnd>(op);
+    case DType::kInt8:
+      return pick_int<K, int8_t>(op);
+    case DType::kInt16:
+      return pick_int<K, int16_t>(op);
+    case DType::kInt32:
+      return pick_int<K, int32_t>(op);
+    case DType::kInt64:
+      return pick_int<K, int64_t>(op);
+    case DType::kUint8:
+      return pick_int<K, uint8_t>(op);
+    case DType::kUint16:
+      return pick_int<K, uint16_t>(op);
+    case DType::kUint32:
+      return pick_int<K, uint32_t>(op);
+    case DType::kUint64:
+      return pick_int<K, uint64_t>(op);
+    case DType::kFloat16:
+      return pick_converted<K, Float16Codec>(op);
+    case DType::kBFloat16:
+      return pick_converted<K, BFloat16Codec>(op);
+    case DType::kFloat32:
+      return pick_float<K, float>(op);
+    case DType::kFloat64:
+      return pick_float<K, double>(op);
+    case DType::kComplex64:
+      return pick<K, Complex64, ComplexSum, ComplexProd, ComplexMax,
+                  ComplexMin>(op);
+  }
+  return nullptr;
+}
+
+// Why a call cannot run, or OK. `fn` names the function in the message.
+absl::Status check_call(const char* fn, DType dtype, ReduceOp op,
+                        size_t count) {
+  if (!is_valid(dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: unknown dtype %d (valid dtypes are 0..%d, bool to "
+                        "complex64); pass a weft::DType value",
+                        fn, static_cast<int>(dtype), kDTypeCount - 1));
+  }
+  if (!is_valid(op)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: unknown reduce op %d (valid ops are 0..%d: sum, prod, "
+        "max, min); pass a weft::ReduceOp value",
+        fn, static_cast<int>(op), kReduceOpCount - 1));
+  }
+  if (count > std::numeric_limits<size_t>::max() / dtype_size(dtype)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d %s elements overflow the address space; pass an "
+        "element count, not a byte count",
+        fn, count, dtype_name(dtype)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -235,64 +339,21 @@ Kernel pick_converted(ReduceOp op) {
 namespace internal {
 
 ReduceKernel portable_reduce_kernel(DType dtype, ReduceOp op) {
-  switch (dtype) {
-    case DType::kBool:
-      return pick<uint8_t, BoolOr, BoolAnd, BoolOr, BoolAnd>(op);
-    case DType::kInt8:
-      return pick_int<int8_t>(op);
-    case DType::kInt16:
-      return pick_int<int16_t>(op);
-    case DType::kInt32:
-      return pick_int<int32_t>(op);
-    case DType::kInt64:
-      return pick_int<int64_t>(op);
-    case DType::kUint8:
-      return pick_int<uint8_t>(op);
-    case DType::kUint16:
-      return pick_int<uint16_t>(op);
-    case DType::kUint32:
-      return pick_int<uint32_t>(op);
-    case DType::kUint64:
-      return pick_int<uint64_t>(op);
-    case DType::kFloat16:
-      return pick_converted<Float16Codec>(op);
-    case DType::kBFloat16:
-      return pick_converted<BFloat16Codec>(op);
-    case DType::kFloat32:
-      return pick_float<float>(op);
-    case DType::kFloat64:
-      return pick_float<double>(op);
-    case DType::kComplex64:
-      return pick<Complex64, ComplexSum, ComplexProd, ComplexMax, ComplexMin>(
-          op);
-  }
-  return nullptr;
+  return portable_kernel<Into>(dtype, op);
+}
+
+ReduceToKernel portable_reduce_to_kernel(DType dtype, ReduceOp op) {
+  return portable_kernel<To>(dtype, op);
 }
 
 }  // namespace internal
 
 absl::Status reduce_into(DType dtype, ReduceOp op, void* acc, const void* in,
                          size_t count) {
-  if (!is_valid(dtype)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reduce_into: unknown dtype %d (valid dtypes are 0..%d, bool to "
-        "complex64); pass a weft::DType value",
-        static_cast<int>(dtype), kDTypeCount - 1));
-  }
-  if (!is_valid(op)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reduce_into: unknown reduce op %d (valid ops are 0..%d: sum, prod, "
-        "max, min); pass a weft::ReduceOp value",
-        static_cast<int>(op), kReduceOpCount - 1));
+  if (absl::Status s = check_call("reduce_into", dtype, op, count); !s.ok()) {
+    return s;
   }
   if (count == 0) return absl::OkStatus();
-  const size_t element_bytes = dtype_size(dtype);
-  if (count > std::numeric_limits<size_t>::max() / element_bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reduce_into: %d %s elements overflow the address space; pass an "
-        "element count, not a byte count",
-        count, dtype_name(dtype)));
-  }
   if (acc == nullptr || in == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "reduce_into: %s buffer is null with %d %s elements to reduce",
@@ -305,9 +366,46 @@ absl::Status reduce_into(DType dtype, ReduceOp op, void* acc, const void* in,
           internal::simd_reduce_kernel(dtype, op)) {
     done = simd(acc_bytes, in_bytes, count);
   }
-  const size_t skip_bytes = done * element_bytes;
+  const size_t skip_bytes = done * dtype_size(dtype);
   internal::portable_reduce_kernel(dtype, op)(
       acc_bytes + skip_bytes, in_bytes + skip_bytes, count - done);
+  return absl::OkStatus();
+}
+
+absl::Status reduce_to(DType dtype, ReduceOp op, void* dst, const void* a,
+                       const void* b, size_t count) {
+  if (absl::Status s = check_call("reduce_to", dtype, op, count); !s.ok()) {
+    return s;
+  }
+  if (count == 0) return absl::OkStatus();
+  if (dst == nullptr || a == nullptr || b == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reduce_to: %s buffer is null with %d %s elements to reduce",
+        dst == nullptr ? "destination"
+        : a == nullptr ? "first input"
+                       : "second input",
+        count, dtype_name(dtype)));
+  }
+  if (dst == a) return reduce_into(dtype, op, dst, b, count);
+  auto* dst_bytes = static_cast<unsigned char*>(dst);
+  const auto* a_bytes = static_cast<const unsigned char*>(a);
+  const auto* b_bytes = static_cast<const unsigned char*>(b);
+  if (internal::simd_reduce_kernel(dtype, op) == nullptr) {
+    internal::portable_reduce_to_kernel(dtype, op)(dst_bytes, a_bytes, b_bytes,
+                                                   count);
+    return absl::OkStatus();
+  }
+  // The SIMD kernels reduce in place: `a` is copied a piece at a time and
+  // reduced while the piece is still in the L1 cache.
+  const size_t elem = dtype_size(dtype);
+  const size_t piece = kReduceToPieceBytes / elem;
+  for (size_t done = 0; done < count; done += piece) {
+    const size_t n = std::min(piece, count - done);
+    std::memcpy(dst_bytes + done * elem, a_bytes + done * elem, n * elem);
+    absl::Status s = reduce_into(dtype, op, dst_bytes + done * elem,
+                                 b_bytes + done * elem, n);
+    if (!s.ok()) return s;
+  }
   return absl::OkStatus();
 }
 

@@ -1,9 +1,9 @@
-// Reduction kernels: acc[i] = op(acc[i], in[i]) over `count` elements of a
-// dtype. float16 and bfloat16 compute in float32 and round to nearest even;
-// complex64 max/min compare the real part, then the imaginary part; bool
-// sum/max is OR, prod/min is AND; integer sums wrap. The kernels are
-// deterministic: the same inputs give the same bytes on every run and
-// platform.
+// Reduction kernels: acc[i] = op(acc[i], in[i]) (or dst[i] = op(a[i], b[i]))
+// over `count` elements of a dtype. float16 and bfloat16 compute in float32 and
+// round to nearest even; complex64 max/min compare the real part, then the
+// imaginary part; bool sum/max is OR, prod/min is AND; integer sums wrap. The
+// kernels are deterministic: the same inputs give the same bytes on every run
+// and platform.
 #ifndef WEFT_COLLECTIVES_KERNELS_REDUCE_H_
 #define WEFT_COLLECTIVES_KERNELS_REDUCE_H_
 
@@ -19,6 +19,19 @@ namespace weft {
 // InvalidArgument for an unknown dtype or op.
 absl::Status reduce_into(DType dtype, ReduceOp op, void* acc, const void* in,
                          size_t count);
+
+// dst[i] = op(a[i], b[i]) for i < count: one pass where a copy of `a` and
+// reduce_into would take two. dst may be a (then it is reduce_into); it
+// must not overlap b otherwise, nor a partially. The same bits as copying
+// a into dst and reducing b into it. InvalidArgument for an unknown dtype
+// or op, or a null buffer.
+absl::Status reduce_to(DType dtype, ReduceOp op, void* dst, const void* a,
+                       const void* b, size_t count);
+
+// reduce_to() works in pieces of this size where a kernel reduces only in
+// place (the SIMD float16 and bfloat16 kernels): copied, then reduced
+// while in a core's L1 data cache.
+inline constexpr size_t kReduceToPieceBytes = 16 << 10;
 
 }  // namespace weft
 

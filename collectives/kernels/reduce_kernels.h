@@ -18,14 +18,20 @@ namespace weft::internal {
 using ReduceKernel = void (*)(unsigned char* acc, const unsigned char* in,
                               size_t count);
 
+// dst[i] = op(a[i], b[i]) for i < count; dst == a is allowed, no other
+// overlap with dst.
+using ReduceToKernel = void (*)(unsigned char* dst, const unsigned char* a,
+                                const unsigned char* b, size_t count);
+
 // Like ReduceKernel, but may stop short of `count` (at a multiple of its
 // vector width) and returns how many elements it reduced; the portable kernel
 // does the rest.
 using SimdReduceKernel = size_t (*)(unsigned char* acc, const unsigned char* in,
                                     size_t count);
 
-// The portable kernel; nullptr for a dtype or op outside its enum.
+// The portable kernels; nullptr for a dtype or op outside its enum.
 ReduceKernel portable_reduce_kernel(DType dtype, ReduceOp op);
+ReduceToKernel portable_reduce_to_kernel(DType dtype, ReduceOp op);
 
 // A SIMD kernel for this dtype and op if this CPU runs one; nullptr otherwise.
 // Defined once per architecture: reduce_x86.cc (x86-64, and the nullptr
@@ -58,14 +64,15 @@ inline constexpr size_t kPrefetchBlockBytes = 1024;
 inline constexpr size_t kPrefetchAheadBytes = 4096;
 inline constexpr size_t kPrefetchMinBytes = 512 * 1024;
 
-// Prefetches the block kPrefetchAheadBytes past byte `at` of acc and in, if
-// the inputs are large enough and that block lies inside both.
+// Prefetches the block kPrefetchAheadBytes past byte `at` of acc and in (and
+// of `also`, read, unless null), if the inputs are large enough and that
+// block lies inside them.
 #if defined(__GNUC__) || defined(__clang__)
 // Always inlined: gcc 12 sees a function holding only prefetches as free of
 // side effects and deletes calls to it before it would inline it.
 __attribute__((always_inline)) inline void prefetch_ahead(
     const unsigned char* acc, const unsigned char* in, size_t at,
-    size_t total_bytes) {
+    size_t total_bytes, const unsigned char* also = nullptr) {
   constexpr int kForWrite = 1;
   constexpr int kForRead = 0;
   if (total_bytes < kPrefetchMinBytes ||
@@ -76,11 +83,12 @@ __attribute__((always_inline)) inline void prefetch_ahead(
   for (size_t line = 0; line < kPrefetchBlockBytes; line += kCacheLineBytes) {
     __builtin_prefetch(acc + ahead + line, kForWrite);
     __builtin_prefetch(in + ahead + line, kForRead);
+    if (also != nullptr) __builtin_prefetch(also + ahead + line, kForRead);
   }
 }
 #else
 inline void prefetch_ahead(const unsigned char*, const unsigned char*, size_t,
-                           size_t) {}
+                           size_t, const unsigned char* = nullptr) {}
 #endif
 
 }  // namespace weft::internal

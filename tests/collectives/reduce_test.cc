@@ -70,21 +70,40 @@ Bytes pack(const std::vector<T>& values) {
   return out;
 }
 
-enum class Path { kDispatch, kPortable };
+// reduce_into and its portable kernels, and reduce_to (dst = op(acc, in)
+// into a third buffer) and its portable kernels.
+enum class Path { kDispatch, kPortable, kDispatchTo, kPortableTo };
+constexpr Path kPaths[] = {Path::kDispatch, Path::kPortable, Path::kDispatchTo,
+                           Path::kPortableTo};
 
 // acc op= in through one path; returns the new acc.
 Bytes reduce(Path path, DType dtype, ReduceOp op, Bytes acc, const Bytes& in) {
   const size_t count = acc.size() / dtype_size(dtype);
-  if (path == Path::kDispatch) {
-    EXPECT_TRUE(reduce_into(dtype, op, acc.data(), in.data(), count).ok());
-  } else {
-    internal::portable_reduce_kernel(dtype, op)(acc.data(), in.data(), count);
+  // reduce_to writes over what the destination held: garbage first.
+  Bytes dst(acc.size(), 0xa5);
+  switch (path) {
+    case Path::kDispatch:
+      EXPECT_TRUE(reduce_into(dtype, op, acc.data(), in.data(), count).ok());
+      return acc;
+    case Path::kPortable:
+      internal::portable_reduce_kernel(dtype, op)(acc.data(), in.data(), count);
+      return acc;
+    case Path::kDispatchTo:
+      EXPECT_TRUE(
+          reduce_to(dtype, op, dst.data(), acc.data(), in.data(), count).ok());
+      return dst;
+    case Path::kPortableTo:
+      internal::portable_reduce_to_kernel(dtype, op)(dst.data(), acc.data(),
+                                                     in.data(), count);
+      return dst;
   }
   return acc;
 }
 
 std::string label(Path path, DType dtype, ReduceOp op) {
-  return std::string(path == Path::kDispatch ? "dispatch " : "portable ") +
+  const char* names[] = {"dispatch ", "portable ", "dispatch to ",
+                         "portable to "};
+  return std::string(names[static_cast<int>(path)]) +
          std::string(dtype_name(dtype)) + " " + std::string(reduce_op_name(op));
 }
 
@@ -131,7 +150,7 @@ void check_integers(DType dtype) {
     put(acc, i, edges[i][0]);
     put(in, i, edges[i][1]);
   }
-  for (Path path : {Path::kDispatch, Path::kPortable}) {
+  for (Path path : kPaths) {
     for (ReduceOp op : kOps) {
       const Bytes out = reduce(path, dtype, op, acc, in);
       for (size_t i = 0; i < kCount; ++i) {
@@ -185,7 +204,7 @@ TEST(ReduceInto, BoolTreatsAnyNonZeroByteAsTrueAndWritesZeroOrOne) {
   const Bytes b = {0, 1, 0, 1, 0x40, 0, 0xff, 7};
   const Bytes any = {0, 1, 1, 1, 1, 1, 1, 1};
   const Bytes all = {0, 0, 0, 1, 1, 0, 1, 0};
-  for (Path path : {Path::kDispatch, Path::kPortable}) {
+  for (Path path : kPaths) {
     EXPECT_EQ(reduce(path, DType::kBool, ReduceOp::kSum, a, b), any);
     EXPECT_EQ(reduce(path, DType::kBool, ReduceOp::kMax, a, b), any);
     EXPECT_EQ(reduce(path, DType::kBool, ReduceOp::kProd, a, b), all);
@@ -222,7 +241,7 @@ void check_float_ops(DType dtype) {
     max.push_back(r.max);
     min.push_back(r.min);
   }
-  for (Path path : {Path::kDispatch, Path::kPortable}) {
+  for (Path path : kPaths) {
     EXPECT_EQ(reduce(path, dtype, ReduceOp::kMax, pack(a), pack(b)), pack(max))
         << label(path, dtype, ReduceOp::kMax);
     EXPECT_EQ(reduce(path, dtype, ReduceOp::kMin, pack(a), pack(b)), pack(min))
@@ -247,7 +266,7 @@ TEST(ReduceInto, Float32SumAndProdAreCorrectlyRounded) {
     b[i] = std::ldexp(static_cast<float>(bits.next() % 100000) - 50000.0f,
                       static_cast<int>(bits.next() % 40) - 20);
   }
-  for (Path path : {Path::kDispatch, Path::kPortable}) {
+  for (Path path : kPaths) {
     const Bytes sum =
         reduce(path, DType::kFloat32, ReduceOp::kSum, pack(a), pack(b));
     const Bytes prod =
@@ -269,7 +288,7 @@ TEST(ReduceInto, Float64SumAndProd) {
   const std::vector<double> prod = {3.375, -1.0,
                                     std::numeric_limits<double>::infinity(),
                                     0.020000000000000004, -0.0};
-  for (Path path : {Path::kDispatch, Path::kPortable}) {
+  for (Path path : kPaths) {
     EXPECT_EQ(reduce(path, DType::kFloat64, ReduceOp::kSum, pack(a), pack(b)),
               pack(sum));
     EXPECT_EQ(reduce(path, DType::kFloat64, ReduceOp::kProd, pack(a), pack(b)),
@@ -314,7 +333,7 @@ void check_half_type(DType dtype, reference::Format f) {
     b[i] = (r & 3) == 0 ? static_cast<uint16_t>(r >> 8)
                         : static_cast<uint16_t>(i ^ ((r >> 8) & 0x83ff));
   }
-  for (Path path : {Path::kDispatch, Path::kPortable}) {
+  for (Path path : kPaths) {
     for (ReduceOp op : kOps) {
       const Bytes out = reduce(path, dtype, op, pack(a), pack(b));
       for (size_t i = 0; i < kCount; ++i) {
@@ -354,7 +373,7 @@ TEST(ReduceInto, SixteenBitFloatsRoundTripThroughAddingNegativeZero) {
       acc[i] = static_cast<uint16_t>(i);
       minus_zero[i] = static_cast<uint16_t>(f.sign_bit());
     }
-    for (Path path : {Path::kDispatch, Path::kPortable}) {
+    for (Path path : kPaths) {
       const Bytes out =
           reduce(path, dtype, ReduceOp::kSum, pack(acc), pack(minus_zero));
       for (uint32_t h = 0; h < acc.size(); ++h) {
@@ -410,7 +429,7 @@ TEST(ReduceInto, Complex64SumAndProdOnExactValues) {
     prod[i] = {static_cast<float>(ar * br - ai * bi),
                static_cast<float>(ar * bi + ai * br)};
   }
-  for (Path path : {Path::kDispatch, Path::kPortable}) {
+  for (Path path : kPaths) {
     EXPECT_EQ(reduce(path, DType::kComplex64, ReduceOp::kSum, pack_complex(a),
                      pack_complex(b)),
               pack_complex(sum));
@@ -434,7 +453,7 @@ TEST(ReduceInto, Complex64MaxMinCompareRealThenImaginaryAndPickWholeElement) {
                                     {3, 3}, {nan, 0}, {0, nan}};
   const std::vector<Complex> min = {{1, 5}, {1, 5},   {1, 100}, {1, 100},
                                     {3, 3}, {nan, 0}, {0, nan}};
-  for (Path path : {Path::kDispatch, Path::kPortable}) {
+  for (Path path : kPaths) {
     EXPECT_EQ(reduce(path, DType::kComplex64, ReduceOp::kMax, pack_complex(a),
                      pack_complex(b)),
               pack_complex(max));
@@ -548,6 +567,78 @@ TEST(ReduceInto, UnknownDTypeOrOpIsNamed) {
   EXPECT_EQ(bad_op.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad_op.message()), HasSubstr("unknown reduce op 7"));
   EXPECT_EQ(acc, 1);
+}
+
+// ---- reduce_to beyond the element-wise references above: inputs large
+// enough to be walked in prefetched blocks (and, for the 16-bit floats, in
+// pieces), unaligned, dst == a, bad calls.
+TEST(ReduceTo, LargeUnalignedInputsGiveReduceIntosBits) {
+  Bits bits(11);
+  for (int d = 0; d < kDTypeCount; ++d) {
+    const auto dtype = static_cast<DType>(d);
+    // Past kPrefetchMinBytes and kReduceToPieceBytes, with a tail.
+    const size_t count = (600 << 10) / dtype_size(dtype) + 7;
+    const size_t bytes = count * dtype_size(dtype);
+    const Bytes a = bits.bytes(bytes);
+    const Bytes b = bits.bytes(bytes);
+    for (ReduceOp op : kOps) {
+      Bytes expected = a;
+      ASSERT_TRUE(
+          reduce_into(dtype, op, expected.data(), b.data(), count).ok());
+      for (size_t offset : {0, 1, 3}) {
+        Bytes dst(bytes + offset, 0x5a), a_buf(bytes + 2 * offset),
+            b_buf(bytes + 3 * offset);
+        std::memcpy(a_buf.data() + 2 * offset, a.data(), bytes);
+        std::memcpy(b_buf.data() + 3 * offset, b.data(), bytes);
+        ASSERT_TRUE(reduce_to(dtype, op, dst.data() + offset,
+                              a_buf.data() + 2 * offset,
+                              b_buf.data() + 3 * offset, count)
+                        .ok());
+        ASSERT_EQ(Bytes(dst.begin() + offset, dst.end()), expected)
+            << dtype_name(dtype) << " " << reduce_op_name(op) << " offset "
+            << offset;
+        // The inputs are only read.
+        ASSERT_EQ(Bytes(a_buf.begin() + 2 * offset, a_buf.end()), a);
+        ASSERT_EQ(Bytes(b_buf.begin() + 3 * offset, b_buf.end()), b);
+      }
+    }
+  }
+}
+
+TEST(ReduceTo, DstMayBeTheFirstInput) {
+  Bytes acc = pack<int32_t>({1, -2, 30});
+  const Bytes in = pack<int32_t>({10, 20, -30});
+  ASSERT_TRUE(reduce_to(DType::kInt32, ReduceOp::kSum, acc.data(), acc.data(),
+                        in.data(), 3)
+                  .ok());
+  EXPECT_EQ(acc, pack<int32_t>({11, 18, 0}));
+}
+
+TEST(ReduceTo, BadCallsAreNamed) {
+  float x = 1, y = 2, z = 3;
+  struct Case {
+    float* dst;
+    const float* a;
+    const float* b;
+    const char* names;
+  };
+  for (const Case& c : {Case{nullptr, &y, &z, "destination"},
+                        Case{&x, nullptr, &z, "first input"},
+                        Case{&x, &y, nullptr, "second input"}}) {
+    const absl::Status s =
+        reduce_to(DType::kFloat32, ReduceOp::kSum, c.dst, c.a, c.b, 1);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.names));
+  }
+  const absl::Status bad_op =
+      reduce_to(DType::kFloat32, static_cast<ReduceOp>(7), &x, &y, &z, 1);
+  EXPECT_EQ(bad_op.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad_op.message()),
+              HasSubstr("reduce_to: unknown reduce op 7"));
+  EXPECT_EQ(x, 1);
+  EXPECT_TRUE(
+      reduce_to(DType::kFloat32, ReduceOp::kSum, nullptr, nullptr, nullptr, 0)
+          .ok());
 }
 
 TEST(ReduceInto, ElementCountPastTheAddressSpaceIsAnError) {
