@@ -321,9 +321,13 @@ absl::Status SimEndpoint::post(PostedSend send) {
                                  "the endpoint first",
                                  self_.qp_num, qp_state_name(state_)));
   }
-  if (absl::Status s = check_frame(send.frame, "send"); !s.ok()) return s;
-  // A two-part send (post_send_parts) has its lengths checked already.
-  if (send.tail.slab() == nullptr && send.length > send.frame.bytes()) {
+  // A two-part send (post_send_parts) has its parts and lengths checked
+  // already.
+  const bool checked = send.tail.slab() != nullptr;
+  if (!checked) {
+    if (absl::Status s = check_frame(send.frame, "send"); !s.ok()) return s;
+  }
+  if (!checked && send.length > send.frame.bytes()) {
     return error(absl::StatusCode::kInvalidArgument,
                  absl::StrFormat("send length %u exceeds its frame of %u bytes",
                                  send.length, send.frame.bytes()));
