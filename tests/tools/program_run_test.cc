@@ -148,11 +148,16 @@ TEST(ProgramRun, RegisteredOperationsUnderLossEndCorrect) {
   EXPECT_GT(resent, 0u);  // frames were lost and sent again
 }
 
-TEST(ProgramRun, ACrashEndsEverySurvivorInATypedError) {
+// A 4-rank mesh whose rank 2 crashes 20 us in.
+absl::StatusOr<SimCluster> mesh_where_rank_2_crashes() {
   sim::WorldOptions w = world_of(Topology::mesh(4));
   w.faults.script.push_back(
       {.kind = sim::FaultKind::kCrash, .rank = 2, .at_ns = 20 * kNsPerUs});
-  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, GroupOptions{});
+  return SimCluster::create(w, GroupOptions{});
+}
+
+TEST(ProgramRun, ACrashEndsEverySurvivorInATypedError) {
+  absl::StatusOr<SimCluster> cluster = mesh_where_rank_2_crashes();
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Program p;
   for (int i = 0; i < 8; ++i) {
@@ -176,10 +181,7 @@ TEST(ProgramRun, ACrashEndsEverySurvivorInATypedError) {
 // it closes, so none is released while the fabric may still use it (which
 // the fabric would refuse, with a warning).
 TEST(ProgramRun, OperationsCancelledAtTheEndKeepTheirRegistrations) {
-  sim::WorldOptions w = world_of(Topology::mesh(4));
-  w.faults.script.push_back(
-      {.kind = sim::FaultKind::kCrash, .rank = 2, .at_ns = 20 * kNsPerUs});
-  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, GroupOptions{});
+  absl::StatusOr<SimCluster> cluster = mesh_where_rank_2_crashes();
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Program p;
   for (int i = 0; i < 4; ++i) {
