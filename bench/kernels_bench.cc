@@ -1,10 +1,10 @@
 // Benchmarks of the reduction kernels: reduce_into for every dtype and op at
 // 64 KiB (cache-resident) and 64 MiB (memory-bound), beside two baselines in
 // the same binary and built with the same flags: memcpy and a plain float32
-// in-place add loop; and reduce_to (float32 sum into a third buffer) beside
-// the copy-then-reduce it replaces. Bytes/s counts the bytes of one input
-// buffer (count x dtype size), so every row is comparable with memcpy of the
-// same size.
+// in-place add loop; and reduce_to (float32 and bfloat16 sums into a third
+// buffer) beside the copy-then-reduce it replaces. Bytes/s counts the bytes of
+// one input buffer (count x dtype size), so every row is comparable with memcpy
+// of the same size.
 //
 //   weft_kernels_bench --benchmark_filter='64MiB' --benchmark_repetitions=3
 #include <algorithm>
@@ -115,6 +115,8 @@ void bm_reduce(benchmark::State& state, DType dtype, ReduceOp op,
 // dst = op(acc, in): reduce_to in one pass, or (`copy_first`) as the
 // engine combined before it, a copy of acc into dst and reduce_into, a
 // 16 KiB piece at a time.
+constexpr size_t kPieceBytes = 16 * kKiB;  // what the engine copied at once
+
 void bm_reduce_to(benchmark::State& state, DType dtype, ReduceOp op,
                   size_t bytes, bool copy_first) {
   Buffers& b = buffers();
@@ -126,9 +128,8 @@ void bm_reduce_to(benchmark::State& state, DType dtype, ReduceOp op,
   for (auto _ : state) {
     absl::Status status;
     if (copy_first) {
-      for (size_t done = 0; done < bytes && status.ok();
-           done += kReduceToPieceBytes) {
-        const size_t n = std::min(kReduceToPieceBytes, bytes - done);
+      for (size_t done = 0; done < bytes && status.ok(); done += kPieceBytes) {
+        const size_t n = std::min(kPieceBytes, bytes - done);
         std::memcpy(b.dst.data + done, b.acc.data + done, n);
         status = reduce_into(dtype, op, b.dst.data + done, b.in.data + done,
                              n / elem);
@@ -191,12 +192,14 @@ void register_all() {
                                  bytes);
     benchmark::RegisterBenchmark(("baseline/float32_add_loop/" + size).c_str(),
                                  bm_plain_add, bytes);
-    benchmark::RegisterBenchmark(
-        ("baseline/copy_then_reduce/float32/sum/" + size).c_str(), bm_reduce_to,
-        DType::kFloat32, ReduceOp::kSum, bytes, true);
-    benchmark::RegisterBenchmark(("reduce_to/float32/sum/" + size).c_str(),
-                                 bm_reduce_to, DType::kFloat32, ReduceOp::kSum,
-                                 bytes, false);
+    for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+      const std::string what = std::string(dtype_name(dtype)) + "/sum/" + size;
+      benchmark::RegisterBenchmark(
+          ("baseline/copy_then_reduce/" + what).c_str(), bm_reduce_to, dtype,
+          ReduceOp::kSum, bytes, true);
+      benchmark::RegisterBenchmark(("reduce_to/" + what).c_str(), bm_reduce_to,
+                                   dtype, ReduceOp::kSum, bytes, false);
+    }
     for (int d = 0; d < kDTypeCount; ++d) {
       for (int o = 0; o < kReduceOpCount; ++o) {
         const auto dtype = static_cast<DType>(d);

@@ -4,7 +4,6 @@
 // for the 16-bit floats where the CPU has them.
 #include "collectives/kernels/reduce.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -77,18 +76,20 @@ void reduce_run_to(unsigned char* __restrict dst,
 using Run = void (*)(unsigned char*, const unsigned char*, const unsigned char*,
                      size_t);
 
-// A run over blocks, each prefetching a later one; a single run for inputs
-// too small to prefetch (each run costs an alignment prologue and a tail).
+// A run over blocks, each prefetching a later one if the input is large
+// enough, then the tail. Whole blocks for small inputs too: a run of a
+// constant count is what gcc vectorises at -O2 (its cheap cost model
+// leaves a loop of a count known only at run time scalar; 64 KiB float32
+// sums went from 7.8 to 22-25 GB/s on x86).
 template <typename T, Run kRun>
 void reduce_blocks(unsigned char* dst, const unsigned char* a,
                    const unsigned char* b, size_t count) {
   constexpr size_t kBlock = internal::kPrefetchBlockBytes / sizeof(T);
   const size_t total_bytes = count * sizeof(T);
-  if (total_bytes < internal::kPrefetchMinBytes) return kRun(dst, a, b, count);
   size_t done = 0;
   for (; count - done >= kBlock; done += kBlock) {
     const size_t at = done * sizeof(T);
-    internal::prefetch_ahead(dst, b, at, total_bytes, a == dst ? nullptr : a);
+    internal::prefetch_ahead(dst, b, at, total_bytes);
     kRun(dst + at, a + at, b + at, kBlock);
   }
   const size_t at = done * sizeof(T);
@@ -364,7 +365,7 @@ absl::Status reduce_into(DType dtype, ReduceOp op, void* acc, const void* in,
   size_t done = 0;
   if (internal::SimdReduceKernel simd =
           internal::simd_reduce_kernel(dtype, op)) {
-    done = simd(acc_bytes, in_bytes, count);
+    done = simd(acc_bytes, acc_bytes, in_bytes, count);
   }
   const size_t skip_bytes = done * dtype_size(dtype);
   internal::portable_reduce_kernel(dtype, op)(
@@ -390,22 +391,15 @@ absl::Status reduce_to(DType dtype, ReduceOp op, void* dst, const void* a,
   auto* dst_bytes = static_cast<unsigned char*>(dst);
   const auto* a_bytes = static_cast<const unsigned char*>(a);
   const auto* b_bytes = static_cast<const unsigned char*>(b);
-  if (internal::simd_reduce_kernel(dtype, op) == nullptr) {
-    internal::portable_reduce_to_kernel(dtype, op)(dst_bytes, a_bytes, b_bytes,
-                                                   count);
-    return absl::OkStatus();
+  size_t done = 0;
+  if (internal::SimdReduceKernel simd =
+          internal::simd_reduce_kernel(dtype, op)) {
+    done = simd(dst_bytes, a_bytes, b_bytes, count);
   }
-  // The SIMD kernels reduce in place: `a` is copied a piece at a time and
-  // reduced while the piece is still in the L1 cache.
-  const size_t elem = dtype_size(dtype);
-  const size_t piece = kReduceToPieceBytes / elem;
-  for (size_t done = 0; done < count; done += piece) {
-    const size_t n = std::min(piece, count - done);
-    std::memcpy(dst_bytes + done * elem, a_bytes + done * elem, n * elem);
-    absl::Status s = reduce_into(dtype, op, dst_bytes + done * elem,
-                                 b_bytes + done * elem, n);
-    if (!s.ok()) return s;
-  }
+  const size_t skip_bytes = done * dtype_size(dtype);
+  internal::portable_reduce_to_kernel(dtype, op)(
+      dst_bytes + skip_bytes, a_bytes + skip_bytes, b_bytes + skip_bytes,
+      count - done);
   return absl::OkStatus();
 }
 

@@ -28,11 +28,6 @@ absl::Status reduce_into(DType dtype, ReduceOp op, void* acc, const void* in,
 absl::Status reduce_to(DType dtype, ReduceOp op, void* dst, const void* a,
                        const void* b, size_t count);
 
-// reduce_to() works in pieces of this size where a kernel reduces only in
-// place (the SIMD float16 and bfloat16 kernels): copied, then reduced
-// while in a core's L1 data cache.
-inline constexpr size_t kReduceToPieceBytes = 16 << 10;
-
 }  // namespace weft
 
 #endif  // WEFT_COLLECTIVES_KERNELS_REDUCE_H_

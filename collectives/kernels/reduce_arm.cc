@@ -32,7 +32,7 @@ uint32x4_t load32(const unsigned char* p) {
   return vreinterpretq_u32_u8(vld1q_u8(p));
 }
 
-// ---- One step of each dtype: reduce kStep elements at acc and in.
+// ---- One step of each dtype: dst = op(a, b) over kStep elements.
 
 // float16: 8 elements widened in two halves by FCVTL/FCVTL2, reduced, and
 // narrowed by FCVTN/FCVTN2. Under the default FPCR (round to nearest even,
@@ -42,14 +42,15 @@ uint32x4_t load32(const unsigned char* p) {
 struct Float16Lanes {
   static constexpr size_t kStep = kLanes;
   template <typename Op>
-  static void reduce(unsigned char* acc, const unsigned char* in) {
-    const float16x8_t a = vreinterpretq_f16_u32(load32(acc));
-    const float16x8_t b = vreinterpretq_f16_u32(load32(in));
+  static void reduce(unsigned char* dst, const unsigned char* x,
+                     const unsigned char* y) {
+    const float16x8_t a = vreinterpretq_f16_u32(load32(x));
+    const float16x8_t b = vreinterpretq_f16_u32(load32(y));
     const float32x4_t low =
         Op::apply(vcvt_f32_f16(vget_low_f16(a)), vcvt_f32_f16(vget_low_f16(b)));
     const float32x4_t high =
         Op::apply(vcvt_high_f32_f16(a), vcvt_high_f32_f16(b));
-    vst1q_u8(acc,
+    vst1q_u8(dst,
              vreinterpretq_u8_f16(vcvt_high_f16_f32(vcvt_f16_f32(low), high)));
   }
 };
@@ -66,15 +67,17 @@ struct BFloat16Lanes {
   static constexpr size_t kVectorBytes = kLanes * kHalfBytes;
 
   template <typename Op>
-  static void reduce(unsigned char* acc, const unsigned char* in) {
-    reduce_vector<Op>(acc, in);
-    reduce_vector<Op>(acc + kVectorBytes, in + kVectorBytes);
+  static void reduce(unsigned char* dst, const unsigned char* x,
+                     const unsigned char* y) {
+    reduce_vector<Op>(dst, x, y);
+    reduce_vector<Op>(dst + kVectorBytes, x + kVectorBytes, y + kVectorBytes);
   }
 
   template <typename Op>
-  static void reduce_vector(unsigned char* acc, const unsigned char* in) {
-    const uint32x4_t a = load32(acc);
-    const uint32x4_t b = load32(in);
+  static void reduce_vector(unsigned char* dst, const unsigned char* x,
+                            const unsigned char* y) {
+    const uint32x4_t a = load32(x);
+    const uint32x4_t b = load32(y);
     const uint32x4_t high = vdupq_n_u32(kHighHalfMask);
     const float32x4_t even =
         Op::apply(vreinterpretq_f32_u32(vshlq_n_u32(a, kShift)),
@@ -83,7 +86,7 @@ struct BFloat16Lanes {
         Op::apply(vreinterpretq_f32_u32(vandq_u32(a, high)),
                   vreinterpretq_f32_u32(vandq_u32(b, high)));
     // The odd result keeps its top half; the even one's top half goes below.
-    vst1q_u8(acc, vreinterpretq_u8_u32(
+    vst1q_u8(dst, vreinterpretq_u8_u32(
                       vsriq_n_u32(round(odd), round(even), kShift)));
   }
 

@@ -23,11 +23,11 @@ using ReduceKernel = void (*)(unsigned char* acc, const unsigned char* in,
 using ReduceToKernel = void (*)(unsigned char* dst, const unsigned char* a,
                                 const unsigned char* b, size_t count);
 
-// Like ReduceKernel, but may stop short of `count` (at a multiple of its
-// vector width) and returns how many elements it reduced; the portable kernel
-// does the rest.
-using SimdReduceKernel = size_t (*)(unsigned char* acc, const unsigned char* in,
-                                    size_t count);
+// Like ReduceToKernel (dst == a for reduce_into), but may stop short of
+// `count` (at a multiple of its vector width) and returns how many elements
+// it reduced; the portable kernel does the rest.
+using SimdReduceKernel = size_t (*)(unsigned char* dst, const unsigned char* a,
+                                    const unsigned char* b, size_t count);
 
 // The portable kernels; nullptr for a dtype or op outside its enum.
 ReduceKernel portable_reduce_kernel(DType dtype, ReduceOp op);
@@ -64,15 +64,18 @@ inline constexpr size_t kPrefetchBlockBytes = 1024;
 inline constexpr size_t kPrefetchAheadBytes = 4096;
 inline constexpr size_t kPrefetchMinBytes = 512 * 1024;
 
-// Prefetches the block kPrefetchAheadBytes past byte `at` of acc and in (and
-// of `also`, read, unless null), if the inputs are large enough and that
-// block lies inside them.
+// Prefetches the block kPrefetchAheadBytes past byte `at` of acc and in, if
+// the inputs are large enough and that block lies inside both. A kernel
+// writing apart from its inputs (reduce_to) prefetches its destination and
+// second input only: asking for the first input too made it 15-30% slower
+// at 64 MiB (weft_kernels_bench, x86), the hardware prefetcher following
+// the third stream better alone.
 #if defined(__GNUC__) || defined(__clang__)
 // Always inlined: gcc 12 sees a function holding only prefetches as free of
 // side effects and deletes calls to it before it would inline it.
 __attribute__((always_inline)) inline void prefetch_ahead(
     const unsigned char* acc, const unsigned char* in, size_t at,
-    size_t total_bytes, const unsigned char* also = nullptr) {
+    size_t total_bytes) {
   constexpr int kForWrite = 1;
   constexpr int kForRead = 0;
   if (total_bytes < kPrefetchMinBytes ||
@@ -83,12 +86,11 @@ __attribute__((always_inline)) inline void prefetch_ahead(
   for (size_t line = 0; line < kPrefetchBlockBytes; line += kCacheLineBytes) {
     __builtin_prefetch(acc + ahead + line, kForWrite);
     __builtin_prefetch(in + ahead + line, kForRead);
-    if (also != nullptr) __builtin_prefetch(also + ahead + line, kForRead);
   }
 }
 #else
 inline void prefetch_ahead(const unsigned char*, const unsigned char*, size_t,
-                           size_t, const unsigned char* = nullptr) {}
+                           size_t) {}
 #endif
 
 }  // namespace weft::internal

@@ -47,19 +47,20 @@ bool cpu_has_avx2_f16c() {
   return (ebx & kAvx2Bit) != 0;
 }
 
-// ---- One step of each dtype: reduce kStep elements at acc and in.
+// ---- One step of each dtype: dst = op(a, b) over kStep elements.
 
 // float16: 8 elements widened by F16C, reduced, rounded back by F16C.
 struct Float16Lanes {
   static constexpr size_t kStep = kLanes;
   template <typename Op>
-  WEFT_AVX2 static void reduce(unsigned char* acc, const unsigned char* in) {
-    const __m256 a = _mm256_cvtph_ps(load128(acc));
-    const __m256 b = _mm256_cvtph_ps(load128(in));
+  WEFT_AVX2 static void reduce(unsigned char* dst, const unsigned char* a,
+                               const unsigned char* b) {
+    const __m256 x = _mm256_cvtph_ps(load128(a));
+    const __m256 y = _mm256_cvtph_ps(load128(b));
     // Round to nearest even whatever MXCSR says.
     _mm_storeu_si128(
-        reinterpret_cast<__m128i*>(acc),
-        _mm256_cvtps_ph(Op::apply(a, b), _MM_FROUND_TO_NEAREST_INT));
+        reinterpret_cast<__m128i*>(dst),
+        _mm256_cvtps_ph(Op::apply(x, y), _MM_FROUND_TO_NEAREST_INT));
   }
   WEFT_AVX2 static __m128i load128(const unsigned char* p) {
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -77,9 +78,10 @@ struct BFloat16Lanes {
   static constexpr int kHighHalfMask = ~((1 << kShift) - 1);
 
   template <typename Op>
-  WEFT_AVX2 static void reduce(unsigned char* acc, const unsigned char* in) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+  WEFT_AVX2 static void reduce(unsigned char* dst, const unsigned char* x,
+                               const unsigned char* y) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y));
     const __m256i high = _mm256_set1_epi32(kHighHalfMask);
     const __m256 even =
         Op::apply(_mm256_castsi256_ps(_mm256_slli_epi32(a, kShift)),
@@ -90,7 +92,7 @@ struct BFloat16Lanes {
     const __m256i result =
         _mm256_or_si256(_mm256_srli_epi32(round(even), kShift),
                         _mm256_and_si256(round(odd), high));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc), result);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), result);
   }
 
   // As float_to_bfloat16 in half.h, leaving the bfloat16 in the top half of

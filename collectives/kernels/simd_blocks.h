@@ -2,9 +2,9 @@
 // loop that walks whole vector steps a prefetch block at a time, and the
 // choice of one kernel per reduction op. Each architecture's file
 // (reduce_x86.cc, reduce_arm.cc) defines its Lanes (kStep elements per step,
-// reduce<Op>(acc, in) on one step) and its four Op structs, then defines
-// WEFT_SIMD_TARGET (the function attribute its intrinsics need, or nothing)
-// before including this header. Only one of the
+// reduce<Op>(dst, a, b) on one step: dst = op(a, b), dst may be a) and its four
+// Op structs, then defines WEFT_SIMD_TARGET (the function attribute its
+// intrinsics need, or nothing) before including this header. Only one of the
 // two files has code in any build (they are guarded by architecture), so
 // the templates are defined once.
 #ifndef WEFT_COLLECTIVES_KERNELS_SIMD_BLOCKS_H_
@@ -25,12 +25,12 @@ namespace weft::internal {
 // Bytes of one float16 or bfloat16 element.
 inline constexpr size_t kHalfBytes = sizeof(uint16_t);
 
-// Reduces the whole steps of `count`, a block at a time, each block
-// prefetching a later one (one block if too small to prefetch); returns the
-// elements reduced.
+// dst = op(a, b) over the whole steps of `count`, a block at a time, each
+// block prefetching a later one (one block if too small to prefetch);
+// returns the elements reduced.
 template <typename Lanes, typename Op>
-WEFT_SIMD_TARGET size_t reduce_lanes(unsigned char* acc,
-                                     const unsigned char* in, size_t count) {
+WEFT_SIMD_TARGET size_t reduce_lanes(unsigned char* dst, const unsigned char* a,
+                                     const unsigned char* b, size_t count) {
   constexpr size_t kStepBytes = Lanes::kStep * kHalfBytes;
   static_assert(kPrefetchBlockBytes % kStepBytes == 0);
   const size_t whole = count - count % Lanes::kStep;
@@ -38,10 +38,10 @@ WEFT_SIMD_TARGET size_t reduce_lanes(unsigned char* acc,
   const size_t block_bytes =
       whole_bytes < kPrefetchMinBytes ? whole_bytes : kPrefetchBlockBytes;
   for (size_t block = 0; block < whole_bytes; block += block_bytes) {
-    prefetch_ahead(acc, in, block, whole_bytes);
+    prefetch_ahead(dst, b, block, whole_bytes);
     const size_t end = std::min(block + block_bytes, whole_bytes);
     for (size_t at = block; at < end; at += kStepBytes) {
-      Lanes::template reduce<Op>(acc + at, in + at);
+      Lanes::template reduce<Op>(dst + at, a + at, b + at);
     }
   }
   return whole;

@@ -1,9 +1,11 @@
-// Proof that the aarch64 kernels of collectives/kernels/reduce_arm.cc give the same
-// bits as the portable float16/bfloat16 reduction for every input: each
+// Proof that the aarch64 kernels of collectives/kernels/reduce_arm.cc give the
+// same bits as the portable float16/bfloat16 reduction for every input: each
 // kernel from simd_reduce_kernel() against a scalar reference written here
 // from half.h's conversions and the documented op semantics (reduce.cc:
 // widen to float32, apply the op, round back to nearest even; max/min keep a
-// NaN in acc, else take a NaN in `in`, and keep acc on ties).
+// NaN in acc, else take a NaN in `in`, and keep acc on ties). Each call runs
+// in place (dst == acc, reduce_into) and into a destination apart
+// (reduce_to), which must give the same bits and leave the inputs alone.
 //
 // A standalone program (GoogleTest and Abseil are not built for aarch64
 // here; random inputs come from sim/prng.cc), cross-compiled and run under
@@ -291,7 +293,7 @@ size_t check_call(const Kernel& k, const Call& c) {
   const std::vector<unsigned char> in_before = in;
   unsigned char* acc_at = acc.data() + c.acc_offset;
   const size_t done =
-      k.run(acc_at, c.same ? acc_at : in.data() + c.in_offset, c.count);
+      k.run(acc_at, acc_at, c.same ? acc_at : in.data() + c.in_offset, c.count);
   if (done > c.count || c.count - done >= kMaxStep || done % kMinStep != 0) {
     std::printf("FAIL %s %s, %s: count %zu, kernel says it reduced %zu\n",
                 dtype_label(k.dtype), op_label(k.op), c.what, c.count, done);
@@ -309,6 +311,29 @@ size_t check_call(const Kernel& k, const Call& c) {
     check_untouched(k, c, in, in_before, c.in_offset, 0, "in",
                     "changed its input");
   }
+  // Into a destination apart from the inputs (reduce_to): the same bits,
+  // nothing past them written, the inputs only read.
+  std::vector<unsigned char> dst(acc_before.size(), kGuardByte);
+  const std::vector<unsigned char> dst_before = dst;
+  std::vector<unsigned char> a = acc_before;
+  const unsigned char* a_at = a.data() + c.acc_offset;
+  const size_t done_apart =
+      k.run(dst.data() + c.acc_offset, a_at,
+            c.same ? a_at : in.data() + c.in_offset, c.count);
+  if (done_apart != done) {
+    std::printf("FAIL %s %s, %s: count %zu, %zu reduced in place, %zu apart\n",
+                dtype_label(k.dtype), op_label(k.op), c.what, c.count, done,
+                done_apart);
+    std::exit(EXIT_FAILURE);
+  }
+  for (size_t i = 0; i < done; ++i) {
+    const uint16_t got = load16(dst.data() + c.acc_offset, i);
+    if (got != load16(acc_at, i)) fail_result(k, c, i, got, load16(acc_at, i));
+  }
+  check_untouched(k, c, dst, dst_before, c.acc_offset, done, "dst",
+                  "wrote past what it reduced, apart");
+  check_untouched(k, c, a, acc_before, c.acc_offset, 0, "acc",
+                  "changed its first input, apart");
   return done;
 }
 

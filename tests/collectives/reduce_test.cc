@@ -576,7 +576,7 @@ TEST(ReduceTo, LargeUnalignedInputsGiveReduceIntosBits) {
   Bits bits(11);
   for (int d = 0; d < kDTypeCount; ++d) {
     const auto dtype = static_cast<DType>(d);
-    // Past kPrefetchMinBytes and kReduceToPieceBytes, with a tail.
+    // Past kPrefetchMinBytes and several prefetch blocks, with a tail.
     const size_t count = (600 << 10) / dtype_size(dtype) + 7;
     const size_t bytes = count * dtype_size(dtype);
     const Bytes a = bits.bytes(bytes);
