@@ -78,10 +78,9 @@ using Run = void (*)(unsigned char*, const unsigned char*, const unsigned char*,
 
 // A run over blocks, each prefetching a later one if the input is large
 // enough, then over lines, then the tail. Whole blocks and lines for small
-// inputs too: a run of a
-// constant count is what gcc vectorises at -O2 (its cheap cost model
-// leaves a loop of a count known only at run time scalar; 64 KiB float32
-// sums went from 7.8 to 22-25 GB/s on x86).
+// inputs too: a run of a constant count is what gcc vectorises at -O2 (its
+// cheap cost model leaves a loop of a count known only at run time
+// scalar; 64 KiB float32 sums went from 7.8 to 22-25 GB/s on x86).
 template <typename T, Run kRun>
 void reduce_blocks(unsigned char* dst, const unsigned char* a,
                    const unsigned char* b, size_t count) {
