@@ -115,9 +115,10 @@ uint64_t plan_bytes_per_rank(const CollectiveSpec& spec, Algorithm algorithm,
   if (algorithm == Algorithm::kRing && ranks >= 3 &&
       spec.kind != CollectiveKind::kAllToAll) {
     // The reduce-scatter keeps where each chunk accumulates (a slice and
-    // an item, 32 bytes) per rank.
+    // an item, 32 bytes) per rank; a ring of empty chunks, a bit per step
+    // and direction of each phase (4 per rank) saying which move nothing.
     const uint64_t per_stripe =
-        kRingStripePlanBytes +
+        kRingStripePlanBytes + ranks / 2 +
         (spec.kind == CollectiveKind::kReduceScatter ? 32 * ranks : 0);
     return topology.devices(0, 1).size() * group.ring_directions * per_stripe;
   }

@@ -50,7 +50,8 @@ inline constexpr uint64_t kPlanItemBytes = 128;
 // One stripe of a ring of 3 ranks or more, whose steps are made as they
 // are reached (collectives/algorithms/ring.cc): the step source, the
 // engine's windows of steps and item states in flight and the lanes'
-// cursors. It does not grow with the ranks.
+// cursors. Beside it, only half a byte per rank grows with the world (which
+// steps move nothing, for rings of empty chunks).
 inline constexpr uint64_t kRingStripePlanBytes = 4 << 10;
 
 // Trace events kept per frame when a trace file is asked for: the send's

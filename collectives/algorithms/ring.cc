@@ -103,9 +103,13 @@ class RingSteps final : public ItemSource {
     uint64_t recvs = positions / 2;
     bool send_first = true;
     if (p_.skip_empty) {
+      // Which positions move nothing, found once: next() would otherwise
+      // ask each slice again (most of a 4096-rank ring's 4 KiB are empty).
+      skip_.resize(positions);
       sends = recvs = 0;
       for (uint64_t k = 0; k < positions; ++k) {
-        if (skipped(k)) continue;
+        skip_[k] = moved(k).bytes == 0;
+        if (skip_[k]) continue;
         if (sends + recvs == 0) send_first = k % 2 == 0;
         ++(k % 2 == 0 ? sends : recvs);
       }
@@ -161,9 +165,7 @@ class RingSteps final : public ItemSource {
     if (!sending) return p_.dst(p_.first_q - t - 1);
     return t == 0 ? p_.first_src : p_.dst(p_.first_q - t);
   }
-  bool skipped(uint64_t k) const {
-    return p_.skip_empty && moved(k).bytes == 0;
-  }
+  bool skipped(uint64_t k) const { return !skip_.empty() && skip_[k]; }
 
   RingPhases p_;
   uint32_t right_;
@@ -174,6 +176,7 @@ class RingSteps final : public ItemSource {
   uint64_t size_ = 0;
   uint64_t position_ = 0;  // the next position to look at
   uint64_t made_ = 0;      // items made
+  std::vector<bool> skip_;  // by position, with skip_empty: moves nothing
   int32_t prev_ = kNoItem;  // the last receive made
 };
 
