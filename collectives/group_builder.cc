@@ -20,10 +20,7 @@ namespace {}  // namespace
 uint64_t max_lanes_per_rank(const Topology& topology) {
   uint64_t most = 0;
   for (uint32_t i = 0; i < topology.ranks(); ++i) {
-    uint64_t lanes = 0;
-    for (uint32_t j = 0; j < topology.ranks(); ++j)
-      lanes += topology.devices(i, j).size();
-    most = std::max(most, lanes);
+    most = std::max(most, topology.devices_of(i));
   }
   return most;
 }

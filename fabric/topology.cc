@@ -167,6 +167,12 @@ const std::vector<std::string>& Topology::devices(uint32_t i,
   return it != row.end() && it->peer == j ? it->devices : kNone;
 }
 
+uint64_t Topology::devices_of(uint32_t i) const {
+  uint64_t n = 0;
+  for (const Link& link : links_[i]) n += link.devices.size();
+  return n;
+}
+
 void Topology::join(uint32_t i, uint32_t j, std::vector<std::string> devices) {
   std::vector<Link>& row = links_[i];
   auto it = std::lower_bound(

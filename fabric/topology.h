@@ -36,6 +36,9 @@ class Topology {
   // Devices on rank i's side of the link to rank j; empty when not joined.
   const std::vector<std::string>& devices(uint32_t i, uint32_t j) const;
   bool connected(uint32_t i, uint32_t j) const { return !devices(i, j).empty(); }
+  // Devices on rank i's side of all its links: the endpoints it opens.
+  // O(its links), not O(ranks).
+  uint64_t devices_of(uint32_t i) const;
   // True when every pair of distinct ranks is joined.
   bool is_full_mesh() const;
   // True when each rank is joined to its ring neighbours (i +- 1 mod n).

@@ -141,9 +141,7 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
   const Algorithm algorithm =
       resolve_algorithm(spec, shape, topology.is_full_mesh(), group);
   uint64_t endpoints = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    for (uint32_t j = 0; j < n; ++j) endpoints += topology.devices(i, j).size();
-  }
+  for (uint32_t i = 0; i < n; ++i) endpoints += topology.devices_of(i);
   MemoryEstimate out;
   out.baseline_bytes = kProcessBaselineBytes;
   out.buffer_bytes = buffer_bytes(spec, shape, n);

@@ -25,6 +25,10 @@ TEST(Topology, ParsesNullStringAndList) {
   EXPECT_TRUE(t->devices(1, 2).empty());
   EXPECT_FALSE(t->connected(1, 2));
   EXPECT_FALSE(t->is_full_mesh());
+  // Each rank's devices over all its links.
+  EXPECT_EQ(t->devices_of(0), 3u);
+  EXPECT_EQ(t->devices_of(1), 1u);
+  EXPECT_EQ(t->devices_of(2), 2u);
 }
 
 struct BadCase {
@@ -63,6 +67,9 @@ TEST(Topology, GeneratedMeshAndRing) {
   EXPECT_EQ(ring.devices(0, 1).size(), 2u);
   EXPECT_EQ(ring.devices(0, 4).size(), 2u);
   EXPECT_FALSE(ring.connected(0, 2));
+  EXPECT_EQ(ring.devices_of(3), 4u);  // two neighbours, two cables each
+  EXPECT_EQ(Topology::mesh(4, 3)->devices_of(2), 9u);
+  EXPECT_EQ(Topology::mesh(1)->devices_of(0), 0u);
   EXPECT_FALSE(Topology::mesh(0).ok());
   EXPECT_FALSE(Topology::ring(3, 0).ok());
 }
