@@ -356,6 +356,25 @@ ReduceToKernel portable_reduce_to_kernel(DType dtype, ReduceOp op) {
 
 }  // namespace internal
 
+namespace {
+
+// dst = op(a, b) for a checked call (dst == a for reduce_into): the SIMD
+// kernel's whole vectors where this CPU has one, the portable kernel for
+// the rest.
+void run_kernels(DType dtype, ReduceOp op, unsigned char* dst,
+                 const unsigned char* a, const unsigned char* b, size_t count) {
+  size_t done = 0;
+  if (internal::SimdReduceKernel simd =
+          internal::simd_reduce_kernel(dtype, op)) {
+    done = simd(dst, a, b, count);
+  }
+  const size_t skip = done * dtype_size(dtype);
+  internal::portable_reduce_to_kernel(dtype, op)(dst + skip, a + skip, b + skip,
+                                                 count - done);
+}
+
+}  // namespace
+
 absl::Status reduce_into(DType dtype, ReduceOp op, void* acc, const void* in,
                          size_t count) {
   if (absl::Status s = check_call("reduce_into", dtype, op, count); !s.ok()) {
@@ -368,15 +387,8 @@ absl::Status reduce_into(DType dtype, ReduceOp op, void* acc, const void* in,
         acc == nullptr ? "accumulator" : "input", count, dtype_name(dtype)));
   }
   auto* acc_bytes = static_cast<unsigned char*>(acc);
-  const auto* in_bytes = static_cast<const unsigned char*>(in);
-  size_t done = 0;
-  if (internal::SimdReduceKernel simd =
-          internal::simd_reduce_kernel(dtype, op)) {
-    done = simd(acc_bytes, acc_bytes, in_bytes, count);
-  }
-  const size_t skip_bytes = done * dtype_size(dtype);
-  internal::portable_reduce_kernel(dtype, op)(
-      acc_bytes + skip_bytes, in_bytes + skip_bytes, count - done);
+  run_kernels(dtype, op, acc_bytes, acc_bytes,
+              static_cast<const unsigned char*>(in), count);
   return absl::OkStatus();
 }
 
@@ -394,19 +406,9 @@ absl::Status reduce_to(DType dtype, ReduceOp op, void* dst, const void* a,
                        : "second input",
         count, dtype_name(dtype)));
   }
-  if (dst == a) return reduce_into(dtype, op, dst, b, count);
-  auto* dst_bytes = static_cast<unsigned char*>(dst);
-  const auto* a_bytes = static_cast<const unsigned char*>(a);
-  const auto* b_bytes = static_cast<const unsigned char*>(b);
-  size_t done = 0;
-  if (internal::SimdReduceKernel simd =
-          internal::simd_reduce_kernel(dtype, op)) {
-    done = simd(dst_bytes, a_bytes, b_bytes, count);
-  }
-  const size_t skip_bytes = done * dtype_size(dtype);
-  internal::portable_reduce_to_kernel(dtype, op)(
-      dst_bytes + skip_bytes, a_bytes + skip_bytes, b_bytes + skip_bytes,
-      count - done);
+  run_kernels(dtype, op, static_cast<unsigned char*>(dst),
+              static_cast<const unsigned char*>(a),
+              static_cast<const unsigned char*>(b), count);
   return absl::OkStatus();
 }
 
