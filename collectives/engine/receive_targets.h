@@ -3,9 +3,10 @@
 // "Registered user memory").
 //
 // The running operation names where some of its data frames' payloads go
-// (set()): frame first_seq + i into frames[i]. A receive about to be posted
-// is given one of them (choose()) as its payload part, the 64-byte header
-// going into the lane's own frame; the message that lands there may be
+// (set()): frame first_seq + i into frames[i], and more of them as they
+// become safe to write (add(): OpRunner::open_gates). A receive about to be
+// posted is given one of them (choose()) as its payload part, the 64-byte
+// header going into the lane's own frame; the message that lands there may be
 // another one (an acknowledgement, a duplicate, the next data frame, one
 // behind a loss), and the lane then moves its payload into its own frame.
 //
