@@ -383,7 +383,8 @@ absl::Status reduce_into(DType dtype, ReduceOp op, void* acc, const void* in,
   if (count == 0) return absl::OkStatus();
   if (acc == nullptr || in == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "reduce_into: %s buffer is null with %d %s elements to reduce",
+        "reduce_into: %s buffer is null with %d %s elements to reduce; "
+        "pass a buffer of at least that many elements",
         acc == nullptr ? "accumulator" : "input", count, dtype_name(dtype)));
   }
   auto* acc_bytes = static_cast<unsigned char*>(acc);
@@ -400,7 +401,8 @@ absl::Status reduce_to(DType dtype, ReduceOp op, void* dst, const void* a,
   if (count == 0) return absl::OkStatus();
   if (dst == nullptr || a == nullptr || b == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "reduce_to: %s buffer is null with %d %s elements to reduce",
+        "reduce_to: %s buffer is null with %d %s elements to reduce; "
+        "pass a buffer of at least that many elements",
         dst == nullptr ? "destination"
         : a == nullptr ? "first input"
                        : "second input",

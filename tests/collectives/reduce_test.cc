@@ -629,6 +629,7 @@ TEST(ReduceTo, BadCallsAreNamed) {
         reduce_to(DType::kFloat32, ReduceOp::kSum, c.dst, c.a, c.b, 1);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(s.message()), HasSubstr(c.names));
+    EXPECT_THAT(std::string(s.message()), HasSubstr("pass a buffer"));
   }
   const absl::Status bad_op =
       reduce_to(DType::kFloat32, static_cast<ReduceOp>(7), &x, &y, &z, 1);
