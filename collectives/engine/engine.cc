@@ -127,7 +127,7 @@ void Engine::prefetch_state() const {
   // A scheduler running many ranks on one core steps this one long after
   // its last step: its lanes and its running operation are cold. Asking for
   // all their lines at once costs one wait instead of one per line.
-  for (const auto& lane : lanes_) prefetch_bytes(lane.get(), sizeof(Lane));
+  for (const auto& lane : lanes_) lane->prefetch();
   if (runner_ != nullptr) runner_->prefetch_state();
 }
 

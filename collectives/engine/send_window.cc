@@ -18,29 +18,23 @@ SendWindow::SendWindow(const LaneConfig& config, const Clock& clock,
       max_retries_(config.recovery.max_retries),
       recovery_(config.recovery.enabled),
       clock_(clock),
-      slot_frames_(config.depth),
-      slot_posts_(config.depth, 0),
-      slot_unacked_(config.depth, false),
-      slot_posted_ns_(config.depth, 0),
-      slot_queued_(config.depth, 0),
-      seq_slot_(seq_mask_ + 1, kNoSlot),
-      seq_sent_ns_(seq_mask_ + 1, 0),
-      seq_resent_(seq_mask_ + 1, false),
-      seq_posted_as_(seq_mask_ + 1, 0),
-      seq_ack_wait_ns_(seq_mask_ + 1, 0) {
-  free_slots_.reserve(config.depth);
+      slots_(config.depth),
+      numbers_(seq_mask_ + 1) {
+  WEFT_ASSERT(config.depth <= free_slots_.size(),
+              "a lane deeper than GroupOptions::kMaxDepth");
   for (uint32_t i = 0; i < config.depth; ++i) {
-    free_slots_.push_back(config.depth - 1 - i);  // slot 0 first
+    free_push(config.depth - 1 - i);  // slot 0 first
   }
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 void SendWindow::count_post(uint32_t slot) {
-  ++slot_posts_[slot];
+  Slot& s = slots_[slot];
+  ++s.posts;
   ++sends_in_flight_;
-  queued_bytes_ += kHeaderBytes + slot_frames_[slot].payload_bytes;
-  slot_posted_ns_[slot] = clock_.now_ns();
-  slot_queued_[slot] = sends_in_flight_;
+  queued_bytes_ += kHeaderBytes + s.payload_bytes;
+  s.posted_ns = clock_.now_ns();
+  s.queued = sends_in_flight_;
 }
 
 void SendWindow::note_posted(const FrameHeader& header, uint32_t posted_as) {
@@ -48,46 +42,43 @@ void SendWindow::note_posted(const FrameHeader& header, uint32_t posted_as) {
               "a data frame was posted without a credit, a free "
               "slot or room in the send queue");
   WEFT_ASSERT(header.seq == next_seq_, "a data frame posted out of order");
-  const uint32_t slot = free_slots_.back();
-  free_slots_.pop_back();
-  slot_frames_[slot] = SlotFrame{header.seq, header.payload_bytes};
+  const uint32_t slot = free_slots_[--free_count_];
+  slots_[slot].seq = header.seq;
+  slots_[slot].payload_bytes = header.payload_bytes;
   count_post(slot);
   if (lossy_frames_left_ > 0) --lossy_frames_left_;
   if (recovery_) {
-    const uint32_t at = seq_index(next_seq_);
-    slot_unacked_[slot] = true;
-    seq_slot_[at] = slot;
-    seq_sent_ns_[at] = kNeverNs;  // queued: the clock starts when it leaves
-    seq_resent_[at] = false;
-    seq_posted_as_[at] = posted_as;
+    slots_[slot].unacked = true;
+    Number& number = numbers_[seq_index(next_seq_)];
+    number.slot = slot;
+    number.sent_ns = kNeverNs;  // queued: the clock starts when it leaves
+    number.resent = false;
+    number.posted_as = posted_as;
   }
   ++next_seq_;
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 void SendWindow::note_left(uint32_t slot) {
-  --slot_posts_[slot];
+  Slot& s = slots_[slot];
+  --s.posts;
   --sends_in_flight_;
-  queued_bytes_ -= kHeaderBytes + slot_frames_[slot].payload_bytes;
+  queued_bytes_ -= kHeaderBytes + s.payload_bytes;
   // Round trips and timeouts count from when a frame left, not from when it
   // was queued behind others.
   const TimeNs now_ns = clock_.now_ns();
-  const TimeNs wire_ns =
-      now_ns - std::max(slot_posted_ns_[slot], last_send_done_ns_);
+  const TimeNs wire_ns = now_ns - std::max(s.posted_ns, last_send_done_ns_);
   last_send_done_ns_ = now_ns;
-  if (recovery_ && slot_unacked_[slot]) {
-    const uint32_t at = seq_index(slot_frames_[slot].seq);
-    if (seq_slot_[at] == slot) {
-      seq_sent_ns_[at] = now_ns;
+  if (recovery_ && s.unacked) {
+    Number& number = numbers_[seq_index(s.seq)];
+    if (number.slot == slot) {
+      number.sent_ns = now_ns;
       // Frames posted behind it count too: the peer sends its burst as
       // this side does.
-      seq_ack_wait_ns_[at] =
-          std::max(slot_queued_[slot], sends_in_flight_ + 1) * wire_ns;
+      number.ack_wait_ns = std::max(s.queued, sends_in_flight_ + 1) * wire_ns;
     }
   }
-  if (slot_posts_[slot] == 0 && !slot_unacked_[slot]) {
-    free_slots_.push_back(slot);
-  }
+  if (s.posts == 0 && !s.unacked) free_push(slot);
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
@@ -114,15 +105,17 @@ SendWindow::Report SendWindow::absorb(uint32_t received, uint32_t consumed) {
 
 void SendWindow::note_received(uint32_t new_received) {
   if (recovery_) {
-    const uint32_t oldest = seq_index(peer_received_);
-    if (!seq_resent_[oldest] && seq_sent_ns_[oldest] != kNeverNs) {
-      sample_round_trip(clock_.now_ns() - seq_sent_ns_[oldest]);
+    const Number& oldest = numbers_[seq_index(peer_received_)];
+    if (!oldest.resent && oldest.sent_ns != kNeverNs) {
+      sample_round_trip(clock_.now_ns() - oldest.sent_ns);
     }
     for (uint32_t s = peer_received_; s != new_received; ++s) {
-      const uint32_t slot = seq_slot_[seq_index(s)];
-      seq_slot_[seq_index(s)] = kNoSlot;
-      slot_unacked_[slot] = false;
-      if (slot_posts_[slot] == 0) free_slots_.push_back(slot);
+      Number& number = numbers_[seq_index(s)];
+      const uint32_t number_slot = number.slot;
+      Slot& held = slots_[number_slot];
+      number.slot = kNoSlot;
+      held.unacked = false;
+      if (held.posts == 0) free_push(number_slot);
     }
     retries_ = 0;
   }
@@ -154,28 +147,27 @@ uint64_t SendWindow::missing(uint32_t sack, uint32_t heard) const {
     if (i > kSackFrames) break;  // beyond what the sack can say
     const bool held = i > 0 && ((sack >> (i - 1)) & 1u) != 0;
     if (held) continue;
-    const uint32_t at = seq_index(s);
-    const bool before_held = seq_after(holds_to, s) && !seq_resent_[at];
-    const bool overtaken =
-        heard != 0 && seq_after(heard - 1, seq_posted_as_[at]);
+    const Number& number = numbers_[seq_index(s)];
+    const bool before_held = seq_after(holds_to, s) && !number.resent;
+    const bool overtaken = heard != 0 && seq_after(heard - 1, number.posted_as);
     if (before_held || overtaken) resend |= uint64_t{1} << i;
   }
   return resend;
 }
 
 uint32_t SendWindow::begin_resend(uint32_t seq) {
-  const uint32_t at = seq_index(seq);
-  const uint32_t slot = seq_slot_[at];
-  seq_sent_ns_[at] = kNeverNs;  // until the copy leaves
-  seq_resent_[at] = true;
+  Number& number = numbers_[seq_index(seq)];
+  number.sent_ns = kNeverNs;  // until the copy leaves
+  number.resent = true;
   WEFT_CHECK_INVARIANTS_OF(*this);
-  return slot_posts_[slot] > 0 ? kNoSlot : slot;  // still queued: no copy
+  // Still queued: that post stands for the copy.
+  return slots_[number.slot].posts > 0 ? kNoSlot : number.slot;
 }
 
 void SendWindow::note_reposted(uint32_t seq, uint32_t posted_as) {
-  const uint32_t at = seq_index(seq);
-  seq_posted_as_[at] = posted_as;
-  count_post(seq_slot_[at]);
+  Number& number = numbers_[seq_index(seq)];
+  number.posted_as = posted_as;
+  count_post(number.slot);
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
@@ -196,28 +188,28 @@ void SendWindow::check_invariants() const {
   uint64_t bytes = 0;
   uint32_t idle = 0;
   uint32_t unacked_slots = 0;
-  for (uint32_t slot = 0; slot < depth(); ++slot) {
-    WEFT_ASSERT(slot_posts_[slot] <= 1,
+  for (const Slot& s : slots_) {
+    WEFT_ASSERT(s.posts <= 1,
                 "a data slot has more than one send in flight, or completed "
                 "one it never posted");
-    posts += slot_posts_[slot];
-    bytes += uint64_t{slot_posts_[slot]} *
-             (kHeaderBytes + slot_frames_[slot].payload_bytes);
-    if (slot_posts_[slot] == 0 && !slot_unacked_[slot]) ++idle;
-    if (slot_unacked_[slot]) ++unacked_slots;
+    posts += s.posts;
+    bytes += uint64_t{s.posts} * (kHeaderBytes + s.payload_bytes);
+    if (s.posts == 0 && !s.unacked) ++idle;
+    if (s.unacked) ++unacked_slots;
   }
   WEFT_ASSERT(posts == sends_in_flight_,
               "sends in flight differ from the slots' posts");
   WEFT_ASSERT(bytes == queued_bytes_,
               "queued bytes differ from the frames in flight");
   // The free list is exactly the idle slots, each once.
-  WEFT_ASSERT(free_slots_.size() == idle,
+  WEFT_ASSERT(free_count_ == idle,
               "the free list and the idle slots differ in number");
   std::vector<bool> listed(depth(), false);
-  for (const uint32_t slot : free_slots_) {
+  for (uint32_t i = 0; i < free_count_; ++i) {
+    const uint32_t slot = free_slots_[i];
     WEFT_ASSERT(slot < depth(), "a free slot out of range");
     WEFT_ASSERT(!listed[slot], "a slot listed free twice");
-    WEFT_ASSERT(slot_posts_[slot] == 0 && !slot_unacked_[slot],
+    WEFT_ASSERT(slots_[slot].posts == 0 && !slots_[slot].unacked,
                 "a busy slot listed free");
     listed[slot] = true;
   }
@@ -227,18 +219,18 @@ void SendWindow::check_invariants() const {
               "slots marked unacknowledged differ from numbers in flight");
   for (uint32_t i = 0; i <= seq_mask_; ++i) {
     const uint32_t seq = peer_received_ + i;
-    const uint32_t slot = seq_slot_[seq_index(seq)];
+    const Number& number = numbers_[seq_index(seq)];
+    const uint32_t slot = number.slot;
     if (i >= unacked) {
       WEFT_ASSERT(slot == kNoSlot,
                   "a slot named for a number not unacknowledged");
       continue;
     }
     WEFT_ASSERT(slot < depth(), "an unacknowledged number without a slot");
-    WEFT_ASSERT(slot_unacked_[slot] && slot_frames_[slot].seq == seq,
+    WEFT_ASSERT(slots_[slot].unacked && slots_[slot].seq == seq,
                 "a slot holds another number than the table says");
-    WEFT_ASSERT(
-        slot_posts_[slot] == 0 || seq_sent_ns_[seq_index(seq)] == kNeverNs,
-        "a number still queued has a departure time");
+    WEFT_ASSERT(slots_[slot].posts == 0 || number.sent_ns == kNeverNs,
+                "a number still queued has a departure time");
   }
   WEFT_ASSERT(lossy_frames_left_ <= kLossyFrames,
               "more lossy frames left than kLossyFrames");

@@ -32,11 +32,13 @@
 #define WEFT_COLLECTIVES_ENGINE_SEND_WINDOW_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane_protocol.h"
+#include "collectives/kernels/cache_lines.h"
 #include "fabric/assert.h"
 #include "fabric/clock.h"
 
@@ -58,14 +60,14 @@ class SendWindow {
 
   // A free slot, a credit and room in the send queue.
   bool can_send() const {
-    return !free_slots_.empty() && next_seq_ - peer_consumed_ < window_ &&
+    return free_count_ > 0 && next_seq_ - peer_consumed_ < window_ &&
            queued_bytes_ < queue_limit();
   }
   // The peer has a free receive for the next data frame (the credit part
   // of can_send()).
   bool has_credit() const { return next_seq_ - peer_consumed_ < window_; }
   // The slot the next data frame goes out from. REQUIRES: can_send().
-  uint32_t free_slot() const { return free_slots_.back(); }
+  uint32_t free_slot() const { return free_slots_[free_count_ - 1]; }
   // The data frame numbered next_seq() was posted from free_slot() as the
   // pair's frame `posted_as`; `header` is what it carries (kept for
   // resending). REQUIRES: can_send(), header.seq == next_seq().
@@ -109,9 +111,9 @@ class SendWindow {
   TimeNs retransmit_due_ns() const {
     if (!recovery_ || peer_received_ == next_seq_) return kNeverNs;
     const uint32_t at = seq_index(peer_received_);
-    const TimeNs left = seq_sent_ns_[at];
-    if (left == kNeverNs) return kNeverNs;
-    return left + std::max(rto_ns_, srtt_ns_ + seq_ack_wait_ns_[at]);
+    const Number& number = numbers_[at];
+    if (number.sent_ns == kNeverNs) return kNeverNs;
+    return number.sent_ns + std::max(rto_ns_, srtt_ns_ + number.ack_wait_ns);
   }
 
   uint32_t next_seq() const { return next_seq_; }
@@ -127,15 +129,21 @@ class SendWindow {
   TimeNs rto_ns() const { return rto_ns_; }
   TimeNs srtt_ns() const { return srtt_ns_; }
   // Data slot `slot` has a send posted and not completed.
-  bool slot_in_flight(uint32_t slot) const { return slot_posts_[slot] > 0; }
+  bool slot_in_flight(uint32_t slot) const { return slots_[slot].posts > 0; }
   // Data slot `slot` holds a frame not yet acknowledged (recovery).
-  bool slot_unacked(uint32_t slot) const { return slot_unacked_[slot]; }
+  bool slot_unacked(uint32_t slot) const { return slots_[slot].unacked; }
   // The data number and payload bytes of the frame last posted from data
   // slot `slot` (its header stays encoded in the slot's header frame
   // until the slot is reused).
-  uint32_t slot_seq(uint32_t slot) const { return slot_frames_[slot].seq; }
+  uint32_t slot_seq(uint32_t slot) const { return slots_[slot].seq; }
   uint32_t slot_payload_bytes(uint32_t slot) const {
-    return slot_frames_[slot].payload_bytes;
+    return slots_[slot].payload_bytes;
+  }
+
+  // Asks the cache for the per-slot and per-number records.
+  void prefetch() const {
+    prefetch_bytes(slots_.data(), slots_.size() * sizeof(Slot));
+    prefetch_bytes(numbers_.data(), numbers_.size() * sizeof(Number));
   }
 
   // WEFT_ASSERTs every invariant above. O(depth).
@@ -143,7 +151,10 @@ class SendWindow {
 
  private:
   uint32_t seq_index(uint32_t seq) const { return seq & seq_mask_; }
-  uint32_t depth() const { return static_cast<uint32_t>(slot_posts_.size()); }
+  uint32_t depth() const { return static_cast<uint32_t>(slots_.size()); }
+  void free_push(uint32_t slot) {
+    free_slots_[free_count_++] = static_cast<uint8_t>(slot);
+  }
   uint64_t queue_limit() const {
     return lossy_frames_left_ > 0 ? 1 : send_queue_bytes_;
   }
@@ -158,6 +169,7 @@ class SendWindow {
   uint32_t peer_received_;
   uint32_t peer_consumed_;
   uint32_t sends_in_flight_ = 0;
+  uint32_t free_count_ = 0;    // slots listed in free_slots_
   uint64_t queued_bytes_ = 0;  // of the sends in flight
   // Data frames still to send one at a time after a gap (see Pacing).
   uint32_t lossy_frames_left_ = 0;
@@ -176,37 +188,43 @@ class SendWindow {
   bool recovery_;
   const Clock& clock_;
 
-  // Per data slot: the data number and payload bytes of the frame last
-  // posted from it (for resending and for the bytes its completion
-  // frees), sends posted and not completed, and
-  // whether it holds a frame not yet acknowledged (recovery).
-  struct SlotFrame {
+  // Per data slot, one record (a frame's completion reads one line):
+  // the data number and payload bytes of the frame last posted from it
+  // (for resending and for the bytes its completion frees), sends posted
+  // and not completed, when its last post was made and the data sends in
+  // flight then (itself included), and whether it holds a frame not yet
+  // acknowledged (recovery).
+  struct Slot {
     uint32_t seq = 0;
     uint32_t payload_bytes = 0;
+    uint32_t posts = 0;
+    uint32_t queued = 0;
+    TimeNs posted_ns = 0;
+    bool unacked = false;
   };
-  std::vector<SlotFrame> slot_frames_;
-  std::vector<uint32_t> slot_posts_;
-  std::vector<bool> slot_unacked_;
-  std::vector<uint32_t> free_slots_;
-  // Per data slot: when its last post was made, and the data sends in
-  // flight then (itself included).
-  std::vector<TimeNs> slot_posted_ns_;
-  std::vector<uint32_t> slot_queued_;
-
-  // Tables indexed by data sequence number (seq_index()):
-  // seq_slot_[seq_index(s)] is the slot holding unacknowledged number s.
-  std::vector<uint32_t> seq_slot_;
-  // When number s last left (its send completed); kNeverNs while queued.
-  std::vector<TimeNs> seq_sent_ns_;
-  std::vector<bool> seq_resent_;  // Karn: no round trip from a resent one
-  // The pair frame number (immediate) of number s's last post.
-  std::vector<uint32_t> seq_posted_as_;
-  // How long the peer's acknowledgement of number s may queue behind the
-  // peer's own frames: as many as this side had in flight when s was
-  // posted or when it left, each as long as s took to leave (collectives
-  // send alike both ways). The timeout is at least srtt plus that, so round
-  // trips measured on small frames do not fire early on bigger ones.
-  std::vector<TimeNs> seq_ack_wait_ns_;
+  // Per data number s, at seq_index(s), one record: the slot holding it
+  // while unacknowledged; the pair frame number (immediate) of its last
+  // post; when it last left (its send completed; kNeverNs while queued);
+  // how long the peer's acknowledgement of it may queue behind the peer's
+  // own frames (as many as this side had in flight when s was posted or
+  // when it left, each as long as s took to leave: collectives send alike
+  // both ways; the timeout is at least srtt plus that, so round trips
+  // measured on small frames do not fire early on bigger ones); and
+  // whether it was resent (Karn: no round trip from a resent one).
+  struct Number {
+    uint32_t slot = kNoSlot;
+    uint32_t posted_as = 0;
+    TimeNs sent_ns = 0;
+    TimeNs ack_wait_ns = 0;
+    bool resent = false;
+  };
+  static_assert(sizeof(Slot) == 32 && sizeof(Number) == 32,
+                "a slot's or a number's record spans two cache lines");
+  // Slots free to send from, used last first: inline, read with the
+  // counters above by every can_send().
+  std::array<uint8_t, GroupOptions::kMaxDepth> free_slots_{};
+  std::vector<Slot> slots_;
+  std::vector<Number> numbers_;
 };
 
 }  // namespace weft::internal
