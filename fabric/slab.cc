@@ -21,10 +21,6 @@ uint64_t next_slab_id() {
 
 }  // namespace
 
-std::byte* Frame::data() const {
-  return slab_ == nullptr ? nullptr : slab_->data() + offset_;
-}
-
 Frame Frame::sub(uint32_t offset, uint32_t bytes) const {
   assert(uint64_t{offset} + bytes <= bytes_);
   return Frame(slab_, offset_ + offset, bytes);

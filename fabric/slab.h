@@ -29,6 +29,7 @@ class Frame {
   const Slab* slab() const { return slab_; }
   uint64_t offset() const { return offset_; }
   uint32_t bytes() const { return bytes_; }
+  // Inline (defined below Slab): every frame sent or received asks it.
   std::byte* data() const;
   std::span<std::byte> span() const { return {data(), bytes_}; }
 
@@ -90,6 +91,10 @@ class Slab {
   uint64_t id_;
   bool owns_memory_;
 };
+
+inline std::byte* Frame::data() const {
+  return slab_ == nullptr ? nullptr : slab_->data() + offset_;
+}
 
 }  // namespace weft
 
