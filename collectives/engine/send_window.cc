@@ -20,8 +20,13 @@ SendWindow::SendWindow(const LaneConfig& config, const Clock& clock,
       clock_(clock),
       slots_(config.depth),
       numbers_(seq_mask_ + 1) {
-  WEFT_ASSERT(config.depth <= free_slots_.size(),
-              "a lane deeper than GroupOptions::kMaxDepth");
+  // Checked in every build: the free list is inline, kMaxDepth long
+  // (GroupOptions::validate() keeps depth within it).
+  if (config.depth > free_slots_.size()) {
+    assertion_failed("config.depth <= GroupOptions::kMaxDepth",
+                     "a lane deeper than its free list holds", __FILE__,
+                     __LINE__);
+  }
   for (uint32_t i = 0; i < config.depth; ++i) {
     free_push(config.depth - 1 - i);  // slot 0 first
   }
