@@ -6,12 +6,13 @@
 # every machine with the same build, so a change to the simulator or the
 # engine can be judged on them when wall times move with the machine's
 # neighbours (BM_RingScale's rate_ratio moves by 0.1 from one run to the
-# next; docs/simulator.md, "Scale").
+# next; docs/simulator.md, "Counted, not timed").
 #
-# The last-level cache is simulated at 1 MiB, one core's share of a
-# server's L2: what a rank's state must fit in to stay warm between two of
-# its steps. Hardware prefetches are not modelled, so the misses are what
-# the code asks for, prefetched or not.
+# The last-level cache is simulated at 1 MiB, one core's L2 on the
+# machines weft's CI runs on: what the state the ranks touch between two
+# steps of one rank must fit in for that rank's to stay warm. Hardware
+# prefetches are not modelled, so the misses are what the code asks for,
+# prefetched or not.
 #
 # Usage: scripts/cache-profile.sh [SMALL_RANKS [LARGE_RANKS]]  (128, 512)
 #   WEFT_SIM=<path>  the weft-sim binary (default build/default/bin/weft-sim)
