@@ -122,22 +122,6 @@ void reduce_elements_to(unsigned char* dst, const unsigned char* a,
   reduce_blocks<T, &reduce_run_to<T, Op>>(dst, a, b, count);
 }
 
-// The two kinds of kernel, for pick() below.
-struct Into {
-  using Kernel = internal::ReduceKernel;
-  template <typename T, typename Op>
-  static Kernel of() {
-    return &reduce_elements<T, Op>;
-  }
-};
-struct To {
-  using Kernel = internal::ReduceToKernel;
-  template <typename T, typename Op>
-  static Kernel of() {
-    return &reduce_elements_to<T, Op>;
-  }
-};
-
 // ---- Integers: wrap modulo 2^n, computed in unsigned arithmetic wide enough
 // that integer promotion cannot make it signed (uint16 * uint16 would
 // otherwise overflow int).
@@ -255,64 +239,64 @@ struct Converted {
   }
 };
 
-template <typename K, typename T, typename Sum, typename Prod, typename Max,
-          typename Min>
-typename K::Kernel pick(ReduceOp op) {
-  return internal::kernel_for_op<typename K::Kernel>(
-      op, K::template of<T, Sum>(), K::template of<T, Prod>(),
-      K::template of<T, Max>(), K::template of<T, Min>());
+using internal::ReduceToKernel;
+
+template <typename T, typename Sum, typename Prod, typename Max, typename Min>
+ReduceToKernel pick(ReduceOp op) {
+  return internal::kernel_for_op<ReduceToKernel>(
+      op, &reduce_elements_to<T, Sum>, &reduce_elements_to<T, Prod>,
+      &reduce_elements_to<T, Max>, &reduce_elements_to<T, Min>);
 }
 
-template <typename K, typename T>
-typename K::Kernel pick_int(ReduceOp op) {
-  return pick<K, T, WrapSum<T>, WrapProd<T>, IntMax<T>, IntMin<T>>(op);
+template <typename T>
+ReduceToKernel pick_int(ReduceOp op) {
+  return pick<T, WrapSum<T>, WrapProd<T>, IntMax<T>, IntMin<T>>(op);
 }
 
-template <typename K, typename T>
-typename K::Kernel pick_float(ReduceOp op) {
-  return pick<K, T, FloatSum<T>, FloatProd<T>, FloatMax<T>, FloatMin<T>>(op);
+template <typename T>
+ReduceToKernel pick_float(ReduceOp op) {
+  return pick<T, FloatSum<T>, FloatProd<T>, FloatMax<T>, FloatMin<T>>(op);
 }
 
-template <typename K, typename Codec>
-typename K::Kernel pick_converted(ReduceOp op) {
-  return pick<K, uint16_t, Converted<Codec, FloatSum<float>>,
+template <typename Codec>
+ReduceToKernel pick_converted(ReduceOp op) {
+  return pick<uint16_t, Converted<Codec, FloatSum<float>>,
               Converted<Codec, FloatProd<float>>,
               Converted<Codec, FloatMax<float>>,
               Converted<Codec, FloatMin<float>>>(op);
 }
 
-// The portable kernel of kind K for a dtype and op.
-template <typename K>
-typename K::Kernel portable_kernel(DType dtype, ReduceOp op) {
+// The portable kernel for a dtype and op.
+ReduceToKernel portable_kernel(DType dtype, ReduceOp op) {
   switch (dtype) {
     case DType::kBool:
-      return pick<K, uint8_t, BoolOr, BoolAnd, BoolOr, BoolAnd>(op);
+      return pick<uint8_t, BoolOr, BoolAnd, BoolOr, BoolAnd>(op);
     case DType::kInt8:
-      return pick_int<K, int8_t>(op);
+      return pick_int<int8_t>(op);
     case DType::kInt16:
-      return pick_int<K, int16_t>(op);
+      return pick_int<int16_t>(op);
     case DType::kInt32:
-      return pick_int<K, int32_t>(op);
+      return pick_int<int32_t>(op);
     case DType::kInt64:
-      return pick_int<K, int64_t>(op);
+      return pick_int<int64_t>(op);
     case DType::kUint8:
-      return pick_int<K, uint8_t>(op);
+      return pick_int<uint8_t>(op);
     case DType::kUint16:
-      return pick_int<K, uint16_t>(op);
+      return pick_int<uint16_t>(op);
     case DType::kUint32:
-      return pick_int<K, uint32_t>(op);
+      return pick_int<uint32_t>(op);
     case DType::kUint64:
-      return pick_int<K, uint64_t>(op);
+      return pick_int<uint64_t>(op);
     case DType::kFloat16:
-      return pick_converted<K, Float16Codec>(op);
+      return pick_converted<Float16Codec>(op);
     case DType::kBFloat16:
-      return pick_converted<K, BFloat16Codec>(op);
+      return pick_converted<BFloat16Codec>(op);
     case DType::kFloat32:
-      return pick_float<K, float>(op);
+      return pick_float<float>(op);
     case DType::kFloat64:
-      return pick_float<K, double>(op);
+      return pick_float<double>(op);
     case DType::kComplex64:
-      return pick<K, Complex64, ComplexSum, ComplexProd, ComplexMax,
+      return pick<Complex64, ComplexSum, ComplexProd, ComplexMax,
                   ComplexMin>(op);
   }
   return nullptr;
@@ -346,12 +330,8 @@ absl::Status check_call(const char* fn, DType dtype, ReduceOp op,
 
 namespace internal {
 
-ReduceKernel portable_reduce_kernel(DType dtype, ReduceOp op) {
-  return portable_kernel<Into>(dtype, op);
-}
-
 ReduceToKernel portable_reduce_to_kernel(DType dtype, ReduceOp op) {
-  return portable_kernel<To>(dtype, op);
+  return portable_kernel(dtype, op);
 }
 
 }  // namespace internal

@@ -13,11 +13,6 @@
 
 namespace weft::internal {
 
-// acc[i] = op(acc[i], in[i]) for i < count; pointers may be unaligned and
-// acc == in is allowed.
-using ReduceKernel = void (*)(unsigned char* acc, const unsigned char* in,
-                              size_t count);
-
 // dst[i] = op(a[i], b[i]) for i < count; dst == a is allowed, no other
 // overlap with dst.
 using ReduceToKernel = void (*)(unsigned char* dst, const unsigned char* a,
@@ -29,8 +24,8 @@ using ReduceToKernel = void (*)(unsigned char* dst, const unsigned char* a,
 using SimdReduceKernel = size_t (*)(unsigned char* dst, const unsigned char* a,
                                     const unsigned char* b, size_t count);
 
-// The portable kernels; nullptr for a dtype or op outside its enum.
-ReduceKernel portable_reduce_kernel(DType dtype, ReduceOp op);
+// The portable kernel (reduce_into's with dst == a); nullptr for a dtype or
+// op outside its enum.
 ReduceToKernel portable_reduce_to_kernel(DType dtype, ReduceOp op);
 
 // A SIMD kernel for this dtype and op if this CPU runs one; nullptr otherwise.

@@ -70,8 +70,8 @@ Bytes pack(const std::vector<T>& values) {
   return out;
 }
 
-// reduce_into and its portable kernels, and reduce_to (dst = op(acc, in)
-// into a third buffer) and its portable kernels.
+// reduce_into and the portable kernel in place (dst == acc), and reduce_to
+// and the portable kernel into a third buffer (dst = op(acc, in)).
 enum class Path { kDispatch, kPortable, kDispatchTo, kPortableTo };
 constexpr Path kPaths[] = {Path::kDispatch, Path::kPortable, Path::kDispatchTo,
                            Path::kPortableTo};
@@ -86,7 +86,8 @@ Bytes reduce(Path path, DType dtype, ReduceOp op, Bytes acc, const Bytes& in) {
       EXPECT_TRUE(reduce_into(dtype, op, acc.data(), in.data(), count).ok());
       return acc;
     case Path::kPortable:
-      internal::portable_reduce_kernel(dtype, op)(acc.data(), in.data(), count);
+      internal::portable_reduce_to_kernel(dtype, op)(acc.data(), acc.data(),
+                                                     in.data(), count);
       return acc;
     case Path::kDispatchTo:
       EXPECT_TRUE(
