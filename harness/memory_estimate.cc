@@ -35,17 +35,119 @@ uint64_t buffer_bytes(const CollectiveSpec& spec, const CollectiveShape& shape,
   return total;
 }
 
-// Bytes one rank sends in the whole run: the exchange sends its input to
-// every peer; the mesh scatter and the ring move each byte about twice
-// (reduce-scatter, then all-gather); send/recv sends the buffer once.
+// Bytes a rank sends in the whole run, on average over the ranks (the
+// estimate spreads them over all endpoints). The exchange: an all-reduce
+// or all-gather sends its input to every peer; broadcast and reduce move
+// the buffer between the root and each peer once; reduce-scatter and
+// all-to-all send each peer its block. The mesh scatter and the ring: an
+// all-reduce moves each byte about twice (reduce-scatter, then
+// all-gather), the others once, except the ring all-to-all, whose blocks
+// travel (n - 1) / 2 hops on average. Send/recv sends the buffer once.
 uint64_t bytes_sent_per_rank(const CollectiveSpec& spec,
                              const CollectiveShape& shape, Algorithm algorithm,
                              uint32_t ranks) {
-  if (spec.kind == CollectiveKind::kBarrier) return 0;
-  if (spec.kind == CollectiveKind::kSendRecv) return shape.size_bytes;
-  if (algorithm == Algorithm::kMeshExchange)
-    return shape.in_bytes * (ranks - 1);
+  const uint64_t n = ranks;
+  switch (spec.kind) {
+    case CollectiveKind::kBarrier:
+      return 0;
+    case CollectiveKind::kSendRecv:
+      return shape.size_bytes;
+    case CollectiveKind::kAllReduce:
+      return algorithm == Algorithm::kMeshExchange
+                 ? shape.in_bytes * (n - 1)
+                 : 2 * shape.size_bytes;
+    case CollectiveKind::kAllGather:
+      return shape.in_bytes * (n - 1);
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kReduceScatter:
+      return shape.size_bytes;
+    case CollectiveKind::kAllToAll:
+      return algorithm == Algorithm::kRing
+                 ? shape.block_bytes * n * (n - 1) / 2
+                 : shape.size_bytes;
+  }
   return 2 * shape.size_bytes;
+}
+
+// Scratch bytes every rank's plan asks for, summed over the ranks, as the
+// algorithms (collectives/algorithms/mesh.cc, ring.cc) lay it out; each
+// request is rounded up to 64 bytes, and each stripe asks for its share.
+// The ring: a reduce-scatter accumulates n - 2 chunks (all but its own
+// and the one it only sends) in scratch; a reduce, on each rank two or
+// more hops from the root, the buffer; an all-to-all holds the
+// (n - 1)(n - 2) / 2 blocks it forwards (and in place copies its input
+// first). The mesh: in place, the exchange's all-reduce and all-to-all
+// and the root of its reduce copy the input, its reduce-scatter the
+// rank's own block; the scatter's all-reduce copies the rank's chunk in
+// place, and its reduce accumulates a chunk in scratch off the root (and
+// copies it on the root in place).
+uint64_t scratch_bytes_all_ranks(const CollectiveSpec& spec,
+                                 const CollectiveShape& shape,
+                                 Algorithm algorithm, uint32_t ranks,
+                                 uint64_t stripes) {
+  constexpr uint64_t kAlign = 64;
+  const uint64_t n = ranks;
+  const uint64_t chunk = (shape.size_bytes + n - 1) / n;
+  // Per rank: bytes and requests (each up to kAlign - 1 bytes of rounding,
+  // once per stripe).
+  uint64_t bytes = 0;
+  uint64_t requests = 0;
+  uint64_t ranks_asking = n;
+  const bool in_place = spec.in_place;
+  if (algorithm == Algorithm::kRing) {
+    switch (spec.kind) {
+      case CollectiveKind::kReduceScatter:
+        if (n >= 3) {
+          bytes = (n - 2) * shape.block_bytes;
+          requests = n - 2;
+        }
+        break;
+      case CollectiveKind::kReduce:
+        ranks_asking = n >= 3 ? n - 2 : 0;
+        bytes = shape.size_bytes;
+        requests = 1;
+        break;
+      case CollectiveKind::kAllToAll: {
+        const uint64_t held = n >= 2 ? (n - 1) * (n - 2) / 2 : 0;
+        bytes = held * shape.block_bytes + (in_place ? shape.size_bytes : 0);
+        requests = held + (in_place ? n : 0);
+        break;
+      }
+      default:
+        break;
+    }
+  } else if (in_place || (algorithm == Algorithm::kMeshScatter &&
+                          spec.kind == CollectiveKind::kReduce)) {
+    const bool scatter = algorithm == Algorithm::kMeshScatter;
+    switch (spec.kind) {
+      case CollectiveKind::kAllReduce:
+        bytes = scatter ? chunk : shape.size_bytes;
+        requests = 1;
+        break;
+      case CollectiveKind::kReduce:
+        // The scatter: every rank but an out-of-place root; the exchange:
+        // the root.
+        ranks_asking = scatter ? (in_place ? n : n - 1) : 1;
+        bytes = scatter ? chunk : shape.size_bytes;
+        requests = 1;
+        break;
+      case CollectiveKind::kAllToAll:
+        bytes = shape.size_bytes;
+        requests = n;
+        break;
+      case CollectiveKind::kReduceScatter:
+        bytes = shape.block_bytes;
+        requests = 1;
+        break;
+      default:
+        break;
+    }
+  }
+  // A stripe's share of a buffer is rounded up to whole elements.
+  const uint64_t elem = dtype_size(spec.dtype);
+  const uint64_t rounding = requests * stripes * (kAlign - 1 + elem);
+  return ranks_asking * (bytes + rounding);
 }
 
 // Frames one endpoint sends, at least: one per item it sends (an item is
@@ -148,6 +250,14 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
   out.endpoint_bytes = endpoints * kEndpointStateBytes;
   out.plan_bytes = n * plan_bytes_per_rank(spec, algorithm, topology, group);
   if (endpoints == 0) return out;
+  const uint32_t cables = n > 1 ? static_cast<uint32_t>(
+                                      topology.devices(0, 1).size())
+                                : 1;
+  const uint64_t stripes =
+      uint64_t{std::max(cables, 1u)} *
+      (algorithm == Algorithm::kRing && n > 2 ? group.ring_directions : 1);
+  out.scratch_bytes =
+      scratch_bytes_all_ranks(spec, shape, algorithm, n, stripes);
   // Each endpoint's region, at the frame size formation settles on.
   GroupOptions fitted = group;
   fitted.max_frame_bytes =
@@ -174,9 +284,6 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
   const uint64_t per_endpoint_bytes =
       bytes_sent_per_rank(spec, shape, algorithm, n) * n / endpoints;
   const uint64_t frame_pages_bytes = round_up(per_endpoint_bytes, page) + page;
-  const uint32_t cables = n > 1 ? static_cast<uint32_t>(
-                                      topology.devices(0, 1).size())
-                                : 1;
   const uint64_t op_frame =
       op_frame_bytes(spec, shape, algorithm, n, std::max(cables, 1u), fitted);
   const uint64_t frames =

@@ -5,8 +5,10 @@
 // run's frames write (collectives/group_builder.h: one region per endpoint
 // of 2 x depth frames), each endpoint's bookkeeping (the simulated queue
 // pair and the engine's lane), the simulator's copies of frames in flight
-// (sim/internal/payload_pool.h), every rank's plan of the operation
-// (collectives/algorithms/plan.h), the kept trace events, and the process
+// (sim/internal/payload_pool.h), every rank's plan of the operation and
+// the scratch space it asks for (collectives/algorithms/plan.h: partial
+// sums, blocks a ring all-to-all holds to forward, an in-place
+// operation's copy of its input), the kept trace events, and the process
 // itself. Tools refuse a run whose estimate exceeds the machine's memory
 // instead of letting it swap or be killed (tools/cli/memory_check.h).
 //
@@ -66,11 +68,12 @@ struct MemoryEstimate {
   uint64_t endpoint_bytes = 0;  // endpoints x kEndpointStateBytes
   uint64_t plan_bytes = 0;      // plans: items held x kPlanItemBytes, ring
                                 // stripes x kRingStripePlanBytes
+  uint64_t scratch_bytes = 0;   // every rank's plan's scratch space
   uint64_t trace_bytes = 0;     // kept trace events (world.keep_trace_events)
 
   uint64_t total_bytes() const {
     return baseline_bytes + buffer_bytes + slab_bytes + endpoint_bytes +
-           plan_bytes + trace_bytes;
+           plan_bytes + scratch_bytes + trace_bytes;
   }
 };
 

@@ -70,12 +70,13 @@ std::string memory_size_text(uint64_t bytes) {
 std::string memory_estimate_text(const harness::MemoryEstimate& estimate) {
   return absl::StrFormat(
       "about %s of memory (buffers %s, frames %s, endpoints %s, plans %s, "
-      "trace %s)",
+      "scratch %s, trace %s)",
       memory_size_text(estimate.total_bytes()),
       memory_size_text(estimate.buffer_bytes),
       memory_size_text(estimate.slab_bytes),
       memory_size_text(estimate.endpoint_bytes),
       memory_size_text(estimate.plan_bytes),
+      memory_size_text(estimate.scratch_bytes),
       memory_size_text(estimate.trace_bytes));
 }
 
