@@ -129,8 +129,9 @@ class Group {
   // through weft's own frames as before. Local: each rank registers what
   // it likes, no peer needs to agree. Shared with split groups (one
   // fabric). InvalidArgument (kBadInput) for empty memory or memory
-  // overlapping a live registration; Unimplemented on a fabric that
-  // registers no user memory.
+  // overlapping a live registration; FailedPrecondition for memory
+  // overlapping one a failed operation still uses; Unimplemented on a
+  // fabric that registers no user memory.
   absl::StatusOr<RegisteredMemory> register_memory(std::span<std::byte> memory);
   template <typename T>
   absl::StatusOr<RegisteredMemory> register_memory(std::span<T> memory) {

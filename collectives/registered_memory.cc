@@ -26,6 +26,10 @@ RegisteredMemory& RegisteredMemory::operator=(
   return *this;
 }
 
+bool RegisteredMemory::registered() const {
+  return memory_ != nullptr && memory_->holds(id_);
+}
+
 void RegisteredMemory::reset() {
   if (memory_ != nullptr) memory_->release(id_);
   memory_.reset();

@@ -7,8 +7,13 @@
 // queued or running, when that operation ends. The memory must stay valid
 // until then; after a blocking call returns it is the caller's to change
 // (frames still unacknowledged were copied aside when the call ended).
+// When the group is destroyed, every registration still held ends with it
+// and the handles left do nothing more. After a failed operation, memory
+// whose handle is gone may stay registered until the group is destroyed
+// (its sends or receives are still posted); registering it again before
+// then is refused with FailedPrecondition.
 //
-// Move-only. REQUIRES: the group's fabric outlives the handle.
+// Move-only.
 #ifndef WEFT_COLLECTIVES_REGISTERED_MEMORY_H_
 #define WEFT_COLLECTIVES_REGISTERED_MEMORY_H_
 
@@ -34,7 +39,8 @@ class RegisteredMemory {
 
   // The registered bytes (empty once reset or moved from).
   std::span<std::byte> bytes() const { return bytes_; }
-  bool registered() const { return memory_ != nullptr; }
+  // False once reset, moved from, or the group is destroyed.
+  bool registered() const;
   // Ends the registration (see above).
   void reset();
 

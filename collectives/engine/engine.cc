@@ -45,9 +45,18 @@ Engine::Engine(const Clock& clock, uint32_t rank,
 Engine::~Engine() {
   // Queued operations may point into buffers already freed: never run
   // them here.
-  if (!failure_.ok() || !queue_.empty()) return;
-  step_until(deadline_after(clock_.now_ns(), kLingerNs),
-             [](const Progress& p) { return p.is_done(); });
+  if (failure_.ok() && queue_.empty()) {
+    step_until(deadline_after(clock_.now_ns(), kLingerNs),
+               [](const Progress& p) { return p.is_done(); });
+  }
+  // The operations, then the lanes (whose endpoints close, ending any send
+  // or receive still posted on registered memory), then the registrations
+  // still held, so that handles outliving the group do nothing.
+  runner_ = nullptr;
+  queue_.clear();
+  by_peer_.clear();
+  lanes_.clear();
+  if (user_memory_ != nullptr) user_memory_->detach();
 }
 
 void Engine::step_until(TimeNs until_ns,
@@ -520,7 +529,8 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   bool first = true;
   for (const auto& op : queue_) {
     // Best effort: a send not yet completed may still read user memory,
-    // and its registration stays with the fabric (UserMemory::drop).
+    // and its registration stays with the fabric until the engine closes
+    // (UserMemory::detach).
     if (op->runner != nullptr) op->runner->detach_user_memory();
     op->done = true;
     op->status = every_op || first ? status : refusal();

@@ -6,9 +6,16 @@
 // hold_memory), and a handle destroyed during that time ends the
 // registration only when the last Use ends.
 //
+// A registration the fabric will not give back yet (a failed operation's
+// sends or receives on it are still posted) is kept aside and asked for
+// again at the next registration and when the engine closes (detach():
+// after its lanes are gone, every registration left is given back, and the
+// handles and Uses that outlive it do nothing more).
+//
 // Invariants: ids are unique and registrations never overlap (the fabric
 // refuses that); a registration's count of uses equals the live Use
-// objects naming it; a released registration with no use left is gone.
+// objects naming it; a released registration with no use left is gone
+// (or kept aside); nothing is listed once detached.
 #ifndef WEFT_COLLECTIVES_ENGINE_USER_MEMORY_H_
 #define WEFT_COLLECTIVES_ENGINE_USER_MEMORY_H_
 
@@ -26,20 +33,29 @@ namespace weft::internal {
 
 class UserMemory : public std::enable_shared_from_this<UserMemory> {
  public:
-  // REQUIRES: `fabric` outlives this and every handle and Use of it.
-  explicit UserMemory(Fabric& fabric) : fabric_(fabric) {}
+  // REQUIRES: `fabric` outlives this, or detach() is called before it
+  // goes.
+  explicit UserMemory(Fabric& fabric) : fabric_(&fabric) {}
   UserMemory(const UserMemory&) = delete;
   UserMemory& operator=(const UserMemory&) = delete;
 
   // Registers `memory` with the fabric; the id names it in release().
-  // InvalidArgument from the fabric: empty, too large, overlapping.
+  // InvalidArgument from the fabric: empty, too large, overlapping;
+  // FailedPrecondition when it overlaps a registration kept aside, or once
+  // detached.
   absl::StatusOr<uint64_t> add(std::span<std::byte> memory);
+  // The engine is closing and its lanes are gone: gives every registration
+  // back to the fabric and forgets the fabric.
+  void detach();
   // The caller's handle is gone: the registration ends now, or when its
   // last Use ends.
   void release(uint64_t id);
   // The registered slab holding all of [data, data + bytes), or nullptr
   // (then the operation stages through weft's own frames).
   const Slab* find(const std::byte* data, size_t bytes) const;
+  // Whether registration `id` is live (added, its handle not yet gone,
+  // not detached).
+  bool holds(uint64_t id) const;
   size_t size() const { return entries_.size(); }
 
   // An operation's use of up to two registrations (its input and output).
@@ -69,11 +85,15 @@ class UserMemory : public std::enable_shared_from_this<UserMemory> {
   };
   Entry* entry(const Slab* slab);
   void end_use(const Slab* slab);
-  // Returns the registration to the fabric and forgets it.
+  // Returns the registration to the fabric and forgets it (or keeps it
+  // aside when the fabric refuses).
   void drop(Entry& entry);
+  // Asks the fabric again for the registrations kept aside.
+  void retry_kept();
 
-  Fabric& fabric_;
+  Fabric* fabric_;  // nullptr once detached
   std::vector<Entry> entries_;
+  std::vector<Slab*> kept_;  // released, refused by the fabric so far
   uint64_t next_id_ = 1;
 };
 

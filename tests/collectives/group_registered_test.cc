@@ -173,5 +173,87 @@ TEST(RegisteredUnderLoss, ChangingAnInPlaceRingBufferAfterReturnIsSafeToo) {
   run_seeds(*Topology::ring(4), Algorithm::kRing, true);
 }
 
+// A handle kept after its group is gone: the registration ended with the
+// group (after its endpoints closed), and the handle does nothing more.
+// Under ASan, a handle that still reached the freed fabric would fail here.
+TEST(RegisteredLifetime, AHandleOutlivingItsGroupIsInert) {
+  std::vector<int32_t> buffer(1024, 7);
+  RegisteredMemory handle;
+  {
+    sim::WorldOptions w;
+    w.topology = *Topology::mesh(2);
+    absl::StatusOr<SimCluster> cluster = SimCluster::create(w);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    absl::StatusOr<RegisteredMemory> h =
+        cluster->group(0).register_memory(std::span(buffer));
+    ASSERT_TRUE(h.ok()) << h.status();
+    handle = *std::move(h);
+    EXPECT_TRUE(handle.registered());
+  }
+  EXPECT_FALSE(handle.registered());
+  handle.reset();
+  EXPECT_FALSE(handle.registered());
+  EXPECT_EQ(buffer.front(), 7);
+}
+
+// The ranks disagree on the dtype, so the all-sum fails on both, with
+// receives and sends still posted on the registered buffers. Dropping the
+// handles then cannot end the registrations at once; registering the same
+// memory again says why and what to do, and destroying the group ends
+// them without a warning (its endpoints close first).
+TEST(RegisteredLifetime, AFailedOperationsMemoryIsRefusedWithAReasonUntilTheGroupCloses) {
+  constexpr size_t kElements = 1 << 18;
+  std::vector<std::vector<int32_t>> in(2, std::vector<int32_t>(kElements, 1));
+  std::vector<std::vector<int32_t>> out(2, std::vector<int32_t>(kElements));
+  std::string logged;
+  {
+    sim::WorldOptions w;
+    w.topology = *Topology::mesh(2);
+    absl::StatusOr<SimCluster> cluster = SimCluster::create(w);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    std::vector<RegisteredMemory> handles;
+    std::vector<std::vector<Starter>> scripts(2);
+    for (uint32_t r = 0; r < 2; ++r) {
+      for (auto* v : {&in[r], &out[r]}) {
+        absl::StatusOr<RegisteredMemory> h =
+            cluster->group(r).register_memory(std::span(*v));
+        ASSERT_TRUE(h.ok()) << h.status();
+        handles.push_back(*std::move(h));
+      }
+      scripts[r].push_back([&, r](Group& g) {
+        return g.all_reduce_async(std::as_bytes(std::span(in[r])),
+                                  std::as_writable_bytes(std::span(out[r])),
+                                  r == 0 ? DType::kInt32 : DType::kFloat32,
+                                  ReduceOp::kSum);
+      });
+    }
+    ScriptRun run = cluster->run_scripts(std::move(scripts));
+    for (uint32_t r = 0; r < 2; ++r) {
+      ASSERT_EQ(run.results[r].size(), 1u);
+      ASSERT_FALSE(run.results[r][0].ok()) << "rank " << r;
+    }
+    handles.clear();
+    int refused = 0;
+    for (uint32_t r = 0; r < 2; ++r) {
+      for (auto* v : {&in[r], &out[r]}) {
+        absl::StatusOr<RegisteredMemory> again =
+            cluster->group(r).register_memory(std::span(*v));
+        if (again.ok()) continue;
+        ++refused;
+        EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition)
+            << again.status();
+        EXPECT_NE(again.status().message().find("destroy the group"),
+                  std::string::npos)
+            << again.status();
+      }
+    }
+    // Both ranks' inputs had sends of the failed all-sum posted.
+    EXPECT_GE(refused, 2);
+    ::testing::internal::CaptureStderr();
+  }
+  logged = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(logged.find("registered memory"), std::string::npos) << logged;
+}
+
 }  // namespace
 }  // namespace weft::testing
