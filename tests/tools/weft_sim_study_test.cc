@@ -268,5 +268,21 @@ TEST(WeftSimRun, BadInputExits2WithOneLine) {
   expect_bad_input("--max_bytes=lots", "--max_bytes=lots");
 }
 
+// A plan that crashes every rank leaves no result to judge: refused, not
+// reported as correct. With a survivor, the run is judged on it.
+TEST(WeftSimRun, APlanThatCrashesEveryRankIsRefused) {
+  const std::string every = write_scratch(
+      "crash_all.txt", "crash rank=0 at_ns=0\ncrash rank=1 at_ns=0\n");
+  expect_bad_input("run --ranks=2 --bytes=4K --faults=" + every,
+                   "crashes every rank (2 of 2)");
+  expect_bad_input("--ranks=2 --max_bytes=4K --faults=" + every,
+                   "crash at most 1");
+  const std::string one =
+      write_scratch("crash_one.txt", "crash rank=0 at_ns=0\n");
+  const ToolResult r = sim("run --ranks=2 --bytes=4K --faults=" + one);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("typed error"));
+}
+
 }  // namespace
 }  // namespace weft::testing

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
@@ -135,9 +136,26 @@ absl::StatusOr<WorldFlags> world_flags() {
   out.options.link = *link;
   absl::StatusOr<FaultPlan> faults = faults_from_flags();
   if (!faults.ok()) return faults.status();
-  if (absl::Status s = faults->check_ranks(out.options.topology.ranks());
-      !s.ok()) {
+  const uint32_t ranks = out.options.topology.ranks();
+  if (absl::Status s = faults->check_ranks(ranks); !s.ok()) {
     return flag_error("faults", s);
+  }
+  // A run is judged on the ranks that survive it: with none left there is
+  // nothing to judge, and "correct" would say nothing.
+  std::vector<bool> crashes(ranks, false);
+  uint32_t crashed = 0;
+  for (const ScriptedFault& f : faults->script) {
+    if (f.kind != FaultKind::kCrash || crashes[f.rank]) continue;
+    crashes[f.rank] = true;
+    ++crashed;
+  }
+  if (ranks > 0 && crashed == ranks) {
+    return flag_error(
+        "faults",
+        absl::InvalidArgumentError(absl::StrFormat(
+            "the plan crashes every rank (%u of %u), so no rank is left "
+            "whose result could be checked; crash at most %u",
+            crashed, ranks, ranks - 1)));
   }
   out.options.faults = *std::move(faults);
   absl::StatusOr<uint64_t> seed =
