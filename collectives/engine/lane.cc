@@ -357,12 +357,28 @@ absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
 
 absl::Status Lane::send_data_from(FrameHeader header, const Frame& user) {
   WEFT_ASSERT(can_send_data(), "send_data_from() without can_send_data()");
+  // An endpoint that sends one part only (a device without two gather
+  // entries) cannot send a header and user memory: staged instead.
+  if (!split_ || parts_sends_refused_) {
+    return send_data(header, user.data(), user.bytes());
+  }
   const uint32_t slot = send_.free_slot();
   WEFT_ASSERT(user.bytes() <= send_body(slot).bytes(),
               "a payload larger than the send frame");
   set_user_payload(slot, user);
-  stats_.bytes_zero_copy += user.bytes();
-  return post_data(slot, header, user.bytes());
+  const absl::Status s = post_data(slot, header, user.bytes());
+  if (s.ok()) {
+    stats_.bytes_zero_copy += user.bytes();
+    return s;
+  }
+  // The fabric cannot send from this memory (it takes no two-part sends,
+  // or has no memory region left for it): this frame is staged, and with
+  // no two-part sends at all, every later one too. Any other error is the
+  // queue pair's and stands.
+  if (!absl::IsUnimplemented(s) && !absl::IsResourceExhausted(s)) return s;
+  set_user_payload(slot, Frame());
+  if (absl::IsUnimplemented(s)) parts_sends_refused_ = true;
+  return send_data(header, user.data(), user.bytes());
 }
 
 void Lane::set_user_payload(uint32_t slot, const Frame& user) {

@@ -250,7 +250,9 @@ class Lane {
   // registered user memory holding exactly the payload): the header from
   // the lane's send frame and the payload from `user`, as one two-part
   // message (Endpoint::post_send_parts). The frame stays in use (resent
-  // from there) until acknowledged or detach()ed.
+  // from there) until acknowledged or detach()ed. Staged as send_data()
+  // when the endpoint takes one part only, or refuses this two-part send
+  // with Unimplemented or ResourceExhausted (no memory region left).
   absl::Status send_data_from(FrameHeader header, const Frame& user);
   // Makes the lane stop reading user memory in [begin, end): each
   // unacknowledged frame sent from there gets its payload copied into its
@@ -413,6 +415,8 @@ class Lane {
   ReceiveTargets targets_;
   uint32_t posted_recvs_ = 0;   // receives posted and not completed
   bool parts_refused_ = false;  // the endpoint refused a two-part receive
+  // The endpoint refused a two-part send from user memory as unsupported.
+  bool parts_sends_refused_ = false;
   // Per data slot: the frame of user memory its payload is sent from
   // (send_data_from); empty when the payload is in the lane's frame.
   std::vector<Frame> user_payloads_;

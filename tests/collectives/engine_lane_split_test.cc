@@ -58,6 +58,11 @@ class PartsEndpoint : public MockEndpoint {
   absl::Status post_send_parts(WorkId id, std::span<const Frame> parts,
                                std::span<const uint32_t> lengths,
                                uint32_t) override {
+    if (user_slab != nullptr && parts.size() == 2 &&
+        parts[1].slab() == user_slab && !refuse_user.ok()) {
+      ++user_refusals;
+      return refuse_user;
+    }
     sends.push_back(
         {id, {parts.begin(), parts.end()}, {lengths.begin(), lengths.end()}});
     return absl::OkStatus();
@@ -65,6 +70,10 @@ class PartsEndpoint : public MockEndpoint {
   std::vector<Posted> recvs;
   std::vector<Posted> sends;
   std::vector<Completion> pending;
+  // Two-part sends whose payload lies in user_slab fail with refuse_user.
+  const Slab* user_slab = nullptr;
+  absl::Status refuse_user;
+  uint32_t user_refusals = 0;
 };
 
 class SplitLaneTest : public ::testing::Test {
@@ -218,6 +227,51 @@ TEST_F(SplitLaneTest, DataIsSentAsItsHeaderAndItsPayloadAndResentSo) {
   EXPECT_EQ(ep_->sends[2].parts, first.parts);
   EXPECT_EQ(ep_->sends[2].lengths, first.lengths);
   EXPECT_EQ(sent_header(2).seq, 0u);
+}
+
+// A send from registered user memory that the fabric cannot take is
+// staged through the lane's own frame instead of failing the group: no
+// memory region left (ResourceExhausted) stages that frame; no two-part
+// sends at all (Unimplemented) stages every later one without asking
+// again. Any other error is the queue pair's and is returned.
+TEST_F(SplitLaneTest, SendsFromUserMemoryTheFabricCannotTakeAreStaged) {
+  std::vector<std::byte> user(kPage, std::byte{0x6b});
+  const std::unique_ptr<Slab> slab = Slab::borrow(user.data(), user.size());
+  const Frame frame = *slab->frame(0, kPage);
+  ep_->user_slab = slab.get();
+
+  ep_->refuse_user = absl::FailedPreconditionError("queue pair in error");
+  EXPECT_EQ(lane_->send_data_from(FrameHeader{}, frame).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(ep_->sends.empty());
+
+  ep_->refuse_user = absl::ResourceExhaustedError("no memory region left");
+  ASSERT_TRUE(lane_->send_data_from(FrameHeader{}, frame).ok());
+  ASSERT_EQ(ep_->sends.size(), 1u);
+  ASSERT_EQ(ep_->sends[0].parts.size(), 2u);
+  EXPECT_NE(ep_->sends[0].parts[1].slab(), slab.get());
+  EXPECT_EQ(ep_->sends[0].parts[1].span()[kPage - 1], std::byte{0x6b});
+  EXPECT_EQ(ep_->sends[0].lengths[1], kPage);
+  EXPECT_EQ(lane_->stats().bytes_staged, kPage);
+  EXPECT_EQ(lane_->stats().bytes_zero_copy, 0u);
+
+  // Taken again: straight from user memory.
+  ep_->refuse_user = absl::OkStatus();
+  ASSERT_TRUE(lane_->send_data_from(FrameHeader{}, frame).ok());
+  ASSERT_EQ(ep_->sends.size(), 2u);
+  EXPECT_EQ(ep_->sends[1].parts[1].slab(), slab.get());
+  EXPECT_EQ(lane_->stats().bytes_zero_copy, kPage);
+
+  ep_->refuse_user = absl::UnimplementedError("one part only");
+  ASSERT_TRUE(lane_->send_data_from(FrameHeader{}, frame).ok());
+  ASSERT_TRUE(lane_->send_data_from(FrameHeader{}, frame).ok());
+  ASSERT_EQ(ep_->sends.size(), 4u);
+  EXPECT_NE(ep_->sends[2].parts[1].slab(), slab.get());
+  EXPECT_NE(ep_->sends[3].parts[1].slab(), slab.get());
+  EXPECT_EQ(ep_->user_refusals, 3u);  // the last was not asked
+  EXPECT_EQ(lane_->stats().bytes_staged, 3 * kPage);
+  // Every frame numbered in order, none lost to a refusal.
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(sent_header(i).seq, i);
 }
 
 }  // namespace
