@@ -1,14 +1,13 @@
 #include "fabric/topology.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
+#include "fabric/text_file.h"
 #include "nlohmann/json.hpp"
 
 namespace weft {
@@ -119,14 +118,10 @@ absl::StatusOr<Topology> Topology::parse_json(std::string_view text) {
 }
 
 absl::StatusOr<Topology> Topology::load_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(absl::StrFormat(
-        "device JSON %s cannot be opened; check the path", path));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<Topology> topo = parse_json(text.str());
+  absl::StatusOr<std::string> text =
+      read_text_file(path, kMaxJsonFileBytes, "device JSON");
+  if (!text.ok()) return text.status();
+  absl::StatusOr<Topology> topo = parse_json(*text);
   if (!topo.ok()) {
     return absl::Status(topo.status().code(),
                         absl::StrCat(path, ": ", topo.status().message()));

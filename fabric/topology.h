@@ -25,6 +25,8 @@ class Topology {
   // what is wrong: not square, a device on the diagonal, a cell that is not
   // null/string/list of strings, an empty name.
   static absl::StatusOr<Topology> parse_json(std::string_view text);
+  // parse_json() of a file of at most kMaxJsonFileBytes.
+  static constexpr size_t kMaxJsonFileBytes = size_t{512} << 20;
   static absl::StatusOr<Topology> load_json_file(const std::string& path);
 
   // Every pair joined by `cables` cables named "sim_<i>_<j>_<c>".

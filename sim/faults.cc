@@ -2,8 +2,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -14,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "fabric/absl_compat.h"
+#include "fabric/text_file.h"
 
 namespace weft::sim {
 namespace {
@@ -354,14 +353,10 @@ absl::StatusOr<FaultPlan> FaultPlan::parse(std::string_view text) {
 }
 
 absl::StatusOr<FaultPlan> FaultPlan::load_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(absl::StrFormat(
-        "fault plan %s cannot be opened; check the path", path));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<FaultPlan> plan = parse(text.str());
+  absl::StatusOr<std::string> text =
+      read_text_file(path, kMaxFileBytes, "fault plan");
+  if (!text.ok()) return text.status();
+  absl::StatusOr<FaultPlan> plan = parse(*text);
   if (!plan.ok()) {
     return absl::Status(plan.status().code(),
                         absl::StrCat(path, ": ", plan.status().message()));

@@ -111,6 +111,8 @@ struct FaultPlan {
   // wrong (unknown fault, missing or unknown key, bad number, rate outside
   // [0, 1], a status that is no verbs status).
   static absl::StatusOr<FaultPlan> parse(std::string_view text);
+  // parse() of a file of at most kMaxFileBytes.
+  static constexpr size_t kMaxFileBytes = size_t{64} << 20;
   static absl::StatusOr<FaultPlan> load_file(const std::string& path);
   // The text form; parse(to_text()) gives back an equal plan.
   std::string to_text() const;

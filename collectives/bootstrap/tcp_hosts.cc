@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <string>
 #include <string_view>
@@ -17,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/config.h"
+#include "fabric/text_file.h"
 #include "nlohmann/json.hpp"
 
 namespace weft {
@@ -204,21 +204,10 @@ absl::StatusOr<TcpHosts> parse_tcp_hosts(std::string_view json_text,
 }
 
 absl::StatusOr<TcpHosts> load_tcp_hosts(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrFormat("hostfile %s cannot be opened; check the path", path));
-  }
-  std::string text(kMaxHostfileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxHostfileBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "hostfile %s is larger than %u bytes; it should hold a few "
-        "addresses per rank",
-        path, kMaxHostfileBytes));
-  }
-  return parse_tcp_hosts(text, path);
+  absl::StatusOr<std::string> text =
+      read_text_file(path, kMaxHostfileBytes, "hostfile");
+  if (!text.ok()) return text.status();
+  return parse_tcp_hosts(*text, path);
 }
 
 Topology tcp_mesh_topology(const TcpHosts& hosts) {

@@ -116,6 +116,9 @@ TEST(WeftSimTool, BadFaultPlanExits2NamingTheLine) {
   expect_bad_input(
       "--faults=" + write_temp("ranks.txt", "crash rank=9 at_ns=5\n"), "rank");
   expect_bad_input("--faults=/nonexistent/plan.txt", "cannot be opened");
+  // Bounded: a device that never ends is refused, not read into memory.
+  expect_bad_input("--faults=/dev/zero", "is over 67108864 bytes");
+  expect_bad_input("--devices=/tmp", "/tmp cannot be read");
 }
 
 // With no arguments weft-sim runs the collectives study (tests/tools);

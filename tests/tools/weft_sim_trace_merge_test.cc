@@ -80,7 +80,11 @@ TEST(WeftSimTraceMerge, BadInputExits2WithOneLine) {
   EXPECT_THAT(none.err, HasSubstr("needs the timeline files"));
   const ToolResult missing = merge(scratch_path("missing.json"));
   EXPECT_EQ(missing.code, 2);
-  EXPECT_THAT(missing.err, HasSubstr("cannot read"));
+  EXPECT_THAT(missing.err, HasSubstr("cannot be opened"));
+  // A directory opens but cannot be read.
+  const ToolResult directory = merge("/tmp");
+  EXPECT_EQ(directory.code, 2);
+  EXPECT_THAT(directory.err, HasSubstr("/tmp cannot be read"));
   const ToolResult bad = merge(write_scratch("bad.json", "{\"x\": 1}"));
   EXPECT_EQ(bad.code, 2);
   EXPECT_THAT(bad.err, HasSubstr("is not a weft timeline"));

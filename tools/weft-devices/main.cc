@@ -5,8 +5,6 @@
 // the TCP fabric reads (tcp_hostfile.h).
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "collectives/tcp_hosts.h"
 #include "fabric/absl_compat.h"
+#include "fabric/text_file.h"
 #include "fabric/topology.h"
 #include "tools/cli/exit_status.h"
 #include "tools/cli/flag_parse.h"
@@ -55,6 +54,8 @@ constexpr const weft::sim::cli::FlagSet* kFlagSets[] = {&kDevicesFlags,
 constexpr const weft::sim::cli::FlagSet* kListSets[] = {&kDevicesFlags};
 constexpr const weft::sim::cli::FlagSet* kHostfileSets[] = {&kHostfileFlags};
 constexpr char kHostfileCommand[] = "tcp-hostfile";
+// Largest launch hostfile read (a line of JSON per rank).
+constexpr size_t kMaxHostfileBytes = size_t{64} << 20;
 
 constexpr char kUsage[] =
     "lists RDMA devices and says whether weft can use them; tcp-hostfile "
@@ -105,15 +106,11 @@ int print_tcp_hostfile() {
         "1..%u",
         port, cables, weft::Topology::kMaxCables)));
   }
-  std::ifstream in(path);
-  if (!in) {
-    return bad_input(absl::NotFoundError(
-        absl::StrFormat("%s cannot be opened; check the path", path)));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
+  absl::StatusOr<std::string> text =
+      weft::read_text_file(path, kMaxHostfileBytes, "launch hostfile");
+  if (!text.ok()) return bad_input(text.status());
   absl::StatusOr<weft::TcpHosts> hosts =
-      weft::devices::ring_hosts_from_launch_hostfile(text.str(), path, port,
+      weft::devices::ring_hosts_from_launch_hostfile(*text, path, port,
                                                      cables);
   if (!hosts.ok()) return bad_input(hosts.status());
   std::fputs(weft::devices::format_ring_hostfile(*hosts).c_str(), stdout);

@@ -2,18 +2,24 @@
 // (WEFT_TRACE, fabric/timeline_recorder.h) into one Perfetto file on
 // stdout, one track per rank and per link direction and cable.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "fabric/text_file.h"
 #include "fabric/timeline.h"
 #include "tools/cli/cli_common.h"
 #include "tools/weft-sim/commands.h"
 
 namespace weft::sim::cli {
+namespace {
+
+// Largest timeline file read (one rank's trace of a long run is hundreds
+// of MiB; merging holds every file and the result in memory).
+constexpr size_t kMaxTimelineBytes = size_t{1} << 30;
+
+}  // namespace
 
 int run_trace_merge(int argc, char** argv) {
   // The files are positional; only the rest (--help, or a flag that does
@@ -39,14 +45,10 @@ int run_trace_merge(int argc, char** argv) {
   }
   std::vector<std::string> documents;
   for (const std::string& name : names) {
-    std::ifstream in(name, std::ios::binary);
-    if (!in) {
-      return bad_input(absl::StrCat("cannot read ", name,
-                                    "; check the path (one file per rank)"));
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    documents.push_back(text.str());
+    absl::StatusOr<std::string> text =
+        read_text_file(name, kMaxTimelineBytes, "timeline");
+    if (!text.ok()) return bad_input(text.status());
+    documents.push_back(*std::move(text));
   }
   absl::StatusOr<std::string> merged = merge_timelines(names, documents);
   if (!merged.ok()) return bad_input(merged.status());
