@@ -230,6 +230,11 @@ TEST(WeftSimJson, UnwritablePathIsBadInputBeforeRunning) {
                      "--json=/no/such/dir/r.json");
     EXPECT_EQ(sim(std::string(command) + " --json=/no/such/dir/r.json").out,
               "");
+    // A directory that exists but takes no new file, whoever runs it
+    // (root passes access() there).
+    expect_bad_input(WEFT_SIM_PATH, "weft-sim",
+                     std::string(command) + " --json=/proc/weft-r.json",
+                     "cannot write there");
   }
 }
 

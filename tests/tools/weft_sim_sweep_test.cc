@@ -261,6 +261,11 @@ TEST(WeftSimSweep, BadFlagsExitTwoWithOneLine) {
                    "--keep-ops=3,1");
   expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --keep-ops=x",
                    "--keep-ops=x");
+  // Where failing seeds' traces would go, checked before the first seed.
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --out=/proc/weft",
+                   "--out=/proc/weft: cannot create the directory");
+  expect_bad_input(sim_path, "weft-sim", "sweep --seeds=5 --out=/dev/null",
+                   "--out=/dev/null is not a directory");
 }
 
 }  // namespace

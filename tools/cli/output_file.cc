@@ -1,5 +1,6 @@
 #include "tools/cli/output_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,10 +23,19 @@ absl::Status check_writable(std::string_view flag, const std::string& path) {
         "--%s=%s is a directory; name a file in it; checked before running",
         flag, path));
   }
-  const bool writable =
-      std::filesystem::is_directory(dir, ec) &&
-      ::access(dir.c_str(), W_OK) == 0 &&
-      (!std::filesystem::exists(file, ec) || ::access(file.c_str(), W_OK) == 0);
+  // Opened for writing, not asked with access(): root passes access() where
+  // no file can be made (/proc). A file made here is removed again.
+  bool writable = false;
+  if (std::filesystem::is_directory(dir, ec)) {
+    const bool existed = std::filesystem::exists(file, ec);
+    const int flags = O_WRONLY | (existed ? 0 : O_CREAT | O_EXCL);
+    const int fd = ::open(path.c_str(), flags, 0644);
+    if (fd >= 0) {
+      writable = true;
+      ::close(fd);
+      if (!existed) ::unlink(path.c_str());
+    }
+  }
   if (writable) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(
       "--%s=%s: cannot write there (is the directory there and writable?); "

@@ -4,12 +4,15 @@
 // a Perfetto trace, then a table of outcomes, the liveness line, the wall
 // time and cost per seed, and the combined trace hash. Exits 0 when every
 // seed passed every oracle, 1 when any failed, 2 for bad flags.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,8 +54,40 @@ std::string replay_command(uint64_t seed, const SweepFlags& flags) {
 absl::Status make_dir(const std::string& dir) {
   if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      absl::StrCat("cannot create --out directory ", dir, " (errno ", errno,
-                   "); give a writable --out"));
+      absl::StrCat("cannot create --out directory ", dir, " (",
+                   std::strerror(errno), "); give a writable --out"));
+}
+
+// Before the first seed: failing seeds' traces can be written under
+// --out=`dir`. It is a writable directory, or one can be made there (made
+// and removed again: a sweep without failures leaves nothing).
+absl::Status check_out_dir(const std::string& dir) {
+  struct stat st {};
+  const bool existed = stat(dir.c_str(), &st) == 0;
+  if (existed && !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--out=", dir, " is not a directory; name a directory for the "
+        "failing seeds' traces; checked before running"));
+  }
+  if (!existed && mkdir(dir.c_str(), 0755) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--out=", dir, ": cannot create the directory (", std::strerror(errno),
+        "); checked before running"));
+  }
+  const std::string probe = absl::StrCat(dir, "/.weft-sim-probe");
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int err = errno;
+  if (fd >= 0) {
+    close(fd);
+    unlink(probe.c_str());
+  }
+  if (!existed) rmdir(dir.c_str());
+  if (fd < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--out=", dir, ": cannot write in it (",
+                     std::strerror(err), "); checked before running"));
+  }
+  return absl::OkStatus();
 }
 
 // Prints a failing seed: what it ran, why it failed, how to replay it, and
@@ -172,6 +207,9 @@ int run_sweep(int argc, char** argv) {
   if (!flags.ok()) return bad_input(flags.status());
   absl::StatusOr<std::string> json = json_path();
   if (!json.ok()) return bad_input(json.status());
+  if (absl::Status s = check_out_dir(flags->out_dir); !s.ok()) {
+    return bad_input(s);
+  }
   const uint64_t total = shard_seeds(*flags);
   std::printf(
       "weft-sim sweep: %llu seeds from %llu, shard %llu/%llu (%llu seeds), "
