@@ -60,9 +60,11 @@ double refused_estimate_bytes(const std::string& line) {
   return value;
 }
 
-// Peak resident bytes of `tool args...` run to exit 0, its output dropped.
+// Peak resident bytes of `tool args...` run to exit `code`, its output
+// dropped; -1 when it exits otherwise.
 int64_t measured_peak_bytes(const std::string& tool,
-                            const std::vector<std::string>& args) {
+                            const std::vector<std::string>& args,
+                            int code = 0) {
   std::vector<char*> argv{const_cast<char*>(tool.c_str())};
   for (const std::string& a : args)
     argv.push_back(const_cast<char*>(a.c_str()));
@@ -78,7 +80,7 @@ int64_t measured_peak_bytes(const std::string& tool,
   int status = 0;
   rusage usage{};
   if (pid < 0 || wait4(pid, &status, 0, &usage) != pid) return -1;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != code) return -1;
 #ifdef __APPLE__
   return usage.ru_maxrss;  // bytes on macOS
 #else
@@ -154,6 +156,20 @@ TEST(WeftSimMemory, StudyChecksEveryRowBeforeTheFirst) {
   expect_bad_input(WEFT_SIM_PATH, "weft-sim", "--max_bytes=64K --max_memory=1M",
                    "the study's row");
   EXPECT_EQ(sim("--max_bytes=64K --max_memory=1M").out, "");
+}
+
+// A generated world whose endpoints alone exceed the limit is refused
+// before its topology is built: a mesh of 2048 ranks holds 4.2 million
+// links (about a gigabyte) before anything runs.
+TEST(WeftSimMemory, AWorldTooBigIsRefusedBeforeItIsBuilt) {
+  const std::string args = "run --ranks=2048 --bytes=4K --max_memory=1G";
+  expect_bad_input(WEFT_SIM_PATH, "weft-sim", args,
+                   "a mesh of 2048 ranks opens 4192256 endpoints");
+  const int64_t peak = measured_peak_bytes(WEFT_SIM_PATH, split(args), 2);
+  ASSERT_GT(peak, 0) << "the refusal did not exit 2";
+  EXPECT_LT(peak, int64_t{64} << 20);
+  expect_bad_input(WEFT_SIM_PATH, "weft-sim",
+                   "p2p --ranks=4096 --topology=mesh", "use fewer ranks");
 }
 
 TEST(WeftSimMemory, MachineLimitRefusesWhatCannotFitAnywhere) {

@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fabric/absl_compat.h"
+#include "harness/memory_estimate.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/memory_check.h"
 
 ABSL_FLAG(std::string, ranks, "8",
           "number of simulated ranks (1..4096) for a generated --topology; "
@@ -71,6 +73,35 @@ absl::Status flag_error(std::string_view flag, const absl::Status& s) {
       absl::StrCat("--", to_absl(flag), ": ", s.message()));
 }
 
+// Generated worlds of at least this many endpoints are checked before
+// their topology is built: it holds a link per endpoint (a mesh of 1024
+// ranks about a million, a hundred MiB and a second to build; of 4096
+// ranks 16.8 million, gigabytes). Smaller ones are checked against the
+// run's whole estimate once built (row_runner.h).
+constexpr uint64_t kEarlyCheckEndpoints = uint64_t{1} << 20;
+
+// Every endpoint of a world costs at least harness::kEndpointStateBytes,
+// whatever runs on it: a big generated world whose endpoints alone exceed
+// the memory limit is refused before its topology is built.
+absl::Status check_generated_size(const std::string& name, uint64_t ranks,
+                                  uint64_t cables) {
+  if (name != "mesh" && name != "ring") return absl::OkStatus();
+  const uint64_t pairs =
+      name == "mesh" || ranks <= 2 ? ranks * (ranks - 1) : 2 * ranks;
+  const uint64_t endpoints = pairs * cables;
+  if (endpoints < kEarlyCheckEndpoints) return absl::OkStatus();
+  absl::StatusOr<MemoryLimit> limit = memory_limit();
+  if (!limit.ok()) return limit.status();
+  const uint64_t bytes = endpoints * harness::kEndpointStateBytes;
+  if (!limit->bytes || bytes <= *limit->bytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "a %s of %u ranks opens %u endpoints, whose state alone needs about "
+      "%s of memory, but %s is %s; use fewer ranks%s, or pass "
+      "--max_memory=SIZE (or off) to run it anyway",
+      name, ranks, endpoints, memory_size_text(bytes), limit->source,
+      memory_size_text(*limit->bytes), name == "mesh" ? " or a ring" : ""));
+}
+
 absl::StatusOr<Topology> topology_from_flags(std::string* name) {
   const std::string devices = absl::GetFlag(FLAGS_devices);
   if (!devices.empty()) {
@@ -86,6 +117,8 @@ absl::StatusOr<Topology> topology_from_flags(std::string* name) {
       "cables", absl::GetFlag(FLAGS_cables), 1, Topology::kMaxCables);
   if (!cables.ok()) return cables.status();
   *name = absl::GetFlag(FLAGS_topology);
+  if (absl::Status s = check_generated_size(*name, *ranks, *cables); !s.ok())
+    return s;
   absl::StatusOr<Topology> t;
   if (*name == "mesh") {
     t = Topology::mesh(static_cast<uint32_t>(*ranks),
