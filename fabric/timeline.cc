@@ -180,6 +180,10 @@ std::string event_shape_error(const json& e) {
       return absl::StrFormat("has a \"%s\" that is not an integer", key);
     }
   }
+  // Merging shifts every timed event's ts to the common time base.
+  if (e.contains("ts") && !e["ts"].is_number()) {
+    return "has a \"ts\" that is not a number";
+  }
   if (e.value("name", "") == "thread_name" &&
       (!e.contains("args") || !e["args"].is_object() ||
        !e["args"].contains("name") || !e["args"]["name"].is_string())) {
@@ -237,6 +241,7 @@ absl::StatusOr<std::string> merge_timelines(
   std::vector<TimeNs> bases;
   std::vector<std::map<int64_t, TimelineLink>> doc_links;
   std::map<uint32_t, bool> ranks;
+  std::map<uint32_t, size_t> rank_file;  // which document declared the rank
   std::map<TimelineLink, int64_t> links;
   for (size_t i = 0; i < documents.size(); ++i) {
     const std::string& name = i < names.size() ? names[i] : documents[i];
@@ -251,7 +256,17 @@ absl::StatusOr<std::string> merge_timelines(
     for (const json& e : (*doc)["traceEvents"]) {
       if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
           e.value("pid", 0) == kRanksPid) {
-        ranks.emplace(e.value("tid", uint32_t{0}), true);
+        const auto rank = e.value("tid", uint32_t{0});
+        ranks.emplace(rank, true);
+        const auto [it, first] = rank_file.emplace(rank, i);
+        if (!first && it->second != i) {
+          const size_t other = it->second;
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "rank %u's track is in both %s and %s; pass each rank's "
+              "timeline once",
+              rank, other < names.size() ? names[other] : "an earlier file",
+              name));
+        }
       }
     }
     docs.push_back(*std::move(doc));

@@ -74,6 +74,19 @@ TEST(WeftSimTraceMerge, JoinsRanksAndLinksOnce) {
   EXPECT_EQ(on["sent@5"], "link 1->0 cable 0");
 }
 
+// The same rank's file twice would double its events: refused, naming
+// both files.
+TEST(WeftSimTraceMerge, ARanksFileGivenTwiceIsRefused) {
+  const std::string a = write_scratch("rank0.json", kRank0);
+  const std::string again = write_scratch("rank0-again.json", kRank0);
+  const ToolResult r = merge(a + " " + again);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("rank 0's track is in both " + a + " and " +
+                               again));
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(WeftSimTraceMerge, BadInputExits2WithOneLine) {
   const ToolResult none = merge("");
   EXPECT_EQ(none.code, 2);
@@ -135,6 +148,8 @@ TEST(WeftSimTraceMerge, DamagedEventsExit2WithOneLine) {
        "traceEvents[1] has a \"ph\" that is not a string"},
       {R"({"traceEvents":[{"ph":"M","name":"thread_name","pid":2,"tid":0}]})",
        "traceEvents[0] names a track without args.name"},
+      {R"({"traceEvents":[{"ph":"X","ts":"abc"}]})",
+       "traceEvents[0] has a \"ts\" that is not a number"},
   };
   int k = 0;
   for (const auto& [text, what] : cases) {
