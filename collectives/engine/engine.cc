@@ -172,10 +172,15 @@ absl::Status Engine::run_queue(bool* advanced) {
     // a resend to come, which goes from the lane's own frame from here;
     // every frame was consumed, so every receive posted into user memory
     // has completed (receive_targets.h).
-    const bool detached = op.runner->detach_user_memory();
-    WEFT_ASSERT(detached,
-                "an operation ended with sends in flight or receives posted "
-                "into user memory");
+    // Checked in every build: were it broken, the fabric could read or
+    // write the caller's memory after the call returned.
+    if (!op.runner->detach_user_memory()) {
+      ::weft::internal::assertion_failed(
+          "op.runner->detach_user_memory()",
+          "an operation ended with sends in flight or receives posted into "
+          "user memory",
+          __FILE__, __LINE__);
+    }
     op.done = true;
     op.runner.reset();
     queue_.pop_front();

@@ -35,6 +35,12 @@ absl::Status TcpEndpoint::post_send_parts(WorkId id,
                                     i, lengths[i], parts[i].bytes()));
     }
   }
+  if (uint64_t{lengths[0]} + lengths[1] > ~uint32_t{0}) {
+    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
+                  absl::StrFormat("a message of %u + %u bytes is over the "
+                                  "%u a message may carry; send less",
+                                  lengths[0], lengths[1], ~uint32_t{0}));
+  }
   const uint32_t length = lengths[0] + lengths[1];
   MessageHeader h{.length = length, .immediate = immediate};
   PostedSend send{id, parts[0].data(), length, h.encode()};
