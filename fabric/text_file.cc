@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
@@ -15,9 +16,9 @@ absl::StatusOr<std::string> read_text_file(const std::string& path,
                                            size_t max_bytes,
                                            std::string_view what) {
   auto too_large = [&] {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s %s is over %u bytes; is it the right file?", what, path,
-        max_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s %s is over %u bytes; is it the right file?", what,
+                        path, max_bytes));
   };
   // A regular file's size is known before reading it.
   struct stat st {};
@@ -27,9 +28,9 @@ absl::StatusOr<std::string> read_text_file(const std::string& path,
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::NotFoundError(absl::StrFormat(
-        "%s %s cannot be opened (%s); check the path", what, path,
-        std::strerror(errno)));
+    return absl::NotFoundError(
+        absl::StrFormat("%s %s cannot be opened (%s); check the path", what,
+                        path, std::strerror(errno)));
   }
   // Read in pieces and bounded: a directory opens but fails on read, and a
   // device such as /dev/zero never ends.
@@ -44,8 +45,8 @@ absl::StatusOr<std::string> read_text_file(const std::string& path,
   }
   if (in.bad()) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s %s cannot be read (%s); give a readable file",
-                        what, path, std::strerror(errno)));
+        absl::StrFormat("%s %s cannot be read (%s); give a readable file", what,
+                        path, std::strerror(errno)));
   }
   return text;
 }

@@ -53,9 +53,8 @@ uint64_t bytes_sent_per_rank(const CollectiveSpec& spec,
     case CollectiveKind::kSendRecv:
       return shape.size_bytes;
     case CollectiveKind::kAllReduce:
-      return algorithm == Algorithm::kMeshExchange
-                 ? shape.in_bytes * (n - 1)
-                 : 2 * shape.size_bytes;
+      return algorithm == Algorithm::kMeshExchange ? shape.in_bytes * (n - 1)
+                                                   : 2 * shape.size_bytes;
     case CollectiveKind::kAllGather:
       return shape.in_bytes * (n - 1);
     case CollectiveKind::kBroadcast:
@@ -63,9 +62,8 @@ uint64_t bytes_sent_per_rank(const CollectiveSpec& spec,
     case CollectiveKind::kReduceScatter:
       return shape.size_bytes;
     case CollectiveKind::kAllToAll:
-      return algorithm == Algorithm::kRing
-                 ? shape.block_bytes * n * (n - 1) / 2
-                 : shape.size_bytes;
+      return algorithm == Algorithm::kRing ? shape.block_bytes * n * (n - 1) / 2
+                                           : shape.size_bytes;
   }
   return 2 * shape.size_bytes;
 }
@@ -250,9 +248,8 @@ MemoryEstimate estimate_memory(const sim::WorldOptions& world,
   out.endpoint_bytes = endpoints * kEndpointStateBytes;
   out.plan_bytes = n * plan_bytes_per_rank(spec, algorithm, topology, group);
   if (endpoints == 0) return out;
-  const uint32_t cables = n > 1 ? static_cast<uint32_t>(
-                                      topology.devices(0, 1).size())
-                                : 1;
+  const uint32_t cables =
+      n > 1 ? static_cast<uint32_t>(topology.devices(0, 1).size()) : 1;
   const uint64_t stripes =
       uint64_t{std::max(cables, 1u)} *
       (algorithm == Algorithm::kRing && n > 2 ? group.ring_directions : 1);

@@ -5,15 +5,15 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "fabric/errors.h"
 #include "fabric/assert.h"
+#include "fabric/errors.h"
 #include "fabric/logging.h"
 
 namespace weft::internal {
 
 absl::StatusOr<uint64_t> UserMemory::add(std::span<std::byte> memory) {
-  const ErrorPlace place{fabric_ != nullptr ? fabric_->rank() : 0, kNoPeer,
-                         "", ErrorCause::kBadInput};
+  const ErrorPlace place{fabric_ != nullptr ? fabric_->rank() : 0, kNoPeer, "",
+                         ErrorCause::kBadInput};
   if (fabric_ == nullptr) {
     return make_error(absl::StatusCode::kFailedPrecondition, place,
                       "register_memory: the group is closing; register "
@@ -64,9 +64,8 @@ const Slab* UserMemory::find(const std::byte* data, size_t bytes) const {
 }
 
 bool UserMemory::holds(uint64_t id) const {
-  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
-    return e.id == id && !e.released;
-  });
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const Entry& e) { return e.id == id && !e.released; });
 }
 
 UserMemory::Entry* UserMemory::entry(const Slab* slab) {

@@ -201,7 +201,8 @@ TEST(RegisteredLifetime, AHandleOutlivingItsGroupIsInert) {
 // handles then cannot end the registrations at once; registering the same
 // memory again says why and what to do, and destroying the group ends
 // them without a warning (its endpoints close first).
-TEST(RegisteredLifetime, AFailedOperationsMemoryIsRefusedWithAReasonUntilTheGroupCloses) {
+TEST(RegisteredLifetime,
+     AFailedOperationsMemoryIsRefusedWithAReasonUntilTheGroupCloses) {
   constexpr size_t kElements = 1 << 18;
   std::vector<std::vector<int32_t>> in(2, std::vector<int32_t>(kElements, 1));
   std::vector<std::vector<int32_t>> out(2, std::vector<int32_t>(kElements));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -61,7 +62,8 @@ TEST(ReadTextFile, MissingFilesAndDirectoriesAreNamed) {
               HasSubstr("fault plan /nonexistent/plan.txt cannot be opened"));
   read = read_text_file("/tmp", 100, "timeline");
   EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(read.status().message(), HasSubstr("timeline /tmp cannot be read"));
+  EXPECT_THAT(read.status().message(),
+              HasSubstr("timeline /tmp cannot be read"));
 }
 
 }  // namespace

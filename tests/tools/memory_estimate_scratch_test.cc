@@ -93,9 +93,9 @@ struct World {
 
 TEST(MemoryEstimateScratch, CoversWhatEveryRanksPlanAsksFor) {
   const CollectiveKind kKinds[] = {
-      CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
+      CollectiveKind::kAllReduce,     CollectiveKind::kAllGather,
       CollectiveKind::kReduceScatter, CollectiveKind::kBroadcast,
-      CollectiveKind::kReduce, CollectiveKind::kAllToAll,
+      CollectiveKind::kReduce,        CollectiveKind::kAllToAll,
       CollectiveKind::kBarrier};
   const World kWorlds[] = {
       {"2-rank mesh", *Topology::mesh(2)},
@@ -136,11 +136,11 @@ TEST(MemoryEstimateScratch, CoversWhatEveryRanksPlanAsksFor) {
                   planned_scratch(spec, w.topology, algorithm, group);
               const uint64_t estimated =
                   estimate_memory(world, group, spec).scratch_bytes;
-              const std::string what = absl::StrFormat(
-                  "%s, %s of %u bytes, %s, %s, root %u", w.name,
-                  collective_name(kind), bytes,
-                  resolved_algorithm_name(algorithm),
-                  in_place ? "in place" : "out of place", root);
+              const std::string what =
+                  absl::StrFormat("%s, %s of %u bytes, %s, %s, root %u", w.name,
+                                  collective_name(kind), bytes,
+                                  resolved_algorithm_name(algorithm),
+                                  in_place ? "in place" : "out of place", root);
               EXPECT_GE(estimated, planned) << what;
               // Rounding: at most 64 bytes and an element per request, a
               // request per block at most.

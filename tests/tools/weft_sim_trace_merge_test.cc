@@ -81,8 +81,8 @@ TEST(WeftSimTraceMerge, ARanksFileGivenTwiceIsRefused) {
   const std::string again = write_scratch("rank0-again.json", kRank0);
   const ToolResult r = merge(a + " " + again);
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_THAT(r.err, HasSubstr("rank 0's track is in both " + a + " and " +
-                               again));
+  EXPECT_THAT(r.err,
+              HasSubstr("rank 0's track is in both " + a + " and " + again));
   EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
   EXPECT_EQ(r.out, "");
 }

@@ -110,8 +110,7 @@ int print_tcp_hostfile() {
       weft::read_text_file(path, kMaxHostfileBytes, "launch hostfile");
   if (!text.ok()) return bad_input(text.status());
   absl::StatusOr<weft::TcpHosts> hosts =
-      weft::devices::ring_hosts_from_launch_hostfile(*text, path, port,
-                                                     cables);
+      weft::devices::ring_hosts_from_launch_hostfile(*text, path, port, cables);
   if (!hosts.ok()) return bad_input(hosts.status());
   std::fputs(weft::devices::format_ring_hostfile(*hosts).c_str(), stdout);
   return weft::sim::cli::kExitOk;

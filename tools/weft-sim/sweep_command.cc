@@ -65,14 +65,15 @@ absl::Status check_out_dir(const std::string& dir) {
   struct stat st {};
   const bool existed = stat(dir.c_str(), &st) == 0;
   if (existed && !S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--out=", dir, " is not a directory; name a directory for the "
-        "failing seeds' traces; checked before running"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--out=", dir,
+                     " is not a directory; name a directory for the "
+                     "failing seeds' traces; checked before running"));
   }
   if (!existed && mkdir(dir.c_str(), 0755) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--out=", dir, ": cannot create the directory (", std::strerror(errno),
-        "); checked before running"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--out=", dir, ": cannot create the directory (",
+                     std::strerror(errno), "); checked before running"));
   }
   const std::string probe = absl::StrCat(dir, "/.weft-sim-probe");
   const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

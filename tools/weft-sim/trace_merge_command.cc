@@ -3,6 +3,7 @@
 // stdout, one track per rank and per link direction and cable.
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
