@@ -24,16 +24,22 @@ absl::Status check_writable(std::string_view flag, const std::string& path) {
         flag, path));
   }
   // Opened for writing, not asked with access(): root passes access() where
-  // no file can be made (/proc). A file made here is removed again.
+  // no file can be made (/proc). A missing file is tried as a probe of this
+  // process's own beside it (ranks of one launch may check one path at
+  // once), removed again.
   bool writable = false;
   if (std::filesystem::is_directory(dir, ec)) {
     const bool existed = std::filesystem::exists(file, ec);
+    const std::string target =
+        existed ? path
+                : absl::StrFormat("%s.weft-probe-%d", path,
+                                  static_cast<int>(::getpid()));
     const int flags = O_WRONLY | (existed ? 0 : O_CREAT | O_EXCL);
-    const int fd = ::open(path.c_str(), flags, 0644);
+    const int fd = ::open(target.c_str(), flags, 0644);
     if (fd >= 0) {
       writable = true;
       ::close(fd);
-      if (!existed) ::unlink(path.c_str());
+      if (!existed) ::unlink(target.c_str());
     }
   }
   if (writable) return absl::OkStatus();
