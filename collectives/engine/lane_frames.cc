@@ -1,11 +1,13 @@
 // Lane: where a frame's parts lie (its header and payload, apart over a
-// two-part endpoint) and what a receive posted into user memory holds when
-// it completes (lane.h).
+// two-part endpoint), sends straight from user memory and what becomes of
+// them, and what a receive posted into user memory holds when it completes
+// (lane.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
 
+#include "absl/status/status.h"
 #include "collectives/engine/lane.h"
 
 namespace weft::internal {
@@ -65,5 +67,70 @@ Frame Lane::send_head(uint32_t slot) const {
 }
 
 Frame Lane::send_body(uint32_t slot) const { return body(send_frame(slot)); }
+
+absl::Status Lane::send_data_from(FrameHeader header, const Frame& user) {
+  WEFT_ASSERT(can_send_data(), "send_data_from() without can_send_data()");
+  // An endpoint that sends one part only (a device without two gather
+  // entries) cannot send a header and user memory: staged instead.
+  if (!split_ || parts_sends_refused_) {
+    return send_data(header, user.data(), user.bytes());
+  }
+  const uint32_t slot = send_.free_slot();
+  WEFT_ASSERT(user.bytes() <= send_body(slot).bytes(),
+              "a payload larger than the send frame");
+  set_user_payload(slot, user);
+  const absl::Status s = post_data(slot, header, user.bytes());
+  if (s.ok()) {
+    stats_.bytes_zero_copy += user.bytes();
+    return s;
+  }
+  // The fabric cannot send from this memory (it takes no two-part sends,
+  // or has no memory region left for it): this frame is staged, and with
+  // no two-part sends at all, every later one too. Any other error is the
+  // queue pair's and stands.
+  if (!absl::IsUnimplemented(s) && !absl::IsResourceExhausted(s)) return s;
+  set_user_payload(slot, Frame());
+  if (absl::IsUnimplemented(s)) parts_sends_refused_ = true;
+  return send_data(header, user.data(), user.bytes());
+}
+
+void Lane::set_user_payload(uint32_t slot, const Frame& user) {
+  const bool had = user_payload(slot).slab() != nullptr;
+  const bool has = user.slab() != nullptr;
+  user_frames_ = user_frames_ - (had ? 1 : 0) + (has ? 1 : 0);
+  if (!has && user_payloads_.empty()) return;
+  if (user_payloads_.empty()) user_payloads_.resize(depth_);
+  user_payloads_[slot] = user;
+}
+
+void Lane::set_in_place(uint32_t slot, const Frame& user) {
+  if (user.slab() == nullptr && in_place_.empty()) return;
+  if (in_place_.empty()) in_place_.resize(depth_);
+  in_place_[slot] = user;
+}
+
+bool Lane::detach(const std::byte* begin, const std::byte* end) {
+  if (user_frames_ == 0) return true;
+  bool all = true;
+  for (uint32_t slot = 0; slot < depth_; ++slot) {
+    const Frame user = user_payload(slot);
+    if (user.slab() == nullptr) continue;
+    const std::byte* at = user.data();
+    if (begin != nullptr && (at >= end || at + user.bytes() <= begin)) {
+      continue;
+    }
+    if (send_.slot_in_flight(slot)) {
+      all = false;  // the fabric may still read it
+      continue;
+    }
+    // Acknowledged already (the slot is free) or waiting for its
+    // acknowledgement: a resend goes from the lane's own frame from now on.
+    if (send_.slot_unacked(slot) && user.bytes() > 0) {
+      std::memcpy(send_body(slot).data(), at, user.bytes());
+    }
+    set_user_payload(slot, Frame());
+  }
+  return all;
+}
 
 }  // namespace weft::internal
