@@ -4,7 +4,6 @@
 // a Perfetto trace, then a table of outcomes, the liveness line, the wall
 // time and cost per seed, and the combined trace hash. Exits 0 when every
 // seed passed every oracle, 1 when any failed, 2 for bad flags.
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/output_file.h"
 #include "tools/cli/progress.h"
 #include "tools/weft-sim/commands.h"
 #include "tools/weft-sim/sim_json.h"
@@ -75,18 +75,13 @@ absl::Status check_out_dir(const std::string& dir) {
         absl::StrCat("--out=", dir, ": cannot create the directory (",
                      std::strerror(errno), "); checked before running"));
   }
-  const std::string probe = absl::StrCat(dir, "/.weft-sim-probe");
-  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int err = errno;
-  if (fd >= 0) {
-    close(fd);
-    unlink(probe.c_str());
-  }
+  // Written as the traces would be (check_writable's probe, removed again).
+  const absl::Status writable =
+      check_writable("out", absl::StrCat(dir, "/seed-1.json"));
   if (!existed) rmdir(dir.c_str());
-  if (fd < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--out=", dir, ": cannot write in it (",
-                     std::strerror(err), "); checked before running"));
+  if (!writable.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--out=", dir, ": cannot write in it; checked before running"));
   }
   return absl::OkStatus();
 }
