@@ -36,7 +36,7 @@ class Weft < Formula
   test do
     (testpath/"app.cc").write <<~CPP
       #include <cstdio>
-      #include "collectives/config.h"
+      #include "rendezvous/config.h"
       #include "fabric/topology.h"
       #include "sim/world.h"
       int main() {

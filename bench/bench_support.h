@@ -15,8 +15,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "base/absl_compat.h"
 #include "benchmark/benchmark.h"
-#include "fabric/absl_compat.h"
 
 namespace weft::bench {
 
@@ -73,7 +73,7 @@ inline void fail_row(benchmark::State& state, std::string_view why) {
 }
 
 inline void fail_row(benchmark::State& state, const absl::Status& status) {
-  fail_row(state, to_std(status.message()));
+  fail_row(state, base::to_std(status.message()));
 }
 
 // main()'s body once the rows are registered: 1 for unrecognised arguments

@@ -58,7 +58,7 @@
 #include "harness/reference.h"
 #include "sim/world.h"
 
-namespace weft {
+namespace weft::bench {
 namespace {
 
 using bench::fail_row;
@@ -404,9 +404,9 @@ void register_all() {
 }
 
 }  // namespace
-}  // namespace weft
+}  // namespace weft::bench
 
 int main(int argc, char** argv) {
-  weft::register_all();
+  weft::bench::register_all();
   return weft::bench::run_benchmarks(argc, argv);
 }

@@ -21,7 +21,7 @@
 #include "collectives/dtype.h"
 #include "collectives/kernels/reduce.h"
 
-namespace weft {
+namespace weft::bench {
 namespace {
 
 constexpr size_t kKiB = size_t{1} << 10;
@@ -214,10 +214,10 @@ void register_all() {
 }
 
 }  // namespace
-}  // namespace weft
+}  // namespace weft::bench
 
 int main(int argc, char** argv) {
-  weft::register_all();
+  weft::bench::register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -46,7 +46,7 @@
 #include "fabric/sequence.h"
 #include "fabric/slab.h"
 
-namespace weft {
+namespace weft::bench {
 namespace {
 
 using bench::fail_row;
@@ -116,7 +116,7 @@ void bm_sequence(benchmark::State& state, Arrivals pattern) {
 Completion receive_completion(uint32_t sequence) {
   Completion c;
   c.id = WorkId{WorkKind::kRecv, 1, sequence % Endpoint::kMaxRecvs};
-  c.byte_len = static_cast<uint32_t>(internal::kHeaderBytes);
+  c.byte_len = static_cast<uint32_t>(collectives::internal::kHeaderBytes);
   c.has_immediate = true;
   c.immediate = sequence;
   return c;
@@ -271,9 +271,9 @@ void bm_staging(benchmark::State& state, Direction direction,
     absl::StatusOr<Frame> f =
         (*slab)->frame(uint64_t{i} * frame_bytes, frame_bytes);
     if (!f.ok()) return fail_row(state, f.status());
-    payloads.push_back(f->data() + internal::kHeaderBytes);
+    payloads.push_back(f->data() + collectives::internal::kHeaderBytes);
   }
-  const uint64_t chunk = frame_bytes - internal::kHeaderBytes;
+  const uint64_t chunk = frame_bytes - collectives::internal::kHeaderBytes;
   UserBuffers& b = user_buffers();
   for (auto _ : state) {
     uint32_t slot = 0;
@@ -315,9 +315,9 @@ void register_all() {
 }
 
 }  // namespace
-}  // namespace weft
+}  // namespace weft::bench
 
 int main(int argc, char** argv) {
-  weft::register_all();
+  weft::bench::register_all();
   return weft::bench::run_benchmarks(argc, argv);
 }

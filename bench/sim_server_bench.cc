@@ -33,7 +33,7 @@
 #include "benchmark/benchmark.h"
 #include "fabric/topology.h"
 #include "sim/link_model.h"
-#include "sim/server/fabric_server.h"
+#include "sim_server/fabric_server.h"
 
 namespace {
 
@@ -358,12 +358,12 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   char dir[] = "/tmp/weft-sim-bench-XXXXXX";
   if (mkdtemp(dir) == nullptr) die("mkdtemp failed");
-  weft::sim::server::ServerOptions options;
+  weft::sim_server::ServerOptions options;
   options.world.topology = *weft::Topology::mesh(2);
   options.world.link = weft::sim::LinkModel::ideal();
   options.world.keep_trace_events = false;
   options.socket_path = std::string(dir) + "/socket";
-  auto server = weft::sim::server::FabricServer::create(options);
+  auto server = weft::sim_server::FabricServer::create(options);
   if (!server.ok()) die(std::string(server.status().message()).c_str());
   Setup s;
   setup = &s;

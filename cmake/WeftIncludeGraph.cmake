@@ -9,6 +9,10 @@
 #                    include (white-box tests and benchmarks of internals).
 #   WEFT_LINUX_ONLY  ON for targets the macOS build leaves out; the Darwin
 #                    portability check skips their files.
+#   WEFT_NAMESPACE, WEFT_PRIVATE_NAMESPACE
+#                    the namespaces of the target's public names and of its
+#                    private code (weft_namespace() in WeftComponent.cmake);
+#                    the namespace check holds its folder's files to them.
 #
 # File format, one record per line, fields separated by tabs, lists by ';':
 #   root<TAB><source dir>            build<TAB><binary dir>
@@ -16,7 +20,8 @@
 #   alias<TAB><alias><TAB><target>   e.g. weft::sim -> weft_sim
 #   target<TAB>name=..<TAB>type=..<TAB>home=..<TAB>linux_only=0|1
 #         <TAB>links=..<TAB>interface_links=..<TAB>whitebox=..
-#         <TAB>include_dirs=..<TAB>sources=..
+#         <TAB>include_dirs=..<TAB>sources=..<TAB>namespace=..
+#         <TAB>private_namespace=..
 # home is the target's SOURCE_DIR relative to the root ("." for the root).
 # links: the project targets in LINK_LIBRARIES; interface_links: those in
 # INTERFACE_LINK_LIBRARIES that are usage requirements (not $<LINK_ONLY:>),
@@ -114,7 +119,8 @@ function(_weft_target_line target out)
 \tlinux_only=$<BOOL:${p}WEFT_LINUX_ONLY>>\
 \tlinks=${links}\tinterface_links=${interface_links}\twhitebox=${whitebox}\
 \tinclude_dirs=${include_dirs}\
-\tsources=$<JOIN:${p}SOURCES>,;>\n"
+\tsources=$<JOIN:${p}SOURCES>,;>\
+\tnamespace=${p}WEFT_NAMESPACE>\tprivate_namespace=${p}WEFT_PRIVATE_NAMESPACE>\n"
       PARENT_SCOPE)
 endfunction()
 

@@ -13,8 +13,8 @@
 
 namespace weft {
 
-using internal::OpCall;
-using internal::OpKind;
+using collectives::internal::OpCall;
+using collectives::internal::OpKind;
 
 namespace {
 
@@ -42,7 +42,7 @@ bool is_whole_world(const std::vector<uint32_t>& members,
 
 }  // namespace
 
-Group::Group(std::shared_ptr<internal::Engine> engine,
+Group::Group(std::shared_ptr<collectives::internal::Engine> engine,
              std::shared_ptr<const Topology> topology,
              std::vector<uint32_t> members, uint32_t rank, GroupOptions options)
     : engine_(std::move(engine)),
@@ -177,7 +177,8 @@ absl::StatusOr<RegisteredMemory> Group::register_memory(
                       "register_memory: the memory is empty; register a "
                       "buffer of at least one byte");
   }
-  const std::shared_ptr<internal::UserMemory>& user = engine_->user_memory();
+  const std::shared_ptr<collectives::internal::UserMemory>& user =
+      engine_->user_memory();
   if (user == nullptr) {
     return make_error(absl::StatusCode::kFailedPrecondition, place,
                       "register_memory: this group has no fabric to register "

@@ -57,11 +57,11 @@
 
 namespace weft {
 
-namespace internal {
+namespace collectives::internal {
 class Engine;
 struct OpCall;
 struct OpIdentity;
-}  // namespace internal
+}  // namespace collectives::internal
 
 using ConstBytes = std::span<const std::byte>;
 using Bytes = std::span<std::byte>;
@@ -209,7 +209,7 @@ class Group {
   friend class GroupBuilder;
   // `members`: the world rank of each group rank; empty for the whole
   // world in rank order.
-  Group(std::shared_ptr<internal::Engine> engine,
+  Group(std::shared_ptr<collectives::internal::Engine> engine,
         std::shared_ptr<const Topology> topology, std::vector<uint32_t> members,
         uint32_t rank, GroupOptions options);
 
@@ -220,15 +220,16 @@ class Group {
     uint32_t lanes = 1;
     uint32_t directions = 1;
   };
-  absl::StatusOr<RouteChoice> route(const internal::OpCall& call,
+  absl::StatusOr<RouteChoice> route(const collectives::internal::OpCall& call,
                                     uint64_t bytes) const;
   // What every frame of the call says about it (advances the sequence).
-  internal::OpIdentity identity(const internal::OpCall& call, uint64_t bytes,
-                                Algorithm algorithm);
-  Operation start(const internal::OpCall& call);
+  collectives::internal::OpIdentity identity(
+      const collectives::internal::OpCall& call, uint64_t bytes,
+      Algorithm algorithm);
+  Operation start(const collectives::internal::OpCall& call);
   uint32_t cables(uint32_t a, uint32_t b) const;  // group ranks
 
-  std::shared_ptr<internal::Engine> engine_;
+  std::shared_ptr<collectives::internal::Engine> engine_;
   std::shared_ptr<const Topology> topology_;
   // The world rank of each group rank; empty when group rank r is world
   // rank r for every rank of the world, so that a simulated world of n

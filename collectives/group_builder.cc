@@ -27,7 +27,7 @@ uint64_t max_lanes_per_rank(const Topology& topology) {
 
 namespace {
 
-internal::LaneConfig lane_config(const GroupOptions& o) {
+collectives::internal::LaneConfig lane_config(const GroupOptions& o) {
   return {o.depth, o.max_frame_bytes, o.recovery, o.send_queue_bytes};
 }
 
@@ -48,7 +48,8 @@ uint32_t fitted_max_frame_bytes(const GroupOptions& options,
 }
 
 uint32_t frame_payload_bytes(uint64_t item_bytes, uint32_t max_frame_bytes) {
-  return internal::chunk_payload_bytes(item_bytes, max_frame_bytes);
+  return collectives::internal::chunk_payload_bytes(item_bytes,
+                                                    max_frame_bytes);
 }
 
 GroupBuilder::GroupBuilder(Fabric& fabric,
@@ -97,15 +98,15 @@ absl::StatusOr<std::unique_ptr<GroupBuilder>> GroupBuilder::open_shared(
 }
 
 absl::Status GroupBuilder::open_lanes() {
-  const internal::LaneConfig config = lane_config(options_);
+  const collectives::internal::LaneConfig config = lane_config(options_);
   std::vector<std::pair<uint32_t, uint32_t>> wanted;  // (peer, cable)
   for (uint32_t peer = 0; peer < size(); ++peer) {
     const auto cables =
         static_cast<uint32_t>(topology_->devices(rank_, peer).size());
     for (uint32_t c = 0; c < cables; ++c) wanted.emplace_back(peer, c);
   }
-  internal::RankAddress address{
-      rank_, size(), internal::options_fingerprint(options_), {}};
+  collectives::internal::RankAddress address{
+      rank_, size(), collectives::internal::options_fingerprint(options_), {}};
   if (!wanted.empty()) {
     // Every lane's data frames, then every lane's control frames, then
     // every lane's abort frame (written only when the group fails): a page
@@ -139,19 +140,19 @@ absl::Status GroupBuilder::open_lanes() {
     for (size_t i = 0; i < wanted.size(); ++i) {
       const auto [peer, cable] = wanted[i];
       const bool split = endpoints[i]->max_parts() >= 2;
-      auto lane = std::make_unique<internal::Lane>(
+      auto lane = std::make_unique<collectives::internal::Lane>(
           std::move(endpoints[i]), peer, cable, config, **slab, frames_at,
           control_at, abort_at, fabric_.clock());
       frames_at += config.frames_bytes(split);
       control_at += config.control_bytes(split);
-      abort_at += internal::kAbortFrameBytes;
+      abort_at += collectives::internal::kAbortFrameBytes;
       absl::StatusOr<Destination> d = lane->destination();
       if (!d.ok()) return d.status();
       address.lanes.push_back({peer, cable, *d});
       lanes_.push_back(std::move(lane));
     }
   }
-  address_ = internal::encode_address(address);
+  address_ = collectives::internal::encode_address(address);
   return absl::OkStatus();
 }
 
@@ -166,11 +167,12 @@ absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
                                          "group of %u ranks",
                                          addresses.size(), size()));
   }
-  const uint64_t fingerprint = internal::options_fingerprint(options_);
+  const uint64_t fingerprint =
+      collectives::internal::options_fingerprint(options_);
   for (auto& lane : lanes_) {
     const uint32_t peer = lane->peer();
-    absl::StatusOr<internal::RankAddress> a =
-        internal::decode_address(addresses[peer]);
+    absl::StatusOr<collectives::internal::RankAddress> a =
+        collectives::internal::decode_address(addresses[peer]);
     if (!a.ok()) return fail(peer, std::string(a.status().message()));
     if (a->rank != peer || a->size != size() ||
         a->options_fingerprint != fingerprint) {
@@ -195,7 +197,7 @@ absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
     absl::Status s = lane->connect(it->destination);
     if (!s.ok()) return s;
   }
-  auto engine = std::make_shared<internal::Engine>(
+  auto engine = std::make_shared<collectives::internal::Engine>(
       fabric_.clock(), rank_, std::move(lanes_), fabric_.ranks_sharing_core());
   engine->set_idle_fabric(&fabric_);
   return std::unique_ptr<Group>(new Group(std::move(engine), topology_,

@@ -29,9 +29,9 @@
 
 namespace weft {
 
-namespace internal {
+namespace collectives::internal {
 class Lane;
-}  // namespace internal
+}  // namespace collectives::internal
 
 absl::StatusOr<std::vector<std::unique_ptr<Group>>> form_groups_in_process(
     std::span<Fabric* const> fabrics, const Topology& topology,
@@ -76,7 +76,7 @@ class GroupBuilder {
   std::shared_ptr<const Topology> topology_;
   GroupOptions options_;
   uint32_t rank_;
-  std::vector<std::unique_ptr<internal::Lane>> lanes_;
+  std::vector<std::unique_ptr<collectives::internal::Lane>> lanes_;
   std::vector<uint8_t> address_;
 };
 

@@ -20,7 +20,7 @@
 
 namespace weft {
 
-using internal::OpKind;
+using collectives::internal::OpKind;
 
 namespace {
 
@@ -33,9 +33,10 @@ absl::Status refuse(uint32_t world_rank, const std::string& message) {
 
 }  // namespace
 
-absl::StatusOr<Group::RouteChoice> Group::route(const internal::OpCall& call,
-                                                uint64_t bytes) const {
-  const std::string what = internal::op_kind_name(call.kind, call.op);
+absl::StatusOr<Group::RouteChoice> Group::route(
+    const collectives::internal::OpCall& call, uint64_t bytes) const {
+  const std::string what =
+      collectives::internal::op_kind_name(call.kind, call.op);
   RouteChoice r;
   r.lanes = mesh_cables_;
   if (call.kind == OpKind::kSendRecv) {
@@ -78,13 +79,15 @@ absl::StatusOr<Group::RouteChoice> Group::route(const internal::OpCall& call,
   return r;
 }
 
-internal::OpIdentity Group::identity(const internal::OpCall& call,
-                                     uint64_t bytes, Algorithm algorithm) {
-  internal::OpIdentity id;
+collectives::internal::OpIdentity Group::identity(
+    const collectives::internal::OpCall& call, uint64_t bytes,
+    Algorithm algorithm) {
+  collectives::internal::OpIdentity id;
   id.kind = static_cast<uint8_t>(call.kind);
   id.dtype = static_cast<uint8_t>(call.dtype);
-  id.reduce_op =
-      internal::op_kind_reduces(call.kind) ? static_cast<uint8_t>(call.op) : 0;
+  id.reduce_op = collectives::internal::op_kind_reduces(call.kind)
+                     ? static_cast<uint8_t>(call.op)
+                     : 0;
   id.algorithm = static_cast<uint8_t>(algorithm);
   id.group_id = group_id_;
   id.total_bytes = bytes;
@@ -102,32 +105,36 @@ internal::OpIdentity Group::identity(const internal::OpCall& call,
   return id;
 }
 
-Operation Group::start(const internal::OpCall& call) {
-  absl::StatusOr<internal::PlanInput> input =
-      internal::check_call(call, rank_, size(), world_rank(rank_));
+Operation Group::start(const collectives::internal::OpCall& call) {
+  absl::StatusOr<collectives::internal::PlanInput> input =
+      collectives::internal::check_call(call, rank_, size(), world_rank(rank_));
   if (!input.ok()) {
-    return Operation(internal::Engine::finished(input.status()), engine_);
+    return Operation(collectives::internal::Engine::finished(input.status()),
+                     engine_);
   }
   absl::StatusOr<RouteChoice> r = route(call, input->bytes);
   if (!r.ok())
-    return Operation(internal::Engine::finished(r.status()), engine_);
-  const internal::Striping striping{r->lanes, r->directions};
+    return Operation(collectives::internal::Engine::finished(r.status()),
+                     engine_);
+  const collectives::internal::Striping striping{r->lanes, r->directions};
 
-  internal::OpIdentity id = identity(call, input->bytes, r->algorithm);
-  id.chunk_bytes = internal::chunk_payload_bytes(
-      internal::nominal_item_bytes(*input, r->algorithm, striping),
+  collectives::internal::OpIdentity id =
+      identity(call, input->bytes, r->algorithm);
+  id.chunk_bytes = collectives::internal::chunk_payload_bytes(
+      collectives::internal::nominal_item_bytes(*input, r->algorithm, striping),
       options_.max_frame_bytes);
-  internal::Engine* engine = engine_.get();
+  collectives::internal::Engine* engine = engine_.get();
   // Buffers inside registered user memory are sent from directly.
-  internal::OpBuffers buffers{call.in.data(), call.out.data()};
-  internal::UserMemory* user = engine_->user_memory().get();
+  collectives::internal::OpBuffers buffers{call.in.data(), call.out.data()};
+  collectives::internal::UserMemory* user = engine_->user_memory().get();
   if (user != nullptr && user->size() > 0) {
     buffers.in_slab = user->find(call.in.data(), call.in.size());
     buffers.out_slab = user->find(call.out.data(), call.out.size());
   }
-  auto runner = std::make_unique<internal::OpRunner>(
-      internal::build_plan(*input, r->algorithm, striping), id, call.dtype,
-      call.op, buffers, world_rank(rank_), [&](uint32_t peer, uint32_t cable) {
+  auto runner = std::make_unique<collectives::internal::OpRunner>(
+      collectives::internal::build_plan(*input, r->algorithm, striping), id,
+      call.dtype, call.op, buffers, world_rank(rank_),
+      [&](uint32_t peer, uint32_t cable) {
         return engine->lane(world_rank(peer), cable);
       });
   if (user != nullptr && user->size() > 0) {

@@ -18,10 +18,10 @@
 
 namespace weft {
 
-namespace internal {
+namespace collectives::internal {
 class Engine;
 struct OpState;
-}  // namespace internal
+}  // namespace collectives::internal
 
 class Operation {
  public:
@@ -45,12 +45,12 @@ class Operation {
 
  private:
   friend class Group;
-  Operation(std::shared_ptr<internal::OpState> state,
-            std::shared_ptr<internal::Engine> engine)
+  Operation(std::shared_ptr<collectives::internal::OpState> state,
+            std::shared_ptr<collectives::internal::Engine> engine)
       : state_(std::move(state)), engine_(std::move(engine)) {}
 
-  std::shared_ptr<internal::OpState> state_;
-  std::shared_ptr<internal::Engine> engine_;
+  std::shared_ptr<collectives::internal::OpState> state_;
+  std::shared_ptr<collectives::internal::Engine> engine_;
 };
 
 }  // namespace weft

@@ -6,8 +6,9 @@
 
 namespace weft {
 
-RegisteredMemory::RegisteredMemory(std::shared_ptr<internal::UserMemory> memory,
-                                   uint64_t id, std::span<std::byte> bytes)
+RegisteredMemory::RegisteredMemory(
+    std::shared_ptr<collectives::internal::UserMemory> memory, uint64_t id,
+    std::span<std::byte> bytes)
     : memory_(std::move(memory)), id_(id), bytes_(bytes) {}
 
 RegisteredMemory::RegisteredMemory(RegisteredMemory&& other) noexcept

@@ -24,9 +24,9 @@
 
 namespace weft {
 
-namespace internal {
+namespace collectives::internal {
 class UserMemory;
-}  // namespace internal
+}  // namespace collectives::internal
 
 class RegisteredMemory {
  public:
@@ -46,10 +46,10 @@ class RegisteredMemory {
 
  private:
   friend class Group;
-  RegisteredMemory(std::shared_ptr<internal::UserMemory> memory, uint64_t id,
-                   std::span<std::byte> bytes);
+  RegisteredMemory(std::shared_ptr<collectives::internal::UserMemory> memory,
+                   uint64_t id, std::span<std::byte> bytes);
 
-  std::shared_ptr<internal::UserMemory> memory_;
+  std::shared_ptr<collectives::internal::UserMemory> memory_;
   uint64_t id_ = 0;
   std::span<std::byte> bytes_;
 };

@@ -15,7 +15,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "fabric/absl_compat.h"
 #include "fabric/completion.h"
 #include "fabric/endpoint.h"
 #include "fabric/testing/mock_fabric.h"
@@ -39,9 +38,8 @@ absl::StatusOr<uint64_t> count_received_bytes(weft::Endpoint& endpoint,
     if (!n.ok()) return n.status();
     for (const weft::Completion& c : std::span(batch, *n)) {
       if (!c.ok()) {
-        return absl::DataLossError(absl::StrCat(c.id.to_string(),
-                                                " completed with ",
-                                                weft::to_absl(c.status_name)));
+        return absl::DataLossError(absl::StrCat(
+            c.id.to_string(), " completed with ", std::string(c.status_name)));
       }
       if (c.id.kind != weft::WorkKind::kRecv || receives == 0) continue;
       bytes += c.byte_len;

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace weft::internal {
+namespace weft::fabric::internal {
 
 void assertion_failed(const char* condition, const char* message,
                       const char* file, int line) {
@@ -13,4 +13,4 @@ void assertion_failed(const char* condition, const char* message,
   std::abort();
 }
 
-}  // namespace weft::internal
+}  // namespace weft::fabric::internal

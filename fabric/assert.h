@@ -17,29 +17,30 @@
 #ifndef WEFT_FABRIC_ASSERT_H_
 #define WEFT_FABRIC_ASSERT_H_
 
-namespace weft::internal {
+namespace weft::fabric::internal {
 
 // Prints the failed assertion and aborts.
 [[noreturn]] void assertion_failed(const char* condition, const char* message,
                                    const char* file, int line);
 
-}  // namespace weft::internal
+}  // namespace weft::fabric::internal
 
 #if defined(WEFT_CHECK_INVARIANTS) && WEFT_CHECK_INVARIANTS
-namespace weft::internal {
+namespace weft {
+// Whether this build checks WEFT_ASSERTs and invariants.
 inline constexpr bool kChecksInvariants = true;
-}  // namespace weft::internal
-#define WEFT_ASSERT(condition, message)                                   \
-  do {                                                                    \
-    if (!(condition)) {                                                   \
-      ::weft::internal::assertion_failed(#condition, (message), __FILE__, \
-                                         __LINE__);                       \
-    }                                                                     \
+}  // namespace weft
+#define WEFT_ASSERT(condition, message)                                 \
+  do {                                                                  \
+    if (!(condition)) {                                                 \
+      ::weft::fabric::internal::assertion_failed(#condition, (message), \
+                                                 __FILE__, __LINE__);   \
+    }                                                                   \
   } while (false)
 #else
-namespace weft::internal {
+namespace weft {
 inline constexpr bool kChecksInvariants = false;
-}  // namespace weft::internal
+}  // namespace weft
 #define WEFT_ASSERT(condition, message)                      \
   do {                                                       \
     static_cast<void>(sizeof(static_cast<bool>(condition))); \
@@ -48,11 +49,11 @@ inline constexpr bool kChecksInvariants = false;
 #endif
 
 // Runs object.check_invariants() where checks are on.
-#define WEFT_CHECK_INVARIANTS_OF(object)                 \
-  do {                                                   \
-    if constexpr (::weft::internal::kChecksInvariants) { \
-      (object).check_invariants();                       \
-    }                                                    \
+#define WEFT_CHECK_INVARIANTS_OF(object)       \
+  do {                                         \
+    if constexpr (::weft::kChecksInvariants) { \
+      (object).check_invariants();             \
+    }                                          \
   } while (false)
 
 #endif  // WEFT_FABRIC_ASSERT_H_

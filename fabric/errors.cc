@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 
 namespace weft {
 namespace {
@@ -57,8 +57,8 @@ std::string error_prefix(const ErrorPlace& place) {
 
 absl::Status make_error(absl::StatusCode code, const ErrorPlace& place,
                         std::string_view message) {
-  absl::Status status(code,
-                      absl::StrCat(error_prefix(place), to_absl(message)));
+  absl::Status status(
+      code, absl::StrCat(error_prefix(place), base::to_absl(message)));
   // Payload: "rank|peer|cause|device"; the device goes last as it may hold
   // any character but a newline.
   status.SetPayload(kPayloadUrl,

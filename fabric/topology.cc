@@ -6,8 +6,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
-#include "fabric/text_file.h"
+#include "base/absl_compat.h"
+#include "base/text_file.h"
 #include "nlohmann/json.hpp"
 
 namespace weft {
@@ -15,7 +15,7 @@ namespace {
 
 absl::Status bad(std::string_view what) {
   return absl::InvalidArgumentError(
-      absl::StrCat("device JSON: ", to_absl(what),
+      absl::StrCat("device JSON: ", base::to_absl(what),
                    "; expected a square list of lists whose cell [i][j] is "
                    "null, a device name or a list of device names, with null "
                    "on the diagonal"));
@@ -119,7 +119,7 @@ absl::StatusOr<Topology> Topology::parse_json(std::string_view text) {
 
 absl::StatusOr<Topology> Topology::load_json_file(const std::string& path) {
   absl::StatusOr<std::string> text =
-      read_text_file(path, kMaxJsonFileBytes, "device JSON");
+      base::read_text_file(path, kMaxJsonFileBytes, "device JSON");
   if (!text.ok()) return text.status();
   absl::StatusOr<Topology> topo = parse_json(*text);
   if (!topo.ok()) {

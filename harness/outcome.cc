@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/errors.h"
 
 namespace weft::harness {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/absl_compat.h"
 #include "collectives/inprocess_bootstrap.h"
 #include "collectives/registered_memory.h"
-#include "fabric/absl_compat.h"
 #include "harness/call_program.h"
 #include "harness/rank_call.h"
 #include "harness/reference.h"

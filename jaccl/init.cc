@@ -11,12 +11,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "collectives/config.h"
 #include "jaccl/internal/all_gather_bootstrap.h"
 #include "jaccl/internal/env.h"
 #include "jaccl/internal/weft_config.h"
 #include "jaccl/internal/weft_group.h"
 #include "jaccl/jaccl.h"
+#include "rendezvous/config.h"
 #include "startup/process_group.h"
 #include "verbs/loader.h"
 

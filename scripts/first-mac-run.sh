@@ -142,7 +142,7 @@ build_dir=$(absolute "${build_dir:-$repo/build/default}")
 out=$(absolute "$out")
 : >"$out" 2>/dev/null || bad_usage "--out=$out cannot be written"
 bin="$build_dir/bin"
-provider="$build_dir/sim/verbs_provider/libweft_sim_verbs.so"
+provider="$build_dir/sim_verbs/libweft_sim_verbs.so"
 
 cd "$repo" || exit 2
 tmp=$(mktemp -d) || exit 1

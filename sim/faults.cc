@@ -11,8 +11,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "fabric/absl_compat.h"
-#include "fabric/text_file.h"
+#include "base/absl_compat.h"
+#include "base/text_file.h"
 
 namespace weft::sim {
 namespace {
@@ -121,7 +121,7 @@ absl::Status parse_rates(Fields& f, FaultRates* rates) {
     absl::string_view v;
     if (!f.take(key, &v)) continue;
     absl::StatusOr<double> rate =
-        FaultRates::parse_rate(to_std(key), to_std(v));
+        FaultRates::parse_rate(base::to_std(key), base::to_std(v));
     if (!rate.ok()) return f.error(rate.status().message());
     *out = *rate;
   }
@@ -139,7 +139,7 @@ absl::Status parse_rates(Fields& f, FaultRates* rates) {
 absl::Status parse_error_fields(Fields& f, ScriptedFault* fault) {
   absl::string_view v;
   if (absl::Status s = f.required("status", &v); !s.ok()) return s;
-  if (!parse_wc_status(to_std(v), &fault->status) ||
+  if (!parse_wc_status(base::to_std(v), &fault->status) ||
       fault->status == WcStatus::kSuccess) {
     return f.error(absl::StrCat("status=", v,
                                 " is not a verbs error status (e.g. "
@@ -201,7 +201,7 @@ absl::Status parse_fault(Fields& f, ScriptedFault* fault) {
 bool fault_kind_from_name(absl::string_view name, FaultKind* out) {
   for (int k = 1; k < kFaultKindCount; ++k) {
     const auto kind = static_cast<FaultKind>(k);
-    if (to_absl(fault_kind_name(kind)) == name) {
+    if (base::to_absl(fault_kind_name(kind)) == name) {
       *out = kind;
       return true;
     }
@@ -268,7 +268,7 @@ bool FaultRates::any() const {
 absl::StatusOr<double> FaultRates::parse_rate(std::string_view name,
                                               std::string_view text) {
   double value = 0;
-  if (!absl::SimpleAtod(to_absl(text), &value) || !std::isfinite(value)) {
+  if (!absl::SimpleAtod(base::to_absl(text), &value) || !std::isfinite(value)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s rate \"%s\" is not a number (a probability from 0 to 1)", name,
         text));
@@ -339,7 +339,7 @@ absl::StatusOr<FaultPlan> FaultPlan::parse(std::string_view text) {
   FaultPlan plan;
   bool saw_rates = false;
   size_t number = 0;
-  for (absl::string_view line : absl::StrSplit(to_absl(text), '\n')) {
+  for (absl::string_view line : absl::StrSplit(base::to_absl(text), '\n')) {
     if (++number > kMaxLines) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "fault plan has more than %u lines; split or shrink it", kMaxLines));
@@ -354,7 +354,7 @@ absl::StatusOr<FaultPlan> FaultPlan::parse(std::string_view text) {
 
 absl::StatusOr<FaultPlan> FaultPlan::load_file(const std::string& path) {
   absl::StatusOr<std::string> text =
-      read_text_file(path, kMaxFileBytes, "fault plan");
+      base::read_text_file(path, kMaxFileBytes, "fault plan");
   if (!text.ok()) return text.status();
   absl::StatusOr<FaultPlan> plan = parse(*text);
   if (!plan.ok()) {

@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 
 namespace weft::sim {
 namespace {
@@ -25,7 +25,7 @@ constexpr double kNsPerSecond = 1e9;
 
 absl::Status bad_spec(std::string_view spec, std::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(
-      "link model \"", to_absl(spec), "\": ", to_absl(what),
+      "link model \"", base::to_absl(spec), "\": ", base::to_absl(what),
       "; expected tb5, ideal, or latency_ns=N,bandwidth_gbps=X,overhead_ns=M "
       "(any subset, optionally after a preset)"));
 }
@@ -100,7 +100,7 @@ absl::StatusOr<LinkModel> LinkModel::parse(std::string_view spec) {
   if (spec.empty()) return bad_spec(spec, "empty");
   LinkModel model = ideal();
   bool first = true;
-  for (absl::string_view item : absl::StrSplit(to_absl(spec), ',')) {
+  for (absl::string_view item : absl::StrSplit(base::to_absl(spec), ',')) {
     item = absl::StripAsciiWhitespace(item);
     if (item.empty()) return bad_spec(spec, "an empty item");
     if (absl::Status s = parse_item(spec, item, first, &model); !s.ok()) {

@@ -1,4 +1,4 @@
-// Trace export to weft's Perfetto timeline (fabric/timeline.h), the
+// Trace export to weft's Perfetto timeline (timeline/timeline.h), the
 // layout hardware runs write too.
 #include <string>
 #include <utility>
@@ -7,14 +7,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "fabric/timeline.h"
 #include "sim/trace.h"
+#include "timeline/timeline.h"
 
 namespace weft::sim {
 namespace {
 
 // The link track an event belongs on, if any.
-bool link_of(const TraceEvent& e, TimelineLink* link) {
+bool link_of(const TraceEvent& e, timeline::TimelineLink* link) {
   switch (e.kind) {
     case TraceKind::kDeliver:
       *link = {e.peer, e.rank, e.cable};
@@ -30,12 +30,12 @@ bool link_of(const TraceEvent& e, TimelineLink* link) {
 std::string event_name(const TraceEvent& e) {
   switch (e.kind) {
     case TraceKind::kCompletion:
-      return timeline_completion_name(e.work.kind, e.status);
+      return timeline::timeline_completion_name(e.work.kind, e.status);
     case TraceKind::kFault:
       return absl::StrFormat("fault %s", fault_kind_name(e.fault));
     case TraceKind::kDeliver:
       return e.op == MessageOp::kSend
-                 ? timeline_frame_name(e.frame, e.sequence)
+                 ? timeline::timeline_frame_name(e.frame, e.sequence)
                  : absl::StrFormat("%s frame %u seq %u", message_op_name(e.op),
                                    e.frame, e.sequence);
     case TraceKind::kDrop:
@@ -45,8 +45,9 @@ std::string event_name(const TraceEvent& e) {
   }
 }
 
-TimelineArgs args_of(const TraceEvent& e) {
-  TimelineArgs args{.peer = e.peer, .cable = e.cable, .bytes = e.bytes};
+timeline::TimelineArgs args_of(const TraceEvent& e) {
+  timeline::TimelineArgs args{
+      .peer = e.peer, .cable = e.cable, .bytes = e.bytes};
   if (e.kind == TraceKind::kPostSend || e.kind == TraceKind::kPostRecv ||
       e.kind == TraceKind::kCompletion) {
     args.work = e.work.to_string();
@@ -61,8 +62,8 @@ TimelineArgs args_of(const TraceEvent& e) {
   return args;
 }
 
-TimelineEvent to_timeline(const TraceEvent& e) {
-  TimelineEvent t;
+timeline::TimelineEvent to_timeline(const TraceEvent& e) {
+  timeline::TimelineEvent t;
   t.name = event_name(e);
   t.category = std::string(trace_kind_name(e.kind));
   t.args = args_of(e);
@@ -82,20 +83,20 @@ absl::StatusOr<std::string> Trace::perfetto_json() const {
         "on to export a Perfetto trace");
   }
   // Departures are implied by the deliveries' slices.
-  std::vector<TimelineEvent> events;
+  std::vector<timeline::TimelineEvent> events;
   events.reserve(events_.size());
   for (const TraceEvent& e : events_) {
     if (e.kind != TraceKind::kDepart) events.push_back(to_timeline(e));
   }
   const std::pair<std::string, std::string> other[] = {
       {"trace_hash", hash_hex()}};
-  return timeline_json(events, other);
+  return timeline::timeline_json(events, other);
 }
 
 absl::Status Trace::write_perfetto_json(const std::string& path) const {
   absl::StatusOr<std::string> text = perfetto_json();
   if (!text.ok()) return text.status();
-  return write_timeline_file(path, *text);
+  return timeline::write_timeline_file(path, *text);
 }
 
 }  // namespace weft::sim

@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/group_builder.h"
-#include "collectives/tcp_bootstrap.h"
+#include "rendezvous/tcp_bootstrap.h"
 #include "startup/internal/deadlines.h"
 #include "startup/internal/memory_region_budget.h"
 #include "tcp/tcp_fabric.h"
@@ -35,19 +35,19 @@ namespace {
 // `config` and `group`.
 absl::Status apply_deadlines(const EnvLookup& getenv, Config* config,
                              GroupOptions* group) {
-  absl::StatusOr<TimeNs> timeout_ns = internal::read_seconds(
-      getenv, internal::kTimeoutEnv, StartOptions::kDefaultTimeoutNs,
+  absl::StatusOr<TimeNs> timeout_ns = startup::internal::read_seconds(
+      getenv, startup::internal::kTimeoutEnv, StartOptions::kDefaultTimeoutNs,
       GroupOptions::kMaxTimeoutNs);
   if (!timeout_ns.ok()) return timeout_ns.status();
-  absl::StatusOr<TimeNs> connect_ns = internal::read_seconds(
-      getenv, internal::kConnectTimeoutEnv,
+  absl::StatusOr<TimeNs> connect_ns = startup::internal::read_seconds(
+      getenv, startup::internal::kConnectTimeoutEnv,
       StartOptions::kDefaultConnectTimeoutNs, Config::kMaxTimeoutNs);
   if (!connect_ns.ok()) return connect_ns.status();
   // Recovery limits are checked first so outlast() starts from valid ones.
   if (absl::Status s = group->recovery.validate(); !s.ok()) return s;
   group->timeout_ns = *timeout_ns;
   if (group->recovery.enabled) {
-    group->recovery = internal::outlast(group->recovery, *timeout_ns);
+    group->recovery = startup::internal::outlast(group->recovery, *timeout_ns);
   }
   config->connect_timeout_ns = *connect_ns;
   return absl::OkStatus();
@@ -167,7 +167,7 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
   // verbs fabric registers memory regions.
   const bool on_verbs = parts.config.tcp_hosts.empty();
   absl::StatusOr<size_t> budget =
-      on_verbs ? internal::read_memory_region_budget(options.getenv)
+      on_verbs ? startup::internal::read_memory_region_budget(options.getenv)
                : verbs::kDefaultMemoryRegionBudget;
   if (!budget.ok()) return budget.status();
 

@@ -1,5 +1,5 @@
 // ProcessGroup: one process's membership of a group on hardware, from the
-// environment in one call. It reads the configuration (collectives/config.h:
+// environment in one call. It reads the configuration (rendezvous/config.h:
 // JACCL's and MLX's variables, the launchers' rank variables, the device
 // JSON or the ring hostfile), joins the side channel (TCP through the
 // coordinator, or a Bootstrap the caller makes), opens the fabric, forms the
@@ -42,11 +42,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/bootstrap.h"
-#include "collectives/config.h"
 #include "collectives/group.h"
 #include "collectives/group_options.h"
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
+#include "rendezvous/config.h"
 
 namespace weft {
 

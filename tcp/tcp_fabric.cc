@@ -14,13 +14,13 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
+#include "base/logging.h"
 #include "fabric/errors.h"
-#include "fabric/logging.h"
-#include "fabric/secret_proof.h"
+#include "net/secret_proof.h"
+#include "net/socket_address.h"
 #include "tcp/internal/closing.h"
 #include "tcp/internal/poller.h"
-#include "tcp/internal/socket.h"
 #include "tcp/internal/tcp_endpoint.h"
 #include "tcp/internal/wire.h"
 
@@ -29,25 +29,25 @@ namespace internal {
 
 struct Listener {
   std::string configured;  // as in TcpOptions::listen
-  SocketAddress bound;     // the port resolved
-  Socket socket;
+  net::SocketAddress bound;  // the port resolved
+  net::Socket socket;
 };
 
 // An accepted connection whose hello has not been read or whose endpoint
 // has not connected yet.
 struct PendingConnection {
-  Socket socket;
-  SocketAddress peer;
+  net::Socket socket;
+  net::SocketAddress peer;
   std::string listener;  // the address it came in on
   // The hello, and the nonce that follows one proving a secret.
-  std::array<uint8_t, Hello::kBytes + kSecretNonceBytes> hello_bytes{};
+  std::array<uint8_t, Hello::kBytes + net::kSecretNonceBytes> hello_bytes{};
   size_t filled = 0;
   size_t wanted = Hello::kBytes;
   // Shared secret: set once the reply went out; the connector's proof of it
   // is read next.
   std::optional<Hello> hello;
-  std::optional<ProofTranscript> transcript;
-  SecretProof proof{};
+  std::optional<net::ProofTranscript> transcript;
+  net::SecretProof proof{};
   size_t proof_filled = 0;
 };
 
@@ -57,8 +57,8 @@ namespace {
 
 using internal::Hello;
 using internal::PendingConnection;
-using internal::Socket;
-using internal::SocketAddress;
+using net::Socket;
+using net::SocketAddress;
 
 constexpr int kBacklog = 128;
 // Accepts per listener per pump, so a flood cannot hold the rank.
@@ -96,7 +96,7 @@ TcpFabric::~TcpFabric() {
   }
 }
 
-void TcpFabric::close_gently(Socket socket, std::vector<uint8_t> out) {
+void TcpFabric::close_gently(net::Socket socket, std::vector<uint8_t> out) {
   closing_.push_back(std::make_unique<internal::ClosingConnection>(
       std::move(socket), std::move(out),
       deadline_after(clock_->now_ns(),
@@ -109,10 +109,10 @@ void TcpFabric::pump_closing() {
   std::erase_if(closing_, [&](const auto& c) {
     if (c->pump()) return true;
     if (now_ns < c->until_ns()) return false;
-    log(LogLevel::kInfo,
-        "rank %u: a peer did not close its end within %d ms of this "
-        "rank's goodbye; closing anyway",
-        rank_, internal::ClosingConnection::kClosingNs / kNsPerMs);
+    base::log(base::LogLevel::kInfo,
+              "rank %u: a peer did not close its end within %d ms of this "
+              "rank's goodbye; closing anyway",
+              rank_, internal::ClosingConnection::kClosingNs / kNsPerMs);
     return true;
   });
 }
@@ -130,7 +130,7 @@ absl::StatusOr<std::unique_ptr<TcpFabric>> TcpFabric::open(uint32_t rank,
   if (!poller.ok()) {
     return make_error(poller.status().code(),
                       ErrorPlace{rank, kNoPeer, "", ErrorCause::kBadInput},
-                      message_of(poller.status()));
+                      base::message_of(poller.status()));
   }
   std::unique_ptr<TcpFabric> fabric(new TcpFabric(rank, std::move(options)));
   fabric->poller_ = *std::move(poller);
@@ -141,21 +141,23 @@ absl::StatusOr<std::unique_ptr<TcpFabric>> TcpFabric::open(uint32_t rank,
 absl::Status TcpFabric::listen_all() {
   for (const std::string& text : options_.listen) {
     const ErrorPlace place{rank_, kNoPeer, text, ErrorCause::kFabric};
-    absl::StatusOr<SocketAddress> address = SocketAddress::parse(text);
+    absl::StatusOr<net::SocketAddress> address =
+        net::SocketAddress::parse(text);
     if (!address.ok()) {
       return make_error(address.status().code(),
                         {rank_, kNoPeer, text, ErrorCause::kBadInput},
-                        message_of(address.status()));
+                        base::message_of(address.status()));
     }
-    absl::StatusOr<Socket> socket = internal::listen_on(*address, kBacklog);
+    absl::StatusOr<net::Socket> socket = net::listen_on(*address, kBacklog);
     if (!socket.ok()) {
       return make_error(socket.status().code(), place,
-                        message_of(socket.status()));
+                        base::message_of(socket.status()));
     }
-    absl::StatusOr<SocketAddress> bound = SocketAddress::bound_to(socket->fd());
+    absl::StatusOr<net::SocketAddress> bound =
+        net::SocketAddress::bound_to(socket->fd());
     if (!bound.ok()) {
       return make_error(bound.status().code(), place,
-                        message_of(bound.status()));
+                        base::message_of(bound.status()));
     }
     auto listener = std::make_unique<internal::Listener>();
     listener->configured = text;
@@ -308,21 +310,22 @@ void TcpFabric::idle(TimeNs wake_at_ns) {
 void TcpFabric::pump_accepts() {
   for (const auto& l : listeners_) {
     for (int i = 0; i < kMaxAcceptsPerPump; ++i) {
-      absl::StatusOr<Socket> s = internal::accept_one(l->socket.fd());
+      absl::StatusOr<net::Socket> s = net::accept_one(l->socket.fd());
       if (!s.ok()) {
-        log(LogLevel::kWarning, "rank %u: listening on %s: %s", rank_,
-            l->configured, s.status().message());
+        base::log(base::LogLevel::kWarning, "rank %u: listening on %s: %s",
+                  rank_, l->configured, s.status().message());
         break;
       }
       if (!s->valid()) break;
       auto p = std::make_unique<PendingConnection>();
-      absl::StatusOr<SocketAddress> peer = SocketAddress::peer_of(s->fd());
+      absl::StatusOr<net::SocketAddress> peer =
+          net::SocketAddress::peer_of(s->fd());
       if (peer.ok()) p->peer = *peer;
       p->listener = l->bound.to_string();
       if (absl::Status st =
-              internal::tune_connection(s->fd(), options_.socket_buffer_bytes);
+              net::tune_connection(s->fd(), options_.socket_buffer_bytes);
           !st.ok()) {
-        log(LogLevel::kWarning, "rank %u: %s", rank_, st.message());
+        base::log(base::LogLevel::kWarning, "rank %u: %s", rank_, st.message());
       }
       p->socket = *std::move(s);
       if (pending_.size() >= kMaxPending) {
@@ -341,7 +344,7 @@ void TcpFabric::pump_accepts() {
 bool TcpFabric::settle(PendingConnection& p) {
   if (p.transcript.has_value()) return settle_proof(p);
   while (p.filled < p.wanted) {
-    const int64_t n = internal::read_some(
+    const int64_t n = net::read_some(
         p.socket.fd(), std::as_writable_bytes(std::span(p.hello_bytes)
                                                   .subspan(p.filled)
                                                   .first(p.wanted - p.filled)));
@@ -356,7 +359,8 @@ bool TcpFabric::settle(PendingConnection& p) {
       // A hello proving a secret is followed by the connector's nonce.
       absl::StatusOr<Hello> first =
           Hello::decode(std::span(p.hello_bytes).first(Hello::kBytes));
-      if (first.ok() && first->proves_secret()) p.wanted += kSecretNonceBytes;
+      if (first.ok() && first->proves_secret())
+        p.wanted += net::kSecretNonceBytes;
     }
   }
   absl::StatusOr<Hello> hello =
@@ -385,11 +389,11 @@ bool TcpFabric::settle(PendingConnection& p) {
         .flags = options_.secret.empty() ? 0 : Hello::kProvesSecret};
     const std::array<uint8_t, Hello::kBytes> reply = ours.encode();
     const iovec part{const_cast<uint8_t*>(reply.data()), reply.size()};
-    (void)internal::write_some(p.socket.fd(), {&part, 1});
+    (void)net::write_some(p.socket.fd(), {&part, 1});
     // Reads what the connector sent after its hello, so closing sends a
     // FIN, not a reset that could overtake the reply.
     std::array<std::byte, 4096> unread;
-    (void)internal::read_some(p.socket.fd(), unread);
+    (void)net::read_some(p.socket.fd(), unread);
     refuse(p, s);
     return true;
   }
@@ -410,7 +414,7 @@ bool TcpFabric::settle(PendingConnection& p) {
 
 bool TcpFabric::start_proof(PendingConnection& p,
                             internal::TcpEndpoint& endpoint) {
-  absl::StatusOr<SecretNonce> nonce = fresh_nonce();
+  absl::StatusOr<net::SecretNonce> nonce = net::fresh_nonce();
   if (!nonce.ok()) {
     refuse(p, nonce.status());
     return true;
@@ -418,8 +422,8 @@ bool TcpFabric::start_proof(PendingConnection& p,
   p.transcript = internal::fabric_transcript(
       p.hello->from_rank, rank_,
       std::span(p.hello_bytes).subspan(Hello::kBytes), *nonce);
-  const SecretProof proof =
-      prove(options_.secret, *p.transcript, Prover::kResponder);
+  const net::SecretProof proof =
+      net::prove(options_.secret, *p.transcript, net::Prover::kResponder);
   const std::span<const uint8_t> hello = endpoint.own_hello();
   const iovec parts[] = {{const_cast<uint8_t*>(hello.data()), hello.size()},
                          {nonce->data(), nonce->size()},
@@ -427,7 +431,7 @@ bool TcpFabric::start_proof(PendingConnection& p,
   const size_t reply_bytes = hello.size() + nonce->size() + proof.size();
   // A fresh connection's socket buffer takes these 100 bytes at once; were
   // it not to, the handshake is refused rather than half sent.
-  if (internal::write_some(p.socket.fd(), parts) !=
+  if (net::write_some(p.socket.fd(), parts) !=
       static_cast<int64_t>(reply_bytes)) {
     refuse(p, absl::UnavailableError(
                   "the handshake reply could not be sent at once"));
@@ -437,22 +441,22 @@ bool TcpFabric::start_proof(PendingConnection& p,
 }
 
 bool TcpFabric::settle_proof(PendingConnection& p) {
-  const int64_t n = internal::read_some(
+  const int64_t n = net::read_some(
       p.socket.fd(),
       std::as_writable_bytes(std::span(p.proof).subspan(p.proof_filled)));
   if (n == -EAGAIN) return false;
   const std::string who = absl::StrFormat("rank %u", p.hello->from_rank);
   if (n <= 0) {
-    refuse(p, absl::PermissionDeniedError(secret_mismatch_text(
-                  SecretMismatch::kClosedBeforeProof, who)));
+    refuse(p, absl::PermissionDeniedError(net::secret_mismatch_text(
+                  net::SecretMismatch::kClosedBeforeProof, who)));
     return true;
   }
   p.proof_filled += static_cast<size_t>(n);
   if (p.proof_filled < p.proof.size()) return false;
-  if (!proof_holds(options_.secret, *p.transcript, Prover::kInitiator,
-                   p.proof)) {
-    refuse(p, absl::PermissionDeniedError(
-                  secret_mismatch_text(SecretMismatch::kWrongProof, who)));
+  if (!net::proof_holds(options_.secret, *p.transcript, net::Prover::kInitiator,
+                        p.proof)) {
+    refuse(p, absl::PermissionDeniedError(net::secret_mismatch_text(
+                  net::SecretMismatch::kWrongProof, who)));
     return true;
   }
   auto it = endpoints_.find(p.hello->to_qp);
@@ -474,7 +478,7 @@ void TcpFabric::refuse(PendingConnection& p, const absl::Status& why) {
                  ErrorPlace{rank_, kNoPeer, p.listener, ErrorCause::kFabric},
                  absl::StrFormat("refused the connection from %s: %s",
                                  p.peer.to_string(), why.message()));
-  log(LogLevel::kWarning, "%s", last_refusal_.message());
+  base::log(base::LogLevel::kWarning, "%s", last_refusal_.message());
   p.socket.close();
 }
 

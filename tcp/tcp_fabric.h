@@ -33,7 +33,7 @@
 #include "fabric/clock.h"
 #include "fabric/fabric.h"
 #include "fabric/registrations.h"
-#include "fabric/socket.h"
+#include "net/socket.h"
 
 namespace weft::tcp {
 
@@ -64,7 +64,7 @@ struct TcpOptions {
   // auto-tuning (which grows buffers further than a fixed size may).
   int socket_buffer_bytes = 0;
   // A shared secret every connection proves before it is trusted
-  // (fabric/secret_proof.h; docs/tcp.md "Shared secret"); empty: none.
+  // (net/secret_proof.h; docs/tcp.md "Shared secret"); empty: none.
   // Both ends of a connection must agree: same secret, or none on both.
   std::string secret;
   // How idle() waits; kEpoll off Linux is refused by open().
@@ -158,7 +158,7 @@ class TcpFabric final : public Fabric {
   // Takes the socket of an endpoint that closed on purpose: writes `out`
   // (the rest of a message, the goodbye), then ends the connection
   // without a reset (internal/closing.h).
-  void close_gently(Socket socket, std::vector<uint8_t> out);
+  void close_gently(net::Socket socket, std::vector<uint8_t> out);
   // Moves the closing connections; drops those that ended or timed out.
   void pump_closing();
 

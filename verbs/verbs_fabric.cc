@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "fabric/logging.h"
+#include "base/logging.h"
 #include "fabric/work_id.h"
 #include "verbs/device_info.h"
 #include "verbs/internal/device.h"
@@ -57,12 +57,15 @@ void VerbsFabric::start_trace(std::string_view pattern) {
   // Unix time on the wall clock, so ranks' files line up; a simulated
   // provider's virtual time as it is.
   const TimeNs origin_ns =
-      clock_ == &wall_clock_ ? TimelineRecorder::unix_origin_ns(*clock_) : 0;
-  trace_ = std::make_unique<TimelineRecorder>(
-      TimelineRecorder::path_for_rank(pattern, rank_), rank_, *clock_,
+      clock_ == &wall_clock_
+          ? timeline::TimelineRecorder::unix_origin_ns(*clock_)
+          : 0;
+  trace_ = std::make_unique<timeline::TimelineRecorder>(
+      timeline::TimelineRecorder::path_for_rank(pattern, rank_), rank_, *clock_,
       origin_ns);
-  log(LogLevel::kInfo, "rank %u: recording a Perfetto timeline for %s", rank_,
-      trace_->path());
+  base::log(base::LogLevel::kInfo,
+            "rank %u: recording a Perfetto timeline for %s", rank_,
+            trace_->path());
 }
 
 VerbsFabric::VerbsFabric(uint32_t rank, const VerbsLibrary& library,
@@ -110,7 +113,8 @@ absl::Status VerbsFabric::health() const { return health_; }
 VerbsFabric::~VerbsFabric() {
   while (!domains_.empty()) {
     if (domains_.back()->endpoints() != 0) {
-      log(LogLevel::kError,
+      base::log(
+          base::LogLevel::kError,
           "rank %u, device %s: the fabric is destroyed while %d endpoints "
           "still use it; destroy endpoints first",
           rank_, domains_.back()->place().device, domains_.back()->endpoints());
@@ -121,15 +125,16 @@ VerbsFabric::~VerbsFabric() {
   devices_.reset();
   if (trace_ == nullptr) return;
   if (trace_->left_out() > 0) {
-    log(LogLevel::kWarning,
-        "rank %u: the timeline kept its first %u events and left out %u", rank_,
-        trace_->size(), trace_->left_out());
+    base::log(base::LogLevel::kWarning,
+              "rank %u: the timeline kept its first %u events and left out %u",
+              rank_, trace_->size(), trace_->left_out());
   }
   if (absl::Status s = trace_->write(); !s.ok()) {
-    log(LogLevel::kError, "rank %u: %s", rank_, s.message());
+    base::log(base::LogLevel::kError, "rank %u: %s", rank_, s.message());
   } else {
-    log(LogLevel::kInfo, "rank %u: timeline of %u events written to %s", rank_,
-        trace_->size(), trace_->path());
+    base::log(base::LogLevel::kInfo,
+              "rank %u: timeline of %u events written to %s", rank_,
+              trace_->size(), trace_->path());
   }
 }
 
@@ -230,7 +235,8 @@ absl::StatusOr<std::pair<uint16_t, GidEntry>> VerbsFabric::ready_port(
                         static_cast<unsigned>(kPort), table.size(),
                         no_usable_gid_remedy()));
   }
-  log(LogLevel::kInfo,
+  base::log(
+      base::LogLevel::kInfo,
       "rank %u, device %s, port %u: GID index %d (%s) %s for peer %u, the "
       "first %s of %u entries",
       rank_, device.place().device, static_cast<unsigned>(kPort), gid->index,
@@ -239,7 +245,8 @@ absl::StatusOr<std::pair<uint16_t, GidEntry>> VerbsFabric::ready_port(
                                         : "usable entry (no IPv4-mapped one)",
       table.size());
   if (gid->kind != GidKind::kIpv4Mapped) {
-    log(LogLevel::kWarning,
+    base::log(
+        base::LogLevel::kWarning,
         "rank %u, device %s: no IPv4-mapped GID, using link-local %s at "
         "index %d; if peers cannot connect, give the Thunderbolt interface "
         "an IPv4 address",

@@ -28,7 +28,7 @@
 #include "fabric/clock.h"
 #include "fabric/errors.h"
 #include "fabric/fabric.h"
-#include "fabric/timeline_recorder.h"
+#include "timeline/timeline_recorder.h"
 #include "verbs/gid.h"
 #include "verbs/loader.h"
 #include "verbs/registration_counters.h"
@@ -62,7 +62,7 @@ struct VerbsFabricOptions {
   // fabric.
   const Clock* clock = nullptr;
   // Where to write this rank's Perfetto timeline when the fabric is
-  // destroyed (fabric/timeline_recorder.h: "%r" becomes the rank); empty:
+  // destroyed (timeline/timeline_recorder.h: "%r" becomes the rank); empty:
   // $WEFT_TRACE; neither: no timeline is recorded.
   std::string trace_path;
   // Most memory regions registered at once on each device, slabs included
@@ -129,7 +129,7 @@ class VerbsFabric final : public Fabric {
 
   const VerbsLibrary& library() const { return library_; }
   // The timeline being recorded (Options::trace_path); nullptr: none.
-  const TimelineRecorder* trace() const { return trace_.get(); }
+  const timeline::TimelineRecorder* trace() const { return trace_.get(); }
   // The devices the library lists.
   std::vector<std::string> device_names() const;
   // Options::memory_region_budget: most regions registered at once per
@@ -196,7 +196,7 @@ class VerbsFabric final : public Fabric {
   std::vector<std::unique_ptr<internal::DeviceDomain>> domains_;
   // Endpoints opened so far per peer: the next one's cable index.
   std::map<uint32_t, uint32_t> cables_opened_;
-  std::unique_ptr<TimelineRecorder> trace_;
+  std::unique_ptr<timeline::TimelineRecorder> trace_;
 };
 
 }  // namespace weft::verbs

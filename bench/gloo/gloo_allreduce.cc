@@ -30,8 +30,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "base/absl_compat.h"
 #include "bench/gloo/gloo_measure.h"
-#include "fabric/absl_compat.h"
 #include "tools/cli/byte_size.h"
 #include "tools/cli/exit_status.h"
 #include "tools/weft-bench/weft_bench_options.h"
@@ -56,8 +56,8 @@ ABSL_FLAG(std::string, json, "", "rank 0 also writes the results here");
 namespace weft::bench {
 namespace {
 
-using sim::cli::kExitBadInput;
-using sim::cli::kExitFailed;
+using tools::cli::kExitBadInput;
+using tools::cli::kExitFailed;
 constexpr uint32_t kMaxIters = 100'000;
 
 absl::StatusOr<GlooRun> run_from_flags() {
@@ -81,7 +81,7 @@ absl::StatusOr<GlooRun> run_from_flags() {
   for (absl::string_view piece :
        absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',', absl::SkipEmpty())) {
     absl::StatusOr<uint64_t> bytes =
-        sim::cli::parse_byte_size("sizes", to_std(piece));
+        tools::cli::parse_byte_size("sizes", base::to_std(piece));
     if (!bytes.ok()) return bytes.status();
     if (*bytes == 0 || *bytes % sizeof(float) != 0) {
       return absl::InvalidArgumentError(absl::StrFormat(

@@ -174,7 +174,7 @@ absl::Status write_gloo_json(const std::string& path, const BenchBlock& block,
   nlohmann::json doc =
       nlohmann::json::parse(results_json({block}, options, context));
   doc["tool"] = "gloo_allreduce";
-  return sim::cli::write_text_file(path, doc.dump(1) + "\n");
+  return tools::cli::write_text_file(path, doc.dump(1) + "\n");
 }
 
 }  // namespace weft::bench

@@ -39,7 +39,7 @@ absl::StatusOr<sockaddr_in> ipv4_address(const std::string& ipv4,
   return a;
 }
 
-absl::Status tune(const Socket& s, const StreamOptions& options) {
+absl::Status tune(const net::Socket& s, const StreamOptions& options) {
   const int one = 1;
   const int bytes = options.socket_buffer_bytes;
   timeval deadline{};
@@ -66,10 +66,11 @@ absl::Status tune(const Socket& s, const StreamOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<Socket> listen_stream(const std::string& ipv4, uint16_t* port) {
+absl::StatusOr<net::Socket> listen_stream(const std::string& ipv4,
+                                          uint16_t* port) {
   absl::StatusOr<sockaddr_in> a = ipv4_address(ipv4, 0);
   if (!a.ok()) return a.status();
-  Socket s(::socket(AF_INET, SOCK_STREAM, 0));
+  net::Socket s(::socket(AF_INET, SOCK_STREAM, 0));
   if (!s.valid()) return errno_error("socket()");
   socklen_t len = sizeof(*a);
   if (::bind(s.fd(), reinterpret_cast<sockaddr*>(&*a), len) != 0 ||
@@ -81,24 +82,25 @@ absl::StatusOr<Socket> listen_stream(const std::string& ipv4, uint16_t* port) {
   return s;
 }
 
-absl::StatusOr<Socket> accept_stream(const Socket& listener,
-                                     const StreamOptions& options) {
+absl::StatusOr<net::Socket> accept_stream(const net::Socket& listener,
+                                          const StreamOptions& options) {
   // The listener inherits the receive deadline, so accept() has one too.
   timeval deadline{};
   deadline.tv_sec = static_cast<time_t>(options.deadline_ns / kNsPerS);
   setsockopt(listener.fd(), SOL_SOCKET, SO_RCVTIMEO, &deadline,
              sizeof(deadline));
-  Socket s(::accept(listener.fd(), nullptr, nullptr));
+  net::Socket s(::accept(listener.fd(), nullptr, nullptr));
   if (!s.valid()) return errno_error("accepting the peer's plain stream");
   if (absl::Status st = tune(s, options); !st.ok()) return st;
   return s;
 }
 
-absl::StatusOr<Socket> connect_stream(const std::string& ipv4, uint16_t port,
-                                      const StreamOptions& options) {
+absl::StatusOr<net::Socket> connect_stream(const std::string& ipv4,
+                                           uint16_t port,
+                                           const StreamOptions& options) {
   absl::StatusOr<sockaddr_in> a = ipv4_address(ipv4, port);
   if (!a.ok()) return a.status();
-  Socket s(::socket(AF_INET, SOCK_STREAM, 0));
+  net::Socket s(::socket(AF_INET, SOCK_STREAM, 0));
   if (!s.valid()) return errno_error("socket()");
   // Tuned before connect(), so the buffer sizes apply from the handshake.
   if (absl::Status st = tune(s, options); !st.ok()) return st;
@@ -109,7 +111,7 @@ absl::StatusOr<Socket> connect_stream(const std::string& ipv4, uint16_t port,
   return s;
 }
 
-absl::Status send_all(const Socket& s, std::span<const std::byte> bytes) {
+absl::Status send_all(const net::Socket& s, std::span<const std::byte> bytes) {
   size_t put = 0;
   while (put < bytes.size()) {
     const ssize_t n =
@@ -121,7 +123,7 @@ absl::Status send_all(const Socket& s, std::span<const std::byte> bytes) {
   return absl::OkStatus();
 }
 
-absl::Status recv_all(const Socket& s, std::span<std::byte> bytes) {
+absl::Status recv_all(const net::Socket& s, std::span<std::byte> bytes) {
   size_t got = 0;
   while (got < bytes.size()) {
     const ssize_t n = ::recv(s.fd(), bytes.data() + got, bytes.size() - got, 0);

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
-#include "fabric/socket.h"
+#include "net/socket.h"
 
 namespace weft::bench {
 
@@ -24,17 +24,19 @@ struct StreamOptions {
 };
 
 // Binds `ipv4` on a port the system chooses and listens.
-absl::StatusOr<Socket> listen_stream(const std::string& ipv4, uint16_t* port);
+absl::StatusOr<net::Socket> listen_stream(const std::string& ipv4,
+                                          uint16_t* port);
 // The next connection on `listener`, tuned.
-absl::StatusOr<Socket> accept_stream(const Socket& listener,
-                                     const StreamOptions& options);
-absl::StatusOr<Socket> connect_stream(const std::string& ipv4, uint16_t port,
-                                      const StreamOptions& options);
+absl::StatusOr<net::Socket> accept_stream(const net::Socket& listener,
+                                          const StreamOptions& options);
+absl::StatusOr<net::Socket> connect_stream(const std::string& ipv4,
+                                           uint16_t port,
+                                           const StreamOptions& options);
 
 // All of `bytes`, or an error naming what failed (the deadline, a closed
 // connection).
-absl::Status send_all(const Socket& s, std::span<const std::byte> bytes);
-absl::Status recv_all(const Socket& s, std::span<std::byte> bytes);
+absl::Status send_all(const net::Socket& s, std::span<const std::byte> bytes);
+absl::Status recv_all(const net::Socket& s, std::span<std::byte> bytes);
 
 }  // namespace weft::bench
 

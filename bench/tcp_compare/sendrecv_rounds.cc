@@ -31,7 +31,7 @@ std::byte pattern(uint64_t i, uint32_t round, Path path) {
 
 class Rounds {
  public:
-  Rounds(Group& group, const Socket& stream, const RoundsConfig& c)
+  Rounds(Group& group, const net::Socket& stream, const RoundsConfig& c)
       : group_(group), stream_(stream), buffer_(c.bytes) {}
 
   // Rank 0: fills, waits for "ready", sends.
@@ -75,14 +75,14 @@ class Rounds {
 
  private:
   Group& group_;
-  const Socket& stream_;
+  const net::Socket& stream_;
   std::vector<std::byte> buffer_;
   WallClock clock_;
 };
 
 // Rank 1's times and wrong-byte count, to rank 0 over the plain stream, as
 // little-endian 64-bit words.
-absl::Status share_result(const Socket& stream, uint32_t rank,
+absl::Status share_result(const net::Socket& stream, uint32_t rank,
                           RoundsResult* r) {
   const size_t words = r->weft_ns.size() + r->plain_ns.size() + 1;
   std::vector<std::byte> bytes(8 * words);
@@ -118,7 +118,7 @@ double gbs(uint64_t bytes, double ns) {
 
 }  // namespace
 
-absl::StatusOr<RoundsResult> run_rounds(Group& group, const Socket& stream,
+absl::StatusOr<RoundsResult> run_rounds(Group& group, const net::Socket& stream,
                                         uint32_t rank, const RoundsConfig& c) {
   Rounds rounds(group, stream, c);
   RoundsResult r;
@@ -178,7 +178,7 @@ absl::Status write_rounds_json(const std::string& path, const RoundsConfig& c,
       {"plain_ns", r.plain_ns},      {"weft_median_ns", weft},
       {"plain_median_ns", plain},    {"ratio", plain / weft},
       {"wrong_bytes", r.wrong_bytes}};
-  return sim::cli::write_text_file(path, doc.dump(1) + "\n");
+  return tools::cli::write_text_file(path, doc.dump(1) + "\n");
 }
 
 }  // namespace weft::bench

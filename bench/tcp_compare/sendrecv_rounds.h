@@ -14,7 +14,7 @@
 #include "bench/tcp_compare/plain_stream.h"
 #include "collectives/group.h"
 #include "fabric/clock.h"
-#include "fabric/socket.h"
+#include "net/socket.h"
 
 namespace weft::bench {
 
@@ -32,7 +32,7 @@ struct RoundsResult {
 };
 
 // REQUIRES: `group` has 2 ranks; `stream` joins this rank to the other.
-absl::StatusOr<RoundsResult> run_rounds(Group& group, const Socket& stream,
+absl::StatusOr<RoundsResult> run_rounds(Group& group, const net::Socket& stream,
                                         uint32_t rank, const RoundsConfig& c);
 
 // The median of `ns` (the mean of the middle two for an even count).

@@ -48,13 +48,13 @@ ABSL_FLAG(std::string, json, "", "rank 0 also writes the results here");
 namespace weft::bench {
 namespace {
 
-using sim::cli::kExitBadInput;
-using sim::cli::kExitFailed;
+using tools::cli::kExitBadInput;
+using tools::cli::kExitFailed;
 constexpr int kMaxRounds = 10'000;
 
 absl::StatusOr<RoundsConfig> config_from_flags() {
   RoundsConfig c;
-  absl::StatusOr<uint64_t> bytes = sim::cli::parse_byte_size(
+  absl::StatusOr<uint64_t> bytes = tools::cli::parse_byte_size(
       "bytes", absl::GetFlag(FLAGS_bytes), uint64_t{1} << 30);
   if (!bytes.ok()) return bytes.status();
   if (*bytes == 0) return absl::InvalidArgumentError("--bytes must be > 0");
@@ -75,12 +75,13 @@ absl::StatusOr<RoundsConfig> config_from_flags() {
 
 // The plain stream between the two ranks: rank 1 listens, says where
 // through the group's side channel, rank 0 connects.
-absl::StatusOr<Socket> plain_stream(ProcessGroup& pg, const RoundsConfig& c) {
+absl::StatusOr<net::Socket> plain_stream(ProcessGroup& pg,
+                                         const RoundsConfig& c) {
   const std::string address = absl::GetFlag(FLAGS_plain_address);
-  Socket listener;
+  net::Socket listener;
   uint16_t port = 0;
   if (pg.config().rank == 1) {
-    absl::StatusOr<Socket> l = listen_stream(address, &port);
+    absl::StatusOr<net::Socket> l = listen_stream(address, &port);
     if (!l.ok()) return l.status();
     listener = *std::move(l);
   }
@@ -102,13 +103,13 @@ int run_main() {
   absl::StatusOr<RoundsConfig> c = config_from_flags();
   if (!c.ok()) {
     std::fprintf(stderr, "tcp_sendrecv: %s\n", c.status().ToString().c_str());
-    return kExitBadInput;
+    return tools::cli::kExitBadInput;
   }
   absl::StatusOr<std::unique_ptr<ProcessGroup>> pg =
       ProcessGroup::from_environment();
   if (!pg.ok()) {
     std::fprintf(stderr, "tcp_sendrecv: %s\n", pg.status().ToString().c_str());
-    return kExitBadInput;
+    return tools::cli::kExitBadInput;
   }
   const uint32_t rank = (*pg)->config().rank;
   if ((*pg)->config().size != 2) {
@@ -116,20 +117,20 @@ int run_main() {
                  "tcp_sendrecv: the group has %u ranks; start exactly 2 "
                  "(weft-sim launch --fabric=tcp --ranks=2)\n",
                  (*pg)->config().size);
-    return kExitBadInput;
+    return tools::cli::kExitBadInput;
   }
-  absl::StatusOr<Socket> stream = plain_stream(**pg, *c);
+  absl::StatusOr<net::Socket> stream = plain_stream(**pg, *c);
   if (!stream.ok()) {
     std::fprintf(stderr, "tcp_sendrecv: rank %u: %s\n", rank,
                  stream.status().ToString().c_str());
-    return kExitFailed;
+    return tools::cli::kExitFailed;
   }
   absl::StatusOr<RoundsResult> result =
       run_rounds((*pg)->group(), *stream, rank, *c);
   if (!result.ok()) {
     std::fprintf(stderr, "tcp_sendrecv: rank %u: %s\n", rank,
                  result.status().ToString().c_str());
-    return kExitFailed;
+    return tools::cli::kExitFailed;
   }
   if (rank == 0) {
     std::fputs(format_rounds(*c, *result).c_str(), stdout);
@@ -137,11 +138,11 @@ int run_main() {
     if (!json.empty()) {
       if (absl::Status s = write_rounds_json(json, *c, *result); !s.ok()) {
         std::fprintf(stderr, "tcp_sendrecv: %s\n", s.ToString().c_str());
-        return kExitFailed;
+        return tools::cli::kExitFailed;
       }
     }
   }
-  return result->wrong_bytes == 0 ? 0 : kExitFailed;
+  return result->wrong_bytes == 0 ? 0 : tools::cli::kExitFailed;
 }
 
 }  // namespace

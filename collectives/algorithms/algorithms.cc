@@ -6,7 +6,7 @@
 #include "collectives/engine/frame_header.h"
 #include "collectives/group_options.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 Plan build_plan(const PlanInput& in, Algorithm algorithm, Striping striping) {
   PlanBuilder pb;
@@ -72,4 +72,4 @@ uint32_t chunk_payload_bytes(uint64_t nominal_bytes, uint32_t max_frame_bytes) {
       std::bit_ceil(want), GroupOptions::kMinFrameBytes, max_frame_bytes));
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

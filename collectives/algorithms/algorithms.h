@@ -19,7 +19,7 @@
 #include "collectives/internal/op_kind.h"
 #include "collectives/algorithms/plan.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 struct PlanInput {
   OpKind kind = OpKind::kAllReduce;
@@ -69,6 +69,6 @@ uint64_t nominal_item_bytes(const PlanInput& in, Algorithm algorithm,
 inline constexpr uint64_t kTargetFramesPerItem = 4;
 uint32_t chunk_payload_bytes(uint64_t nominal_bytes, uint32_t max_frame_bytes);
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ALGORITHMS_ALGORITHMS_H_

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 Range split_range(uint64_t count, uint64_t parts, uint64_t i) {
   const uint64_t base = count / parts;
@@ -23,4 +23,4 @@ Slice StripeLayout::chunk(BufferId buffer, uint64_t bytes, uint64_t j,
   return {buffer, (s.begin + c.begin) * elem_, c.count * elem_};
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

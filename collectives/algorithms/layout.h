@@ -10,7 +10,7 @@
 
 #include "collectives/algorithms/plan.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 struct Range {
   uint64_t begin = 0;  // elements
@@ -58,6 +58,6 @@ class StripeLayout {
   mutable Range cached_;
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ALGORITHMS_LAYOUT_H_

@@ -6,7 +6,7 @@
 
 #include "collectives/algorithms/algorithms.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 using L = StripeLayout;
@@ -262,4 +262,4 @@ void send_recv_stripe(PlanBuilder& pb, const StripeContext& c) {
   }
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

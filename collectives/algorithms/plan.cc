@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr uint64_t kScratchAlign = 64;
@@ -162,4 +162,4 @@ std::string describe_item(const Item& item) {
   return "?";
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 enum class BufferId : uint8_t { kIn, kOut, kScratch };
 
@@ -167,6 +167,6 @@ class PlanBuilder {
 // "send to 2 lane 0 out[0, 4096) after #3 frame" for tests and reports.
 std::string describe_item(const Item& item);
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ALGORITHMS_PLAN_H_

@@ -16,7 +16,7 @@
 #include "collectives/algorithms/algorithms.h"
 #include "fabric/assert.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 using L = StripeLayout;
@@ -382,4 +382,4 @@ void ring_stripe(PlanBuilder& pb, const StripeContext& c) {
   }
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -4,7 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "collectives/bootstrap.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr uint32_t kAddressMagic = 0x41544657;  // "WFTA"
@@ -111,4 +111,4 @@ uint64_t options_fingerprint(const GroupOptions& o) {
   return h;
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

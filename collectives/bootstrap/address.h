@@ -13,7 +13,7 @@
 #include "collectives/group_options.h"
 #include "fabric/destination.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 struct LaneAddress {
   uint32_t peer = 0;
@@ -35,6 +35,6 @@ absl::StatusOr<RankAddress> decode_address(std::span<const uint8_t> bytes);
 // Hash of the options that change what goes on the wire (not timeout_ns).
 uint64_t options_fingerprint(const GroupOptions& options);
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_BOOTSTRAP_ADDRESS_H_

@@ -8,12 +8,12 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
+#include "base/logging.h"
 #include "fabric/assert.h"
 #include "fabric/errors.h"
-#include "fabric/logging.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr TimeNs kProbesPerDeadline = 16;
@@ -175,7 +175,7 @@ absl::Status Engine::run_queue(bool* advanced) {
     // Checked in every build: were it broken, the fabric could read or
     // write the caller's memory after the call returned.
     if (!op.runner->detach_user_memory()) {
-      ::weft::internal::assertion_failed(
+      ::weft::fabric::internal::assertion_failed(
           "op.runner->detach_user_memory()",
           "an operation ended with sends in flight or receives posted into "
           "user memory",
@@ -521,7 +521,8 @@ void Engine::finish_sends(TimeNs until_ns) {
 
 void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   // Once per group: the group is unusable from here on.
-  log(LogLevel::kInfo,
+  base::log(
+      base::LogLevel::kInfo,
       "rank %u: the group failed (began on rank %u), telling %u lane(s): %s",
       rank_, origin, lanes_.size(), status.ToString());
   failure_ = status;
@@ -529,7 +530,7 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   const ErrorCause cause = place ? place->cause : ErrorCause::kUnknown;
   const uint32_t blamed = place ? place->peer : kNoPeer;
   for (const auto& lane : lanes_) {
-    lane->send_abort(cause, origin, blamed, to_std(status.message()));
+    lane->send_abort(cause, origin, blamed, base::to_std(status.message()));
   }
   bool first = true;
   for (const auto& op : queue_) {
@@ -547,4 +548,4 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   runner_ = nullptr;
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -40,7 +40,7 @@
 #include "fabric/fabric.h"
 #include "fabric/progress.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 struct OpState {
   std::unique_ptr<OpRunner> runner;
@@ -195,6 +195,6 @@ class Engine {
   TimeNs next_watch_ns_ = kNeverNs;  // when the watch is due
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_ENGINE_H_

@@ -9,7 +9,7 @@
 #include "collectives/group_options.h"
 #include "collectives/internal/op_kind.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr size_t kCheckOffset = 60;
@@ -181,4 +181,4 @@ std::string describe_op(const OpIdentity& op) {
       op.group_id, op.chunk_bytes);
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/errors.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
 inline constexpr uint8_t kProtocolVersion = 4;
@@ -108,6 +108,6 @@ struct FrameHeader {
 // "all_sum #7 (ring, float32, 4096 bytes, root 0)" for messages.
 std::string describe_op(const OpIdentity& op);
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_FRAME_HEADER_H_

@@ -9,11 +9,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
+#include "base/logging.h"
 #include "fabric/checked_pair.h"
-#include "fabric/logging.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr uint64_t kRegionAlign = 64;
@@ -150,7 +150,7 @@ absl::Status Lane::handle_recv(const Completion& c) {
                           c.byte_len);
   if (!h.ok()) {
     return make_error(h.status().code(), place(ErrorCause::kSequence),
-                      to_std(h.status().message()));
+                      base::to_std(h.status().message()));
   }
   if (target.has_value()) land_targeted(slot, *target, *h);
   liveness_.note_heard(clock_.now_ns());
@@ -252,15 +252,15 @@ absl::Status Lane::resend(uint32_t seq, bool on_timeout) {
   send_.note_reposted(seq, posted_as);
   ++stats_.retransmitted;
   // Debug only: on a lossy cable this is once per lost frame.
-  if (log_enabled(LogLevel::kDebug)) {
-    log(LogLevel::kDebug,
-        "rank %u: resending data frame %u to peer %u cable %u (%s), "
-        "resend %u of this lane",
-        endpoint_->info().rank, seq, peer_, cable_,
-        on_timeout ? absl::StrFormat("timeout of %d ns, retry %u",
-                                     send_.rto_ns(), send_.retries() + 1)
-                   : std::string("the peer reported it missing"),
-        stats_.retransmitted);
+  if (base::log_enabled(base::LogLevel::kDebug)) {
+    base::log(base::LogLevel::kDebug,
+              "rank %u: resending data frame %u to peer %u cable %u (%s), "
+              "resend %u of this lane",
+              endpoint_->info().rank, seq, peer_, cable_,
+              on_timeout ? absl::StrFormat("timeout of %d ns, retry %u",
+                                           send_.rto_ns(), send_.retries() + 1)
+                         : std::string("the peer reported it missing"),
+              stats_.retransmitted);
   }
   return absl::OkStatus();
 }
@@ -547,4 +547,4 @@ void Lane::check_invariants() const {
               "an abort send in flight, but none was sent");
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

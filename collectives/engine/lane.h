@@ -98,7 +98,7 @@
 #include "fabric/sequence.h"
 #include "fabric/slab.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 inline constexpr uint32_t kMaxAbortText = 448;
 inline constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
@@ -463,6 +463,6 @@ absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
   return absl::OkStatus();
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_LANE_H_

@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "collectives/engine/lane.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 void Lane::land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
                          const FrameHeader& h) {
@@ -133,4 +133,4 @@ bool Lane::detach(const std::byte* begin, const std::byte* end) {
   return all;
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

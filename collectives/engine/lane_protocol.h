@@ -9,7 +9,7 @@
 
 #include "collectives/group_options.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 // Receives kept free of data for acknowledgements and aborts.
 inline constexpr uint32_t kControlReserve = 2;
@@ -60,6 +60,6 @@ inline uint32_t seq_table_mask(uint32_t depth) {
   return std::bit_ceil(depth) - 1;
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_LANE_PROTOCOL_H_

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <bit>
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 void Liveness::note_probe(TimeNs now_ns) {
   last_probe_ns_ = now_ns;
@@ -19,4 +19,4 @@ void Liveness::check_invariants() const {
               "a blamed peer without the abort's origin");
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

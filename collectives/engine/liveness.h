@@ -18,7 +18,7 @@
 #include "fabric/clock.h"
 #include "fabric/errors.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 // Unanswered probes space out up to this factor.
 inline constexpr uint32_t kMaxProbeBackoff = 4;
@@ -81,6 +81,6 @@ class Liveness {
   uint32_t abort_blamed_ = kNoPeer;
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_LIVENESS_H_

@@ -12,7 +12,7 @@
 #include "collectives/kernels/reduce.h"
 #include "fabric/assert.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 uint64_t item_bytes(const Item& item) {
@@ -540,4 +540,4 @@ std::string OpRunner::outstanding(const Lane** blame) const {
   return absl::StrJoin(parts, "; ");
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -34,7 +34,7 @@
 #include "fabric/errors.h"
 #include "fabric/slab.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 struct OpBuffers {
   const std::byte* in = nullptr;
@@ -280,6 +280,6 @@ class OpRunner {
   uint32_t gates_left_ = 0;
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_OP_RUNNER_H_

@@ -10,7 +10,7 @@
 #include "collectives/engine/op_runner.h"
 #include "fabric/assert.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 std::vector<OpRunner::InPlace> OpRunner::receivable_in_place(
     const std::vector<Item>& items) {
@@ -156,4 +156,4 @@ void OpRunner::open_gates() {
   }
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 template <typename T>
 class PositionRing {
@@ -58,6 +58,6 @@ class PositionRing {
   uint64_t end_ = 0;
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_POSITION_RING_H_

@@ -3,7 +3,7 @@
 #include "collectives/engine/lane_protocol.h"
 #include "fabric/assert.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 const Frame* ReceiveTargets::choose(uint32_t slot, uint32_t ahead,
                                     const ReceiveWindow& window,
@@ -75,4 +75,4 @@ void ReceiveTargets::check_invariants() const {
   WEFT_ASSERT(count == posted_count_, "the targeted receives are miscounted");
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

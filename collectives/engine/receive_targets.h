@@ -37,7 +37,7 @@
 #include "collectives/engine/receive_window.h"
 #include "fabric/slab.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 class ReceiveTargets {
  public:
@@ -89,6 +89,6 @@ class ReceiveTargets {
   uint32_t posted_count_ = 0;
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_RECEIVE_TARGETS_H_

@@ -1,6 +1,6 @@
 #include "collectives/engine/receive_window.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 ReceiveWindow::ReceiveWindow(const LaneConfig& config, const Clock& clock,
                              uint32_t first_seq)
@@ -123,4 +123,4 @@ void ReceiveWindow::check_invariants() const {
               "recovery state kept with recovery off");
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -29,7 +29,7 @@
 #include "fabric/assert.h"
 #include "fabric/clock.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 class ReceiveWindow {
  public:
@@ -146,6 +146,6 @@ class ReceiveWindow {
   const Clock& clock_;
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_RECEIVE_WINDOW_H_

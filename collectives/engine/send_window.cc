@@ -2,7 +2,7 @@
 
 #include <bit>
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 SendWindow::SendWindow(const LaneConfig& config, const Clock& clock,
                        uint32_t first_seq)
@@ -23,9 +23,9 @@ SendWindow::SendWindow(const LaneConfig& config, const Clock& clock,
   // Checked in every build: the free list is inline, kMaxDepth long
   // (GroupOptions::validate() keeps depth within it).
   if (config.depth > free_slots_.size()) {
-    assertion_failed("config.depth <= GroupOptions::kMaxDepth",
-                     "a lane deeper than its free list holds", __FILE__,
-                     __LINE__);
+    fabric::internal::assertion_failed(
+        "config.depth <= GroupOptions::kMaxDepth",
+        "a lane deeper than its free list holds", __FILE__, __LINE__);
   }
   for (uint32_t i = 0; i < config.depth; ++i) {
     free_push(config.depth - 1 - i);  // slot 0 first
@@ -246,4 +246,4 @@ void SendWindow::check_invariants() const {
               "a negative round-trip estimate");
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -42,7 +42,7 @@
 #include "fabric/assert.h"
 #include "fabric/clock.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 class SendWindow {
  public:
@@ -227,6 +227,6 @@ class SendWindow {
   std::vector<Number> numbers_;
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_SEND_WINDOW_H_

@@ -5,11 +5,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "base/logging.h"
 #include "fabric/assert.h"
 #include "fabric/errors.h"
-#include "fabric/logging.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 absl::StatusOr<uint64_t> UserMemory::add(std::span<std::byte> memory) {
   const ErrorPlace place{fabric_ != nullptr ? fabric_->rank() : 0, kNoPeer, "",
@@ -139,10 +139,10 @@ void UserMemory::detach() {
   entries_.clear();
   retry_kept();
   for (const Slab* slab : kept_) {
-    log(LogLevel::kWarning,
-        "rank %u: registered memory at %p: the fabric still has work "
-        "posted on it; it keeps the registration until it closes",
-        fabric_->rank(), static_cast<const void*>(slab->data()));
+    base::log(base::LogLevel::kWarning,
+              "rank %u: registered memory at %p: the fabric still has work "
+              "posted on it; it keeps the registration until it closes",
+              fabric_->rank(), static_cast<const void*>(slab->data()));
   }
   kept_.clear();
   fabric_ = nullptr;
@@ -163,4 +163,4 @@ void UserMemory::check_invariants() const {
   }
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

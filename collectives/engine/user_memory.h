@@ -29,7 +29,7 @@
 #include "fabric/fabric.h"
 #include "fabric/slab.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 class UserMemory : public std::enable_shared_from_this<UserMemory> {
  public:
@@ -97,6 +97,6 @@ class UserMemory : public std::enable_shared_from_this<UserMemory> {
   uint64_t next_id_ = 1;
 };
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_ENGINE_USER_MEMORY_H_

@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "fabric/errors.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 class Checker {
@@ -175,4 +175,4 @@ absl::StatusOr<PlanInput> check_call(const OpCall& call, uint32_t rank,
   return p;
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -15,7 +15,7 @@
 #include "collectives/algorithms/algorithms.h"
 #include "collectives/internal/op_kind.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 struct OpCall {
   OpKind kind = OpKind::kAllReduce;
@@ -33,6 +33,6 @@ struct OpCall {
 absl::StatusOr<PlanInput> check_call(const OpCall& call, uint32_t rank,
                                      uint32_t size, uint32_t world_rank);
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_INTERNAL_OP_CALL_H_

@@ -7,7 +7,7 @@
 
 #include "collectives/dtype.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 enum class OpKind : uint8_t {
   kAllReduce = 1,
@@ -28,6 +28,6 @@ inline std::string op_kind_name(OpKind kind, ReduceOp op = ReduceOp::kSum) {
 // True for kinds whose frames are reduced into the destination.
 bool op_kind_reduces(OpKind kind);
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_INTERNAL_OP_KIND_H_

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 inline constexpr size_t kCacheLineBytes = 64;
 
@@ -31,6 +31,6 @@ void prefetch_bytes(const void* p, size_t bytes) {
   });
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_KERNELS_CACHE_LINES_H_

@@ -17,7 +17,7 @@
 #include <bit>
 #include <cstdint>
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 // float32 fields.
 inline constexpr uint32_t kF32SignMask = 0x80000000u;
@@ -141,6 +141,6 @@ inline uint16_t float_to_bfloat16(float value) {
   return static_cast<uint16_t>(select_bits(is_nan, nan, rounded));
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_KERNELS_HALF_H_

@@ -84,17 +84,18 @@ using Run = void (*)(unsigned char*, const unsigned char*, const unsigned char*,
 template <typename T, Run kRun>
 void reduce_blocks(unsigned char* dst, const unsigned char* a,
                    const unsigned char* b, size_t count) {
-  constexpr size_t kBlock = internal::kPrefetchBlockBytes / sizeof(T);
+  constexpr size_t kBlock =
+      collectives::internal::kPrefetchBlockBytes / sizeof(T);
   const size_t total_bytes = count * sizeof(T);
   size_t done = 0;
   for (; count - done >= kBlock; done += kBlock) {
     const size_t at = done * sizeof(T);
-    internal::prefetch_ahead(dst, b, at, total_bytes);
+    collectives::internal::prefetch_ahead(dst, b, at, total_bytes);
     kRun(dst + at, a + at, b + at, kBlock);
   }
   // The rest a cache line at a time (frames of a few hundred bytes are
   // common), then what is left one element at a time.
-  constexpr size_t kLine = internal::kCacheLineBytes / sizeof(T);
+  constexpr size_t kLine = collectives::internal::kCacheLineBytes / sizeof(T);
   for (; count - done >= kLine; done += kLine) {
     const size_t at = done * sizeof(T);
     kRun(dst + at, a + at, b + at, kLine);
@@ -224,12 +225,20 @@ struct ComplexMin {
 // ---- float16 and bfloat16 (stored as uint16_t): widen both to float32,
 // apply the float op, round back to nearest even.
 struct Float16Codec {
-  static float to_float(uint16_t h) { return internal::float16_to_float(h); }
-  static uint16_t from_float(float f) { return internal::float_to_float16(f); }
+  static float to_float(uint16_t h) {
+    return collectives::internal::float16_to_float(h);
+  }
+  static uint16_t from_float(float f) {
+    return collectives::internal::float_to_float16(f);
+  }
 };
 struct BFloat16Codec {
-  static float to_float(uint16_t h) { return internal::bfloat16_to_float(h); }
-  static uint16_t from_float(float f) { return internal::float_to_bfloat16(f); }
+  static float to_float(uint16_t h) {
+    return collectives::internal::bfloat16_to_float(h);
+  }
+  static uint16_t from_float(float f) {
+    return collectives::internal::float_to_bfloat16(f);
+  }
 };
 
 template <typename Codec, typename Op>
@@ -239,11 +248,11 @@ struct Converted {
   }
 };
 
-using internal::ReduceToKernel;
+using collectives::internal::ReduceToKernel;
 
 template <typename T, typename Sum, typename Prod, typename Max, typename Min>
 ReduceToKernel pick(ReduceOp op) {
-  return internal::kernel_for_op<ReduceToKernel>(
+  return collectives::internal::kernel_for_op<ReduceToKernel>(
       op, &reduce_elements_to<T, Sum>, &reduce_elements_to<T, Prod>,
       &reduce_elements_to<T, Max>, &reduce_elements_to<T, Min>);
 }
@@ -328,13 +337,13 @@ absl::Status check_call(const char* fn, DType dtype, ReduceOp op,
 
 }  // namespace
 
-namespace internal {
+namespace collectives::internal {
 
 ReduceToKernel portable_reduce_to_kernel(DType dtype, ReduceOp op) {
   return portable_kernel(dtype, op);
 }
 
-}  // namespace internal
+}  // namespace collectives::internal
 
 namespace {
 
@@ -344,13 +353,13 @@ namespace {
 void run_kernels(DType dtype, ReduceOp op, unsigned char* dst,
                  const unsigned char* a, const unsigned char* b, size_t count) {
   size_t done = 0;
-  if (internal::SimdReduceKernel simd =
-          internal::simd_reduce_kernel(dtype, op)) {
+  if (collectives::internal::SimdReduceKernel simd =
+          collectives::internal::simd_reduce_kernel(dtype, op)) {
     done = simd(dst, a, b, count);
   }
   const size_t skip = done * dtype_size(dtype);
-  internal::portable_reduce_to_kernel(dtype, op)(dst + skip, a + skip, b + skip,
-                                                 count - done);
+  collectives::internal::portable_reduce_to_kernel(dtype, op)(
+      dst + skip, a + skip, b + skip, count - done);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 #define WEFT_SIMD_TARGET  // NEON needs no target attribute on aarch64
 #include "collectives/kernels/simd_blocks.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr size_t kLanes = 8;  // 16-bit elements of one 128-bit register
@@ -143,6 +143,6 @@ SimdReduceKernel simd_reduce_kernel(DType dtype, ReduceOp op) {
                      MinLanes>(dtype, op);
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // defined(__aarch64__) && defined(__ARM_NEON)

@@ -11,7 +11,7 @@
 #include "collectives/dtype.h"
 #include "collectives/kernels/cache_lines.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 // dst[i] = op(a[i], b[i]) for i < count; dst == a is allowed, no other
 // overlap with dst.
@@ -88,6 +88,6 @@ inline void prefetch_ahead(const unsigned char*, const unsigned char*, size_t,
                            size_t) {}
 #endif
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_KERNELS_REDUCE_KERNELS_H_

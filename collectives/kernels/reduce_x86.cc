@@ -21,7 +21,7 @@
 #define WEFT_SIMD_TARGET WEFT_AVX2
 #include "collectives/kernels/simd_blocks.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr size_t kLanes = 8;  // float32 lanes of one 256-bit register
@@ -147,16 +147,16 @@ SimdReduceKernel simd_reduce_kernel(DType dtype, ReduceOp op) {
                      MinLanes>(dtype, op);
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #elif !(defined(__aarch64__) && defined(__ARM_NEON))
 // Neither x86-64 nor aarch64 (reduce_arm.cc): the portable kernels do
 // everything.
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 SimdReduceKernel simd_reduce_kernel(DType, ReduceOp) { return nullptr; }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif

@@ -20,7 +20,7 @@
 #error "define WEFT_SIMD_TARGET (the kernels' target attribute, or nothing)"
 #endif
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 
 // Bytes of one float16 or bfloat16 element.
 inline constexpr size_t kHalfBytes = sizeof(uint16_t);
@@ -70,6 +70,6 @@ SimdReduceKernel half_kernel(DType dtype, ReduceOp op) {
   return nullptr;
 }
 
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 #endif  // WEFT_COLLECTIVES_KERNELS_SIMD_BLOCKS_H_

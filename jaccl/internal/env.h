@@ -4,7 +4,7 @@
 #ifndef WEFT_JACCL_INTERNAL_ENV_H_
 #define WEFT_JACCL_INTERNAL_ENV_H_
 
-#include "collectives/config.h"
+#include "rendezvous/config.h"
 
 namespace jaccl::internal {
 

@@ -91,7 +91,7 @@ bool BlockArena::is_block(const void* p) const {
 }
 
 void BlockArena::check_after(const void* block) {
-  if constexpr (weft::internal::kChecksInvariants) {
+  if constexpr (weft::kChecksInvariants) {
     WEFT_ASSERT(block == nullptr || is_block(block),
                 "a block allocated or released is not one of the arena's");
     WEFT_ASSERT(next_ <= end_, "a BlockArena carved past its newest chunk");

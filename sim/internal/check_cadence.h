@@ -22,7 +22,7 @@ class CheckCadence {
 
   // True on every kEvery-th call where checks are on.
   bool due() {
-    if constexpr (::weft::internal::kChecksInvariants) {
+    if constexpr (::weft::kChecksInvariants) {
       if (++calls_ == kEvery) {
         calls_ = 0;
         return true;

@@ -76,7 +76,7 @@ class EventQueue {
     run.pop_front();
     --size_;
     if (run.empty()) retire(head.run);
-    if constexpr (weft::internal::kChecksInvariants) {
+    if constexpr (weft::kChecksInvariants) {
       last_popped_ns_ = head.time_ns;
     }
     check_after_mutation();
@@ -184,7 +184,7 @@ class EventQueue {
   // every run is in the heap or free, and the first run is not empty and
   // not before the last event popped.
   void check_after_mutation() {
-    if constexpr (weft::internal::kChecksInvariants) {
+    if constexpr (weft::kChecksInvariants) {
       WEFT_ASSERT((size_ == 0) == heap_.empty(),
                   "the event queue's size disagrees with its heap of runs");
       WEFT_ASSERT(heap_.size() + free_runs_.size() == runs_.size(),

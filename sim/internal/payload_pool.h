@@ -88,7 +88,7 @@ class PayloadPool {
   // every kFullCheckEvery calls (see CheckCadence).
   static constexpr uint32_t kFullCheckEvery = 64;
   void check_after(uint32_t id) {
-    if constexpr (weft::internal::kChecksInvariants) {
+    if constexpr (weft::kChecksInvariants) {
       const Buffer& b = buffers_[id];
       WEFT_ASSERT(free_.size() <= buffers_.size(),
                   "more free payload buffers than buffers");

@@ -217,7 +217,7 @@ class Transport {
   // a large collective). Inline, so nothing is left of them where checks
   // are off.
   void check_after(uint32_t link) {
-    if constexpr (weft::internal::kChecksInvariants) {
+    if constexpr (weft::kChecksInvariants) {
       check_link_ends(links_[link]);
       check_sometimes();
     }

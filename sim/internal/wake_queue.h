@@ -118,7 +118,7 @@ class WakeQueue {
   // The O(1) invariants: the size bound, and the first entry, once stale
   // ones are dropped, is its rank's wake-up.
   void check_after_mutation() {
-    if constexpr (weft::internal::kChecksInvariants) {
+    if constexpr (weft::kChecksInvariants) {
       WEFT_ASSERT(heap_.size() <= kSlack + 2 * wake_ns_.size(),
                   "the wake queue kept more stale entries than it may");
       WEFT_ASSERT(heap_.empty() || !live(heap_.front()) ||

@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "fabric/assert.h"
 
-namespace weft::internal {
+namespace weft::startup::internal {
 namespace {
 
 // Whole seconds past any limit weft accepts still fit in TimeNs once
@@ -104,4 +104,4 @@ RecoveryOptions outlast(RecoveryOptions recovery, TimeNs deadline_ns) {
   return recovery;
 }
 
-}  // namespace weft::internal
+}  // namespace weft::startup::internal

@@ -8,11 +8,11 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "collectives/config.h"
 #include "collectives/group_options.h"
 #include "fabric/clock.h"
+#include "rendezvous/config.h"
 
-namespace weft::internal {
+namespace weft::startup::internal {
 
 inline constexpr const char* kTimeoutEnv = "WEFT_TIMEOUT_S";
 inline constexpr const char* kConnectTimeoutEnv = "WEFT_CONNECT_TIMEOUT_S";
@@ -37,6 +37,6 @@ TimeNs unreachable_after_ns(const RecoveryOptions& recovery);
 // REQUIRES: 0 < deadline_ns <= GroupOptions::kMaxTimeoutNs, recovery valid.
 RecoveryOptions outlast(RecoveryOptions recovery, TimeNs deadline_ns);
 
-}  // namespace weft::internal
+}  // namespace weft::startup::internal
 
 #endif  // WEFT_STARTUP_INTERNAL_DEADLINES_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "verbs/verbs_fabric.h"
 
-namespace weft::internal {
+namespace weft::startup::internal {
 
 absl::StatusOr<size_t> parse_memory_region_budget(std::string_view text) {
   // Digits only (no sign, space or exponent), and few enough that the
@@ -40,4 +40,4 @@ absl::StatusOr<size_t> read_memory_region_budget(const EnvLookup& getenv) {
   return parse_memory_region_budget(text);
 }
 
-}  // namespace weft::internal
+}  // namespace weft::startup::internal

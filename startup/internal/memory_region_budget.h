@@ -9,9 +9,9 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "collectives/config.h"
+#include "rendezvous/config.h"
 
-namespace weft::internal {
+namespace weft::startup::internal {
 
 inline constexpr const char* kMemoryRegionBudgetEnv = "WEFT_MR_BUDGET";
 
@@ -24,6 +24,6 @@ absl::StatusOr<size_t> parse_memory_region_budget(std::string_view text);
 // verbs::kDefaultMemoryRegionBudget when unset.
 absl::StatusOr<size_t> read_memory_region_budget(const EnvLookup& getenv);
 
-}  // namespace weft::internal
+}  // namespace weft::startup::internal
 
 #endif  // WEFT_STARTUP_INTERNAL_MEMORY_REGION_BUDGET_H_

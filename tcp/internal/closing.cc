@@ -13,7 +13,7 @@ bool ClosingConnection::pump() {
   if (!socket_.valid()) return true;
   while (written_ < out_.size()) {
     const iovec part{out_.data() + written_, out_.size() - written_};
-    const int64_t n = write_some(socket_.fd(), {&part, 1});
+    const int64_t n = net::write_some(socket_.fd(), {&part, 1});
     if (n == 0) return false;  // the socket buffer is full
     if (n < 0) {               // reset or closed: nothing left to save
       socket_.close();
@@ -27,7 +27,7 @@ bool ClosingConnection::pump() {
   }
   std::array<std::byte, 16 * 1024> discard;
   for (;;) {
-    const int64_t n = read_some(socket_.fd(), discard);
+    const int64_t n = net::read_some(socket_.fd(), discard);
     if (n == -EAGAIN) return false;
     if (n <= 0) {  // the peer's end of stream (or a reset): done
       socket_.close();

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "fabric/clock.h"
-#include "tcp/internal/socket.h"
+#include "net/socket_address.h"
 
 namespace weft::tcp::internal {
 
@@ -30,7 +30,8 @@ class ClosingConnection {
 
   // `out`: the bytes still to write before the end of stream (the rest
   // of a message the endpoint was writing, then its goodbye).
-  ClosingConnection(Socket socket, std::vector<uint8_t> out, TimeNs until_ns)
+  ClosingConnection(net::Socket socket, std::vector<uint8_t> out,
+                    TimeNs until_ns)
       : socket_(std::move(socket)), out_(std::move(out)), until_ns_(until_ns) {}
 
   // Writes and reads what it can now, without blocking; true once it has
@@ -42,7 +43,7 @@ class ClosingConnection {
   TimeNs until_ns() const { return until_ns_; }
 
  private:
-  Socket socket_;
+  net::Socket socket_;
   std::vector<uint8_t> out_;
   size_t written_ = 0;
   bool shut_ = false;  // the writing half is shut down

@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "fabric/logging.h"
-#include "fabric/secret_proof.h"
+#include "base/logging.h"
 #include "fabric/wc_status.h"
+#include "net/secret_proof.h"
 #include "tcp/internal/poller.h"
 #include "tcp/tcp_fabric.h"
 
@@ -81,9 +81,9 @@ void TcpEndpoint::close_socket() {
 
 void TcpEndpoint::depart() {
   state_ = State::kDeparted;
-  log(LogLevel::kInfo,
-      "rank %u: %s closed its endpoint (its group or program ended)",
-      setup_.info.rank, peer_text());
+  base::log(base::LogLevel::kInfo,
+            "rank %u: %s closed its endpoint (its group or program ended)",
+            setup_.info.rank, peer_text());
   // Nothing follows a goodbye but the end of stream: closing leaves no
   // unread input, so the peer sees no reset.
   close_socket();
@@ -130,7 +130,7 @@ absl::Status TcpEndpoint::connect(const Destination& peer) {
                   "connect() called twice on one endpoint");
   }
   peer_ = peer;
-  peer_address_ = SocketAddress::from_gid(peer.gid, peer.lid);
+  peer_address_ = net::SocketAddress::from_gid(peer.gid, peer.lid);
   const uint32_t rank = setup_.info.rank;
   const uint32_t other = setup_.info.peer;
   Hello hello{.from_rank = rank,
@@ -146,7 +146,7 @@ absl::Status TcpEndpoint::connect(const Destination& peer) {
   const bool connector =
       rank > other || (rank == other && setup_.qp_num > peer.qp_num);
   if (connector && !setup_.secret.empty()) {
-    absl::StatusOr<SecretNonce> nonce = fresh_nonce();
+    absl::StatusOr<net::SecretNonce> nonce = net::fresh_nonce();
     if (!nonce.ok()) {
       state_ = State::kConnecting;
       fail(WcStatus::kRetryExcErr, nonce.status());
@@ -164,14 +164,15 @@ absl::Status TcpEndpoint::connect(const Destination& peer) {
   }
   hello_in_expected_ = true;
   state_ = State::kConnecting;
-  absl::StatusOr<Socket> s = start_connect(peer_address_, setup_.buffer_bytes);
+  absl::StatusOr<net::Socket> s =
+      net::start_connect(peer_address_, setup_.buffer_bytes);
   if (!s.ok()) {
     fail(WcStatus::kRetryExcErr, s.status());
     return absl::OkStatus();  // UC: an unreachable peer is no connect error
   }
   socket_ = *std::move(s);
-  log(LogLevel::kInfo, "rank %u: connecting to %s (cable %u)", rank,
-      peer_text(), setup_.cable);
+  base::log(base::LogLevel::kInfo, "rank %u: connecting to %s (cable %u)", rank,
+            peer_text(), setup_.cable);
   return absl::OkStatus();
 }
 
@@ -181,7 +182,7 @@ bool TcpEndpoint::expects(const Hello& hello) const {
          hello.to_qp == setup_.qp_num && hello.to_psn == setup_.psn;
 }
 
-void TcpEndpoint::adopt(Socket socket, const SocketAddress& peer,
+void TcpEndpoint::adopt(net::Socket socket, const net::SocketAddress& peer,
                         bool hello_sent) {
   socket_ = std::move(socket);
   if (hello_sent) hello_out_left_ = 0;
@@ -190,8 +191,8 @@ void TcpEndpoint::adopt(Socket socket, const SocketAddress& peer,
   // connection's ephemeral port.
   accepted_from_ = peer.to_string();
   state_ = State::kOpen;
-  log(LogLevel::kInfo, "rank %u: accepted %s (cable %u)", setup_.info.rank,
-      peer_text(), setup_.cable);
+  base::log(base::LogLevel::kInfo, "rank %u: accepted %s (cable %u)",
+            setup_.info.rank, peer_text(), setup_.cable);
   write_pending();
 }
 
@@ -333,7 +334,7 @@ void TcpEndpoint::pump() {
 void TcpEndpoint::finish_connect() {
   pollfd p{socket_.fd(), POLLOUT, 0};
   if (::poll(&p, 1, 0) <= 0) return;  // still connecting
-  if (const int err = connect_error(socket_.fd()); err != 0) {
+  if (const int err = net::connect_error(socket_.fd()); err != 0) {
     fail(WcStatus::kRetryExcErr,
          refuse(absl::StatusCode::kUnavailable, ErrorCause::kPeerUnavailable,
                 absl::StrFormat("cannot connect to %s: %s; check that the "
@@ -374,7 +375,7 @@ void TcpEndpoint::write_pending() {
       }
       skip = 0;
     }
-    int64_t wrote = write_some(socket_.fd(), {parts.data(), n});
+    int64_t wrote = net::write_some(socket_.fd(), {parts.data(), n});
     if (wrote == 0) return;  // the socket buffer is full
     if (wrote < 0) {
       // A peer that closed on purpose said goodbye first: that is read
@@ -430,7 +431,7 @@ void TcpEndpoint::read_available() {
 bool TcpEndpoint::read_header() {
   // The payload read before may have brought this header along.
   if (header_in_filled_ < header_in_.size()) {
-    const int64_t n = read_some(
+    const int64_t n = net::read_some(
         socket_.fd(), std::as_writable_bytes(
                           std::span(header_in_).subspan(header_in_filled_)));
     if (n <= 0) {
@@ -507,7 +508,8 @@ bool TcpEndpoint::read_payload() {
     std::array<iovec, 2> parts = {iovec{into.data(), into.size()},
                                   iovec{header_in_.data(), header_in_.size()}};
     const size_t count = into.size() == left ? 2 : 1;
-    const int64_t n = read_parts(socket_.fd(), std::span(parts).first(count));
+    const int64_t n =
+        net::read_parts(socket_.fd(), std::span(parts).first(count));
     if (n <= 0) {
       if (n != -EAGAIN) {
         fail(
@@ -555,12 +557,12 @@ void TcpEndpoint::complete(WorkId id, WcStatus status, uint32_t bytes,
   completions_.push_back(c);
 }
 
-void TcpEndpoint::fail(WcStatus first, absl::Status why, LogLevel level) {
+void TcpEndpoint::fail(WcStatus first, absl::Status why, base::LogLevel level) {
   if (state_ == State::kError) return;
   state_ = State::kError;
   failure_ = std::move(why);
   setup_.fabric->last_failure_ = failure_;
-  log(level, "%s", failure_.message());
+  base::log(level, "%s", failure_.message());
   close_socket();
   incoming_.reset();
   flush_all(first);

@@ -38,10 +38,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/logging.h"
 #include "fabric/endpoint.h"
 #include "fabric/errors.h"
-#include "fabric/logging.h"
-#include "tcp/internal/socket.h"
+#include "net/socket_address.h"
 #include "tcp/internal/wire.h"
 
 namespace weft::tcp {
@@ -55,7 +55,7 @@ class TcpEndpoint final : public Endpoint {
   struct Setup {
     TcpFabric* fabric = nullptr;
     EndpointInfo info;        // device: this rank's listening address
-    SocketAddress listen;     // where the peer connects, when it is higher
+    net::SocketAddress listen;  // where the peer connects, when it is higher
     uint32_t qp_num = 0;      // this endpoint's identity within the fabric
     uint32_t psn = 0;         // the fabric's incarnation
     uint32_t cable = 0;       // which cable to the peer
@@ -116,7 +116,8 @@ class TcpEndpoint final : public Endpoint {
   // Takes the accepted connection whose hello expects() approved (and,
   // with a shared secret, whose proof held). `hello_sent`: the fabric has
   // already sent own_hello().
-  void adopt(Socket socket, const SocketAddress& peer, bool hello_sent);
+  void adopt(net::Socket socket, const net::SocketAddress& peer,
+             bool hello_sent);
 
  private:
   // kDeparted: the peer said goodbye (see above).
@@ -183,7 +184,7 @@ class TcpEndpoint final : public Endpoint {
   // Enters the error state: the oldest outstanding request completes with
   // `first`, the others with IBV_WC_WR_FLUSH_ERR; the socket is closed.
   void fail(WcStatus first, absl::Status why,
-            LogLevel level = LogLevel::kWarning);
+            base::LogLevel level = base::LogLevel::kWarning);
   // Closes the socket, first taking it out of the fabric's poller.
   void close_socket();
   // The peer's goodbye arrived: see "Closing" above.
@@ -193,8 +194,8 @@ class TcpEndpoint final : public Endpoint {
 
   Setup setup_;
   State state_ = State::kInit;
-  Socket socket_;
-  SocketAddress peer_address_;
+  net::Socket socket_;
+  net::SocketAddress peer_address_;
   // Where an accepted connection came from (an ephemeral port); "" when
   // this endpoint connected.
   std::string accepted_from_;
@@ -213,7 +214,7 @@ class TcpEndpoint final : public Endpoint {
   std::array<uint8_t, Hello::kMaxHandshakeBytes> hello_in_{};
   size_t hello_in_filled_ = 0;
   size_t hello_in_wanted_ = Hello::kBytes;
-  SecretNonce nonce_{};  // the connector's, with a secret
+  net::SecretNonce nonce_{};  // the connector's, with a secret
 
   std::deque<PostedSend> sends_;
   size_t front_written_ = 0;  // bytes of sends_.front() (header + payload)

@@ -10,14 +10,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "fabric/secret_proof.h"
 #include "fabric/wc_status.h"
+#include "net/secret_proof.h"
 #include "tcp/internal/tcp_endpoint.h"
 
 namespace weft::tcp::internal {
 
 bool TcpEndpoint::read_hello() {
-  const int64_t n = read_some(
+  const int64_t n = net::read_some(
       socket_.fd(),
       std::as_writable_bytes(std::span(hello_in_)
                                  .subspan(hello_in_filled_)
@@ -76,19 +76,20 @@ bool TcpEndpoint::check_hello() {
 bool TcpEndpoint::check_listener_proof() {
   const std::span<const uint8_t> rest =
       std::span(hello_in_).subspan(Hello::kBytes);
-  const ProofTranscript transcript =
+  const net::ProofTranscript transcript =
       fabric_transcript(setup_.info.rank, setup_.info.peer, nonce_,
-                        rest.first(kSecretNonceBytes));
-  if (!proof_holds(setup_.secret, transcript, Prover::kResponder,
-                   rest.subspan(kSecretNonceBytes))) {
+                        rest.first(net::kSecretNonceBytes));
+  if (!net::proof_holds(setup_.secret, transcript, net::Prover::kResponder,
+                        rest.subspan(net::kSecretNonceBytes))) {
     fail(WcStatus::kRemInvReqErr,
          refuse(absl::StatusCode::kPermissionDenied, ErrorCause::kFabric,
-                absl::StrFormat(
-                    "refused %s: %s", peer_text(),
-                    secret_mismatch_text(SecretMismatch::kWrongProof, "it"))));
+                absl::StrFormat("refused %s: %s", peer_text(),
+                                net::secret_mismatch_text(
+                                    net::SecretMismatch::kWrongProof, "it"))));
     return false;
   }
-  const SecretProof ours = prove(setup_.secret, transcript, Prover::kInitiator);
+  const net::SecretProof ours =
+      net::prove(setup_.secret, transcript, net::Prover::kInitiator);
   std::copy(ours.begin(), ours.end(), hello_out_.begin());
   hello_out_bytes_ = hello_out_left_ = ours.size();
   hello_in_expected_ = false;  // releases the sends held meanwhile

@@ -67,17 +67,17 @@ absl::StatusOr<Hello> Hello::decode(std::span<const uint8_t> bytes) {
   return h;
 }
 
-ProofTranscript fabric_transcript(uint32_t connector_rank,
-                                  uint32_t listener_rank,
-                                  std::span<const uint8_t> connector_nonce,
-                                  std::span<const uint8_t> listener_nonce) {
-  ProofTranscript t;
+net::ProofTranscript fabric_transcript(
+    uint32_t connector_rank, uint32_t listener_rank,
+    std::span<const uint8_t> connector_nonce,
+    std::span<const uint8_t> listener_nonce) {
+  net::ProofTranscript t;
   t.context = kSecretProofContext;
   t.initiator_rank = connector_rank;
   t.responder_rank = listener_rank;
-  std::copy_n(connector_nonce.begin(), kSecretNonceBytes,
+  std::copy_n(connector_nonce.begin(), net::kSecretNonceBytes,
               t.initiator_nonce.begin());
-  std::copy_n(listener_nonce.begin(), kSecretNonceBytes,
+  std::copy_n(listener_nonce.begin(), net::kSecretNonceBytes,
               t.responder_nonce.begin());
   return t;
 }
@@ -85,10 +85,10 @@ ProofTranscript fabric_transcript(uint32_t connector_rank,
 absl::Status check_secret_flag(const Hello& hello, bool have_secret,
                                std::string_view peer) {
   if (hello.proves_secret() == have_secret) return absl::OkStatus();
-  return absl::PermissionDeniedError(
-      secret_mismatch_text(have_secret ? SecretMismatch::kPeerHasNone
-                                       : SecretMismatch::kOnlyPeerHasOne,
-                           peer));
+  return absl::PermissionDeniedError(net::secret_mismatch_text(
+      have_secret ? net::SecretMismatch::kPeerHasNone
+                  : net::SecretMismatch::kOnlyPeerHasOne,
+      peer));
 }
 
 std::array<uint8_t, MessageHeader::kBytes> MessageHeader::encode() const {

@@ -3,7 +3,7 @@
 // whether it proves a shared secret); then every message is a fixed header
 // followed by its payload. All integers are big-endian.
 //
-// With a shared secret (fabric/secret_proof.h) both hellos say so, and the
+// With a shared secret (net/secret_proof.h) both hellos say so, and the
 // handshake before any message is, connector (initiator) and listener
 // (responder):
 //   connector -> listener   hello, nonce                     (68 bytes)
@@ -20,7 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "fabric/secret_proof.h"
+#include "net/secret_proof.h"
 
 namespace weft::tcp::internal {
 
@@ -37,7 +37,7 @@ struct Hello {
   static constexpr uint32_t kProvesSecret = 1;
   // The most a hello and what follows it in the handshake take.
   static constexpr size_t kMaxHandshakeBytes =
-      kBytes + kSecretNonceBytes + kSecretProofBytes;
+      kBytes + net::kSecretNonceBytes + net::kSecretProofBytes;
 
   uint32_t version = kProtocolVersion;
   uint32_t from_rank = 0;
@@ -58,10 +58,10 @@ struct Hello {
 
 // What the fabric's shared-secret proofs cover: the connector initiates.
 // REQUIRES: each nonce holds kSecretNonceBytes.
-ProofTranscript fabric_transcript(uint32_t connector_rank,
-                                  uint32_t listener_rank,
-                                  std::span<const uint8_t> connector_nonce,
-                                  std::span<const uint8_t> listener_nonce);
+net::ProofTranscript fabric_transcript(uint32_t connector_rank,
+                                       uint32_t listener_rank,
+                                       std::span<const uint8_t> connector_nonce,
+                                       std::span<const uint8_t> listener_nonce);
 
 // OK when `hello`'s flags agree with whether this rank holds a secret;
 // otherwise PermissionDenied naming `peer` and saying what to set.

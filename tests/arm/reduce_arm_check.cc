@@ -29,7 +29,7 @@
 #include "collectives/kernels/reduce_kernels.h"
 #include "sim/prng.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax,
@@ -499,6 +499,6 @@ int run_checks() {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
-int main() { return weft::internal::run_checks(); }
+int main() { return weft::collectives::internal::run_checks(); }

@@ -25,7 +25,7 @@ TEST(SendRecvRounds, MedianOfOddAndEvenCounts) {
 TEST(PlainStream, MovesEveryByteInOrder) {
   const StreamOptions options{.deadline_ns = 10 * kNsPerS};
   uint16_t port = 0;
-  absl::StatusOr<Socket> listener = listen_stream("127.0.0.1", &port);
+  absl::StatusOr<net::Socket> listener = listen_stream("127.0.0.1", &port);
   ASSERT_TRUE(listener.ok()) << listener.status();
   std::vector<std::byte> sent(3 << 20);
   for (size_t i = 0; i < sent.size(); ++i) {
@@ -34,10 +34,10 @@ TEST(PlainStream, MovesEveryByteInOrder) {
   std::vector<std::byte> got(sent.size());
   absl::Status received;
   std::thread receiver([&] {
-    absl::StatusOr<Socket> s = accept_stream(*listener, options);
+    absl::StatusOr<net::Socket> s = accept_stream(*listener, options);
     received = s.ok() ? recv_all(*s, got) : s.status();
   });
-  absl::StatusOr<Socket> s = connect_stream("127.0.0.1", port, options);
+  absl::StatusOr<net::Socket> s = connect_stream("127.0.0.1", port, options);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_TRUE(send_all(*s, sent).ok());
   receiver.join();
@@ -48,11 +48,11 @@ TEST(PlainStream, MovesEveryByteInOrder) {
 TEST(PlainStream, ASilentPeerIsAnErrorAtTheDeadline) {
   const StreamOptions options{.deadline_ns = 100 * kNsPerMs};
   uint16_t port = 0;
-  absl::StatusOr<Socket> listener = listen_stream("127.0.0.1", &port);
+  absl::StatusOr<net::Socket> listener = listen_stream("127.0.0.1", &port);
   ASSERT_TRUE(listener.ok()) << listener.status();
-  absl::StatusOr<Socket> s = connect_stream("127.0.0.1", port, options);
+  absl::StatusOr<net::Socket> s = connect_stream("127.0.0.1", port, options);
   ASSERT_TRUE(s.ok()) << s.status();
-  absl::StatusOr<Socket> peer = accept_stream(*listener, options);
+  absl::StatusOr<net::Socket> peer = accept_stream(*listener, options);
   ASSERT_TRUE(peer.ok()) << peer.status();
   std::vector<std::byte> buffer(16);
   const absl::Status st = recv_all(*s, buffer);
@@ -63,11 +63,11 @@ TEST(PlainStream, ASilentPeerIsAnErrorAtTheDeadline) {
 TEST(PlainStream, AClosedPeerIsAnErrorNamingIt) {
   const StreamOptions options{.deadline_ns = 10 * kNsPerS};
   uint16_t port = 0;
-  absl::StatusOr<Socket> listener = listen_stream("127.0.0.1", &port);
+  absl::StatusOr<net::Socket> listener = listen_stream("127.0.0.1", &port);
   ASSERT_TRUE(listener.ok()) << listener.status();
-  absl::StatusOr<Socket> s = connect_stream("127.0.0.1", port, options);
+  absl::StatusOr<net::Socket> s = connect_stream("127.0.0.1", port, options);
   ASSERT_TRUE(s.ok()) << s.status();
-  absl::StatusOr<Socket> peer = accept_stream(*listener, options);
+  absl::StatusOr<net::Socket> peer = accept_stream(*listener, options);
   ASSERT_TRUE(peer.ok()) << peer.status();
   peer->close();
   std::vector<std::byte> buffer(16);

@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -174,4 +174,4 @@ TEST(Address, FingerprintCoversWireOptionsOnly) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/collectives/lane_fixture.h"
 
-namespace weft::internal::lane_test {
+namespace weft::collectives::internal::lane_test {
 namespace {
 
 // The fixture with frames big enough for the default send queue (1 MiB)
@@ -92,4 +92,4 @@ TEST_F(OneFrameQueueLaneTest, SendsOneFullFrameAtATime) {
 }
 
 }  // namespace
-}  // namespace weft::internal::lane_test
+}  // namespace weft::collectives::internal::lane_test

@@ -16,7 +16,7 @@
 #include "fabric/clock.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr uint32_t kDepth = 6;  // a window of 4 data frames
@@ -345,4 +345,4 @@ TEST(SendWindowDeathTest, ATimeoutAfterTheRetriesRanOutAborts) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -26,7 +26,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 using ::testing::_;
@@ -275,4 +275,4 @@ TEST_F(SplitLaneTest, SendsFromUserMemoryTheFabricCannotTakeAreStaged) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

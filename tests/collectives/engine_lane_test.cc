@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/collectives/lane_fixture.h"
 
-namespace weft::internal::lane_test {
+namespace weft::collectives::internal::lane_test {
 namespace {
 
 TEST_F(LaneTest, DataFrameIsCheckedThenQueuedThenReposted) {
@@ -537,4 +537,4 @@ TEST_F(StrictLaneTest, NothingIsResent) {
 }
 
 }  // namespace
-}  // namespace weft::internal::lane_test
+}  // namespace weft::collectives::internal::lane_test

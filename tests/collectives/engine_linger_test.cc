@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/collectives/lane_fixture.h"
 
-namespace weft::internal::lane_test {
+namespace weft::collectives::internal::lane_test {
 namespace {
 
 // An engine owning the fixture's lane, destroyed with one data frame sent
@@ -63,4 +63,4 @@ TEST_F(LingerTest, AClockThatStandsStillEndsTheLinger) {
 }
 
 }  // namespace
-}  // namespace weft::internal::lane_test
+}  // namespace weft::collectives::internal::lane_test

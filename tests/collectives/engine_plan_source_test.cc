@@ -11,7 +11,7 @@
 #include "collectives/engine/position_ring.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 PlanInput ring_all_reduce(uint32_t rank, uint32_t size, uint64_t bytes) {
@@ -159,4 +159,4 @@ TEST(PositionRing, KeepsPositionsWhileAWindowMovesAndGrows) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -14,7 +14,7 @@
 #include "collectives/algorithms/algorithms.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr OpKind kKinds[] = {OpKind::kAllReduce,     OpKind::kAllGather,
@@ -211,4 +211,4 @@ TEST(Layout, SplitsCoverEverythingOnce) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -19,7 +19,7 @@
 #include "fabric/slab.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr uint32_t kDepth = 8;  // a window of 6 data frames
@@ -118,4 +118,4 @@ TEST_F(ReceiveTargetsTest, DeliveredAndConsumedNumbersAreNeverTargeted) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal

@@ -25,7 +25,8 @@ namespace {
 constexpr uint32_t kRanks = 3;
 constexpr uint32_t kFrameBytes = GroupOptions::kMinFrameBytes;
 // Payload per frame: the frame less the protocol's header.
-constexpr uint64_t kPayloadBytes = kFrameBytes - internal::kHeaderBytes;
+constexpr uint64_t kPayloadBytes =
+    kFrameBytes - collectives::internal::kHeaderBytes;
 constexpr uint64_t kFrames = 10;  // a message of exactly ten full frames
 constexpr uint64_t kCount = kFrames * kPayloadBytes / sizeof(float);
 

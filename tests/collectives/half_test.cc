@@ -13,10 +13,10 @@
 namespace weft {
 namespace {
 
-using internal::bfloat16_to_float;
-using internal::float16_to_float;
-using internal::float_to_bfloat16;
-using internal::float_to_float16;
+using collectives::internal::bfloat16_to_float;
+using collectives::internal::float16_to_float;
+using collectives::internal::float_to_bfloat16;
+using collectives::internal::float_to_float16;
 using reference::kBFloat16;
 using reference::kFloat16;
 

@@ -21,7 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal::lane_test {
+namespace weft::collectives::internal::lane_test {
 
 using ::testing::_;
 using ::testing::HasSubstr;
@@ -187,6 +187,6 @@ class StrictLaneTest : public LaneTest {
   }
 };
 
-}  // namespace weft::internal::lane_test
+}  // namespace weft::collectives::internal::lane_test
 
 #endif  // WEFT_TESTS_COLLECTIVES_LANE_FIXTURE_H_

@@ -86,16 +86,16 @@ Bytes reduce(Path path, DType dtype, ReduceOp op, Bytes acc, const Bytes& in) {
       EXPECT_TRUE(reduce_into(dtype, op, acc.data(), in.data(), count).ok());
       return acc;
     case Path::kPortable:
-      internal::portable_reduce_to_kernel(dtype, op)(acc.data(), acc.data(),
-                                                     in.data(), count);
+      collectives::internal::portable_reduce_to_kernel(dtype, op)(
+          acc.data(), acc.data(), in.data(), count);
       return acc;
     case Path::kDispatchTo:
       EXPECT_TRUE(
           reduce_to(dtype, op, dst.data(), acc.data(), in.data(), count).ok());
       return dst;
     case Path::kPortableTo:
-      internal::portable_reduce_to_kernel(dtype, op)(dst.data(), acc.data(),
-                                                     in.data(), count);
+      collectives::internal::portable_reduce_to_kernel(dtype, op)(
+          dst.data(), acc.data(), in.data(), count);
       return dst;
   }
   return acc;

@@ -1,4 +1,4 @@
-// Fuzzes the configuration read from outside (collectives/config.h):
+// Fuzzes the configuration read from outside (rendezvous/config.h):
 // Config::from_environment with an environment and a device JSON taken from
 // the input, and parse_host_port on every variable's value.
 //
@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collectives/config.h"
+#include "rendezvous/config.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace weft {

@@ -19,7 +19,7 @@
 #include "collectives/engine/frame_header.h"
 #include "tests/fuzz/fuzz_check.h"
 
-namespace weft::internal {
+namespace weft::collectives::internal {
 namespace {
 
 constexpr size_t kMagicAt = 0;
@@ -102,7 +102,7 @@ void check(std::span<const std::byte> frame) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::collectives::internal
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace weft::internal;

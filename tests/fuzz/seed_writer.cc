@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "collectives/bootstrap/wire.h"
 #include "collectives/dtype.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/group_options.h"
 #include "collectives/internal/op_kind.h"
+#include "rendezvous/internal/wire.h"
 
 namespace weft {
 namespace {
@@ -36,10 +36,13 @@ bool write_wire(const std::string& dir) {
                                      7, 0, 0,    0,    0,    0,    0, 0, 0,
                                      0, 0, 0xff, 0xff, 0xa9, 0xfe, 0, 1};
   const std::vector<std::vector<uint8_t>> blobs = {blob, {}, {1, 2, 3}};
-  bool ok = write(dir + "/hello.bin", encode_hello({.rank = 1, .size = 4}));
-  ok &= write(dir + "/welcome.bin", encode_welcome());
-  ok &= write(dir + "/contribute.bin", encode_contribution(3, blob));
-  ok &= write(dir + "/gathered.bin", *encode_gathered(3, blobs));
+  bool ok = write(dir + "/hello.bin",
+                  rendezvous::internal::encode_hello({.rank = 1, .size = 4}));
+  ok &= write(dir + "/welcome.bin", rendezvous::internal::encode_welcome());
+  ok &= write(dir + "/contribute.bin",
+              rendezvous::internal::encode_contribution(3, blob));
+  ok &= write(dir + "/gathered.bin",
+              *rendezvous::internal::encode_gathered(3, blobs));
   SecretNonce nonce;
   SecretProof proof;
   for (uint8_t i = 0; i < 32; ++i) {
@@ -47,40 +50,44 @@ bool write_wire(const std::string& dir) {
     proof[i] = static_cast<uint8_t>(100 + i);
   }
   ok &= write(dir + "/secret_hello.bin",
-              encode_secret_hello({.rank = 1, .size = 4, .nonce = nonce}));
-  ok &= write(dir + "/challenge.bin",
-              encode_challenge({.nonce = nonce, .proof = proof}));
-  ok &= write(dir + "/proof.bin", encode_proof(proof));
+              rendezvous::internal::encode_secret_hello(
+                  {.rank = 1, .size = 4, .nonce = nonce}));
+  ok &= write(dir + "/challenge.bin", rendezvous::internal::encode_challenge(
+                                          {.nonce = nonce, .proof = proof}));
+  ok &= write(dir + "/proof.bin", rendezvous::internal::encode_proof(proof));
   ok &= write(dir + "/abort.bin",
-              encode_abort({.code = absl::StatusCode::kDeadlineExceeded,
-                            .culprit = 2,
-                            .reason = "rank 2 did not answer within 30 s"}));
+              rendezvous::internal::encode_abort(
+                  {.code = absl::StatusCode::kDeadlineExceeded,
+                   .culprit = 2,
+                   .reason = "rank 2 did not answer within 30 s"}));
   return ok;
 }
 
 // The header followed by `payload_bytes` bytes of payload.
-std::vector<uint8_t> frame(const internal::FrameHeader& h) {
-  std::vector<uint8_t> bytes(internal::kHeaderBytes + h.payload_bytes, 0x5a);
+std::vector<uint8_t> frame(const collectives::internal::FrameHeader& h) {
+  std::vector<uint8_t> bytes(
+      collectives::internal::kHeaderBytes + h.payload_bytes, 0x5a);
   std::span<std::byte> out(reinterpret_cast<std::byte*>(bytes.data()),
                            bytes.size());
-  h.encode(out.first<internal::kHeaderBytes>());
+  h.encode(out.first<collectives::internal::kHeaderBytes>());
   return bytes;
 }
 
 bool write_frame_header(const std::string& dir) {
-  using internal::FrameHeader;
-  using internal::FrameType;
+  using collectives::internal::FrameHeader;
+  using collectives::internal::FrameType;
   FrameHeader data;
   data.type = FrameType::kData;
-  data.op = {.kind = static_cast<uint8_t>(internal::OpKind::kAllReduce),
-             .dtype = static_cast<uint8_t>(DType::kFloat32),
-             .reduce_op = static_cast<uint8_t>(ReduceOp::kSum),
-             .algorithm = static_cast<uint8_t>(Algorithm::kRing),
-             .group_id = 0x1234abcd,
-             .op_seq = 7,
-             .root = 0,
-             .total_bytes = 4096,
-             .chunk_bytes = 1024};
+  data.op = {
+      .kind = static_cast<uint8_t>(collectives::internal::OpKind::kAllReduce),
+      .dtype = static_cast<uint8_t>(DType::kFloat32),
+      .reduce_op = static_cast<uint8_t>(ReduceOp::kSum),
+      .algorithm = static_cast<uint8_t>(Algorithm::kRing),
+      .group_id = 0x1234abcd,
+      .op_seq = 7,
+      .root = 0,
+      .total_bytes = 4096,
+      .chunk_bytes = 1024};
   data.item = 1;
   data.frame = 2;
   data.payload_bytes = 16;
@@ -91,7 +98,7 @@ bool write_frame_header(const std::string& dir) {
   credit.type = FrameType::kAck;
   credit.suspect = 1;
   credit.heard = 9;
-  credit.flags = internal::kFlagReportNow;
+  credit.flags = collectives::internal::kFlagReportNow;
   credit.payload_bytes = 0;
   FrameHeader abort = credit;
   abort.type = FrameType::kAbort;

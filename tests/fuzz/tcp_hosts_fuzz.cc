@@ -1,4 +1,4 @@
-// Fuzzes the ring hostfile reader (collectives/tcp_hosts.h): any bytes give
+// Fuzzes the ring hostfile reader (rendezvous/tcp_hosts.h): any bytes give
 // hosts or an InvalidArgument with a message, never a crash; hosts it
 // accepts pass check_tcp_hosts, every entry parses and prints back to
 // itself once normalised, the full mesh over them names each row's own
@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collectives/tcp_hosts.h"
 #include "fabric/topology.h"
+#include "rendezvous/tcp_hosts.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

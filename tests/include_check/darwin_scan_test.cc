@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/include_check/fake_tree.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 using ::testing::ElementsAre;
@@ -169,16 +169,15 @@ TEST(DarwinCheck, FollowsIncludesAndSkipsLinuxOnlyTargets) {
   tree.write("tests/verbs/provider_fixture.h",
              "int x = accept4(0, 0, 0, 0);\n");
   tree.write("tests/verbs/incomplete.cc", "");
-  tree.write("sim/verbs_provider/provider.cc",
-             "int y = accept4(0, 0, 0, 0);\n");
+  tree.write("sim_verbs/provider.cc", "int y = accept4(0, 0, 0, 0);\n");
   tree.add_target(
       {"verbs_test", "EXECUTABLE", "tests/verbs", "", "", "", "user.cc"});
   tree.add_target({"incomplete_verbs", "SHARED_LIBRARY", "tests/verbs", "", "",
                    "", "incomplete.cc"});
   tree.add_target({"provider_test", "EXECUTABLE", "tests/verbs", "", "", "",
                    "provider_test.cc", /*linux_only=*/true});
-  tree.add_target({"weft_sim_verbs", "SHARED_LIBRARY", "sim/verbs_provider",
-                   "weft::sim", "", "", "provider.cc", /*linux_only=*/true});
+  tree.add_target({"weft_sim_verbs", "SHARED_LIBRARY", "sim_verbs", "weft::sim",
+                   "", "", "provider.cc", /*linux_only=*/true});
   Report report = tree.check_darwin();
   std::vector<std::string> errors;
   for (const Diagnostic& error : report.errors) {
@@ -190,9 +189,9 @@ TEST(DarwinCheck, FollowsIncludesAndSkipsLinuxOnlyTargets) {
   EXPECT_THAT(
       report.notes,
       ElementsAre("skipped provider_test (tests/verbs/): WEFT_LINUX_ONLY",
-                  "skipped weft_sim_verbs (sim/verbs_provider/): "
+                  "skipped weft_sim_verbs (sim_verbs/): "
                   "WEFT_LINUX_ONLY"));
 }
 
 }  // namespace
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

@@ -12,9 +12,10 @@
 #include "tools/include-check/include_rules.h"
 #include "tools/include-check/iwyu_scan.h"
 #include "tools/include-check/manifest.h"
+#include "tools/include-check/namespace_rules.h"
 #include "tools/include-check/source_tree.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace fs = std::filesystem;
 
 FakeTree::FakeTree() {
@@ -42,7 +43,9 @@ void FakeTree::add_target(const TargetSpec& t) {
       "target\tname=" + t.name + "\ttype=" + t.type + "\thome=" + t.home +
       "\tlinux_only=" + (t.linux_only ? "1" : "0") + "\tlinks=" + t.links +
       "\tinterface_links=" + t.interface_links + "\twhitebox=" + t.whitebox +
-      "\tinclude_dirs=\tsources=" + t.sources + "\n";
+      "\tinclude_dirs=\tsources=" + t.sources +
+      "\tnamespace=" + t.namespace_name +
+      "\tprivate_namespace=" + t.private_namespace + "\n";
 }
 
 void FakeTree::add_alias(std::string_view alias, std::string_view target) {
@@ -72,6 +75,10 @@ Report FakeTree::check_darwin() const {
 
 Report FakeTree::check_iwyu() const { return run(check_include_what_you_use); }
 
+Report FakeTree::check_namespaces() const {
+  return run(include_check::check_namespaces);
+}
+
 void FakeTree::add_layers() {
   for (const char* file :
        {"fabric/fabric.h", "fabric/fabric.cc", "sim/world.h", "sim/world.cc",
@@ -94,4 +101,4 @@ void FakeTree::add_layers() {
   add_alias("weft::collectives", "weft_collectives");
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

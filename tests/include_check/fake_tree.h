@@ -10,7 +10,7 @@
 #include "tools/include-check/report.h"
 #include "tools/include-check/source_tree.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 struct TargetSpec {
   std::string name;
@@ -21,6 +21,8 @@ struct TargetSpec {
   std::string whitebox;
   std::string sources;
   bool linux_only = false;
+  std::string namespace_name;     // WEFT_NAMESPACE
+  std::string private_namespace;  // WEFT_PRIVATE_NAMESPACE
 };
 
 class FakeTree {
@@ -39,6 +41,7 @@ class FakeTree {
   Report check_graph() const;  // fails the test if the manifest is bad
   Report check_darwin() const;
   Report check_iwyu() const;
+  Report check_namespaces() const;
 
   // The layered tree most tests start from: weft_fabric (fabric/),
   // weft_sim (sim/, private sim/internal/), weft_collectives (collectives/,
@@ -54,6 +57,6 @@ class FakeTree {
   std::string records_;
 };
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TESTS_INCLUDE_CHECK_FAKE_TREE_H_

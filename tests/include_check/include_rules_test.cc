@@ -11,7 +11,7 @@
 #include "tests/include_check/fake_tree.h"
 #include "tools/include-check/manifest.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 using ::testing::ElementsAre;
@@ -247,10 +247,10 @@ TEST(IncludeRules, AStraySourceIsNotJudgedByItsFolderMatesLinks) {
 TEST(IncludeRules, AHomeInsideAnotherHomeIsItsOwnUnit) {
   FakeTree tree;
   tree.add_layers();
-  tree.write("sim/verbs_provider/provider.cc",
+  tree.write("sim_verbs/provider.cc",
              "#include \"sim/world.h\"\n#include \"sim/internal/core.h\"\n");
-  tree.add_target({"weft_sim_verbs", "SHARED_LIBRARY", "sim/verbs_provider",
-                   "weft::sim", "", "", "provider.cc", true});
+  tree.add_target({"weft_sim_verbs", "SHARED_LIBRARY", "sim_verbs", "weft::sim",
+                   "", "", "provider.cc", true});
   std::vector<std::string> errors = errors_of(tree.check_graph());
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0],
@@ -269,4 +269,4 @@ TEST(Manifest, MalformedRecordsAreBadInput) {
 }
 
 }  // namespace
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

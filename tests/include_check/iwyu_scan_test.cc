@@ -12,7 +12,7 @@
 #include "tests/include_check/fake_tree.h"
 #include "tools/include-check/iwyu_table.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 using ::testing::ElementsAre;
@@ -247,4 +247,4 @@ TEST(IwyuCheck, AFolderWithItsOwnCMakeListsAndNoTargetIsSkipped) {
 }
 
 }  // namespace
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

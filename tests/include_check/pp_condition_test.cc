@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tools/include-check/darwin_scan.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 Truth darwin(std::string_view condition) {
@@ -50,4 +50,4 @@ TEST(PpCondition, ArithmeticAndLiterals) {
 }
 
 }  // namespace
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

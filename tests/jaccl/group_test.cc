@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "collectives/config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jaccl/internal/weft_group.h"
+#include "rendezvous/config.h"
 #include "startup/process_group.h"
 #include "tests/jaccl/jaccl_env.h"
 

@@ -178,7 +178,7 @@ TEST(PayloadPool, ReusedBuffersHoldExactlyTheNewBytes) {
 }
 
 TEST(ContainerDeathTest, PoppingAnEmptyFixedRingAborts) {
-  if (!weft::internal::kChecksInvariants) {
+  if (!weft::kChecksInvariants) {
     GTEST_SKIP() << "invariant checks are compiled out of this build";
   }
   FixedRing<int, 4> ring;
@@ -188,7 +188,7 @@ TEST(ContainerDeathTest, PoppingAnEmptyFixedRingAborts) {
 }
 
 TEST(ContainerDeathTest, ReleasingAPayloadBufferTwiceAborts) {
-  if (!weft::internal::kChecksInvariants) {
+  if (!weft::kChecksInvariants) {
     GTEST_SKIP() << "invariant checks are compiled out of this build";
   }
   PayloadPool pool;

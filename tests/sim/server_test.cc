@@ -36,13 +36,13 @@
 #include "gtest/gtest.h"
 #include "sim/faults.h"
 #include "sim/link_model.h"
-#include "sim/server/departures.h"
-#include "sim/server/fabric_server.h"
-#include "sim/server/protocol.h"
-#include "sim/server/remote_world.h"
-#include "sim/server/wire.h"
+#include "sim_server/departures.h"
+#include "sim_server/fabric_server.h"
+#include "sim_server/protocol.h"
+#include "sim_server/remote_world.h"
+#include "sim_server/wire.h"
 
-namespace weft::sim::server {
+namespace weft::sim_server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -149,10 +149,11 @@ struct PingpongRun {
   std::array<RankLog, 2> logs;
 };
 
-PingpongRun run_pingpong(FaultPlan faults, ServerOptions::OnDeadlock on_deadlock) {
+PingpongRun run_pingpong(sim::FaultPlan faults,
+                         ServerOptions::OnDeadlock on_deadlock) {
   ServerOptions options;
   options.world.topology = *Topology::mesh(2);
-  options.world.link = LinkModel::tb5();
+  options.world.link = sim::LinkModel::tb5();
   options.world.faults = std::move(faults);
   options.world.seed = 7;
   options.socket_path = private_dir() + "/socket";
@@ -195,7 +196,7 @@ TEST(FabricServer, BytesAndImmediatesCrossTheSocketIntact) {
   }
   // 2 * kMessages one-way trips of the tb5 link at least.
   EXPECT_GE(run.result.end_ns,
-            2 * kMessages * LinkModel::tb5().latency_ns);
+            2 * kMessages * sim::LinkModel::tb5().latency_ns);
 }
 
 TEST(FabricServer, TheTraceDoesNotDependOnHowThreadsAreScheduled) {
@@ -212,8 +213,8 @@ TEST(FabricServer, AStallHoldsTheRanksWaitsUntilItEnds) {
   // at 105 us. Meanwhile rank 0 got the answer and sent message 1, which
   // found no receive posted at rank 1 and was dropped, as UC drops it; so
   // once rank 1 resumes, both wait for ever: a deadlock at exactly 105 us.
-  absl::StatusOr<FaultPlan> plan =
-      FaultPlan::parse("stall rank=1 at_ns=5000 for_ns=100000");
+  absl::StatusOr<sim::FaultPlan> plan =
+      sim::FaultPlan::parse("stall rank=1 at_ns=5000 for_ns=100000");
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PingpongRun run = run_pingpong(*plan, ServerOptions::OnDeadlock::kLeave);
   EXPECT_EQ(run.result.outcome, ServeResult::Outcome::kDeadlock);
@@ -223,7 +224,8 @@ TEST(FabricServer, AStallHoldsTheRanksWaitsUntilItEnds) {
 }
 
 TEST(FabricServer, ALostFrameWithEveryRankWaitingIsReportedAsADeadlock) {
-  absl::StatusOr<FaultPlan> plan = FaultPlan::parse("drop from=0 to=1 frame=3");
+  absl::StatusOr<sim::FaultPlan> plan =
+      sim::FaultPlan::parse("drop from=0 to=1 frame=3");
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PingpongRun run = run_pingpong(*plan, ServerOptions::OnDeadlock::kLeave);
   EXPECT_EQ(run.result.outcome, ServeResult::Outcome::kDeadlock);
@@ -302,7 +304,7 @@ TEST(FabricServer, AnRdmaWriteLandsInTheTargetsSharedRegion) {
   constexpr uint32_t kRkey = 77;
   ServerOptions options;
   options.world.topology = *Topology::mesh(2);
-  options.world.link = LinkModel::tb5();
+  options.world.link = sim::LinkModel::tb5();
   options.socket_path = private_dir() + "/socket";
   absl::StatusOr<std::unique_ptr<FabricServer>> server =
       FabricServer::create(options);
@@ -314,7 +316,7 @@ TEST(FabricServer, AnRdmaWriteLandsInTheTargetsSharedRegion) {
   std::promise<void> region_ready;
   std::shared_future<void> ready = region_ready.get_future().share();
   std::optional<Completion> got;
-  std::vector<WrittenRange> writes;
+  std::vector<sim::WrittenRange> writes;
   std::vector<std::byte> region_bytes;
   std::thread target([&] {
     auto w = RemoteWorld::connect(options.socket_path, 1, kWaitTimeout);
@@ -494,4 +496,4 @@ TEST(FabricServer, RefusesASocketInADirectoryOthersCanOpen) {
 }
 
 }  // namespace
-}  // namespace weft::sim::server
+}  // namespace weft::sim_server

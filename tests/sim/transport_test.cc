@@ -190,7 +190,7 @@ TEST(Transport, AFramePolledInFlightWhoseReceiveIsPostedGoesThereAtOnce) {
 // Every fault rate at once, in both directions: duplicates, reorders,
 // losses and error completions leave each structure consistent.
 TEST(Transport, EveryFaultRateAtOnceKeepsTheWorldsInvariants) {
-  if (!weft::internal::kChecksInvariants) {
+  if (!weft::kChecksInvariants) {
     GTEST_SKIP() << "invariant checks are compiled out of this build";
   }
   Core c = make_core(options_with(FaultRates{.loss = 0.1,

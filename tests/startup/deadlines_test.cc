@@ -8,7 +8,7 @@
 #include "collectives/group_options.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal {
+namespace weft::startup::internal {
 namespace {
 
 TEST(ParseSeconds, DecimalSecondsToNanoseconds) {
@@ -62,4 +62,4 @@ TEST(Outlast, TheLongestDeadlineStaysValid) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::startup::internal

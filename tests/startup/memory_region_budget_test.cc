@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace weft::internal {
+namespace weft::startup::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -49,4 +49,4 @@ TEST(MemoryRegionBudget, UnsetIsTheDefault) {
 }
 
 }  // namespace
-}  // namespace weft::internal
+}  // namespace weft::startup::internal

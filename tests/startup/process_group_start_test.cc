@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "collectives/config.h"
 #include "collectives/group.h"
 #include "collectives/group_options.h"
 #include "gtest/gtest.h"
+#include "rendezvous/config.h"
 #include "startup/process_group.h"
 #include "verbs/verbs_fabric.h"
 

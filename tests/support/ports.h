@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "fabric/socket.h"
+#include "net/socket.h"
 
 namespace weft::testing {
 
@@ -22,10 +22,10 @@ namespace weft::testing {
 // empty when `ip` cannot be bound (no IPv6 loopback on this machine).
 inline std::vector<uint16_t> free_ports(const char* ip, bool ipv6,
                                         size_t count) {
-  std::vector<Socket> held;
+  std::vector<net::Socket> held;
   std::vector<uint16_t> ports;
   for (size_t i = 0; i < count; ++i) {
-    Socket s(::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0));
+    net::Socket s(::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0));
     sockaddr_storage storage{};
     socklen_t length = 0;
     if (ipv6) {

@@ -21,7 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/errors.h"
 #include "fabric/wc_status.h"
 #include "gmock/gmock.h"
@@ -229,9 +229,9 @@ void expect_abrupt_end_reported(bool reset, const std::string& says) {
   const std::optional<Completion> c = first_completion(*e, *f);
   ASSERT_TRUE(c.has_value()) << "the abrupt end went unnoticed";
   EXPECT_EQ(c->status, WcStatus::kRemAbortErr) << c->to_string();
-  EXPECT_THAT(message_of(f->last_failure()),
+  EXPECT_THAT(base::message_of(f->last_failure()),
               HasSubstr("(connected from " + address + ")"));
-  EXPECT_THAT(message_of(f->last_failure()), HasSubstr(says));
+  EXPECT_THAT(base::message_of(f->last_failure()), HasSubstr(says));
 }
 
 TEST(TcpConnection, PeerThatVanishesIsErrorCompletionNamingIt) {
@@ -258,7 +258,7 @@ std::string refusal_of(std::span<const uint8_t> first_bytes,
   if (!wait_for_refusal(*f, e.get())) return "not refused";
   EXPECT_EQ(f->last_refusal().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_TRUE(client.closed_within(static_cast<int>(kWaitNs / kNsPerMs)));
-  return message_of(f->last_refusal());
+  return base::message_of(f->last_refusal());
 }
 
 TEST(TcpConnection, GarbageIsRefusedNamingTheAddress) {
@@ -300,9 +300,9 @@ TEST(TcpConnection, PortInUseIsTypedErrorNamingTheAddress) {
       TcpFabric::open(1, TcpOptions{.listen = {taken}});
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(message_of(second.status()),
+  EXPECT_THAT(base::message_of(second.status()),
               HasSubstr("cannot listen on " + taken));
-  EXPECT_THAT(message_of(second.status()),
+  EXPECT_THAT(base::message_of(second.status()),
               HasSubstr("another socket holds the port"));
   ASSERT_TRUE(error_place(second.status()).has_value());
   EXPECT_EQ(error_place(second.status())->device, taken);
@@ -315,7 +315,7 @@ TEST(TcpConnection, MalformedAddressesAreRefusedSayingTheForm) {
         TcpFabric::open(0, TcpOptions{.listen = {bad}});
     ASSERT_FALSE(f.ok()) << bad;
     EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_THAT(message_of(f.status()),
+    EXPECT_THAT(base::message_of(f.status()),
                 HasSubstr(absl::StrFormat("bad TCP address \"%s\"", bad)));
   }
   absl::StatusOr<std::unique_ptr<TcpFabric>> none =
@@ -330,7 +330,7 @@ TEST(TcpConnection, DeviceThatIsNotAListeningAddressIsRefused) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(
-      message_of(e.status()),
+      base::message_of(e.status()),
       HasSubstr("\"rdma_en5\" is not an address this rank listens on (" +
                 f->listen_addresses()[0] + ")"));
 }
@@ -360,7 +360,7 @@ TEST(TcpConnection, UnreachablePeerIsErrorCompletionNotAHang) {
   const std::optional<Completion> c = first_completion(**e, *f);
   ASSERT_TRUE(c.has_value()) << "no completion for an unreachable peer";
   EXPECT_EQ(c->status, WcStatus::kRetryExcErr) << c->to_string();
-  EXPECT_THAT(message_of(f->last_failure()),
+  EXPECT_THAT(base::message_of(f->last_failure()),
               HasSubstr("cannot connect to peer 0 at " + address));
 }
 

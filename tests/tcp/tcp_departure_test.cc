@@ -18,9 +18,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/absl_compat.h"
 #include "collectives/group.h"
 #include "collectives/operation.h"
-#include "fabric/absl_compat.h"
 #include "fabric/errors.h"
 #include "tcp/tcp_fabric.h"
 #include "tests/tcp/tcp_two_ranks.h"
@@ -88,7 +88,7 @@ TEST(TcpDeparture, OperationThatStillNeedsTheDepartedPeerEndsNamingIt) {
       w.groups[0]->all_sum(const_bytes_of(in0), bytes_of(out0), DType::kFloat32,
                            CallOptions{.timeout_ns = 600 * kNsPerS});
   EXPECT_EQ(said.code(), absl::StatusCode::kUnavailable) << said;
-  EXPECT_THAT(message_of(said), HasSubstr("peer 1 closed its end"));
+  EXPECT_THAT(base::message_of(said), HasSubstr("peer 1 closed its end"));
   ASSERT_TRUE(error_place(said).has_value()) << said;
   EXPECT_EQ(error_place(said)->peer, 1u);
   EXPECT_EQ(error_place(said)->cause, ErrorCause::kPeerUnavailable);

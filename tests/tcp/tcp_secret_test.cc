@@ -24,12 +24,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/errors.h"
-#include "fabric/secret_proof.h"
 #include "fabric/wc_status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "net/secret_proof.h"
 #include "tcp/internal/wire.h"
 #include "tests/tcp/tcp_pair.h"
 
@@ -113,8 +113,8 @@ Refusals refusals_of(Pair& p) {
   EXPECT_TRUE(listener.completions.empty());
   EXPECT_EQ(listener.fabric->last_refusal().code(),
             absl::StatusCode::kPermissionDenied);
-  return {message_of(connector.fabric->last_failure()),
-          message_of(listener.fabric->last_refusal())};
+  return {base::message_of(connector.fabric->last_failure()),
+          base::message_of(listener.fabric->last_refusal())};
 }
 
 TEST(TcpSecret, DifferentSecretsAreRefusedOnBothSides) {
@@ -271,9 +271,9 @@ Recording record_handshake(const std::string& secret,
   RawSocket conn(::accept(listener.fd(), nullptr, nullptr));
   auto pump = [&] { rank1.pump(); };
   rec.hello_and_nonce =
-      conn.read(internal::Hello::kBytes + kSecretNonceBytes, pump);
+      conn.read(internal::Hello::kBytes + net::kSecretNonceBytes, pump);
   EXPECT_EQ(rec.hello_and_nonce.size(),
-            internal::Hello::kBytes + kSecretNonceBytes);
+            internal::Hello::kBytes + net::kSecretNonceBytes);
   if (rec.hello_and_nonce.size() != 68) return rec;
   // The reply rank 0 would send: its hello, a nonce, its proof.
   const internal::Hello hello{.from_rank = 0,
@@ -282,14 +282,14 @@ Recording record_handshake(const std::string& secret,
                               .to_qp = rank1_destination.qp_num,
                               .to_psn = rank1_destination.psn,
                               .flags = internal::Hello::kProvesSecret};
-  SecretNonce nonce{};
+  net::SecretNonce nonce{};
   nonce[0] = 42;
-  const SecretProof proof = prove(
+  const net::SecretProof proof = net::prove(
       secret,
       internal::fabric_transcript(
           1, 0, std::span(rec.hello_and_nonce).subspan(internal::Hello::kBytes),
           nonce),
-      Prover::kResponder);
+      net::Prover::kResponder);
   const std::array<uint8_t, internal::Hello::kBytes> hello_bytes =
       hello.encode();
   std::vector<uint8_t> reply;
@@ -299,8 +299,8 @@ Recording record_handshake(const std::string& secret,
     reply.insert(reply.end(), part.begin(), part.end());
   }
   EXPECT_TRUE(conn.write(reply));
-  rec.proof = conn.read(kSecretProofBytes, pump);
-  EXPECT_EQ(rec.proof.size(), kSecretProofBytes) << "rank 1 sent no proof";
+  rec.proof = conn.read(net::kSecretProofBytes, pump);
+  EXPECT_EQ(rec.proof.size(), net::kSecretProofBytes) << "rank 1 sent no proof";
   return rec;
 }
 
@@ -321,7 +321,7 @@ void start_replay(const std::string& secret, ReplaySetup& r) {
   d1.qp_num = 1;
   ASSERT_TRUE(r.rank0.endpoint->connect(d1).ok());
   r.recorded = record_handshake(secret, d0, d0.qp_num);
-  ASSERT_EQ(r.recorded.proof.size(), kSecretProofBytes);
+  ASSERT_EQ(r.recorded.proof.size(), net::kSecretProofBytes);
   r.raw = connect_to(port_of_text(r.rank0.fabric->listen_addresses()[0]));
   ASSERT_TRUE(r.raw->write(r.recorded.hello_and_nonce));
   r.reply =
@@ -337,9 +337,10 @@ void expect_refused(ReplaySetup& r) {
     r.rank0.pump();
   }
   ASSERT_EQ(r.rank0.fabric->refused_connections(), 1u);
-  EXPECT_THAT(message_of(r.rank0.fabric->last_refusal()),
+  EXPECT_THAT(base::message_of(r.rank0.fabric->last_refusal()),
               HasSubstr("proof of the shared secret from rank 1 is wrong"));
-  EXPECT_THAT(message_of(r.rank0.fabric->last_refusal()), HasSubstr(kAdvice));
+  EXPECT_THAT(base::message_of(r.rank0.fabric->last_refusal()),
+              HasSubstr(kAdvice));
   // Closed: the stranger never reached the group.
   EXPECT_TRUE(r.raw->read(1, [&] { r.rank0.pump(); }).empty());
 }
@@ -355,8 +356,8 @@ TEST(TcpSecret, ReflectedProofIsRefused) {
   ReplaySetup r;
   ASSERT_NO_FATAL_FAILURE(start_replay("reflect-me-if-you-can", r));
   // Rank 0's own proof, over this very connection's nonces, sent back.
-  ASSERT_TRUE(r.raw->write(
-      std::span(r.reply).subspan(internal::Hello::kBytes + kSecretNonceBytes)));
+  ASSERT_TRUE(r.raw->write(std::span(r.reply).subspan(internal::Hello::kBytes +
+                                                      net::kSecretNonceBytes)));
   expect_refused(r);
 }
 

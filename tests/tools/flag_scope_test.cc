@@ -14,7 +14,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/cli/world_flags.h"
@@ -27,7 +27,7 @@ ABSL_FLAG(bool, scope_test_gamma, false,
 
 ABSL_DECLARE_FLAG(std::string, ranks);  // tools/cli/world_flags.cc
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 namespace {
 
 using ::testing::HasSubstr;
@@ -51,7 +51,8 @@ absl::Status check(const std::vector<std::string>& flags,
 }
 
 const absl::CommandLineFlag& flag(std::string_view name) {
-  const absl::CommandLineFlag* f = absl::FindCommandLineFlag(to_absl(name));
+  const absl::CommandLineFlag* f =
+      absl::FindCommandLineFlag(base::to_absl(name));
   EXPECT_NE(f, nullptr) << name;
   return *f;
 }
@@ -151,4 +152,4 @@ TEST(FlagsHelp, WrapsAtEightyColumns) {
 }
 
 }  // namespace
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

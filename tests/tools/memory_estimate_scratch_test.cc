@@ -21,8 +21,8 @@
 namespace weft::harness {
 namespace {
 
-using internal::OpKind;
-using internal::PlanInput;
+using collectives::internal::OpKind;
+using collectives::internal::PlanInput;
 
 OpKind op_kind_of(CollectiveKind kind) {
   switch (kind) {
@@ -68,7 +68,7 @@ uint64_t planned_scratch(const CollectiveSpec& spec, const Topology& topology,
   const uint32_t n = topology.ranks();
   const CollectiveShape shape = *shape_of(spec, n);
   const bool ring = algorithm == Algorithm::kRing;
-  const internal::Striping striping{
+  const collectives::internal::Striping striping{
       static_cast<uint32_t>(topology.devices(0, 1).size()),
       ring && n > 2 ? group.ring_directions : 1};
   uint64_t total = 0;
@@ -81,7 +81,8 @@ uint64_t planned_scratch(const CollectiveSpec& spec, const Topology& topology,
     in.bytes = plan_bytes_of(spec, shape);
     in.root = spec.root;
     in.in_place = spec.in_place;
-    total += internal::build_plan(in, algorithm, striping).scratch_bytes;
+    total += collectives::internal::build_plan(in, algorithm, striping)
+                 .scratch_bytes;
   }
   return total;
 }

@@ -17,7 +17,7 @@
 #include "tools/weft-sim/sweep_case.h"
 #include "tools/weft-sim/sweep_run.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 constexpr uint64_t kDraws = 2000;
@@ -66,7 +66,7 @@ void count(const SweepCase& c, Coverage* k) {
   k->four_cables += t.devices(0, 1).size() == 4;
   k->partial_meshes += c.topology_name == "partial mesh";
   k->rings += c.topology_name == "ring";
-  k->other_links += !(c.world.link == LinkModel::tb5());
+  k->other_links += !(c.world.link == sim::LinkModel::tb5());
   k->long_programs += c.program.ops.size() >= 20;
   for (size_t i = 0; i < c.program.ops.size(); ++i) {
     const harness::ProgramOp& op = c.program.ops[i];
@@ -79,7 +79,7 @@ void count(const SweepCase& c, Coverage* k) {
     k->registered += op.registered;
     k->kinds.insert(static_cast<int>(op.spec.kind));
   }
-  for (const ScriptedFault& f : c.world.faults.script) {
+  for (const sim::ScriptedFault& f : c.world.faults.script) {
     k->late_faults += f.at_ns > c.expected_ns;
   }
   k->late_stops += c.world.faults.rates.until_ns > c.expected_ns;
@@ -134,4 +134,4 @@ TEST(SweepDraw, KeepOpsKeepsTheNamedOperationsInOrder) {
 }
 
 }  // namespace
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -14,7 +14,7 @@
 #include "tools/weft-sim/sweep_case.h"
 #include "tools/weft-sim/sweep_run.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 harness::RankOutcome ok() { return {}; }
@@ -88,4 +88,4 @@ TEST(SweepOracle,
 }
 
 }  // namespace
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

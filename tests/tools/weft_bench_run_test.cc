@@ -19,7 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/weft-bench/weft_bench_sizes.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 using ::testing::ElementsAre;
@@ -131,4 +131,4 @@ TEST(WeftBenchSizes, SizesThatRoundAlikeGiveOneRow) {
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

@@ -9,9 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "collectives/tcp_hosts.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rendezvous/tcp_hosts.h"
 #include "tool_runner.h"
 
 namespace weft::testing {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -122,7 +122,7 @@ TEST_F(AppleQuirksTest, EmptyGidTableGivesTheRemedyAndAllocatesNothing) {
   auto fabric = provider_.open_rank(0);
   auto ep = fabric->open("sim_0_1_0", 1);
   ASSERT_EQ(ep.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(message_of(ep.status()),
+  EXPECT_THAT(base::message_of(ep.status()),
               AllOf(HasSubstr("rank 0"), HasSubstr("device sim_0_1_0"),
                     HasSubstr("no usable GID"),
                     HasSubstr("sudo ifconfig enX inet 169.254.x.y netmask "
@@ -139,7 +139,7 @@ TEST_F(AppleQuirksTest, PortDownIsReportedBeforeAnythingIsAllocated) {
   auto ep = fabric->open("sim_0_1_0", 1);
   ASSERT_EQ(ep.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(
-      message_of(ep.status()),
+      base::message_of(ep.status()),
       AllOf(HasSubstr("rank 0, peer 1, device sim_0_1_0"),
             HasSubstr("port 1 is PORT_DOWN"), HasSubstr("cable is unplugged"),
             HasSubstr("Thunderbolt Bridge"), HasSubstr("rdma_ctl enable")));
@@ -173,7 +173,7 @@ TEST_F(AppleQuirksTest, TenQueuePairsPerDevice) {
   }
   auto eleventh = fabric->open("sim_0_1_0", 1);
   ASSERT_EQ(eleventh.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(message_of(eleventh.status()),
+  EXPECT_THAT(base::message_of(eleventh.status()),
               AllOf(HasSubstr("creating a UC queue pair"),
                     HasSubstr("Cannot allocate memory (errno 12)"),
                     HasSubstr("Apple allows 10 queue pairs per device")));
@@ -197,7 +197,7 @@ TEST_F(AppleQuirksTest, SlabsStayUnderTheMemoryRegionLimit) {
             static_cast<int>(VerbsFabric::kMaxSlabs));
   auto over = fabric->create_slab(kSmall);
   ASSERT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(message_of(over.status()),
+  EXPECT_THAT(base::message_of(over.status()),
               AllOf(HasSubstr("at most 64 slabs"),
                     HasSubstr("Apple allows about 100")));
 }
@@ -218,7 +218,7 @@ TEST_F(AppleQuirksTest, FullLibraryQueueIsResourceExhaustedWithErrno12) {
   absl::Status full = pair.e1->post_recv(WorkId{WorkKind::kRecv, 0, 4},
                                          *pair.s1->frame(0, kBytes));
   ASSERT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(message_of(full),
+  EXPECT_THAT(base::message_of(full),
               AllOf(HasSubstr("rank 1, peer 0, device sim_1_0_0"),
                     HasSubstr("posting a receive (post_recv)"),
                     HasSubstr("errno 12"), HasSubstr("queue is full")));
@@ -232,7 +232,7 @@ TEST_F(AppleQuirksTest, RtrWithAnUnreachableGidSaysSo) {
   wrong.gid[15] = 99;  // ::ffff:169.254.1.99 is nobody's
   absl::Status s = pair.e0->connect(wrong);
   ASSERT_EQ(s.code(), absl::StatusCode::kUnavailable);  // ETIMEDOUT (60)
-  EXPECT_THAT(message_of(s),
+  EXPECT_THAT(base::message_of(s),
               AllOf(HasSubstr("to RTR"), HasSubstr("Connection timed out"),
                     HasSubstr("bad or unreachable GID"),
                     HasSubstr("::ffff:169.254.1.99"), HasSubstr("at index 1")));
@@ -246,8 +246,9 @@ TEST_F(AppleQuirksTest, RtrWithAnUnknownQueuePairIsInvalid) {
   wrong.qp_num += 1000;
   absl::Status s = pair.e0->connect(wrong);
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);  // EINVAL (22)
-  EXPECT_THAT(message_of(s), AllOf(HasSubstr("Invalid argument (errno 22)"),
-                                   HasSubstr("bad or unreachable GID")));
+  EXPECT_THAT(base::message_of(s),
+              AllOf(HasSubstr("Invalid argument (errno 22)"),
+                    HasSubstr("bad or unreachable GID")));
   // A correct destination still connects afterwards (the pair stayed in
   // INIT).
   EXPECT_TRUE(pair.e0->connect(*pair.e1->destination()).ok());

@@ -18,9 +18,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/group_builder.h"
-#include "collectives/tcp_bootstrap.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rendezvous/tcp_bootstrap.h"
 #include "tests/collectives_suite/case_inputs.h"
 #include "tests/verbs/sim_provider.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -102,7 +102,7 @@ TEST(VerbsErrorTest, CodeFollowsTheErrno) {
   place.device = "rdma_en5";
   auto status = internal::verbs_error(place, "doing it", ENOMEM, "try less");
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(message_of(status),
+  EXPECT_EQ(base::message_of(status),
             "rank 2, peer 3, device rdma_en5: doing it failed: Cannot "
             "allocate memory (errno 12); try less");
   EXPECT_EQ(error_place(status)->cause, ErrorCause::kResource);
@@ -112,7 +112,7 @@ TEST(VerbsErrorTest, CodeFollowsTheErrno) {
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(internal::verbs_error(place, "x", EIO).code(),
             absl::StatusCode::kInternal);
-  EXPECT_THAT(message_of(internal::verbs_error(place, "x", 0)),
+  EXPECT_THAT(base::message_of(internal::verbs_error(place, "x", 0)),
               HasSubstr("no errno"));
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -62,7 +62,7 @@ TEST(LoaderTest, SystemLibraryNameIsThePlatforms) {
 TEST(LoaderTest, MissingLibraryIsAnErrorNamingIt) {
   auto library = VerbsLibrary::load(kMissing);
   ASSERT_EQ(library.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(message_of(library.status()),
+  EXPECT_THAT(base::message_of(library.status()),
               AllOf(HasSubstr("cannot load the RDMA library"),
                     HasSubstr(kMissing), HasSubstr("No such file")));
   EXPECT_EQ(error_place(library.status())->cause, ErrorCause::kFabric);
@@ -73,7 +73,7 @@ TEST(LoaderTest, MissingLibraryFromTheEnvironmentSaysWhereItCameFrom) {
   auto fabric = VerbsFabric::open(0);
   ASSERT_EQ(fabric.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(
-      message_of(fabric.status()),
+      base::message_of(fabric.status()),
       AllOf(HasSubstr(kMissing), HasSubstr("named by WEFT_VERBS_LIBRARY"),
             HasSubstr("unset it to use libibverbs.so.1")));
 }
@@ -81,12 +81,12 @@ TEST(LoaderTest, MissingLibraryFromTheEnvironmentSaysWhereItCameFrom) {
 TEST(LoaderTest, MissingEntryPointIsNamed) {
   auto library = VerbsLibrary::load(WEFT_INCOMPLETE_VERBS_PATH);
   ASSERT_EQ(library.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(message_of(library.status()),
+  EXPECT_THAT(base::message_of(library.status()),
               AllOf(HasSubstr("has no entry point ibv_modify_qp"),
                     HasSubstr("not an ibverbs library")));
   VerbsFabric::Options options;
   options.library = WEFT_INCOMPLETE_VERBS_PATH;
-  EXPECT_THAT(message_of(VerbsFabric::open(0, options).status()),
+  EXPECT_THAT(base::message_of(VerbsFabric::open(0, options).status()),
               HasSubstr("ibv_modify_qp"));
 }
 
@@ -121,14 +121,14 @@ TEST_F(RealLibraryTest, EveryEntryPointResolves) {
 TEST_F(RealLibraryTest, NoDevicesIsACleanError) {
   auto devices = list_devices(*library_);
   ASSERT_EQ(devices.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(message_of(devices.status()),
+  EXPECT_THAT(base::message_of(devices.status()),
               AllOf(HasSubstr("no RDMA devices found by libibverbs.so.1"),
                     HasSubstr("ibv_get_device_list")));
   VerbsFabric::Options options;
   options.library = "libibverbs.so.1";
   auto fabric = VerbsFabric::open(3, options);
   ASSERT_EQ(fabric.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(message_of(fabric.status()),
+  EXPECT_THAT(base::message_of(fabric.status()),
               AllOf(HasSubstr("rank 3"), HasSubstr("no RDMA devices"),
                     HasSubstr(std::string(no_devices_remedy()))));
 }

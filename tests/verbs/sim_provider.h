@@ -36,7 +36,7 @@ inline const char* const kProviderVariables[] = {
     "WEFT_SIM_VERBS_QUEUE_DEPTH",
 };
 
-// The provider's control calls (sim/verbs_provider/sim_verbs.h), found with
+// The provider's control calls (sim_verbs/sim_verbs.h), found with
 // dlsym in the same library instance the loader opens.
 class SimProvider {
  public:

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -237,7 +237,7 @@ TEST_F(VerbsFabricTest, MisuseIsRefusedWithAMessage) {
   EXPECT_EQ(self.status().code(), absl::StatusCode::kInvalidArgument);
   auto unknown = fabric->open("rdma_en9", 1);
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(message_of(unknown.status()), HasSubstr("sim_0_1_0"));
+  EXPECT_THAT(base::message_of(unknown.status()), HasSubstr("sim_0_1_0"));
 
   auto ep = *fabric->open("sim_0_1_0", 1);
   const Frame frame = *slab->frame(0, kFrameBytes);
@@ -249,7 +249,7 @@ TEST_F(VerbsFabricTest, MisuseIsRefusedWithAMessage) {
   auto unregistered =
       ep->post_recv(WorkId{WorkKind::kRecv, 1, 0}, *(*foreign)->frame(0, 64));
   EXPECT_EQ(unregistered.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(message_of(unregistered), HasSubstr("create_slab"));
+  EXPECT_THAT(base::message_of(unregistered), HasSubstr("create_slab"));
   auto place = error_place(unregistered);
   ASSERT_TRUE(place.has_value());
   EXPECT_EQ(place->rank, 0u);
@@ -270,7 +270,7 @@ TEST_F(VerbsFabricTest, AtMostThirtyTwoReceivesOutstanding) {
   auto over =
       ep->post_recv(WorkId{WorkKind::kRecv, 1, 99}, *slab->frame(0, 64));
   EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(message_of(over), HasSubstr("32 recvs are outstanding"));
+  EXPECT_THAT(base::message_of(over), HasSubstr("32 recvs are outstanding"));
 }
 
 // Everything rank 1 receives from rank 0 over a lossy link, in order, as

@@ -19,13 +19,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "fabric/logging.h"
-#include "fabric/timeline.h"
+#include "base/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/collectives_suite/cases.h"
 #include "tests/verbs/verbs_cluster.h"
+#include "timeline/timeline.h"
 
 namespace weft::testing {
 namespace {
@@ -94,11 +94,11 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     setenv(name, value, 1);
-    reload_log_level();
+    base::reload_log_level();
   }
   ~ScopedEnv() {
     unsetenv(name_);
-    reload_log_level();
+    base::reload_log_level();
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -161,7 +161,7 @@ TEST(VerbsTrace, EachRankWritesItsTimelineWithEveryFrameItSent) {
       EXPECT_GT(c.frames_sent, 0u);
     }
   }
-  absl::StatusOr<std::string> merged = merge_timelines(names, files);
+  absl::StatusOr<std::string> merged = timeline::merge_timelines(names, files);
   ASSERT_TRUE(merged.ok()) << merged.status();
   const Tracks all = tracks_of(*merged);
   EXPECT_EQ(all.ranks.size(), kRanks);
@@ -178,7 +178,7 @@ TEST(VerbsTrace, EachRankWritesItsTimelineWithEveryFrameItSent) {
 TEST(VerbsTrace, MergeRefusesWhatIsNotATimeline) {
   const std::vector<std::string> names = {"a.json"};
   const std::vector<std::string> docs = {"{\"not\": 1}"};
-  absl::StatusOr<std::string> merged = merge_timelines(names, docs);
+  absl::StatusOr<std::string> merged = timeline::merge_timelines(names, docs);
   EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(merged.status().message()), HasSubstr("a.json"));
 }
@@ -220,7 +220,7 @@ TEST(VerbsLogging, DebugShowsARetransmission) {
 
 TEST(VerbsLogging, DefaultLevelPrintsNothingOnACleanRun) {
   unsetenv("WEFT_LOG_LEVEL");
-  reload_log_level();
+  base::reload_log_level();
   ::testing::internal::CaptureStderr();
   run_once();
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
@@ -230,8 +230,8 @@ TEST(VerbsLogging, AnUnknownLevelIsReportedWithTheAcceptedOnes) {
   ::testing::internal::CaptureStderr();
   {
     ScopedEnv level("WEFT_LOG_LEVEL", "verbose");
-    EXPECT_FALSE(log_enabled(LogLevel::kInfo));
-    EXPECT_TRUE(log_enabled(LogLevel::kWarning));
+    EXPECT_FALSE(base::log_enabled(base::LogLevel::kInfo));
+    EXPECT_TRUE(base::log_enabled(base::LogLevel::kWarning));
   }
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_THAT(err, HasSubstr("WEFT_LOG_LEVEL=verbose is not a level; use "

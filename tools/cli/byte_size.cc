@@ -6,9 +6,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 namespace {
 
 // The multiplier a suffix names; 0 for an unknown suffix.
@@ -37,7 +37,7 @@ absl::StatusOr<uint64_t> parse_byte_size(std::string_view flag,
   const uint64_t scale = suffix_scale(std::string(text.substr(digits)));
   const bool parsed =
       digits > 0 && scale != 0 &&
-      absl::SimpleAtoi(to_absl(text.substr(0, digits)), &number);
+      absl::SimpleAtoi(base::to_absl(text.substr(0, digits)), &number);
   if (!parsed || number > max_bytes / scale) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--%s=%s is not a byte count in 0..%u (a whole number, optionally "
@@ -47,4 +47,4 @@ absl::StatusOr<uint64_t> parse_byte_size(std::string_view flag,
   return number * scale;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

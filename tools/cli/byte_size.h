@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 // Largest byte count any tool accepts (one rank's buffer; 16 GiB).
 inline constexpr uint64_t kMaxByteSize = uint64_t{16} << 30;
@@ -21,6 +21,6 @@ absl::StatusOr<uint64_t> parse_byte_size(std::string_view flag,
                                          std::string_view text,
                                          uint64_t max_bytes = kMaxByteSize);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_BYTE_SIZE_H_

@@ -3,24 +3,25 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "tools/cli/flag_parse.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 int bad_input(std::string_view what) {
   return report_line("weft-sim", kExitBadInput, what);
 }
 
 int bad_input(const absl::Status& status) {
-  return bad_input(to_std(status.message()));
+  return bad_input(base::to_std(status.message()));
 }
 
 absl::StatusOr<bool> parse_on_off(std::string_view flag,
                                   std::string_view text) {
   if (text != "on" && text != "off") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", to_absl(flag), "=", to_absl(text), " is neither on nor off"));
+    return absl::InvalidArgumentError(absl::StrCat("--", base::to_absl(flag),
+                                                   "=", base::to_absl(text),
+                                                   " is neither on nor off"));
   }
   return text == "on";
 }
@@ -29,7 +30,8 @@ absl::StatusOr<uint64_t> parse_uint(std::string_view flag,
                                     std::string_view text, uint64_t min,
                                     uint64_t max) {
   uint64_t value = 0;
-  if (!absl::SimpleAtoi(to_absl(text), &value) || value < min || value > max) {
+  if (!absl::SimpleAtoi(base::to_absl(text), &value) || value < min ||
+      value > max) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--%s=%s is not a whole number in %u..%u", flag, text, min, max));
   }
@@ -42,4 +44,4 @@ absl::StatusOr<std::vector<std::string>> normalise_flags(int argc,
   return check_args("weft-sim", args);
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

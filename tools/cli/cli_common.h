@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "tools/cli/exit_status.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 // Prints "weft-sim: <what>" as one line on stderr; returns kExitBadInput.
 int bad_input(std::string_view what);
@@ -32,6 +32,6 @@ absl::StatusOr<bool> parse_on_off(std::string_view flag, std::string_view text);
 // "--check_determinism", flag files read), or the bad input.
 absl::StatusOr<std::vector<std::string>> normalise_flags(int argc, char** argv);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_CLI_COMMON_H_

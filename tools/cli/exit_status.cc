@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 int report_line(std::string_view program, int code, std::string_view what) {
   std::string line(what);
@@ -15,4 +15,4 @@ int report_line(std::string_view program, int code, std::string_view what) {
   return code;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

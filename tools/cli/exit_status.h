@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;    // the run found a problem
@@ -16,6 +16,6 @@ inline constexpr int kExitBadInput = 2;  // the user's input is wrong
 // become spaces); returns `code`.
 int report_line(std::string_view program, int code, std::string_view what);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_EXIT_STATUS_H_

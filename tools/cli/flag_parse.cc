@@ -5,14 +5,13 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "absl/flags/commandlineflag.h"
-#include "absl/flags/internal/program_name.h"
-#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
@@ -22,11 +21,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "tools/cli/exit_status.h"
 #include "tools/cli/flag_scope.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 namespace {
 
 // A flag file may name another; deeper than this is a file naming itself.
@@ -101,7 +100,7 @@ class ArgChecker {
   absl::Status add_from_env(const std::string& names, bool required, int depth);
   bool undefined_ok(const std::string& name) const;
   std::string see_help() const {
-    return absl::StrCat("see ", to_absl(program_), " --help");
+    return absl::StrCat("see ", base::to_absl(program_), " --help");
   }
 
   std::string_view program_;
@@ -167,7 +166,7 @@ absl::Status ArgChecker::add_flag(const FlagArg& arg, int depth) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown flag --", name, " (", see_help(), ")"));
   }
-  const std::string base(to_std(r.flag->Name()));
+  const std::string base(base::to_std(r.flag->Name()));
   if (r.negated && !r.flag->IsOfType<bool>()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", name, ": only a true/false flag has a --no form; ",
@@ -187,7 +186,7 @@ absl::Status ArgChecker::add_flag(const FlagArg& arg, int depth) {
 
 absl::Status ArgChecker::add_value_flag(absl::CommandLineFlag& flag,
                                         const std::string& value) {
-  const std::string name(to_std(flag.Name()));
+  const std::string name(base::to_std(flag.Name()));
   // ParseFrom() is the check absl itself would make; put the value back, so
   // that checking sets nothing.
   const std::string before = flag.CurrentValue();
@@ -274,12 +273,39 @@ absl::Status ArgChecker::add_from_env(const std::string& names, bool required,
 
 // absl's usage output groups flags by the file that defines them; show
 // "weft" instead of the build machine's path, and absl's files from absl/.
+constexpr char kWeftFlagsFile[] = "weft";
 std::string usage_file_name(absl::string_view path) {
   const size_t absl_dir = path.rfind("absl/");
   if (absl_dir != absl::string_view::npos) {
     return std::string(path.substr(absl_dir));
   }
-  return "weft";
+  return kWeftFlagsFile;
+}
+
+// --helpfull: every flag the program has, grouped by the file that defines
+// it (usage_file_name): weft's first, then Abseil's files in name order,
+// flags in name order, in the layout of absl's own listing, from absl's
+// public reflection API.
+std::string full_help(std::string_view program) {
+  std::map<std::string, std::map<std::string, const absl::CommandLineFlag*>>
+      by_file;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->IsRetired()) continue;
+    by_file[usage_file_name(flag->Filename())][std::string(name)] = flag;
+  }
+  std::string out = absl::StrCat(base::to_absl(program), ": ",
+                                 absl::ProgramUsageMessage(), "\n");
+  auto list = [&out](const std::string& file, const auto& flags) {
+    absl::StrAppend(&out, "\n  Flags from ", file, ":\n");
+    for (const auto& [name, flag] : flags) out += flag_help(*flag);
+  };
+  if (auto weft = by_file.find(kWeftFlagsFile); weft != by_file.end()) {
+    list(weft->first, weft->second);
+  }
+  for (const auto& [file, flags] : by_file) {
+    if (file != kWeftFlagsFile) list(file, flags);
+  }
+  return out;
 }
 
 }  // namespace
@@ -305,10 +331,8 @@ void set_flags(std::vector<std::string> args) {
   // 20220623 exits 1 after help; later releases 0).
   for (const std::string& a : args) {
     if (a != "--helpfull") continue;
-    if (!args.empty()) absl::flags_internal::SetProgramInvocationName(args[0]);
-    absl::flags_internal::FlagsHelp(
-        std::cout, "", absl::flags_internal::HelpFormat::kHumanReadable,
-        absl::ProgramUsageMessage());
+    const std::string& path = args[0];
+    std::cout << full_help(path.substr(path.rfind('/') + 1));
     std::cout.flush();
     std::exit(kExitOk);
   }
@@ -318,4 +342,4 @@ void set_flags(std::vector<std::string> args) {
   absl::ParseCommandLine(static_cast<int>(args.size()), argv.data());
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 // `args` (argv, argv[0] first) checked and rewritten for set_flags():
 // "-name" and "--flag-name" become "--flag_name"; "--name value" of a flag
@@ -40,6 +40,6 @@ absl::StatusOr<std::vector<std::string>> check_args(
 // REQUIRES: `args` came from check_args().
 void set_flags(std::vector<std::string> args);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_FLAG_PARSE_H_

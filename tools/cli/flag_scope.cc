@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 namespace {
 
 // absl's help layout: the flag's first line indented 4, the lines it wraps
@@ -46,7 +46,7 @@ FlagSet FlagSet::without(std::string_view name) const {
   FlagSet out = *this;
   out.size_ = 0;
   for (const absl::CommandLineFlag* f : flags()) {
-    if (to_std(f->Name()) != name) out.flags_[out.size_++] = f;
+    if (base::to_std(f->Name()) != name) out.flags_[out.size_++] = f;
   }
   return out;
 }
@@ -84,9 +84,9 @@ absl::Status check_flag_scope(std::span<const std::string> args,
     if (flag == nullptr || !in_any(scope.all, *flag)) continue;
     if (in_any(scope.accepted, *flag)) continue;
     return absl::InvalidArgumentError(absl::StrCat(
-        args[i], " is not a flag of ", to_absl(scope.program), " ",
-        to_absl(scope.command), " (it belongs to another command; see ",
-        to_absl(scope.program), " --help)"));
+        args[i], " is not a flag of ", base::to_absl(scope.program), " ",
+        base::to_absl(scope.command), " (it belongs to another command; see ",
+        base::to_absl(scope.program), " --help)"));
   }
   return absl::OkStatus();
 }
@@ -106,8 +106,8 @@ std::string version_line(std::string_view tool) {
 #else
   const std::string compiler = "an unknown compiler";
 #endif
-  return absl::StrCat(to_absl(tool), " ", WEFT_VERSION, " (", WEFT_BUILD_TYPE,
-                      " build, ", compiler, ")");
+  return absl::StrCat(base::to_absl(tool), " ", WEFT_VERSION, " (",
+                      WEFT_BUILD_TYPE, " build, ", compiler, ")");
 }
 
 bool wants_help(std::span<const std::string> args) {
@@ -133,7 +133,7 @@ std::string flag_help(const absl::CommandLineFlag& flag) {
   bool line_empty = true;
   for (const std::string& w : words) {
     if (!line_empty && line + 1 + w.size() > kHelpWidth) {
-      absl::StrAppend(&out, "\n", to_absl(kWrapIndent));
+      absl::StrAppend(&out, "\n", base::to_absl(kWrapIndent));
       line = kWrapIndent.size();
       line_empty = true;
     }
@@ -152,14 +152,15 @@ std::string flags_help(FlagSets sets, std::span<const std::string> used_by) {
   std::string out;
   for (size_t i = 0; i < sets.size(); ++i) {
     const FlagSet& set = *sets[i];
-    absl::StrAppend(&out, out.empty() ? "" : "\n", "  ", to_absl(set.name()),
-                    " flags: ", to_absl(set.about()));
+    absl::StrAppend(&out, out.empty() ? "" : "\n", "  ",
+                    base::to_absl(set.name()),
+                    " flags: ", base::to_absl(set.about()));
     if (i < used_by.size()) absl::StrAppend(&out, " (", used_by[i], ")");
     out += ":\n";
     for (const absl::CommandLineFlag* flag : set.flags()) {
       if (const FlagSet* first = listed_before(sets, i, *flag)) {
-        absl::StrAppend(&out, to_absl(kFirstIndent), "--", flag->Name(),
-                        " (see ", to_absl(first->name()), " flags)\n");
+        absl::StrAppend(&out, base::to_absl(kFirstIndent), "--", flag->Name(),
+                        " (see ", base::to_absl(first->name()), " flags)\n");
       } else {
         out += flag_help(*flag);
       }
@@ -168,4 +169,4 @@ std::string flags_help(FlagSets sets, std::span<const std::string> used_by) {
   return out;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

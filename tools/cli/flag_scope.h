@@ -19,7 +19,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 // A named group of flags that commands accept together. A flag may be in
 // more than one set (sweep reads p2p's --check_determinism). Trivially
@@ -104,6 +104,6 @@ std::string flag_help(const absl::CommandLineFlag& flag);
 // its flags. A flag an earlier set listed is named, not described again.
 std::string flags_help(FlagSets sets, std::span<const std::string> used_by);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_FLAG_SCOPE_H_

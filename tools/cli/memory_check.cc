@@ -16,7 +16,7 @@ ABSL_FLAG(std::string, max_memory, "",
           "(K, M, G suffixes); empty: the machine's physical memory; off: "
           "no check");
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 const FlagSet kMemoryFlags("memory",
                            "the memory check before a simulated run starts",
@@ -105,4 +105,4 @@ absl::Status check_memory(const harness::MemoryEstimate& estimate,
       memory_size_text(*limit.bytes)));
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

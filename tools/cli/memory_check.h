@@ -20,7 +20,7 @@
 #include "harness/memory_estimate.h"
 #include "tools/cli/flag_scope.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 // --max_memory.
 extern const FlagSet kMemoryFlags;
@@ -61,6 +61,6 @@ void announce_memory(const harness::MemoryEstimate& estimate, uint32_t ranks,
 absl::Status check_memory(const harness::MemoryEstimate& estimate,
                           const MemoryLimit& limit, const std::string& what);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_MEMORY_CHECK_H_

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 absl::Status check_writable(std::string_view flag, const std::string& path) {
   const std::filesystem::path file(path);
@@ -64,4 +64,4 @@ absl::Status write_text_file(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 // InvalidArgument naming --`flag` when `path`'s directory is missing or
 // not writable, or `path` exists and is not writable.
@@ -21,6 +21,6 @@ absl::Status check_writable(std::string_view flag, const std::string& path);
 // system's reason) when it cannot be written.
 absl::Status write_text_file(const std::string& path, const std::string& text);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_OUTPUT_FILE_H_

@@ -11,7 +11,7 @@ ABSL_FLAG(bool, progress, false,
           "show progress on stderr even when it is not a terminal (a line "
           "a second and a last one); on a terminal it is always shown");
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 const FlagSet kProgressFlags("progress", "progress of a long run on stderr",
                              FLAGS_progress);
@@ -76,4 +76,4 @@ void Progress::print(uint64_t done, const std::string& detail) {
   drawn_ = true;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

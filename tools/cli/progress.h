@@ -15,7 +15,7 @@
 
 #include "tools/cli/flag_scope.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 // --progress.
 extern const FlagSet kProgressFlags;
@@ -50,6 +50,6 @@ class Progress {
   std::chrono::steady_clock::time_point last_;
 };
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_PROGRESS_H_

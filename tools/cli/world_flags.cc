@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "harness/memory_estimate.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/memory_check.h"
@@ -56,7 +56,7 @@ ABSL_FLAG(std::string, trace, "",
           "write the run's trace here as Chrome trace JSON (open it in "
           "ui.perfetto.dev)");
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 const FlagSet kWorldFlags("world", "the simulated world", FLAGS_ranks,
                           FLAGS_devices, FLAGS_topology, FLAGS_cables,
@@ -70,7 +70,7 @@ constexpr uint64_t kMaxTimeLimitMs = 86'400'000;  // one day of virtual time
 
 absl::Status flag_error(std::string_view flag, const absl::Status& s) {
   return absl::InvalidArgumentError(
-      absl::StrCat("--", to_absl(flag), ": ", s.message()));
+      absl::StrCat("--", base::to_absl(flag), ": ", s.message()));
 }
 
 // Generated worlds of at least this many endpoints are checked before
@@ -134,10 +134,10 @@ absl::StatusOr<Topology> topology_from_flags(std::string* name) {
   return t;
 }
 
-absl::StatusOr<FaultPlan> faults_from_flags() {
-  FaultPlan plan;
+absl::StatusOr<sim::FaultPlan> faults_from_flags() {
+  sim::FaultPlan plan;
   if (const std::string path = absl::GetFlag(FLAGS_faults); !path.empty()) {
-    absl::StatusOr<FaultPlan> loaded = FaultPlan::load_file(path);
+    absl::StatusOr<sim::FaultPlan> loaded = sim::FaultPlan::load_file(path);
     if (!loaded.ok()) return flag_error("faults", loaded.status());
     plan = *std::move(loaded);
   }
@@ -149,7 +149,7 @@ absl::StatusOr<FaultPlan> faults_from_flags() {
                  {"error", {&FLAGS_error, &plan.rates.error_completion}}};
   for (const auto& [name, flag_and_rate] : rates) {
     const std::string text = absl::GetFlag(*flag_and_rate.first);
-    absl::StatusOr<double> rate = FaultRates::parse_rate(name, text);
+    absl::StatusOr<double> rate = sim::FaultRates::parse_rate(name, text);
     if (!rate.ok()) return flag_error(name, rate.status());
     if (*rate > 0 || text != "0") *flag_and_rate.second = *rate;
   }
@@ -164,10 +164,10 @@ absl::StatusOr<WorldFlags> world_flags() {
   if (!topology.ok()) return topology.status();
   out.options.topology = *std::move(topology);
   out.link_name = absl::GetFlag(FLAGS_link);
-  absl::StatusOr<LinkModel> link = LinkModel::parse(out.link_name);
+  absl::StatusOr<sim::LinkModel> link = sim::LinkModel::parse(out.link_name);
   if (!link.ok()) return flag_error("link", link.status());
   out.options.link = *link;
-  absl::StatusOr<FaultPlan> faults = faults_from_flags();
+  absl::StatusOr<sim::FaultPlan> faults = faults_from_flags();
   if (!faults.ok()) return faults.status();
   const uint32_t ranks = out.options.topology.ranks();
   if (absl::Status s = faults->check_ranks(ranks); !s.ok()) {
@@ -177,8 +177,8 @@ absl::StatusOr<WorldFlags> world_flags() {
   // nothing to judge, and "correct" would say nothing.
   std::vector<bool> crashes(ranks, false);
   uint32_t crashed = 0;
-  for (const ScriptedFault& f : faults->script) {
-    if (f.kind != FaultKind::kCrash || crashes[f.rank]) continue;
+  for (const sim::ScriptedFault& f : faults->script) {
+    if (f.kind != sim::FaultKind::kCrash || crashes[f.rank]) continue;
     crashes[f.rank] = true;
     ++crashed;
   }
@@ -205,4 +205,4 @@ absl::StatusOr<WorldFlags> world_flags() {
   return out;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli

@@ -13,10 +13,10 @@
 #include "sim/world.h"
 #include "tools/cli/flag_scope.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::cli {
 
 struct WorldFlags {
-  WorldOptions options;
+  sim::WorldOptions options;
   std::string topology_name;  // "mesh", "ring" or the device JSON path
   std::string link_name;      // as given to --link
   std::string trace_path;     // empty: no trace file
@@ -33,6 +33,6 @@ inline constexpr std::string_view kTraceFlagName = "trace";
 // Reads and validates the shared flags (after absl::ParseCommandLine).
 absl::StatusOr<WorldFlags> world_flags();
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::cli
 
 #endif  // WEFT_TOOLS_CLI_WORLD_FLAGS_H_

@@ -9,7 +9,7 @@
 
 #include "tools/include-check/darwin_scan.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 bool is_library(const TargetRecord& target) {
@@ -92,4 +92,4 @@ Report check_darwin(const SourceTree& tree) {
   return report;
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

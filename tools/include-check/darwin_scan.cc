@@ -8,7 +8,7 @@
 #include <set>
 #include <utility>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 // MSG_NOSIGNAL: macOS sets SO_NOSIGPIPE on the socket instead;
@@ -218,4 +218,4 @@ std::string darwin_message(const DarwinFinding& finding) {
          ") or mark the target WEFT_LINUX_ONLY";
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

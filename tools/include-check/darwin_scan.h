@@ -13,7 +13,7 @@
 #include "tools/include-check/source_text.h"
 #include "tools/include-check/source_tree.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 // A use of a Linux-only name or header in code macOS may compile.
 struct DarwinFinding {
@@ -50,6 +50,6 @@ std::string darwin_message(const DarwinFinding& finding);
 // skipped as Linux-only.
 Report check_darwin(const SourceTree& tree);
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_DARWIN_SCAN_H_

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 struct LinkItem {
@@ -220,4 +220,4 @@ Report check_declared_graph(const SourceTree& tree) {
   return report;
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

@@ -11,7 +11,7 @@
 #include "tools/include-check/report.h"
 #include "tools/include-check/source_tree.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 // The project targets whose public headers `unit` may include: what its
 // targets link, plus the PUBLIC/INTERFACE links of those, transitively.
@@ -23,6 +23,6 @@ std::set<const TargetRecord*> link_closure(const SourceTree& tree,
 // WEFT_WHITEBOX entries that name no target. Notes: folders with no target.
 Report check_declared_graph(const SourceTree& tree);
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_INCLUDE_RULES_H_

@@ -9,7 +9,7 @@
 #include "tools/include-check/iwyu_scan.h"
 #include "tools/include-check/source_text.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 // x.h (or x.hpp) beside a source file x.cc; "" for a header or when there is
@@ -72,4 +72,4 @@ Report check_include_what_you_use(const SourceTree& tree) {
   return report;
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

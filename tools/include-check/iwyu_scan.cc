@@ -6,7 +6,7 @@
 
 #include "tools/include-check/source_text.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 bool is_identifier_char(char c) {
@@ -136,4 +136,4 @@ std::string iwyu_message(const IwyuFinding& finding) {
          "; include it (current libraries no longer include it for you)";
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

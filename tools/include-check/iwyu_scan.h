@@ -13,7 +13,7 @@
 #include "tools/include-check/report.h"
 #include "tools/include-check/source_tree.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 // A header a file needs and does not include, at its first use.
 struct IwyuFinding {
@@ -38,6 +38,6 @@ std::string iwyu_message(const IwyuFinding& finding);
 // Checks every C++ file of every unit, whatever platform builds it.
 Report check_include_what_you_use(const SourceTree& tree);
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_IWYU_SCAN_H_

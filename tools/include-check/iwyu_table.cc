@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 struct Entry {
@@ -263,4 +263,4 @@ std::string spelled_name(const NameUse& use) {
   return std::string(use.name);
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

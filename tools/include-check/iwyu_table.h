@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 // One name as code spells it. `std::vector` has qualifier "std", a bare
 // `uint64_t` has "", `::uint64_t` has "::", a member after `.` or `->` has
@@ -38,6 +38,6 @@ std::string spelled_include(std::string_view header);
 // How a finding spells `use`: std::vector, absl::StrCat, uint64_t.
 std::string spelled_name(const NameUse& use);
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_IWYU_TABLE_H_

@@ -1,10 +1,11 @@
 // weft-include-check: holds the source tree to the include graph CMake
 // declares (cmake/WeftIncludeGraph.cmake writes it to the build tree), or,
-// with --darwin, to what a macOS build can compile, or, with --iwyu, to
-// including the standard and Abseil headers whose names each file uses.
+// with --darwin, to what a macOS build can compile, with --iwyu, to
+// including the standard and Abseil headers whose names each file uses, or,
+// with --namespaces, to each folder's own namespaces and no Abseil internals.
 //
 //   weft-include-check --manifest <build>/weft_include_graph.txt
-//                      [--darwin | --iwyu]
+//                      [--darwin | --iwyu | --namespaces]
 //
 // Prints one line per problem (file:line: what is wrong and what to do).
 // Exit code: 0 clean, 1 violations, 2 bad input (no or malformed manifest).
@@ -20,6 +21,7 @@
 #include "tools/include-check/include_rules.h"
 #include "tools/include-check/iwyu_scan.h"
 #include "tools/include-check/manifest.h"
+#include "tools/include-check/namespace_rules.h"
 #include "tools/include-check/report.h"
 #include "tools/include-check/source_tree.h"
 
@@ -34,7 +36,7 @@ int bad_input(const std::string& what) {
   return kExitBadInput;
 }
 
-int print(const weft::include_check::Report& report, const char* check) {
+int print(const weft::tools::include_check::Report& report, const char* check) {
   for (const std::string& note : report.notes) {
     std::printf("note: %s\n", note.c_str());
   }
@@ -55,41 +57,45 @@ int print(const weft::include_check::Report& report, const char* check) {
 
 int main(int argc, char** argv) {
   std::string manifest_path;
-  bool darwin = false;
-  bool iwyu = false;
+  std::string_view mode;  // "" (the declared graph) or the check's flag
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg == "--darwin") {
-      darwin = true;
-    } else if (arg == "--iwyu") {
-      iwyu = true;
+    if (arg == "--darwin" || arg == "--iwyu" || arg == "--namespaces") {
+      if (!mode.empty() && mode != arg) {
+        return bad_input(std::string(mode) + " and " + std::string(arg) +
+                         " are separate checks: run one at a time");
+      }
+      mode = arg;
     } else if (arg == "--manifest" && i + 1 < argc) {
       manifest_path = argv[++i];
     } else {
       return bad_input("unknown argument \"" + std::string(arg) +
                        "\"; usage: weft-include-check --manifest "
-                       "<build>/weft_include_graph.txt [--darwin | --iwyu]");
+                       "<build>/weft_include_graph.txt [--darwin | --iwyu | "
+                       "--namespaces]");
     }
-  }
-  if (darwin && iwyu) {
-    return bad_input("--darwin and --iwyu are separate checks");
   }
   if (manifest_path.empty()) {
     return bad_input("--manifest <build>/weft_include_graph.txt is required");
   }
+  namespace check = weft::tools::include_check;
   std::string error;
-  std::optional<weft::include_check::Manifest> manifest =
-      weft::include_check::read_manifest(manifest_path, &error);
+  std::optional<check::Manifest> manifest =
+      check::read_manifest(manifest_path, &error);
   if (!manifest) return bad_input(error);
   std::error_code missing;
   if (!std::filesystem::is_directory(manifest->root, missing)) {
     return bad_input(manifest_path + ": root " + manifest->root.string() +
                      " is not a directory");
   }
-  weft::include_check::SourceTree tree(std::move(*manifest));
-  if (darwin) return print(check_darwin(tree), "darwin");
-  if (iwyu) {
-    return print(check_include_what_you_use(tree), "include what you use");
+  check::SourceTree tree(std::move(*manifest));
+  if (mode == "--darwin") return print(check::check_darwin(tree), "darwin");
+  if (mode == "--iwyu") {
+    return print(check::check_include_what_you_use(tree),
+                 "include what you use");
   }
-  return print(check_declared_graph(tree), "declared graph");
+  if (mode == "--namespaces") {
+    return print(check::check_namespaces(tree), "namespaces");
+  }
+  return print(check::check_declared_graph(tree), "declared graph");
 }

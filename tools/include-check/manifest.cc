@@ -5,7 +5,7 @@
 #include <sstream>
 #include <utility>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 std::vector<std::string> split(std::string_view text, char separator) {
@@ -50,6 +50,8 @@ bool parse_target(const std::vector<std::string>& fields, TargetRecord* target,
     if (key == "whitebox") target->whitebox = split_list(value);
     if (key == "include_dirs") target->include_dirs = split_list(value);
     if (key == "sources") target->sources = split_list(value);
+    if (key == "namespace") target->namespace_name = value;
+    if (key == "private_namespace") target->private_namespace = value;
   }
   if (target->name.empty() || target->type.empty() || target->home.empty()) {
     *error = "a target record needs name=, type= and home=";
@@ -127,4 +129,4 @@ std::optional<Manifest> read_manifest(const std::filesystem::path& path,
   return manifest;
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 struct TargetRecord {
   std::string name;
@@ -24,6 +24,8 @@ struct TargetRecord {
   std::vector<std::string> whitebox;         // WEFT_WHITEBOX
   std::vector<std::string> include_dirs;     // absolute
   std::vector<std::string> sources;          // as CMake lists them
+  std::string namespace_name;     // WEFT_NAMESPACE: its public names'
+  std::string private_namespace;  // WEFT_PRIVATE_NAMESPACE: its private code
 };
 
 struct Manifest {
@@ -43,6 +45,6 @@ std::optional<Manifest> parse_manifest(std::string_view text,
 std::optional<Manifest> read_manifest(const std::filesystem::path& path,
                                       std::string* error);
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_MANIFEST_H_

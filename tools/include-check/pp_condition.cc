@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 enum class Kind { kNumber, kIdentifier, kHasInclude, kPunct, kEnd };
@@ -293,4 +293,4 @@ Truth evaluate_condition(std::string_view condition, const MacroModel& model) {
   return *value != 0 ? Truth::kTrue : Truth::kFalse;
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 enum class Truth { kFalse, kTrue, kUnknown };
 
@@ -27,6 +27,6 @@ struct MacroModel {
 // literals already blanked) under `model`. Unparsable text is kUnknown.
 Truth evaluate_condition(std::string_view condition, const MacroModel& model);
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_PP_CONDITION_H_

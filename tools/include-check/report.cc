@@ -1,7 +1,7 @@
 // Formatting of diagnostics.
 #include "tools/include-check/report.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 std::string format(const Diagnostic& diagnostic) {
   std::string where = diagnostic.file;
@@ -9,4 +9,4 @@ std::string format(const Diagnostic& diagnostic) {
   return where + ": " + diagnostic.message;
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

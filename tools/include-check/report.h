@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 struct Diagnostic {
   std::string file;  // relative to the source root
@@ -24,6 +24,6 @@ struct Report {
   int files_checked = 0;
 };
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_REPORT_H_

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <utility>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace {
 
 bool is_identifier_char(char c) {
@@ -161,4 +161,4 @@ bool read_text(const std::filesystem::path& path, std::string* text) {
   return true;
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 // Two copies of a text, each as long as it with the same newlines (so
 // offsets and line numbers agree): `without_comments` has comments blanked;
@@ -49,6 +49,6 @@ std::string directive_of(std::string_view line, std::string_view* rest);
 // Reads a whole file; false when it cannot be read.
 bool read_text(const std::filesystem::path& path, std::string* text);
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_SOURCE_TEXT_H_

@@ -5,7 +5,7 @@
 #include <system_error>
 #include <utility>
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 namespace fs = std::filesystem;
 
 namespace {
@@ -190,4 +190,4 @@ ResolvedInclude SourceTree::resolve(std::string_view includer,
   return {Where::kMissing, ""};
 }
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check

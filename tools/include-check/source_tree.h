@@ -15,7 +15,7 @@
 #include "tools/include-check/manifest.h"
 #include "tools/include-check/source_text.h"
 
-namespace weft::include_check {
+namespace weft::tools::include_check {
 
 // A home folder and every target whose SOURCE_DIR it is. Its files are those
 // under the folder that are not under another unit's folder.
@@ -86,6 +86,6 @@ class SourceTree {
 // Whether `path` names a C++ source or header (.cc, .h, .cpp, ...).
 bool is_cpp_file(const std::filesystem::path& path);
 
-}  // namespace weft::include_check
+}  // namespace weft::tools::include_check
 
 #endif  // WEFT_TOOLS_INCLUDE_CHECK_SOURCE_TREE_H_

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 // Page layout, in SVG user units.
@@ -189,4 +189,4 @@ std::string svg_chart(const std::vector<PlotSeries>& series,
   return out;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

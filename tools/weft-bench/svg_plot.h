@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
 struct PlotPoint {
   double x = 0;  // > 0 (log axis); other points are left out
@@ -36,6 +36,6 @@ std::string svg_chart(const std::vector<PlotSeries>& series,
 // "512", "4K", "64M", "2G": a power-of-two byte count, short.
 std::string short_bytes(double bytes);
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_SVG_PLOT_H_

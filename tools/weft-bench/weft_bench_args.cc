@@ -4,11 +4,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 struct ShortOption {
@@ -39,7 +39,7 @@ absl::StatusOr<std::string> short_option(const std::string& arg, int argc,
   if (letter == 'h' && arg.size() == 2) return std::string("--help");
   // absl's usage flags with one dash (-help, -helpfull, -version).
   const std::string word = arg.substr(1, arg.find('=') - 1);
-  if (sim::cli::is_builtin_flag(word)) return absl::StrCat("-", arg);
+  if (cli::is_builtin_flag(word)) return absl::StrCat("-", arg);
   if (kIgnoredLetters.find(letter) != std::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
         "nccl-tests option -", std::string(1, letter),
@@ -57,7 +57,7 @@ absl::StatusOr<std::string> short_option(const std::string& arg, int argc,
       }
       value = argv[(*next)++];
     }
-    return absl::StrCat("--", to_absl(o.flag), "=", value);
+    return absl::StrCat("--", base::to_absl(o.flag), "=", value);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown option ", arg, " (see weft-bench --help)"));
@@ -78,7 +78,7 @@ absl::StatusOr<std::vector<std::string>> translate_args(int argc, char** argv) {
     if (!translated.ok()) return translated.status();
     out.push_back(*std::move(translated));
   }
-  return sim::cli::check_args("weft-bench", out);
+  return cli::check_args("weft-bench", out);
 }
 
 std::string_view weft_dtype_name(std::string_view nccl_name) {
@@ -95,4 +95,4 @@ std::string_view nccl_type_name(std::string_view weft_name) {
   return weft_name;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

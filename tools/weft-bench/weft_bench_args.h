@@ -15,10 +15,10 @@
 
 #include "absl/status/statusor.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
-// argv rewritten for sim::cli::set_flags() (argv[0] first): short options
-// translated, then sim::cli::check_args(). InvalidArgument for an
+// argv rewritten for cli::set_flags() (argv[0] first): short options
+// translated, then cli::check_args(). InvalidArgument for an
 // unsupported or unknown option, a short option without its value, or any
 // mistake check_args() finds.
 absl::StatusOr<std::vector<std::string>> translate_args(int argc, char** argv);
@@ -31,6 +31,6 @@ std::string_view weft_dtype_name(std::string_view nccl_name);
 // names nccl-tests lacks are returned unchanged.
 std::string_view nccl_type_name(std::string_view weft_name);
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_ARGS_H_

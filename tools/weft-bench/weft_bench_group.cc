@@ -16,13 +16,13 @@
 #include "harness/sim_cluster.h"
 #include "verbs/verbs_fabric.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 constexpr double kNsPerUs = 1e3;
 constexpr uint64_t kDataSeed = 1;
 
-// Whether the environment names a ring hostfile (collectives/config.h).
+// Whether the environment names a ring hostfile (rendezvous/config.h).
 bool has_hostfile(const EnvLookup& getenv) {
   for (const char* name : {"WEFT_HOSTFILE", "MLX_HOSTFILE"}) {
     const char* value = getenv(name);
@@ -235,4 +235,4 @@ absl::StatusOr<Measurement> GroupRunner::measure(
   return m;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

@@ -1,5 +1,5 @@
 // weft-bench on a real fabric: this process is one rank of a group that
-// weft::ProcessGroup forms from the environment (collectives/config.h; the
+// weft::ProcessGroup forms from the environment (rendezvous/config.h; the
 // group's deadlines are weft-bench's own), on the fabric --fabric names:
 // verbs (JACCL_RANK, JACCL_IBV_DEVICES, JACCL_COORDINATOR, JACCL_RING;
 // Apple's librdma.dylib over Thunderbolt 5, or libibverbs.so.1, the
@@ -20,16 +20,16 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collectives/config.h"
 #include "collectives/group_options.h"
 #include "collectives/registered_memory.h"
 #include "harness/rank_call.h"
+#include "rendezvous/config.h"
 #include "sim/link_model.h"
 #include "startup/process_group.h"
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_runner.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
 class GroupRunner final : public BenchRunner {
  public:
@@ -71,6 +71,6 @@ class GroupRunner final : public BenchRunner {
   GroupOptions group_options_;
 };
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_GROUP_H_

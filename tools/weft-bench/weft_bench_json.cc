@@ -7,7 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/cli/output_file.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 constexpr int kJsonVersion = 1;
@@ -109,8 +109,7 @@ absl::Status write_results_json(const std::string& path,
                                 const std::vector<BenchBlock>& blocks,
                                 const BenchOptions& options,
                                 const JsonContext& context) {
-  return sim::cli::write_text_file(path,
-                                   results_json(blocks, options, context));
+  return cli::write_text_file(path, results_json(blocks, options, context));
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

@@ -32,7 +32,7 @@
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_result.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
 struct JsonContext {
   std::string fabric;  // "sim", "verbs" or "tcp"
@@ -52,6 +52,6 @@ absl::Status write_results_json(const std::string& path,
                                 const BenchOptions& options,
                                 const JsonContext& context);
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_

@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "tools/cli/exit_status.h"
 #include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
@@ -30,15 +30,15 @@
 #include "tools/weft-bench/weft_bench_sim.h"
 #include "tools/weft-bench/weft_bench_table.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
-using sim::cli::kExitBadInput;
-using sim::cli::kExitFailed;  // a measurement failed or was wrong
-using sim::cli::kExitOk;
+using tools::cli::kExitBadInput;
+using tools::cli::kExitFailed;  // a measurement failed or was wrong
+using tools::cli::kExitOk;
 
 int report(int code, std::string_view what) {
-  return sim::cli::report_line("weft-bench", code, what);
+  return cli::report_line("weft-bench", code, what);
 }
 
 constexpr char kUsage[] =
@@ -54,19 +54,17 @@ constexpr char kUsage[] =
 // simulated world's, the memory check of its simulated runs), but --trace:
 // weft-bench measures many runs in one world, and refuses it. Exits 0.
 int print_help() {
-  const sim::cli::FlagSet world =
-      sim::cli::kWorldFlags.without(sim::cli::kTraceFlagName);
-  const sim::cli::FlagSet* sets[] = {&kBenchFlags, &world,
-                                     &sim::cli::kMemoryFlags};
+  const cli::FlagSet world = cli::kWorldFlags.without(cli::kTraceFlagName);
+  const cli::FlagSet* sets[] = {&kBenchFlags, &world, &cli::kMemoryFlags};
   std::printf("weft-bench: %s\n\n%s\n", kUsage,
-              sim::cli::flags_help(sets, {}).c_str());
+              cli::flags_help(sets, {}).c_str());
   std::printf("--helpfull also lists absl's own flags (--flagfile, ...).\n");
-  return kExitOk;
+  return cli::kExitOk;
 }
 
 absl::StatusOr<std::unique_ptr<BenchRunner>> make_runner(
     const BenchOptions& options) {
-  absl::StatusOr<sim::cli::WorldFlags> flags = sim::cli::world_flags();
+  absl::StatusOr<cli::WorldFlags> flags = cli::world_flags();
   if (!flags.ok()) return flags.status();
   if (!flags->trace_path.empty()) {
     return absl::InvalidArgumentError(
@@ -103,8 +101,7 @@ absl::Status check_before_measuring(const BenchRunner& runner,
        {std::pair<const char*, std::string>{"json", options.json_path},
         {"plot", options.plot_path}}) {
     if (path.empty()) continue;
-    if (absl::Status s = sim::cli::check_writable(flag, path); !s.ok())
-      return s;
+    if (absl::Status s = cli::check_writable(flag, path); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -112,46 +109,50 @@ absl::Status check_before_measuring(const BenchRunner& runner,
 int run(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   absl::StatusOr<std::vector<std::string>> args = translate_args(argc, argv);
-  if (!args.ok()) return report(kExitBadInput, to_std(args.status().message()));
-  if (sim::cli::wants_help(*args)) return print_help();
-  if (sim::cli::wants_version(*args)) {
-    std::printf("%s\n", sim::cli::version_line("weft-bench").c_str());
-    return kExitOk;
+  if (!args.ok())
+    return report(cli::kExitBadInput, base::to_std(args.status().message()));
+  if (cli::wants_help(*args)) return print_help();
+  if (cli::wants_version(*args)) {
+    std::printf("%s\n", cli::version_line("weft-bench").c_str());
+    return cli::kExitOk;
   }
-  sim::cli::set_flags(*std::move(args));
+  cli::set_flags(*std::move(args));
   absl::StatusOr<BenchOptions> options = bench_options();
   if (!options.ok()) {
-    return report(kExitBadInput, to_std(options.status().message()));
+    return report(cli::kExitBadInput, base::to_std(options.status().message()));
   }
   absl::StatusOr<std::unique_ptr<BenchRunner>> runner = make_runner(*options);
   if (!runner.ok()) {
     const bool input = absl::IsInvalidArgument(runner.status()) ||
                        absl::IsNotFound(runner.status());
-    return report(input ? kExitBadInput : kExitFailed,
-                  to_std(runner.status().message()));
+    return report(input ? cli::kExitBadInput : cli::kExitFailed,
+                  base::to_std(runner.status().message()));
   }
   if (absl::Status s = check_before_measuring(**runner, *options); !s.ok()) {
-    return report(kExitBadInput, to_std(s.message()));
+    return report(cli::kExitBadInput, base::to_std(s.message()));
   }
   const BenchRun result = run_blocks(**runner, *options);
   if (!result.status.ok()) {
     const bool input = absl::IsInvalidArgument(result.status);
-    return report(input ? kExitBadInput : kExitFailed,
+    return report(input ? cli::kExitBadInput : cli::kExitFailed,
                   stopped_line(result, *options, **runner));
   }
-  if (!(*runner)->reports()) return kExitOk;
+  if (!(*runner)->reports()) return cli::kExitOk;
   std::fputs(registration_footer((*runner)->registration_caches(), 0).c_str(),
              stdout);
   if (absl::Status s = write_outputs(result.blocks, *options, **runner);
       !s.ok())
-    return report(kExitFailed, to_std(s.message()));
+    return report(cli::kExitFailed, base::to_std(s.message()));
   for (const BenchBlock& block : result.blocks) {
-    if (wrong_total(block) > 0 || error_count(block) > 0) return kExitFailed;
+    if (wrong_total(block) > 0 || error_count(block) > 0)
+      return cli::kExitFailed;
   }
-  return kExitOk;
+  return cli::kExitOk;
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
-int main(int argc, char** argv) { return weft::bench::run(argc, argv); }
+int main(int argc, char** argv) {
+  return weft::tools::weft_bench::run(argc, argv);
+}

@@ -1,6 +1,6 @@
 #include "tools/weft-bench/weft_bench_model.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
 RingModel RingModel::of(const sim::LinkModel& link, uint32_t ranks,
                         uint32_t parallel_paths) {
@@ -36,4 +36,4 @@ std::optional<double> RingModel::cost_ns(harness::CollectiveKind kind,
                   n * (p - 1) / p * beta_ns_per_byte / parallel_paths);
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

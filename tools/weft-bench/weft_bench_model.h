@@ -20,9 +20,7 @@
 #include "harness/collective_spec.h"
 #include "sim/link_model.h"
 
-namespace weft::bench {
-
-namespace harness = ::weft::harness;
+namespace weft::tools::weft_bench {
 
 struct RingModel {
   double alpha_ns = 0;
@@ -40,6 +38,6 @@ struct RingModel {
                                 uint64_t bytes) const;
 };
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_MODEL_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/topology.h"
 #include "tools/cli/byte_size.h"
 #include "tools/cli/cli_common.h"
@@ -73,19 +73,21 @@ ABSL_FLAG(std::string, fabric, "sim",
           "MLX_RANK), wall time: start it under weft-sim launch --fabric=tcp "
           "--ranks=N");
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
-const sim::cli::FlagSet kBenchFlags(
-    "weft-bench", "what to measure and how", FLAGS_minbytes, FLAGS_maxbytes,
-    FLAGS_stepbytes, FLAGS_stepfactor, FLAGS_warmup_iters, FLAGS_iters,
-    FLAGS_check, FLAGS_datatype, FLAGS_redop, FLAGS_root, FLAGS_op,
-    FLAGS_algorithm, FLAGS_json, FLAGS_plot, FLAGS_model, FLAGS_recovery,
-    FLAGS_send_queue, FLAGS_registered, FLAGS_fabric);
+const cli::FlagSet kBenchFlags("weft-bench", "what to measure and how",
+                               FLAGS_minbytes, FLAGS_maxbytes, FLAGS_stepbytes,
+                               FLAGS_stepfactor, FLAGS_warmup_iters,
+                               FLAGS_iters, FLAGS_check, FLAGS_datatype,
+                               FLAGS_redop, FLAGS_root, FLAGS_op,
+                               FLAGS_algorithm, FLAGS_json, FLAGS_plot,
+                               FLAGS_model, FLAGS_recovery, FLAGS_send_queue,
+                               FLAGS_registered, FLAGS_fabric);
 
 namespace {
 
-using sim::cli::parse_byte_size;
-using sim::cli::parse_uint;
+using tools::cli::parse_byte_size;
+using tools::cli::parse_uint;
 
 constexpr uint64_t kMaxStepFactor = 1024;
 constexpr uint32_t kSimWarmup = 1, kSimIters = 1;
@@ -110,7 +112,7 @@ absl::StatusOr<std::vector<BenchOp>> parse_ops(ReduceOp redop,
     }
     BenchOp op{harness::CollectiveKind::kAllReduce, redop};
     ReduceOp named = redop;
-    if (!harness::parse_collective(to_std(piece), &op.kind, &named) ||
+    if (!harness::parse_collective(base::to_std(piece), &op.kind, &named) ||
         op.kind == harness::CollectiveKind::kBarrier) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--op: \"", piece, "\" is not a collective weft-bench measures"));
@@ -126,7 +128,7 @@ absl::StatusOr<std::vector<harness::AlgorithmRequest>> parse_algorithms() {
   const std::string text = absl::GetFlag(FLAGS_algorithm);
   for (absl::string_view piece : absl::StrSplit(text, ',')) {
     harness::AlgorithmRequest a;
-    if (!harness::parse_algorithm_request(to_std(piece), &a)) {
+    if (!harness::parse_algorithm_request(base::to_std(piece), &a)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--algorithm: \"", piece,
                        "\" is none of auto, mesh, mesh_exchange, "
@@ -139,7 +141,7 @@ absl::StatusOr<std::vector<harness::AlgorithmRequest>> parse_algorithms() {
 
 absl::Status parse_sizes(BenchOptions* o) {
   absl::StatusOr<uint64_t> min =
-      parse_byte_size("minbytes", absl::GetFlag(FLAGS_minbytes));
+      cli::parse_byte_size("minbytes", absl::GetFlag(FLAGS_minbytes));
   if (!min.ok()) return min.status();
   absl::StatusOr<uint64_t> max =
       parse_byte_size("maxbytes", absl::GetFlag(FLAGS_maxbytes));
@@ -147,7 +149,7 @@ absl::Status parse_sizes(BenchOptions* o) {
   absl::StatusOr<uint64_t> step =
       parse_byte_size("stepbytes", absl::GetFlag(FLAGS_stepbytes));
   if (!step.ok()) return step.status();
-  absl::StatusOr<uint64_t> factor = parse_uint(
+  absl::StatusOr<uint64_t> factor = cli::parse_uint(
       "stepfactor", absl::GetFlag(FLAGS_stepfactor), 1, kMaxStepFactor);
   if (!factor.ok()) return factor.status();
   if (*min > *max) {
@@ -184,7 +186,7 @@ absl::Status parse_iterations(BenchOptions* o) {
   absl::StatusOr<uint64_t> w =
       warmup.empty()
           ? (sim ? kSimWarmup : kGroupWarmup)
-          : parse_uint("warmup_iters", warmup, 0, BenchOptions::kMaxIters);
+          : cli::parse_uint("warmup_iters", warmup, 0, BenchOptions::kMaxIters);
   if (!w.ok()) return w.status();
   absl::StatusOr<uint64_t> n =
       iters.empty() ? (sim ? kSimIters : kGroupIters)
@@ -212,8 +214,8 @@ absl::Status parse_data(BenchOptions* o, ReduceOp* redop, bool* redop_given) {
     return absl::InvalidArgumentError(
         absl::StrCat("--redop=", r, " is none of sum, prod, max, min"));
   }
-  absl::StatusOr<uint64_t> root =
-      parse_uint("root", absl::GetFlag(FLAGS_root), 0, Topology::kMaxRanks - 1);
+  absl::StatusOr<uint64_t> root = cli::parse_uint(
+      "root", absl::GetFlag(FLAGS_root), 0, Topology::kMaxRanks - 1);
   if (!root.ok()) return root.status();
   o->root = static_cast<uint32_t>(*root);
   return absl::OkStatus();
@@ -257,11 +259,11 @@ absl::StatusOr<BenchOptions> bench_options() {
   if (!algorithms.ok()) return algorithms.status();
   o.algorithms = *std::move(algorithms);
   absl::StatusOr<bool> recovery =
-      sim::cli::parse_on_off("recovery", absl::GetFlag(FLAGS_recovery));
+      cli::parse_on_off("recovery", absl::GetFlag(FLAGS_recovery));
   if (!recovery.ok()) return recovery.status();
   o.group.recovery.enabled = *recovery;
   absl::StatusOr<uint64_t> send_queue =
-      parse_byte_size("send_queue", absl::GetFlag(FLAGS_send_queue));
+      cli::parse_byte_size("send_queue", absl::GetFlag(FLAGS_send_queue));
   if (!send_queue.ok()) return send_queue.status();
   o.group.send_queue_bytes = *send_queue;
   if (absl::Status s = o.group.validate(); !s.ok()) {
@@ -274,4 +276,4 @@ absl::StatusOr<BenchOptions> bench_options() {
   return o;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

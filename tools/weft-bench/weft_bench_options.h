@@ -24,9 +24,7 @@
 #include "harness/collective_spec.h"
 #include "tools/cli/flag_scope.h"
 
-namespace weft::bench {
-
-namespace harness = ::weft::harness;
+namespace weft::tools::weft_bench {
 
 // Where the ranks are: all in this process on the simulator, or one per
 // process in a group on the verbs fabric or on TCP.
@@ -69,11 +67,11 @@ struct BenchOptions {
 
 // Every flag above; weft-bench also accepts the world flags
 // (tools/cli/world_flags.h).
-extern const sim::cli::FlagSet kBenchFlags;
+extern const cli::FlagSet kBenchFlags;
 
 // Reads and validates the flags (after absl::ParseCommandLine).
 absl::StatusOr<BenchOptions> bench_options();
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_OPTIONS_H_

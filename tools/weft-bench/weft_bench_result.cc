@@ -1,6 +1,6 @@
 #include "tools/weft-bench/weft_bench_result.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 constexpr double kBytesPerGigabyte = 1e9;
@@ -52,4 +52,4 @@ uint64_t error_count(const BenchBlock& block) {
   return n;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

@@ -15,9 +15,7 @@
 #include "harness/collective_spec.h"
 #include "verbs/registration_counters.h"
 
-namespace weft::bench {
-
-namespace harness = ::weft::harness;
+namespace weft::tools::weft_bench {
 
 struct Measurement {
   bool ran = false;    // false: no such form (in-place send/recv)
@@ -76,6 +74,6 @@ struct RegistrationCacheReport {
   verbs::RegistrationCounters counters;
 };
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RESULT_H_

@@ -17,7 +17,7 @@
 #include "tools/weft-bench/weft_bench_sizes.h"
 #include "tools/weft-bench/weft_bench_table.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 constexpr double kNsPerUs = 1e3;
@@ -94,8 +94,8 @@ absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
   const PlotLabels labels{"weft-bench: bus bandwidth against size",
                           runner.describe(), "size (bytes, out of place)",
                           "bus bandwidth (GB/s)"};
-  return sim::cli::write_text_file(options.plot_path,
-                                   svg_chart(plot_series(blocks), labels));
+  return cli::write_text_file(options.plot_path,
+                              svg_chart(plot_series(blocks), labels));
 }
 
 harness::CollectiveSpec spec_of(const BenchOp& op,
@@ -180,4 +180,4 @@ std::string stopped_line(const BenchRun& run, const BenchOptions& options,
                       " row(s) measured before it");
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

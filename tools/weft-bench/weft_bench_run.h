@@ -17,7 +17,7 @@
 #include "tools/weft-bench/weft_bench_result.h"
 #include "tools/weft-bench/weft_bench_runner.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
 struct BenchRun {
   std::vector<BenchBlock> blocks;  // the last one partial when !status.ok()
@@ -46,6 +46,6 @@ absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
 std::string stopped_line(const BenchRun& run, const BenchOptions& options,
                          const BenchRunner& runner);
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RUN_H_

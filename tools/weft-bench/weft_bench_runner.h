@@ -16,9 +16,7 @@
 #include "tools/weft-bench/weft_bench_model.h"
 #include "tools/weft-bench/weft_bench_result.h"
 
-namespace weft::bench {
-
-namespace harness = ::weft::harness;
+namespace weft::tools::weft_bench {
 
 struct MeasureRequest {
   harness::CollectiveSpec spec;
@@ -65,6 +63,6 @@ class BenchRunner {
   }
 };
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_RUNNER_H_

@@ -9,7 +9,7 @@
 #include "harness/memory_estimate.h"
 #include "tools/cli/memory_check.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 constexpr double kNsPerUs = 1e3;
@@ -18,7 +18,7 @@ constexpr uint64_t kDataSeed = 1;
 
 }  // namespace
 
-SimRunner::SimRunner(sim::cli::WorldFlags flags, GroupOptions group)
+SimRunner::SimRunner(cli::WorldFlags flags, GroupOptions group)
     : flags_(std::move(flags)), group_options_(group) {
   flags_.options.keep_trace_events = false;
 }
@@ -39,9 +39,9 @@ absl::Status SimRunner::check(const harness::CollectiveSpec& spec) const {
     return s;
   }
   // Refused before the first measurement, like a bad collective.
-  absl::StatusOr<sim::cli::MemoryLimit> limit = sim::cli::memory_limit();
+  absl::StatusOr<cli::MemoryLimit> limit = cli::memory_limit();
   if (!limit.ok()) return limit.status();
-  return sim::cli::check_memory(
+  return cli::check_memory(
       harness::estimate_memory(flags_.options, group_options_, spec), *limit,
       absl::StrFormat("%s of %u bytes", harness::api_name(spec), spec.bytes));
 }
@@ -137,4 +137,4 @@ LinkCounters SimRunner::counted() const {
   return sum;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

@@ -15,11 +15,11 @@
 #include "tools/cli/world_flags.h"
 #include "tools/weft-bench/weft_bench_runner.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
 class SimRunner final : public BenchRunner {
  public:
-  SimRunner(sim::cli::WorldFlags flags, GroupOptions group);
+  SimRunner(cli::WorldFlags flags, GroupOptions group);
 
   uint32_t ranks() const override;
   bool reports() const override { return true; }
@@ -39,11 +39,11 @@ class SimRunner final : public BenchRunner {
   bool run_into(const MeasureRequest& request, uint32_t iterations, bool check,
                 Measurement* m, harness::CaseRun* out);
 
-  sim::cli::WorldFlags flags_;
+  cli::WorldFlags flags_;
   GroupOptions group_options_;
   std::unique_ptr<harness::SimCluster> cluster_;
 };
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_SIM_H_

@@ -5,7 +5,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/dtype.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 uint64_t carried_bytes(harness::CollectiveSpec spec, uint64_t bytes,
@@ -43,4 +43,4 @@ BlockSizes block_sizes(const harness::CollectiveSpec& spec,
   return out;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

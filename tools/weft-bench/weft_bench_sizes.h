@@ -14,9 +14,7 @@
 
 #include "harness/collective_spec.h"
 
-namespace weft::bench {
-
-namespace harness = ::weft::harness;
+namespace weft::tools::weft_bench {
 
 struct BlockSizes {
   std::vector<uint64_t> bytes;  // ascending, each once, as shape_of rounds
@@ -30,6 +28,6 @@ struct BlockSizes {
 BlockSizes block_sizes(const harness::CollectiveSpec& spec,
                        std::span<const uint64_t> requested, uint32_t ranks);
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_SIZES_H_

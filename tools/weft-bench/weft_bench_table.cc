@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 namespace {
 
 constexpr int kTimeWidth = 7;
@@ -20,7 +20,7 @@ std::string centred(std::string_view text, int width) {
   const int pad = width - static_cast<int>(text.size());
   const int left = pad > 0 ? pad / 2 : 0;
   const int right = pad > 0 ? pad - left : 0;
-  return absl::StrCat(std::string(left, ' '), to_absl(text),
+  return absl::StrCat(std::string(left, ' '), base::to_absl(text),
                       std::string(right, ' '));
 }
 
@@ -151,4 +151,4 @@ std::string registration_footer(
   return out;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench

@@ -16,7 +16,7 @@
 #include "tools/weft-bench/weft_bench_options.h"
 #include "tools/weft-bench/weft_bench_result.h"
 
-namespace weft::bench {
+namespace weft::tools::weft_bench {
 
 // `value` in at most `width` characters, right-aligned: two decimals when
 // they fit, then one, then none, then exponent notation.
@@ -34,6 +34,6 @@ std::string block_footer(const BenchBlock& block);
 std::string registration_footer(
     const std::vector<RegistrationCacheReport>& caches, uint32_t rank);
 
-}  // namespace weft::bench
+}  // namespace weft::tools::weft_bench
 
 #endif  // WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_TABLE_H_

@@ -10,10 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "nlohmann/json.hpp"
 
-namespace weft::verbs::cli {
+namespace weft::tools::weft_devices {
 namespace {
 
 constexpr std::string_view kLinkLocalOnly =
@@ -21,21 +21,22 @@ constexpr std::string_view kLinkLocalOnly =
     "which peers may not reach; give the Thunderbolt interface an IPv4 "
     "address, e.g. `sudo ifconfig enX inet 169.254.x.y netmask 255.255.0.0`";
 
-std::string guid_text(const DeviceInfo& d) {
+std::string guid_text(const verbs::DeviceInfo& d) {
   return d.node_guid.has_value() ? absl::StrFormat("%016x", *d.node_guid)
                                  : std::string("-");
 }
 
-std::string ipv4_text(const DeviceInfo& d) {
+std::string ipv4_text(const verbs::DeviceInfo& d) {
   auto gid = d.ipv4_gid();
-  return gid.has_value() ? gid_ipv4_text(gid->gid) : std::string("-");
+  return gid.has_value() ? verbs::gid_ipv4_text(gid->gid) : std::string("-");
 }
 
-std::string gid_kinds(const DeviceInfo& d) {
+std::string gid_kinds(const verbs::DeviceInfo& d) {
   if (d.gids.empty()) return "none";
   std::vector<std::string> parts;
-  for (const GidEntry& g : d.gids) {
-    parts.push_back(absl::StrFormat("%d %s", g.index, gid_kind_name(g.kind)));
+  for (const verbs::GidEntry& g : d.gids) {
+    parts.push_back(
+        absl::StrFormat("%d %s", g.index, verbs::gid_kind_name(g.kind)));
   }
   return absl::StrJoin(parts, ", ");
 }
@@ -43,7 +44,7 @@ std::string gid_kinds(const DeviceInfo& d) {
 // What the simulated provider says it could not do, or "" for any other
 // library (which lacks weft_sim_verbs_last_error) or when it has no error.
 // The library is loaded already; RTLD_NOLOAD only finds it again.
-std::string provider_error(const VerbsLibrary& library) {
+std::string provider_error(const verbs::VerbsLibrary& library) {
   void* handle = dlopen(library.path().c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (handle == nullptr) return "";
   using LastError = const char* (*)();
@@ -61,7 +62,7 @@ std::vector<std::string> diagnosis_lines(const Report& report) {
     lines.push_back(std::string(report.status.message()));
     return lines;
   }
-  for (const DeviceInfo& d : report.devices) {
+  for (const verbs::DeviceInfo& d : report.devices) {
     for (const std::string& problem : diagnose(d)) {
       lines.push_back(absl::StrFormat("%s: %s", d.name, problem));
     }
@@ -74,10 +75,10 @@ std::vector<std::string> diagnosis_lines(const Report& report) {
   return lines;
 }
 
-void append_details(const DeviceInfo& d, std::string* out) {
-  for (const GidEntry& g : d.gids) {
+void append_details(const verbs::DeviceInfo& d, std::string* out) {
+  for (const verbs::GidEntry& g : d.gids) {
     absl::StrAppendFormat(out, "    gid[%d] %s (%s)\n", g.index,
-                          gid_text(g.gid), gid_kind_name(g.kind));
+                          verbs::gid_text(g.gid), verbs::gid_kind_name(g.kind));
   }
   if (d.limits.has_value()) {
     absl::StrAppendFormat(
@@ -93,14 +94,17 @@ void append_details(const DeviceInfo& d, std::string* out) {
 
 Report make_report(const std::string& library) {
   Report report;
-  report.library = library.empty() ? VerbsLibrary::default_path() : library;
-  absl::StatusOr<const VerbsLibrary*> loaded = VerbsLibrary::load(library);
+  report.library =
+      library.empty() ? verbs::VerbsLibrary::default_path() : library;
+  absl::StatusOr<const verbs::VerbsLibrary*> loaded =
+      verbs::VerbsLibrary::load(library);
   if (!loaded.ok()) {
     report.failure = Report::Failure::kLibrary;
     report.status = loaded.status();
     return report;
   }
-  absl::StatusOr<std::vector<DeviceInfo>> devices = list_devices(**loaded);
+  absl::StatusOr<std::vector<verbs::DeviceInfo>> devices =
+      verbs::list_devices(**loaded);
   if (!devices.ok()) {
     const std::string provider = provider_error(**loaded);
     report.failure = provider.empty() ? Report::Failure::kNoDevices
@@ -117,18 +121,18 @@ Report make_report(const std::string& library) {
   return report;
 }
 
-std::vector<std::string> diagnose(const DeviceInfo& d) {
+std::vector<std::string> diagnose(const verbs::DeviceInfo& d) {
   if (!d.status.ok()) return {std::string(d.status.message())};
   std::vector<std::string> problems;
   if (!d.port_active()) {
-    problems.push_back(
-        absl::StrFormat("port %u is %s; %s", static_cast<unsigned>(kPort),
-                        port_state_name(d.port_state), port_down_causes()));
+    problems.push_back(absl::StrFormat(
+        "port %u is %s; %s", static_cast<unsigned>(verbs::kPort),
+        verbs::port_state_name(d.port_state), verbs::port_down_causes()));
   }
   if (!d.ipv4_gid().has_value()) {
-    problems.push_back(choose_gid(d.gids).has_value()
+    problems.push_back(verbs::choose_gid(d.gids).has_value()
                            ? std::string(kLinkLocalOnly)
-                           : std::string(no_usable_gid_remedy()));
+                           : std::string(verbs::no_usable_gid_remedy()));
   }
   return problems;
 }
@@ -143,7 +147,7 @@ int exit_code(const Report& report) {
     case Report::Failure::kNone:
       break;
   }
-  for (const DeviceInfo& d : report.devices) {
+  for (const verbs::DeviceInfo& d : report.devices) {
     if (!diagnose(d).empty()) return kExitNotReady;
   }
   return kExitReady;
@@ -155,16 +159,17 @@ std::string format_text(const Report& report, bool verbose) {
     constexpr const char* kRow = "%-16s %-16s %-17s %-4s %-11s %-15s %s\n";
     absl::StrAppendFormat(&out, kRow, "device", "node GUID", "port 1 state",
                           "MTU", "link layer", "IPv4", "GIDs");
-    for (const DeviceInfo& d : report.devices) {
+    for (const verbs::DeviceInfo& d : report.devices) {
       if (!d.status.ok()) {
         absl::StrAppendFormat(&out, kRow, d.name, guid_text(d), "-", "-", "-",
                               "-", "-");
         continue;
       }
-      absl::StrAppendFormat(
-          &out, kRow, d.name, guid_text(d), port_state_name(d.port_state),
-          absl::StrCat(mtu_bytes(d.active_mtu)), link_layer_name(d.link_layer),
-          ipv4_text(d), gid_kinds(d));
+      absl::StrAppendFormat(&out, kRow, d.name, guid_text(d),
+                            verbs::port_state_name(d.port_state),
+                            absl::StrCat(verbs::mtu_bytes(d.active_mtu)),
+                            verbs::link_layer_name(d.link_layer), ipv4_text(d),
+                            gid_kinds(d));
       if (verbose) append_details(d, &out);
     }
   }
@@ -178,21 +183,21 @@ std::string format_json(const Report& report) {
   nlohmann::json doc;
   doc["library"] = report.library;
   doc["devices"] = nlohmann::json::array();
-  for (const DeviceInfo& d : report.devices) {
+  for (const verbs::DeviceInfo& d : report.devices) {
     nlohmann::json device = {{"name", d.name},
                              {"node_guid", guid_text(d)},
                              {"ready", diagnose(d).empty()},
                              {"problems", diagnose(d)}};
     if (d.status.ok()) {
-      device["port_state"] = std::string(port_state_name(d.port_state));
-      device["active_mtu"] = mtu_bytes(d.active_mtu);
-      device["link_layer"] = std::string(link_layer_name(d.link_layer));
+      device["port_state"] = std::string(verbs::port_state_name(d.port_state));
+      device["active_mtu"] = verbs::mtu_bytes(d.active_mtu);
+      device["link_layer"] = std::string(verbs::link_layer_name(d.link_layer));
       device["ipv4"] = ipv4_text(d);
       nlohmann::json gids = nlohmann::json::array();
-      for (const GidEntry& g : d.gids) {
+      for (const verbs::GidEntry& g : d.gids) {
         gids.push_back({{"index", g.index},
-                        {"gid", gid_text(g.gid)},
-                        {"kind", std::string(gid_kind_name(g.kind))}});
+                        {"gid", verbs::gid_text(g.gid)},
+                        {"kind", std::string(verbs::gid_kind_name(g.kind))}});
       }
       device["gids"] = gids;
     }
@@ -205,4 +210,4 @@ std::string format_json(const Report& report) {
          "\n";
 }
 
-}  // namespace weft::verbs::cli
+}  // namespace weft::tools::weft_devices

@@ -11,14 +11,14 @@
 #include "tools/cli/exit_status.h"
 #include "verbs/device_info.h"
 
-namespace weft::verbs::cli {
+namespace weft::tools::weft_devices {
 
 // Exit codes (also in --help and docs/verbs-macos.md): weft's tools' 0, 1
 // and 2 (tools/cli/exit_status.h), and weft-devices' own 3 and 4.
-inline constexpr int kExitReady = sim::cli::kExitOk;  // every device ready
+inline constexpr int kExitReady = cli::kExitOk;  // every device ready
 // The library cannot be loaded or fails to list its devices.
-inline constexpr int kExitFailed = sim::cli::kExitFailed;
-inline constexpr int kExitBadInput = sim::cli::kExitBadInput;  // bad flags
+inline constexpr int kExitFailed = cli::kExitFailed;
+inline constexpr int kExitBadInput = cli::kExitBadInput;  // bad flags
 inline constexpr int kExitNoDevices = 3;  // the library lists no devices
 inline constexpr int kExitNotReady = 4;   // some device is not ready
 
@@ -30,7 +30,7 @@ struct Report {
   std::string library;  // the path weft loaded (or tried to)
   Failure failure = Failure::kNone;
   absl::Status status;  // why loading or listing failed
-  std::vector<DeviceInfo> devices;
+  std::vector<verbs::DeviceInfo> devices;
 };
 
 // Loads `library` (empty: $WEFT_VERBS_LIBRARY or the system's) and lists
@@ -41,7 +41,7 @@ struct Report {
 Report make_report(const std::string& library);
 
 // What is wrong with `device`, one line per problem (empty: ready).
-std::vector<std::string> diagnose(const DeviceInfo& device);
+std::vector<std::string> diagnose(const verbs::DeviceInfo& device);
 int exit_code(const Report& report);
 
 // The table, optionally every GID and the device limits, then diagnosis
@@ -49,6 +49,6 @@ int exit_code(const Report& report);
 std::string format_text(const Report& report, bool verbose);
 std::string format_json(const Report& report);
 
-}  // namespace weft::verbs::cli
+}  // namespace weft::tools::weft_devices
 
 #endif  // WEFT_TOOLS_WEFT_DEVICES_DEVICE_REPORT_H_

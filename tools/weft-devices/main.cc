@@ -14,10 +14,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "collectives/tcp_hosts.h"
-#include "fabric/absl_compat.h"
-#include "fabric/text_file.h"
+#include "base/absl_compat.h"
+#include "base/text_file.h"
 #include "fabric/topology.h"
+#include "rendezvous/tcp_hosts.h"
 #include "tools/cli/exit_status.h"
 #include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
@@ -32,7 +32,7 @@ ABSL_FLAG(bool, verbose, false, "also print every GID and the device limits");
 ABSL_FLAG(std::string, from, "",
           "mlx.launch's hostfile (hosts with \"ssh\" and "
           "\"ips\") to convert");
-ABSL_FLAG(uint32_t, port, weft::devices::kMlxStartingPort,
+ABSL_FLAG(uint32_t, port, weft::tools::weft_devices::kMlxStartingPort,
           "the first address's port; each further address "
           "(every host's every IP and cable, in order) takes the next, as "
           "mlx.launch's --starting-port");
@@ -42,17 +42,17 @@ ABSL_FLAG(uint32_t, cables, 1,
 
 namespace {
 
-const weft::sim::cli::FlagSet kDevicesFlags("weft-devices",
-                                            "what to load and print",
-                                            FLAGS_library, FLAGS_json,
-                                            FLAGS_verbose);
-const weft::sim::cli::FlagSet kHostfileFlags(
+const weft::tools::cli::FlagSet kDevicesFlags("weft-devices",
+                                              "what to load and print",
+                                              FLAGS_library, FLAGS_json,
+                                              FLAGS_verbose);
+const weft::tools::cli::FlagSet kHostfileFlags(
     "tcp-hostfile", "mlx.launch's hostfile to the ring hostfile", FLAGS_from,
     FLAGS_port, FLAGS_cables);
-constexpr const weft::sim::cli::FlagSet* kFlagSets[] = {&kDevicesFlags,
-                                                        &kHostfileFlags};
-constexpr const weft::sim::cli::FlagSet* kListSets[] = {&kDevicesFlags};
-constexpr const weft::sim::cli::FlagSet* kHostfileSets[] = {&kHostfileFlags};
+constexpr const weft::tools::cli::FlagSet* kFlagSets[] = {&kDevicesFlags,
+                                                          &kHostfileFlags};
+constexpr const weft::tools::cli::FlagSet* kListSets[] = {&kDevicesFlags};
+constexpr const weft::tools::cli::FlagSet* kHostfileSets[] = {&kHostfileFlags};
 constexpr char kHostfileCommand[] = "tcp-hostfile";
 // Largest launch hostfile read (a line of JSON per rank).
 constexpr size_t kMaxHostfileBytes = size_t{64} << 20;
@@ -73,20 +73,20 @@ constexpr char kUsage[] =
 // --help and --helpshort: prints the usage, then the flags; --version: the
 // version line.
 bool answered_help(const std::vector<std::string>& args) {
-  if (weft::sim::cli::wants_version(args)) {
-    std::printf("%s\n", weft::sim::cli::version_line("weft-devices").c_str());
+  if (weft::tools::cli::wants_version(args)) {
+    std::printf("%s\n", weft::tools::cli::version_line("weft-devices").c_str());
     return true;
   }
-  if (!weft::sim::cli::wants_help(args)) return false;
+  if (!weft::tools::cli::wants_help(args)) return false;
   std::printf("weft-devices: %s\n\n%s", kUsage,
-              weft::sim::cli::flags_help(kFlagSets, {}).c_str());
+              weft::tools::cli::flags_help(kFlagSets, {}).c_str());
   return true;
 }
 
 int bad_input(const absl::Status& status) {
-  return weft::sim::cli::report_line("weft-devices",
-                                     weft::verbs::cli::kExitBadInput,
-                                     weft::to_std(status.message()));
+  return weft::tools::cli::report_line("weft-devices",
+                                       weft::tools::weft_devices::kExitBadInput,
+                                       weft::base::to_std(status.message()));
 }
 
 // tcp-hostfile: reads --from, prints the ring hostfile; exit 0, or 2 with
@@ -107,13 +107,15 @@ int print_tcp_hostfile() {
         port, cables, weft::Topology::kMaxCables)));
   }
   absl::StatusOr<std::string> text =
-      weft::read_text_file(path, kMaxHostfileBytes, "launch hostfile");
+      weft::base::read_text_file(path, kMaxHostfileBytes, "launch hostfile");
   if (!text.ok()) return bad_input(text.status());
   absl::StatusOr<weft::TcpHosts> hosts =
-      weft::devices::ring_hosts_from_launch_hostfile(*text, path, port, cables);
+      weft::tools::weft_devices::ring_hosts_from_launch_hostfile(*text, path,
+                                                                 port, cables);
   if (!hosts.ok()) return bad_input(hosts.status());
-  std::fputs(weft::devices::format_ring_hostfile(*hosts).c_str(), stdout);
-  return weft::sim::cli::kExitOk;
+  std::fputs(weft::tools::weft_devices::format_ring_hostfile(*hosts).c_str(),
+             stdout);
+  return weft::tools::cli::kExitOk;
 }
 
 }  // namespace
@@ -125,26 +127,26 @@ int main(int argc, char** argv) {
   const bool hostfile = raw.size() > 1 && raw[1] == kHostfileCommand;
   if (hostfile) raw.erase(raw.begin() + 1);
   absl::StatusOr<std::vector<std::string>> args =
-      weft::sim::cli::check_args("weft-devices", raw);
+      weft::tools::cli::check_args("weft-devices", raw);
   if (!args.ok()) return bad_input(args.status());
-  if (answered_help(*args)) return weft::verbs::cli::kExitReady;
-  const weft::sim::cli::FlagScope scope{
+  if (answered_help(*args)) return weft::tools::weft_devices::kExitReady;
+  const weft::tools::cli::FlagScope scope{
       "weft-devices", hostfile ? kHostfileCommand : "device listing",
-      hostfile ? weft::sim::cli::FlagSets(kHostfileSets)
-               : weft::sim::cli::FlagSets(kListSets),
+      hostfile ? weft::tools::cli::FlagSets(kHostfileSets)
+               : weft::tools::cli::FlagSets(kListSets),
       kFlagSets};
-  if (absl::Status s = weft::sim::cli::check_flag_scope(*args, scope);
+  if (absl::Status s = weft::tools::cli::check_flag_scope(*args, scope);
       !s.ok()) {
     return bad_input(s);
   }
-  weft::sim::cli::set_flags(*std::move(args));
+  weft::tools::cli::set_flags(*std::move(args));
   if (hostfile) return print_tcp_hostfile();
-  const weft::verbs::cli::Report report =
-      weft::verbs::cli::make_report(absl::GetFlag(FLAGS_library));
-  const std::string text =
-      absl::GetFlag(FLAGS_json)
-          ? weft::verbs::cli::format_json(report)
-          : weft::verbs::cli::format_text(report, absl::GetFlag(FLAGS_verbose));
+  const weft::tools::weft_devices::Report report =
+      weft::tools::weft_devices::make_report(absl::GetFlag(FLAGS_library));
+  const std::string text = absl::GetFlag(FLAGS_json)
+                               ? weft::tools::weft_devices::format_json(report)
+                               : weft::tools::weft_devices::format_text(
+                                     report, absl::GetFlag(FLAGS_verbose));
   std::fputs(text.c_str(), stdout);
-  return weft::verbs::cli::exit_code(report);
+  return weft::tools::weft_devices::exit_code(report);
 }

@@ -10,10 +10,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "collectives/tcp_hosts.h"
 #include "nlohmann/json.hpp"
+#include "rendezvous/tcp_hosts.h"
 
-namespace weft::devices {
+namespace weft::tools::weft_devices {
 namespace {
 
 constexpr uint32_t kMaxPort = 65535;
@@ -111,4 +111,4 @@ std::string format_ring_hostfile(const TcpHosts& hosts) {
   return "[" + absl::StrJoin(rows, ", ") + "]\n";
 }
 
-}  // namespace weft::devices
+}  // namespace weft::tools::weft_devices

@@ -1,7 +1,7 @@
 // `weft-devices tcp-hostfile`: turns mlx.launch's hostfile (the hosts to
 // ssh into, each with the IPs the ring backend talks over) into the ring
 // backend's own hostfile, which MLX_HOSTFILE (or WEFT_HOSTFILE) names and
-// weft's TCP fabric reads (collectives/tcp_hosts.h).
+// weft's TCP fabric reads (rendezvous/tcp_hosts.h).
 //
 // mlx.launch's file is a list of hosts, or an object whose "hosts" is that
 // list (with "backend" and "envs" beside it, ignored here):
@@ -26,9 +26,9 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "collectives/tcp_hosts.h"
+#include "rendezvous/tcp_hosts.h"
 
-namespace weft::devices {
+namespace weft::tools::weft_devices {
 
 // mlx.launch's default --starting-port.
 inline constexpr uint32_t kMlxStartingPort = 32323;
@@ -47,6 +47,6 @@ absl::StatusOr<TcpHosts> ring_hosts_from_launch_hostfile(
 // [["ip:port", ...], ...] and a newline.
 std::string format_ring_hostfile(const TcpHosts& hosts);
 
-}  // namespace weft::devices
+}  // namespace weft::tools::weft_devices
 
 #endif  // WEFT_TOOLS_WEFT_DEVICES_TCP_HOSTFILE_H_

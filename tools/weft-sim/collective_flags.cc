@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "fabric/topology.h"
 #include "tools/cli/byte_size.h"
 #include "tools/cli/cli_common.h"
@@ -42,13 +42,13 @@ ABSL_FLAG(std::string, recovery, "on",
           "run, sweep, shrink: retransmission of lost, duplicated and "
           "reordered frames (GroupOptions::recovery): on or off");
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
-const FlagSet kCollectiveFlags("collective", "one collective", FLAGS_op,
-                               FLAGS_bytes, FLAGS_dtype, FLAGS_redop,
-                               FLAGS_root, FLAGS_algorithm, FLAGS_in_place,
-                               FLAGS_iterations, FLAGS_timeout_ms,
-                               FLAGS_recovery);
+const cli::FlagSet kCollectiveFlags("collective", "one collective", FLAGS_op,
+                                    FLAGS_bytes, FLAGS_dtype, FLAGS_redop,
+                                    FLAGS_root, FLAGS_algorithm, FLAGS_in_place,
+                                    FLAGS_iterations, FLAGS_timeout_ms,
+                                    FLAGS_recovery);
 
 namespace {
 
@@ -83,7 +83,7 @@ absl::Status parse_names(harness::CollectiveSpec* spec) {
 }  // namespace
 
 absl::StatusOr<bool> recovery_flag() {
-  return parse_on_off("recovery", absl::GetFlag(FLAGS_recovery));
+  return cli::parse_on_off("recovery", absl::GetFlag(FLAGS_recovery));
 }
 
 absl::StatusOr<CollectiveFlags> collective_flags() {
@@ -93,19 +93,19 @@ absl::StatusOr<CollectiveFlags> collective_flags() {
   out.group.recovery.enabled = *recovery;
   if (absl::Status s = parse_names(&out.spec); !s.ok()) return s;
   absl::StatusOr<uint64_t> bytes =
-      parse_byte_size("bytes", absl::GetFlag(FLAGS_bytes));
+      cli::parse_byte_size("bytes", absl::GetFlag(FLAGS_bytes));
   if (!bytes.ok()) return bytes.status();
   out.spec.bytes = *bytes;
-  absl::StatusOr<uint64_t> root =
-      parse_uint("root", absl::GetFlag(FLAGS_root), 0, Topology::kMaxRanks - 1);
+  absl::StatusOr<uint64_t> root = cli::parse_uint(
+      "root", absl::GetFlag(FLAGS_root), 0, Topology::kMaxRanks - 1);
   if (!root.ok()) return root.status();
   out.spec.root = static_cast<uint32_t>(*root);
   out.spec.in_place = absl::GetFlag(FLAGS_in_place);
-  absl::StatusOr<uint64_t> iterations = parse_uint(
+  absl::StatusOr<uint64_t> iterations = cli::parse_uint(
       "iterations", absl::GetFlag(FLAGS_iterations), 1, kMaxIterations);
   if (!iterations.ok()) return iterations.status();
   out.iterations = static_cast<uint32_t>(*iterations);
-  absl::StatusOr<uint64_t> timeout_ms = parse_uint(
+  absl::StatusOr<uint64_t> timeout_ms = cli::parse_uint(
       "timeout_ms", absl::GetFlag(FLAGS_timeout_ms), 0, kMaxTimeoutMs);
   if (!timeout_ms.ok()) return timeout_ms.status();
   out.timeout_ns = static_cast<TimeNs>(*timeout_ms) * kNsPerMs;
@@ -117,7 +117,7 @@ bool sets_collective_flag(std::span<const std::string> args) {
       absl::GetFlagReflectionHandle(FLAGS_recovery);
   for (const std::string& arg : args) {
     const absl::CommandLineFlag* flag =
-        absl::FindCommandLineFlag(flag_name(arg));
+        absl::FindCommandLineFlag(cli::flag_name(arg));
     if (flag != nullptr && flag != &recovery &&
         kCollectiveFlags.contains(*flag)) {
       return true;
@@ -126,4 +126,4 @@ bool sets_collective_flag(std::span<const std::string> args) {
   return false;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -17,7 +17,7 @@
 #include "harness/collective_spec.h"
 #include "tools/cli/flag_scope.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 struct CollectiveFlags {
   harness::CollectiveSpec spec;
@@ -28,7 +28,7 @@ struct CollectiveFlags {
 
 // --op, --bytes, --dtype, --redop, --root, --algorithm, --in_place,
 // --iterations, --timeout_ms, --recovery.
-extern const FlagSet kCollectiveFlags;
+extern const cli::FlagSet kCollectiveFlags;
 
 // --recovery: true for "on" (the default), false for "off".
 absl::StatusOr<bool> recovery_flag();
@@ -40,6 +40,6 @@ absl::StatusOr<CollectiveFlags> collective_flags();
 // other than --recovery: a collective to run.
 bool sets_collective_flag(std::span<const std::string> args);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_COLLECTIVE_FLAGS_H_

@@ -13,14 +13,14 @@
 
 #include "tools/cli/flag_scope.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 struct Command {
   std::string_view name;
   std::string_view summary;
   // The sets whose flags the command accepts; any other weft-sim flag is
   // bad input.
-  FlagSets flag_sets;
+  cli::FlagSets flag_sets;
   int (*run)(int argc, char** argv);
 };
 
@@ -38,9 +38,9 @@ CommandArgs parse_command_flags(int argc, char** argv,
                                 std::string_view command);
 
 // study_command.cc: --max_bytes.
-extern const FlagSet kStudyFlags;
+extern const cli::FlagSet kStudyFlags;
 // p2p_command.cc: --frames, --frame_bytes, --check_determinism.
-extern const FlagSet kP2pFlags;
+extern const cli::FlagSet kP2pFlags;
 
 // p2p_command.cc: point-to-point streams over every cabled pair.
 int run_p2p(int argc, char** argv);
@@ -58,7 +58,7 @@ int run_shrink(int argc, char** argv);
 int run_trace_merge(int argc, char** argv);
 
 // launch_command.cc: --fabric, --host, -n, --timeout_s.
-extern const FlagSet kLaunchFlags;
+extern const cli::FlagSet kLaunchFlags;
 // N ranks of a program, started as mpirun would, over the simulation
 // server or TCP (launch.h).
 int run_launch(int argc, char** argv);
@@ -66,11 +66,11 @@ int run_launch(int argc, char** argv);
 #ifdef WEFT_HAVE_SIM_SERVER
 // serve_command.cc (Linux): --socket, --on_deadlock, --on_crash,
 // --connect_timeout_s.
-extern const FlagSet kServeFlags;
+extern const cli::FlagSet kServeFlags;
 // The simulation server for verbs programs in processes of their own.
 int run_serve(int argc, char** argv);
 #endif
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_COMMANDS_H_

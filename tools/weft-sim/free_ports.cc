@@ -10,9 +10,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "fabric/socket.h"
+#include "net/socket.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 // `host` with port 0 as a socket address; false if it is not numeric.
@@ -54,10 +54,10 @@ absl::StatusOr<std::vector<uint16_t>> free_ports(std::string_view host,
         host));
   }
   // Every socket stays bound until all are chosen, so the ports differ.
-  std::vector<Socket> held;
+  std::vector<net::Socket> held;
   std::vector<uint16_t> ports;
   for (size_t i = 0; i < count; ++i) {
-    Socket s(::socket(address.ss_family, SOCK_STREAM, 0));
+    net::Socket s(::socket(address.ss_family, SOCK_STREAM, 0));
     sockaddr_storage bound = address;
     socklen_t bound_length = length;
     if (!s.valid() ||
@@ -83,4 +83,4 @@ std::string address_text(std::string_view host, uint16_t port) {
   return absl::StrFormat("%s:%u", host, port);
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 // `count` distinct free ports on `host` (a numeric IPv4 or IPv6 address of
 // this machine). InvalidArgument for text that is not such an address,
@@ -25,6 +25,6 @@ absl::StatusOr<std::vector<uint16_t>> free_ports(std::string_view host,
 // options take.
 std::string address_text(std::string_view host, uint16_t port);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_FREE_PORTS_H_

@@ -13,14 +13,14 @@
 
 #include "tools/cli/world_flags.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 struct LaunchRequest {
   // One program (every rank runs it) or one per rank, argv each.
   std::vector<std::vector<std::string>> programs;
   uint32_t ranks = 0;
   uint64_t timeout_s = 0;  // wall clock, from the first rank's start
-  WorldFlags world;        // --ranks, --cables, and the simulated world
+  cli::WorldFlags world;   // --ranks, --cables, and the simulated world
   std::string host;        // TCP: the address every rank listens on
 
   const std::vector<std::string>& program_of(uint32_t rank) const {
@@ -37,6 +37,6 @@ int launch_on_tcp(const LaunchRequest& request);
 int launch_on_sim(const LaunchRequest& request);
 #endif
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_LAUNCH_H_

@@ -47,21 +47,21 @@ ABSL_FLAG(std::string, timeout_s, "600",
           "ends the launch too: the others get 10 seconds to exit, then are "
           "killed");
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
-const FlagSet kLaunchFlags("launch", "process launcher", FLAGS_fabric,
-                           FLAGS_host, FLAGS_n, FLAGS_timeout_s);
+const cli::FlagSet kLaunchFlags("launch", "process launcher", FLAGS_fabric,
+                                FLAGS_host, FLAGS_n, FLAGS_timeout_s);
 
 namespace {
 
 // The world flags TCP ranks use; the rest describe a simulated world.
-const FlagSet kTcpWorldFlags("tcp world", "TCP ranks", FLAGS_ranks,
-                             FLAGS_cables);
+const cli::FlagSet kTcpWorldFlags("tcp world", "TCP ranks", FLAGS_ranks,
+                                  FLAGS_cables);
 
 // Bad input for a simulator-only flag given with --fabric=tcp.
 absl::Status check_tcp_flags(const std::vector<std::string>& given) {
   for (size_t i = 1; i < given.size(); ++i) {
-    const std::string name = flag_name(given[i]);
+    const std::string name = cli::flag_name(given[i]);
     if (name.empty()) continue;
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr || kTcpWorldFlags.contains(*flag) ||
@@ -99,53 +99,53 @@ int run_launch(int argc, char** argv) {
   if (args.exit_code) return *args.exit_code;
   for (const auto& p : request.programs) {
     if (p.empty()) {
-      return bad_input(
+      return cli::bad_input(
           "give the program after --: weft-sim launch -n 2 -- PROGRAM ARGS "
           "(several programs, one per rank, separated by ':')");
     }
   }
   const std::string fabric = absl::GetFlag(FLAGS_fabric);
   if (fabric != "sim" && fabric != "tcp") {
-    return bad_input(
+    return cli::bad_input(
         absl::StrFormat("--fabric=%s is neither sim nor tcp", fabric));
   }
   if (fabric == "tcp") {
     if (absl::Status s = check_tcp_flags(args.given); !s.ok()) {
-      return bad_input(s);
+      return cli::bad_input(s);
     }
   }
-  absl::StatusOr<WorldFlags> world = world_flags();
-  if (!world.ok()) return bad_input(world.status());
+  absl::StatusOr<cli::WorldFlags> world = cli::world_flags();
+  if (!world.ok()) return cli::bad_input(world.status());
   const uint32_t world_ranks = world->options.topology.ranks();
   absl::StatusOr<uint64_t> n =
-      parse_uint("n", absl::GetFlag(FLAGS_n), 0, world_ranks);
-  if (!n.ok()) return bad_input(n.status());
+      cli::parse_uint("n", absl::GetFlag(FLAGS_n), 0, world_ranks);
+  if (!n.ok()) return cli::bad_input(n.status());
   request.ranks = *n == 0 ? world_ranks : static_cast<uint32_t>(*n);
   if (request.programs.size() > 1 && request.programs.size() != request.ranks) {
-    return bad_input(absl::StrFormat(
+    return cli::bad_input(absl::StrFormat(
         "%u programs separated by ':' for %u ranks: give one program, or "
         "one per rank",
         request.programs.size(), request.ranks));
   }
   absl::StatusOr<uint64_t> timeout =
-      parse_uint("timeout_s", absl::GetFlag(FLAGS_timeout_s), 1, 86400);
-  if (!timeout.ok()) return bad_input(timeout.status());
+      cli::parse_uint("timeout_s", absl::GetFlag(FLAGS_timeout_s), 1, 86400);
+  if (!timeout.ok()) return cli::bad_input(timeout.status());
   request.timeout_s = *timeout;
   request.world = *std::move(world);
   request.host = absl::GetFlag(FLAGS_host);
   if (fabric == "tcp") return launch_on_tcp(request);
   if (request.host != "127.0.0.1") {
-    return bad_input(
+    return cli::bad_input(
         "--host is for --fabric=tcp; the simulation server's "
         "ranks meet on a Unix socket");
   }
 #ifdef WEFT_HAVE_SIM_SERVER
   return launch_on_sim(request);
 #else
-  return bad_input(
+  return cli::bad_input(
       "the simulation server (--fabric=sim, the default) is built on Linux "
       "only; here run the ranks over TCP: weft-sim launch --fabric=tcp");
 #endif
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
@@ -23,24 +23,25 @@
 #include "tools/weft-sim/sim_json.h"
 #include "tools/weft-sim/sweep_flags.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 // The sets each command accepts.
-constexpr const FlagSet* kStudySets[] = {
-    &kWorldFlags, &kStudyFlags, &kMemoryFlags, &kProgressFlags, &kJsonFlags};
-constexpr const FlagSet* kRunSets[] = {&kWorldFlags, &kCollectiveFlags,
-                                       &kMemoryFlags, &kJsonFlags};
-constexpr const FlagSet* kP2pSets[] = {&kWorldFlags, &kP2pFlags};
-constexpr const FlagSet* kSweepSets[] = {&kSweepFlags, &kProgressFlags,
-                                         &kJsonFlags};
-constexpr const FlagSet* kShrinkSets[] = {&kShrinkFlags};
+constexpr const cli::FlagSet* kStudySets[] = {
+    &cli::kWorldFlags, &kStudyFlags, &cli::kMemoryFlags, &cli::kProgressFlags,
+    &kJsonFlags};
+constexpr const cli::FlagSet* kRunSets[] = {
+    &cli::kWorldFlags, &kCollectiveFlags, &cli::kMemoryFlags, &kJsonFlags};
+constexpr const cli::FlagSet* kP2pSets[] = {&cli::kWorldFlags, &kP2pFlags};
+constexpr const cli::FlagSet* kSweepSets[] = {
+    &kSweepFlags, &cli::kProgressFlags, &kJsonFlags};
+constexpr const cli::FlagSet* kShrinkSets[] = {&kShrinkFlags};
 #ifdef WEFT_HAVE_SIM_SERVER
-constexpr const FlagSet* kServeSets[] = {&kWorldFlags, &kServeFlags};
-constexpr const FlagSet* kLaunchSets[] = {&kWorldFlags, &kServeFlags,
-                                          &kLaunchFlags};
+constexpr const cli::FlagSet* kServeSets[] = {&cli::kWorldFlags, &kServeFlags};
+constexpr const cli::FlagSet* kLaunchSets[] = {&cli::kWorldFlags, &kServeFlags,
+                                               &kLaunchFlags};
 #else
-constexpr const FlagSet* kLaunchSets[] = {&kWorldFlags, &kLaunchFlags};
+constexpr const cli::FlagSet* kLaunchSets[] = {&kWorldFlags, &kLaunchFlags};
 #endif
 
 // The dispatch table. The first entry is what `weft-sim` with no command
@@ -86,10 +87,10 @@ constexpr Command kCommands[] = {
 };
 
 // Every set of every command, each once, in the table's order.
-std::vector<const FlagSet*> all_flag_sets() {
-  std::vector<const FlagSet*> out;
+std::vector<const cli::FlagSet*> all_flag_sets() {
+  std::vector<const cli::FlagSet*> out;
   for (const Command& c : kCommands) {
-    for (const FlagSet* set : c.flag_sets) {
+    for (const cli::FlagSet* set : c.flag_sets) {
       if (std::find(out.begin(), out.end(), set) == out.end())
         out.push_back(set);
     }
@@ -98,7 +99,7 @@ std::vector<const FlagSet*> all_flag_sets() {
 }
 
 // The sets `command` accepts (none for a name not in the table).
-FlagSets flag_sets_of(std::string_view command) {
+cli::FlagSets flag_sets_of(std::string_view command) {
   for (const Command& c : kCommands) {
     if (c.name == command) return c.flag_sets;
   }
@@ -106,14 +107,14 @@ FlagSets flag_sets_of(std::string_view command) {
 }
 
 // The commands that accept `set`: "study, run, p2p".
-std::string users_of(const FlagSet* set) {
+std::string users_of(const cli::FlagSet* set) {
   std::string out;
   for (const Command& c : kCommands) {
     if (std::find(c.flag_sets.begin(), c.flag_sets.end(), set) ==
         c.flag_sets.end()) {
       continue;
     }
-    absl::StrAppend(&out, out.empty() ? "" : ", ", to_absl(c.name));
+    absl::StrAppend(&out, out.empty() ? "" : ", ", base::to_absl(c.name));
   }
   return out;
 }
@@ -125,7 +126,7 @@ std::string_view named_command;
 // --help: the usage message, then every flag, set by set; after a command
 // (weft-sim run --help), that command's summary and its own flags. Exits 0.
 int print_help() {
-  std::vector<const FlagSet*> sets;
+  std::vector<const cli::FlagSet*> sets;
   if (named_command.empty()) {
     sets = all_flag_sets();
     std::printf("weft-sim: %s\n\n",
@@ -140,17 +141,17 @@ int print_help() {
     }
   }
   std::vector<std::string> used_by;
-  for (const FlagSet* set : sets) used_by.push_back(users_of(set));
-  std::printf("%s\n", flags_help(sets, used_by).c_str());
+  for (const cli::FlagSet* set : sets) used_by.push_back(users_of(set));
+  std::printf("%s\n", cli::flags_help(sets, used_by).c_str());
   std::printf("--helpfull also lists absl's own flags (--flagfile, ...).\n");
-  return kExitOk;
+  return cli::kExitOk;
 }
 
 std::string command_list() {
   std::string out;
   for (const Command& c : kCommands) {
-    absl::StrAppend(&out, "  ", to_absl(c.name), "  ", to_absl(c.summary),
-                    "\n");
+    absl::StrAppend(&out, "  ", base::to_absl(c.name), "  ",
+                    base::to_absl(c.summary), "\n");
   }
   return out;
 }
@@ -160,7 +161,7 @@ void configure_usage() {
       "deterministic RDMA fabric simulator\n\nusage: weft-sim [command] "
       "[--flag=value ...]\n"
       "commands (default: ",
-      to_absl(kCommands[0].name), "):\n", command_list(),
+      base::to_absl(kCommands[0].name), "):\n", command_list(),
       "flag names may use - or _ (--check-determinism, --check_determinism)"));
 }
 
@@ -181,37 +182,40 @@ int dispatch(int argc, char** argv) {
   if (name == "help") {
     std::fputs(std::string(absl::ProgramUsageMessage()).c_str(), stdout);
     std::fputs("\n", stdout);
-    return kExitOk;
+    return cli::kExitOk;
   }
   std::string names;
   for (const Command& c : kCommands) {
-    absl::StrAppend(&names, names.empty() ? "" : ", ", to_absl(c.name));
+    absl::StrAppend(&names, names.empty() ? "" : ", ", base::to_absl(c.name));
   }
-  return bad_input(absl::StrCat("unknown command \"", to_absl(name),
-                                "\"; commands: ", names,
-                                " (weft-sim --help for flags)"));
+  return cli::bad_input(absl::StrCat("unknown command \"", base::to_absl(name),
+                                     "\"; commands: ", names,
+                                     " (weft-sim --help for flags)"));
 }
 
 }  // namespace
 
 CommandArgs parse_command_flags(int argc, char** argv,
                                 std::string_view command) {
-  absl::StatusOr<std::vector<std::string>> args = normalise_flags(argc, argv);
-  if (!args.ok()) return {.exit_code = bad_input(args.status())};
-  if (wants_help(*args)) return {.exit_code = print_help()};
-  if (wants_version(*args)) {
-    std::printf("%s\n", version_line("weft-sim").c_str());
-    return {.exit_code = kExitOk};
+  absl::StatusOr<std::vector<std::string>> args =
+      cli::normalise_flags(argc, argv);
+  if (!args.ok()) return {.exit_code = cli::bad_input(args.status())};
+  if (cli::wants_help(*args)) return {.exit_code = print_help()};
+  if (cli::wants_version(*args)) {
+    std::printf("%s\n", cli::version_line("weft-sim").c_str());
+    return {.exit_code = cli::kExitOk};
   }
   CommandArgs out{.given = *args};
-  set_flags(*std::move(args));
-  const std::vector<const FlagSet*> all = all_flag_sets();
-  const FlagScope scope{"weft-sim", command, flag_sets_of(command), all};
-  if (absl::Status s = check_flag_scope(out.given, scope); !s.ok())
-    return {.exit_code = bad_input(s)};
+  cli::set_flags(*std::move(args));
+  const std::vector<const cli::FlagSet*> all = all_flag_sets();
+  const cli::FlagScope scope{"weft-sim", command, flag_sets_of(command), all};
+  if (absl::Status s = cli::check_flag_scope(out.given, scope); !s.ok())
+    return {.exit_code = cli::bad_input(s)};
   return out;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
-int main(int argc, char** argv) { return weft::sim::cli::dispatch(argc, argv); }
+int main(int argc, char** argv) {
+  return weft::tools::weft_sim::dispatch(argc, argv);
+}

@@ -25,34 +25,34 @@ ABSL_FLAG(bool, check_determinism, false,
           "run twice with the same options and seed and compare trace hashes; "
           "exit 1 if they differ");
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
-const FlagSet kP2pFlags("p2p", "point-to-point streams", FLAGS_frames,
-                        FLAGS_frame_bytes, FLAGS_check_determinism);
+const cli::FlagSet kP2pFlags("p2p", "point-to-point streams", FLAGS_frames,
+                             FLAGS_frame_bytes, FLAGS_check_determinism);
 
 namespace {
 
 struct P2pRun {
-  RunResult result;
-  Counters counters;
+  sim::RunResult result;
+  sim::Counters counters;
   harness::P2pStats stats;
   uint64_t hash = 0;
   std::string hash_hex;
 };
 
-absl::StatusOr<P2pRun> run_once(const WorldFlags& flags,
+absl::StatusOr<P2pRun> run_once(const cli::WorldFlags& flags,
                                 const harness::P2pConfig& config,
                                 bool write_trace) {
-  WorldOptions options = flags.options;
+  sim::WorldOptions options = flags.options;
   const bool keep = write_trace && !flags.trace_path.empty();
   options.keep_trace_events = keep;
-  absl::StatusOr<std::unique_ptr<World>> world =
-      World::create(std::move(options));
+  absl::StatusOr<std::unique_ptr<sim::World>> world =
+      sim::World::create(std::move(options));
   if (!world.ok()) return world.status();
   absl::StatusOr<std::unique_ptr<harness::P2pTraffic>> traffic =
       harness::P2pTraffic::create(**world, config);
   if (!traffic.ok()) return traffic.status();
-  const std::vector<RankProgram*> programs = (*traffic)->programs();
+  const std::vector<sim::RankProgram*> programs = (*traffic)->programs();
   P2pRun run;
   run.result = (*world)->run(programs);
   run.counters = (*world)->counters();
@@ -69,10 +69,10 @@ absl::StatusOr<P2pRun> run_once(const WorldFlags& flags,
   return run;
 }
 
-void print_summary(const WorldFlags& flags, const harness::P2pConfig& config,
-                   const P2pRun& run) {
-  const WorldOptions& o = flags.options;
-  const Counters& c = run.counters;
+void print_summary(const cli::WorldFlags& flags,
+                   const harness::P2pConfig& config, const P2pRun& run) {
+  const sim::WorldOptions& o = flags.options;
+  const sim::Counters& c = run.counters;
   const harness::P2pStats& s = run.stats;
   std::printf("weft-sim p2p: %u ranks, %s, link %s (%s), seed %llu\n",
               o.topology.ranks(), flags.topology_name.c_str(),
@@ -82,7 +82,7 @@ void print_summary(const WorldFlags& flags, const harness::P2pConfig& config,
               static_cast<unsigned long long>(s.streams),
               config.frames_per_pair, config.frame_bytes);
   std::printf("outcome            %s\n",
-              std::string(outcome_name(run.result.outcome)).c_str());
+              std::string(sim::outcome_name(run.result.outcome)).c_str());
   std::printf("virtual time       %.3f us\n",
               static_cast<double>(run.result.end_ns) / 1e3);
   std::string out = absl::StrFormat(
@@ -100,11 +100,12 @@ void print_summary(const WorldFlags& flags, const harness::P2pConfig& config,
       s.error_completions, s.flushed, s.failed_streams, s.missing,
       c.faults_total());
   std::fputs(out.c_str(), stdout);
-  for (int k = 1; k < kFaultKindCount; ++k) {
+  for (int k = 1; k < sim::kFaultKindCount; ++k) {
     if (c.faults[static_cast<size_t>(k)] == 0) continue;
     std::printf(
         "  %-16s %llu\n",
-        std::string(fault_kind_name(static_cast<FaultKind>(k))).c_str(),
+        std::string(sim::fault_kind_name(static_cast<sim::FaultKind>(k)))
+            .c_str(),
         static_cast<unsigned long long>(c.faults[static_cast<size_t>(k)]));
   }
   if (!run.result.completed()) std::printf("%s", run.result.report.c_str());
@@ -114,12 +115,12 @@ void print_summary(const WorldFlags& flags, const harness::P2pConfig& config,
 
 absl::StatusOr<harness::P2pConfig> p2p_config() {
   harness::P2pConfig config;
-  absl::StatusOr<uint64_t> frames = parse_uint(
+  absl::StatusOr<uint64_t> frames = cli::parse_uint(
       "frames", absl::GetFlag(FLAGS_frames), 1, harness::P2pConfig::kMaxFrames);
   if (!frames.ok()) return frames.status();
   absl::StatusOr<uint64_t> bytes =
-      parse_uint("frame_bytes", absl::GetFlag(FLAGS_frame_bytes), 1,
-                 harness::P2pConfig::kMaxFrameBytes);
+      cli::parse_uint("frame_bytes", absl::GetFlag(FLAGS_frame_bytes), 1,
+                      harness::P2pConfig::kMaxFrameBytes);
   if (!bytes.ok()) return bytes.status();
   config.frames_per_pair = static_cast<uint32_t>(*frames);
   config.frame_bytes = static_cast<uint32_t>(*bytes);
@@ -133,23 +134,24 @@ int run_p2p(int argc, char** argv) {
       args.exit_code) {
     return *args.exit_code;
   }
-  absl::StatusOr<WorldFlags> flags = world_flags();
-  if (!flags.ok()) return bad_input(flags.status());
+  absl::StatusOr<cli::WorldFlags> flags = cli::world_flags();
+  if (!flags.ok()) return cli::bad_input(flags.status());
   absl::StatusOr<harness::P2pConfig> config = p2p_config();
-  if (!config.ok()) return bad_input(config.status());
+  if (!config.ok()) return cli::bad_input(config.status());
   absl::StatusOr<P2pRun> run = run_once(*flags, *config, /*write_trace=*/true);
-  if (!run.ok()) return bad_input(run.status());
+  if (!run.ok()) return cli::bad_input(run.status());
   print_summary(*flags, *config, *run);
-  int code = run->result.completed() && run->stats.corrupt == 0 ? kExitOk
-                                                                : kExitFailed;
+  int code = run->result.completed() && run->stats.corrupt == 0
+                 ? cli::kExitOk
+                 : cli::kExitFailed;
   if (absl::GetFlag(FLAGS_check_determinism)) {
     absl::StatusOr<P2pRun> again =
         run_once(*flags, *config, /*write_trace=*/false);
-    if (!again.ok()) return bad_input(again.status());
+    if (!again.ok()) return cli::bad_input(again.status());
     if (again->hash != run->hash) {
       std::printf("determinism: MISMATCH, second run hash %s\n",
                   again->hash_hex.c_str());
-      code = kExitFailed;
+      code = cli::kExitFailed;
     } else {
       std::printf("determinism: ok, two runs, same hash\n");
     }
@@ -158,4 +160,4 @@ int run_p2p(int argc, char** argv) {
   return code;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

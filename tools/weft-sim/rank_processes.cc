@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) {
@@ -128,4 +128,4 @@ bool RankProcesses::print_exits() const {
   return ok;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 // One variable of a rank's environment: set to `value` (over a value the
 // launcher's own environment has unless `keep_existing`), or removed when
@@ -86,6 +86,6 @@ class RankProcesses {
   std::vector<RankProcess> ranks_;
 };
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_RANK_PROCESSES_H_

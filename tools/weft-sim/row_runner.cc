@@ -8,10 +8,10 @@
 #include "harness/sim_cluster.h"
 #include "tools/cli/memory_check.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 absl::StatusOr<StudyRow> run_row(const RowRequest& request) {
-  WorldOptions world = request.world;
+  sim::WorldOptions world = request.world;
   world.keep_trace_events = !request.trace_path.empty();
   const uint64_t seed = world.seed;
   absl::StatusOr<harness::SimCluster> cluster =
@@ -30,7 +30,7 @@ absl::StatusOr<StudyRow> run_row(const RowRequest& request) {
   row.spec = request.spec;
   row.iterations = request.iterations;
   row.run = *std::move(run);
-  const Trace& trace = cluster->world().trace();
+  const sim::Trace& trace = cluster->world().trace();
   row.trace_hash = trace.hash();
   if (!request.trace_path.empty()) {
     if (absl::Status s = trace.write_perfetto_json(request.trace_path);
@@ -48,7 +48,7 @@ std::optional<harness::MemoryEstimate> row_memory_estimate(
            .ok()) {
     return std::nullopt;
   }
-  WorldOptions world = request.world;
+  sim::WorldOptions world = request.world;
   world.keep_trace_events = !request.trace_path.empty();
   return harness::estimate_memory(world, request.group, request.spec);
 }
@@ -58,12 +58,13 @@ absl::Status check_row_memory(const RowRequest& request,
   const std::optional<harness::MemoryEstimate> estimate =
       row_memory_estimate(request);
   if (!estimate) return absl::OkStatus();
-  absl::StatusOr<MemoryLimit> limit = memory_limit();
+  absl::StatusOr<cli::MemoryLimit> limit = cli::memory_limit();
   if (!limit.ok()) return limit.status();
-  absl::Status s = check_memory(*estimate, *limit, what);
+  absl::Status s = cli::check_memory(*estimate, *limit, what);
   // A refused run's line already says the estimate.
   if (s.ok() && announce) {
-    announce_memory(*estimate, request.world.topology.ranks(), *limit, what);
+    cli::announce_memory(*estimate, request.world.topology.ranks(), *limit,
+                         what);
   }
   return s;
 }
@@ -80,4 +81,4 @@ uint64_t fold_hash(uint64_t folded, uint64_t hash) {
 
 std::string hash_hex(uint64_t hash) { return absl::StrFormat("%016x", hash); }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -16,10 +16,10 @@
 #include "sim/world.h"
 #include "tools/weft-sim/study_table.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 struct RowRequest {
-  WorldOptions world;  // keep_trace_events is set from trace_path
+  sim::WorldOptions world;  // keep_trace_events is set from trace_path
   std::string topology_name;
   harness::CollectiveSpec spec;
   GroupOptions group;
@@ -52,6 +52,6 @@ uint64_t fold_hash(uint64_t folded, uint64_t hash);
 inline constexpr uint64_t kFoldHashStart = 0xcbf29ce484222325ull;
 std::string hash_hex(uint64_t hash);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_ROW_RUNNER_H_

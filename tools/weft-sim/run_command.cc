@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/world_flags.h"
 #include "tools/weft-sim/collective_flags.h"
@@ -19,7 +19,7 @@
 #include "tools/weft-sim/row_runner.h"
 #include "tools/weft-sim/sim_json.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 // Most ranks whose errors are listed one by one, and most characters of
@@ -41,7 +41,7 @@ void print_rank_errors(const harness::CaseRun& run) {
   }
 }
 
-void print_row(const StudyRow& row, const WorldFlags& flags,
+void print_row(const StudyRow& row, const cli::WorldFlags& flags,
                const std::vector<std::string>& args) {
   std::printf("weft-sim run: %u ranks, %s\n", flags.options.topology.ranks(),
               world_summary(flags.options, flags.link_name).c_str());
@@ -71,7 +71,8 @@ void print_row(const StudyRow& row, const WorldFlags& flags,
 }
 
 // The row as JSON: the same fields the printed row and footer hold.
-nlohmann::ordered_json run_json(const StudyRow& row, const WorldFlags& flags,
+nlohmann::ordered_json run_json(const StudyRow& row,
+                                const cli::WorldFlags& flags,
                                 const std::vector<std::string>& args) {
   nlohmann::ordered_json doc = json_document("run");
   doc["ranks"] = flags.options.topology.ranks();
@@ -93,12 +94,12 @@ nlohmann::ordered_json run_json(const StudyRow& row, const WorldFlags& flags,
 int run_collective(int argc, char** argv) {
   const CommandArgs args = parse_command_flags(argc, argv, "run");
   if (args.exit_code) return *args.exit_code;
-  absl::StatusOr<WorldFlags> flags = world_flags();
-  if (!flags.ok()) return bad_input(flags.status());
+  absl::StatusOr<cli::WorldFlags> flags = cli::world_flags();
+  if (!flags.ok()) return cli::bad_input(flags.status());
   absl::StatusOr<CollectiveFlags> collective = collective_flags();
-  if (!collective.ok()) return bad_input(collective.status());
+  if (!collective.ok()) return cli::bad_input(collective.status());
   absl::StatusOr<std::string> json = json_path();
-  if (!json.ok()) return bad_input(json.status());
+  if (!json.ok()) return cli::bad_input(json.status());
   RowRequest request;
   request.world = flags->options;
   request.topology_name = flags->topology_name;
@@ -109,17 +110,17 @@ int run_collective(int argc, char** argv) {
   request.trace_path = flags->trace_path;
   if (absl::Status s = check_row_memory(request, "this run", /*announce=*/true);
       !s.ok())
-    return bad_input(s);
+    return cli::bad_input(s);
   absl::StatusOr<StudyRow> row = run_row(request);
-  if (!row.ok()) return bad_input(row.status());
+  if (!row.ok()) return cli::bad_input(row.status());
   print_row(*row, *flags, args.given);
   if (!json->empty()) {
     if (absl::Status s = write_json(*json, run_json(*row, *flags, args.given));
         !s.ok()) {
-      return bad_input(s);
+      return cli::bad_input(s);
     }
   }
-  return row->run.outcome.allowed() ? kExitOk : kExitFailed;
+  return row->run.outcome.allowed() ? cli::kExitOk : cli::kExitFailed;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -1,5 +1,5 @@
 // weft-sim serve and weft-sim launch: the simulation server for verbs
-// programs in processes of their own (sim/server/fabric_server.h).
+// programs in processes of their own (sim_server/fabric_server.h).
 //
 //   weft-sim serve --ranks=2 [world flags] [--socket=PATH]
 //   weft-sim launch -n 2 [world flags] -- PROGRAM ARGS [: PROGRAM ARGS ...]
@@ -28,7 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "sim/server/fabric_server.h"
+#include "sim_server/fabric_server.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/world_flags.h"
 #include "tools/weft-sim/commands.h"
@@ -50,20 +50,21 @@ ABSL_FLAG(std::string, on_crash, "error",
 ABSL_FLAG(std::string, connect_timeout_s, "60",
           "serve, launch: seconds the ranks have to connect, from the first "
           "connection (1..3600)");
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
-const FlagSet kServeFlags("serve", "simulation server", FLAGS_socket,
-                          FLAGS_on_deadlock, FLAGS_on_crash,
-                          FLAGS_connect_timeout_s);
+const cli::FlagSet kServeFlags("serve", "simulation server", FLAGS_socket,
+                               FLAGS_on_deadlock, FLAGS_on_crash,
+                               FLAGS_connect_timeout_s);
 
 namespace {
 
-using server::FabricServer;
-using server::ServeResult;
-using server::ServerOptions;
+using sim_server::FabricServer;
+using sim_server::ServeResult;
+using sim_server::ServerOptions;
 
-absl::StatusOr<ServerOptions> server_options(const WorldFlags& world) {
-  ServerOptions o;
+absl::StatusOr<sim_server::ServerOptions> server_options(
+    const cli::WorldFlags& world) {
+  sim_server::ServerOptions o;
   o.world = world.options;
   o.world.keep_trace_events = !world.trace_path.empty();
   const std::string deadlock = absl::GetFlag(FLAGS_on_deadlock);
@@ -84,7 +85,7 @@ absl::StatusOr<ServerOptions> server_options(const WorldFlags& world) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--on_crash=%s is neither error nor kill", crash));
   }
-  absl::StatusOr<uint64_t> timeout = parse_uint(
+  absl::StatusOr<uint64_t> timeout = cli::parse_uint(
       "connect_timeout_s", absl::GetFlag(FLAGS_connect_timeout_s), 1, 3600);
   if (!timeout.ok()) return timeout.status();
   o.connect_timeout = std::chrono::seconds(*timeout);
@@ -93,7 +94,7 @@ absl::StatusOr<ServerOptions> server_options(const WorldFlags& world) {
 
 // Prints the end of a run (and writes the trace); the exit code.
 int finish(const FabricServer& server, const ServeResult& result,
-           const WorldFlags& world) {
+           const cli::WorldFlags& world) {
   const char* outcome = "finished";
   if (result.outcome == ServeResult::Outcome::kDeadlock) outcome = "deadlock";
   if (result.outcome == ServeResult::Outcome::kTimeLimit) {
@@ -114,13 +115,13 @@ int finish(const FabricServer& server, const ServeResult& result,
             server.world().trace().write_perfetto_json(world.trace_path);
         !s.ok()) {
       std::fprintf(stderr, "weft-sim: %s\n", std::string(s.message()).c_str());
-      return kExitFailed;
+      return cli::kExitFailed;
     }
     std::printf("trace written to %s\n", world.trace_path.c_str());
   }
   std::fflush(stdout);
-  return result.outcome == ServeResult::Outcome::kFinished ? kExitOk
-                                                           : kExitFailed;
+  return result.outcome == ServeResult::Outcome::kFinished ? cli::kExitOk
+                                                           : cli::kExitFailed;
 }
 
 // Where the drop-in libibverbs.so.1 lives: $WEFT_SIM_DROPIN_DIR, else the
@@ -165,7 +166,7 @@ std::vector<EnvSetting> rank_env(const LaunchEnv& env, uint32_t rank) {
       old != nullptr && *old != '\0' ? env.dropin + ":" + old : env.dropin;
   // JACCL's and MLX's names for the same facts, as mpirun or mlx.launch
   // would set them (the rank always; the rest unless already set).
-  return {{server::kServerVariable, env.socket},
+  return {{sim_server::kServerVariable, env.socket},
           {"WEFT_SIM_RANK", r},
           {"JACCL_RANK", r},
           {"MLX_RANK", r},
@@ -182,25 +183,25 @@ std::vector<EnvSetting> rank_env(const LaunchEnv& env, uint32_t rank) {
 int run_serve(int argc, char** argv) {
   CommandArgs args = parse_command_flags(argc, argv, "serve");
   if (args.exit_code) return *args.exit_code;
-  absl::StatusOr<WorldFlags> world = world_flags();
-  if (!world.ok()) return bad_input(world.status());
-  absl::StatusOr<ServerOptions> options = server_options(*world);
-  if (!options.ok()) return bad_input(options.status());
+  absl::StatusOr<cli::WorldFlags> world = cli::world_flags();
+  if (!world.ok()) return cli::bad_input(world.status());
+  absl::StatusOr<sim_server::ServerOptions> options = server_options(*world);
+  if (!options.ok()) return cli::bad_input(options.status());
   std::optional<TempDir> dir;
   options->socket_path = absl::GetFlag(FLAGS_socket);
   if (options->socket_path.empty()) {
     absl::StatusOr<TempDir> made = TempDir::create();
-    if (!made.ok()) return bad_input(made.status());
+    if (!made.ok()) return cli::bad_input(made.status());
     dir.emplace(*std::move(made));
     options->socket_path = dir->file("socket");
   }
-  absl::StatusOr<std::unique_ptr<FabricServer>> server =
+  absl::StatusOr<std::unique_ptr<sim_server::FabricServer>> server =
       FabricServer::create(*std::move(options));
-  if (!server.ok()) return bad_input(server.status());
+  if (!server.ok()) return cli::bad_input(server.status());
   std::printf(
       "weft-sim serve: %u ranks; run each with %s=%s and "
       "WEFT_SIM_RANK=<rank>\n",
-      (*server)->world().ranks(), server::kServerVariable,
+      (*server)->world().ranks(), sim_server::kServerVariable,
       (*server)->socket_path().c_str());
   std::fflush(stdout);
   const ServeResult result = (*server)->serve();
@@ -208,17 +209,18 @@ int run_serve(int argc, char** argv) {
 }
 
 int launch_on_sim(const LaunchRequest& request) {
-  absl::StatusOr<ServerOptions> options = server_options(request.world);
-  if (!options.ok()) return bad_input(options.status());
+  absl::StatusOr<sim_server::ServerOptions> options =
+      server_options(request.world);
+  if (!options.ok()) return cli::bad_input(options.status());
   const std::optional<std::string> dropin = dropin_dir();
   if (!dropin) {
-    return bad_input(
+    return cli::bad_input(
         "cannot find the simulated provider's drop-in directory (dropin/ "
         "with libibverbs.so.1) next to this weft-sim: build the "
         "weft_sim_verbs target or install weft");
   }
   absl::StatusOr<TempDir> dir = TempDir::create();
-  if (!dir.ok()) return bad_input(dir.status());
+  if (!dir.ok()) return cli::bad_input(dir.status());
   options->socket_path = dir->file("socket");
   for (uint32_t r = 0; r < request.ranks; ++r) {
     options->expected_ranks.push_back(r);
@@ -227,7 +229,7 @@ int launch_on_sim(const LaunchRequest& request) {
   const auto deadline =
       RankProcesses::Clock::now() + std::chrono::seconds(request.timeout_s);
   bool timed_out = false;
-  FabricServer* served = nullptr;
+  sim_server::FabricServer* served = nullptr;
   options->tick = [&]() {
     ranks.reap();
     for (const RankProcess& r : ranks.ranks()) {
@@ -236,19 +238,19 @@ int launch_on_sim(const LaunchRequest& request) {
     timed_out = RankProcesses::Clock::now() > deadline;
     return !timed_out;
   };
-  absl::StatusOr<std::unique_ptr<FabricServer>> server =
+  absl::StatusOr<std::unique_ptr<sim_server::FabricServer>> server =
       FabricServer::create(*std::move(options));
-  if (!server.ok()) return bad_input(server.status());
+  if (!server.ok()) return cli::bad_input(server.status());
   served = server->get();
   LaunchEnv env;
   env.socket = served->socket_path();
   env.dropin = *dropin;
   absl::StatusOr<std::string> devices =
       dir->write("devices.json", request.world.options.topology.to_json());
-  if (!devices.ok()) return bad_input(devices.status());
+  if (!devices.ok()) return cli::bad_input(devices.status());
   env.devices_json = *devices;
   absl::StatusOr<std::vector<uint16_t>> port = free_ports("127.0.0.1", 1);
-  if (!port.ok()) return bad_input(port.status());
+  if (!port.ok()) return cli::bad_input(port.status());
   env.coordinator = absl::StrFormat("127.0.0.1:%u", (*port)[0]);
   for (uint32_t r = 0; r < request.ranks; ++r) {
     if (absl::Status s =
@@ -256,7 +258,7 @@ int launch_on_sim(const LaunchRequest& request) {
         !s.ok()) {
       std::fprintf(stderr, "weft-sim launch: %s\n",
                    std::string(s.message()).c_str());
-      return kExitFailed;  // ~RankProcesses kills the ones started
+      return cli::kExitFailed;  // ~RankProcesses kills the ones started
     }
   }
   const ServeResult result = served->serve();
@@ -274,8 +276,8 @@ int launch_on_sim(const LaunchRequest& request) {
   }
   int code = finish(*served, result, request.world);
   const bool all_ok = ranks.print_exits();
-  if (!all_ok || timed_out) code = kExitFailed;
+  if (!all_ok || timed_out) code = cli::kExitFailed;
   return code;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

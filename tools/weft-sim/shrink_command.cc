@@ -25,7 +25,7 @@
 #include "tools/weft-sim/sweep_flags.h"
 #include "tools/weft-sim/sweep_run.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 // Most reruns each of the two shrinks may take (each is one run).
@@ -51,10 +51,10 @@ bool failed(const SweepRun& run) {
 // rates) fails as `target`.
 bool fails_as(const SweepCase& c, bool recovery, const Failure& target,
               const std::vector<uint32_t>& ops,
-              const std::vector<ScriptedFault>& faults) {
+              const std::vector<sim::ScriptedFault>& faults) {
   absl::StatusOr<SweepCase> kept = keep_ops(c, ops);
   if (!kept.ok()) return false;
-  FaultPlan plan;
+  sim::FaultPlan plan;
   plan.script = faults;
   absl::StatusOr<SweepRun> run =
       run_sweep_case(*kept, {.recovery = recovery, .faults = plan});
@@ -73,7 +73,7 @@ absl::Status write_plan(const std::string& path, const std::string& text) {
 }
 
 void print_result(const ShrinkFlags& flags, const Shrunk<uint32_t>& ops,
-                  size_t all_ops, const Shrunk<ScriptedFault>& faults,
+                  size_t all_ops, const Shrunk<sim::ScriptedFault>& faults,
                   size_t injected, const std::string& text) {
   const bool minimal = ops.minimal && faults.minimal;
   std::printf("minimal program: %zu of %zu operations: %s\n", ops.items.size(),
@@ -97,11 +97,11 @@ int run_shrink(int argc, char** argv) {
   const CommandArgs args = parse_command_flags(argc, argv, "shrink");
   if (args.exit_code) return *args.exit_code;
   absl::StatusOr<ShrinkFlags> flags = shrink_flags(args.given);
-  if (!flags.ok()) return bad_input(flags.status());
+  if (!flags.ok()) return cli::bad_input(flags.status());
   const SweepCase c = draw_sweep_case(flags->seed);
   absl::StatusOr<SweepRun> original =
       run_sweep_case(c, {.recovery = flags->recovery, .want_injected = true});
-  if (!original.ok()) return bad_input(original.status());
+  if (!original.ok()) return cli::bad_input(original.status());
   std::printf("weft-sim shrink: seed %llu, recovery %s\n  runs: %s\n",
               static_cast<unsigned long long>(flags->seed),
               flags->recovery ? "on" : "off", describe_sweep_case(c).c_str());
@@ -109,7 +109,7 @@ int run_shrink(int argc, char** argv) {
               original->injected.size());
   if (!failed(*original)) {
     std::printf("the seed ends correct: nothing to shrink\n");
-    return kExitFailed;
+    return cli::kExitFailed;
   }
   const Failure target = failure_of(*original);
   std::vector<uint32_t> all_ops;
@@ -119,7 +119,7 @@ int run_shrink(int argc, char** argv) {
         "replaying the injected faults as a script did not end %s again: "
         "cannot shrink\n",
         std::string(harness::verdict_name(target.verdict)).c_str());
-    return kExitFailed;
+    return cli::kExitFailed;
   }
   const Shrunk<uint32_t> ops = shrink_list<uint32_t>(
       all_ops,
@@ -127,20 +127,20 @@ int run_shrink(int argc, char** argv) {
         return fails_as(c, flags->recovery, target, kept, original->injected);
       },
       kMaxShrinkRuns);
-  const Shrunk<ScriptedFault> faults = shrink_list<ScriptedFault>(
+  const Shrunk<sim::ScriptedFault> faults = shrink_list<sim::ScriptedFault>(
       original->injected,
-      [&](const std::vector<ScriptedFault>& kept) {
+      [&](const std::vector<sim::ScriptedFault>& kept) {
         return fails_as(c, flags->recovery, target, ops.items, kept);
       },
       kMaxShrinkRuns);
-  FaultPlan plan;
+  sim::FaultPlan plan;
   plan.script = faults.items;
   const std::string text = plan.to_text();
   if (absl::Status s = write_plan(flags->out_path, text); !s.ok())
-    return bad_input(s);
+    return cli::bad_input(s);
   print_result(*flags, ops, all_ops.size(), faults, original->injected.size(),
                text);
-  return kExitOk;
+  return cli::kExitOk;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

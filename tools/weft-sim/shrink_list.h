@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 template <typename T>
 struct Shrunk {
@@ -67,6 +67,6 @@ Shrunk<T> shrink_list(std::vector<T> items,
   return out;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_SHRINK_LIST_H_

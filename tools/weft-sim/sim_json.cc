@@ -12,9 +12,9 @@ ABSL_FLAG(std::string, json, "",
           "study, run, sweep: also write the results as JSON to this file "
           "(docs/simulator.md, \"JSON output\")");
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
-const FlagSet kJsonFlags("json", "results as JSON", FLAGS_json);
+const cli::FlagSet kJsonFlags("json", "results as JSON", FLAGS_json);
 
 namespace {
 
@@ -35,7 +35,7 @@ nlohmann::ordered_json id_json(uint32_t id) {
 absl::StatusOr<std::string> json_path() {
   const std::string path = absl::GetFlag(FLAGS_json);
   if (path.empty()) return path;
-  if (absl::Status s = check_writable("json", path); !s.ok()) return s;
+  if (absl::Status s = cli::check_writable("json", path); !s.ok()) return s;
   return path;
 }
 
@@ -93,10 +93,10 @@ nlohmann::ordered_json verdict_counts_json(
 
 absl::Status write_json(const std::string& path,
                         const nlohmann::ordered_json& doc) {
-  return write_text_file(path,
-                         doc.dump(kIndent, ' ', /*ensure_ascii=*/false,
-                                  nlohmann::json::error_handler_t::replace) +
-                             "\n");
+  return cli::write_text_file(
+      path, doc.dump(kIndent, ' ', /*ensure_ascii=*/false,
+                     nlohmann::json::error_handler_t::replace) +
+                "\n");
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -27,12 +27,12 @@
 #include "tools/cli/flag_scope.h"
 #include "tools/weft-sim/study_table.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 inline constexpr int kJsonFormatVersion = 1;
 
 // --json.
-extern const FlagSet kJsonFlags;
+extern const cli::FlagSet kJsonFlags;
 
 // --json's path ("" when not given), checked writable before anything
 // runs: InvalidArgument naming the flag when the directory is missing or
@@ -57,6 +57,6 @@ nlohmann::ordered_json verdict_counts_json(
 absl::Status write_json(const std::string& path,
                         const nlohmann::ordered_json& doc);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_SIM_JSON_H_

@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "tools/cli/byte_size.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/progress.h"
@@ -34,9 +34,9 @@ ABSL_FLAG(std::string, max_bytes, "64M",
           "study: leave out the rows larger than this (K, M, G suffixes), "
           "for a quicker study");
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
-const FlagSet kStudyFlags("study", "the default study", FLAGS_max_bytes);
+const cli::FlagSet kStudyFlags("study", "the default study", FLAGS_max_bytes);
 
 namespace {
 
@@ -48,7 +48,7 @@ struct StudyTopology {
 };
 
 struct StudyConfig {
-  WorldOptions world;  // topology replaced per row
+  sim::WorldOptions world;  // topology replaced per row
   std::string link_name;
   std::vector<StudyTopology> topologies;
   std::string trace_path;
@@ -57,8 +57,8 @@ struct StudyConfig {
 
 bool given(const std::vector<std::string>& args, std::string_view flag) {
   for (const std::string& a : args) {
-    if (a == absl::StrCat("--", to_absl(flag)) ||
-        a.rfind(absl::StrCat("--", to_absl(flag), "="), 0) == 0) {
+    if (a == absl::StrCat("--", base::to_absl(flag)) ||
+        a.rfind(absl::StrCat("--", base::to_absl(flag), "="), 0) == 0) {
       return true;
     }
   }
@@ -66,7 +66,7 @@ bool given(const std::vector<std::string>& args, std::string_view flag) {
 }
 
 absl::StatusOr<StudyConfig> study_config(const std::vector<std::string>& args,
-                                         const WorldFlags& flags) {
+                                         const cli::WorldFlags& flags) {
   StudyConfig c;
   c.world = flags.options;
   c.link_name = flags.link_name;
@@ -89,7 +89,7 @@ absl::StatusOr<StudyConfig> study_config(const std::vector<std::string>& args,
   for (std::string_view f : kFaultFlags) fault_flags |= given(args, f);
   if (!fault_flags) {
     c.world.faults.rates = study_fault_rates();
-    const FaultRates& r = c.world.faults.rates;
+    const sim::FaultRates& r = c.world.faults.rates;
     absl::StrAppendFormat(&c.world_args,
                           "%s--loss=%g --duplicate=%g "
                           "--reorder=%g --error=%g",
@@ -264,7 +264,7 @@ nlohmann::ordered_json study_json(const StudyConfig& c, uint32_t ranks,
 // Runs the rows, printing each as it ends, with progress on stderr.
 absl::Status run_rows(const StudyConfig& c, const std::vector<PlannedRow>& rows,
                       StudyTally* tally) {
-  Progress progress("study", "rows", rows.size());
+  cli::Progress progress("study", "rows", rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     progress.clear();  // the row prints on a clean line
     if (absl::Status s = run_planned(c, rows[i], tally); !s.ok()) return s;
@@ -277,49 +277,50 @@ absl::Status run_rows(const StudyConfig& c, const std::vector<PlannedRow>& rows,
 }  // namespace
 
 int run_study(int argc, char** argv) {
-  absl::StatusOr<std::vector<std::string>> args = normalise_flags(argc, argv);
-  if (!args.ok()) return bad_input(args.status());
+  absl::StatusOr<std::vector<std::string>> args =
+      cli::normalise_flags(argc, argv);
+  if (!args.ok()) return cli::bad_input(args.status());
   if (sets_collective_flag(*args)) return run_collective(argc, argv);
   const CommandArgs parsed = parse_command_flags(argc, argv, "study");
   if (parsed.exit_code) return *parsed.exit_code;
   const std::vector<std::string>& given_args = parsed.given;
-  absl::StatusOr<WorldFlags> flags = world_flags();
-  if (!flags.ok()) return bad_input(flags.status());
+  absl::StatusOr<cli::WorldFlags> flags = cli::world_flags();
+  if (!flags.ok()) return cli::bad_input(flags.status());
   absl::StatusOr<StudyConfig> config = study_config(given_args, *flags);
-  if (!config.ok()) return bad_input(config.status());
+  if (!config.ok()) return cli::bad_input(config.status());
   std::string names;
   for (const StudyTopology& t : config->topologies) {
     absl::StrAppend(&names, names.empty() ? "" : " and ", t.name);
   }
   absl::StatusOr<uint64_t> max_bytes =
-      parse_byte_size("max_bytes", absl::GetFlag(FLAGS_max_bytes));
-  if (!max_bytes.ok()) return bad_input(max_bytes.status());
+      cli::parse_byte_size("max_bytes", absl::GetFlag(FLAGS_max_bytes));
+  if (!max_bytes.ok()) return cli::bad_input(max_bytes.status());
   absl::StatusOr<std::string> json = json_path();
-  if (!json.ok()) return bad_input(json.status());
+  if (!json.ok()) return cli::bad_input(json.status());
   const std::vector<PlannedRow> rows = plan_rows(*config, *max_bytes);
   if (absl::Status s = check_study_memory(*config, rows); !s.ok())
-    return bad_input(s);
+    return cli::bad_input(s);
   std::printf("weft-sim study: %u ranks, %s, %s\n",
               flags->options.topology.ranks(), names.c_str(),
               world_summary(config->world, config->link_name).c_str());
   std::fputs(study_header().c_str(), stdout);
   StudyTally tally;
   if (absl::Status s = run_rows(*config, rows, &tally); !s.ok())
-    return bad_input(s);
+    return cli::bad_input(s);
   print_footer(*config, tally);
   if (!json->empty()) {
     const uint32_t ranks = flags->options.topology.ranks();
     if (absl::Status s = write_json(*json, study_json(*config, ranks, tally));
         !s.ok()) {
-      return bad_input(s);
+      return cli::bad_input(s);
     }
   }
   for (int v = 0; v < harness::kVerdictCount; ++v) {
     const bool allowed =
         harness::verdict_allowed(static_cast<harness::Verdict>(v));
-    if (!allowed && tally.by_verdict[v] > 0) return kExitFailed;
+    if (!allowed && tally.by_verdict[v] > 0) return cli::kExitFailed;
   }
-  return kExitOk;
+  return cli::kExitOk;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

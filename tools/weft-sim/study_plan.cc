@@ -1,6 +1,6 @@
 #include "tools/weft-sim/study_plan.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 using harness::CollectiveKind;
@@ -52,8 +52,8 @@ std::vector<CollectiveSpec> study_plan() {
   return out;
 }
 
-FaultRates study_fault_rates() {
-  FaultRates rates;
+sim::FaultRates study_fault_rates() {
+  sim::FaultRates rates;
   rates.loss = 1e-4;
   rates.duplicate = 1e-4;
   rates.reorder = 1e-4;
@@ -61,4 +61,4 @@ FaultRates study_fault_rates() {
   return rates;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -12,19 +12,19 @@
 #include "harness/collective_spec.h"
 #include "sim/faults.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 // The rows of one topology, in the order they are printed.
 std::vector<harness::CollectiveSpec> study_plan();
 
 // Per frame and link direction: rare enough that most rows end correct,
 // common enough that some rows show detection.
-FaultRates study_fault_rates();
+sim::FaultRates study_fault_rates();
 
 // The row whose trace the study writes: an all-sum of this size on the
 // last topology (the ring when the study runs both).
 inline constexpr uint64_t kStudyTraceBytes = uint64_t{1} << 20;
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_STUDY_PLAN_H_

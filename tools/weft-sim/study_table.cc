@@ -7,11 +7,11 @@
 #include "absl/flags/reflection.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "tools/cli/memory_check.h"
 #include "tools/cli/world_flags.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 // The op column is as wide as the longest op name (op_width()).
@@ -40,9 +40,9 @@ int op_width() {
 
 }  // namespace
 
-std::string world_summary(const WorldOptions& world,
+std::string world_summary(const sim::WorldOptions& world,
                           const std::string& link_name) {
-  const FaultRates& r = world.faults.rates;
+  const sim::FaultRates& r = world.faults.rates;
   std::string faults = "none";
   if (r.any()) {
     faults = absl::StrFormat("loss=%g duplicate=%g reorder=%g error=%g", r.loss,
@@ -103,15 +103,15 @@ std::string reproduce_command(const StudyRow& row,
                               const std::string& world_args) {
   const harness::CollectiveSpec& s = row.spec;
   std::string out = absl::StrCat(
-      "weft-sim run --op=", to_absl(harness::collective_name(s.kind)),
+      "weft-sim run --op=", base::to_absl(harness::collective_name(s.kind)),
       " --bytes=", row.run.shape.size_bytes,
-      " --dtype=", to_absl(dtype_name(s.dtype)));
+      " --dtype=", base::to_absl(dtype_name(s.dtype)));
   if (row.run.algorithm != Algorithm::kAuto) {
-    absl::StrAppend(
-        &out, " --algorithm=", to_absl(algorithm_name(row.run.algorithm)));
+    absl::StrAppend(&out, " --algorithm=",
+                    base::to_absl(algorithm_name(row.run.algorithm)));
   }
   if (harness::reduces(s.kind))
-    absl::StrAppend(&out, " --redop=", to_absl(reduce_op_name(s.op)));
+    absl::StrAppend(&out, " --redop=", base::to_absl(reduce_op_name(s.op)));
   if (harness::has_root(s.kind)) absl::StrAppend(&out, " --root=", s.root);
   if (s.in_place) absl::StrAppend(&out, " --in_place");
   if (row.iterations > 1)
@@ -132,8 +132,8 @@ bool run_takes(const std::string& arg) {
   if (flag == nullptr && name.rfind("no", 0) == 0) {
     flag = absl::FindCommandLineFlag(name.substr(2));
   }
-  return flag != nullptr &&
-         (kWorldFlags.contains(*flag) || kMemoryFlags.contains(*flag));
+  return flag != nullptr && (cli::kWorldFlags.contains(*flag) ||
+                             cli::kMemoryFlags.contains(*flag));
 }
 
 }  // namespace
@@ -152,4 +152,4 @@ std::string reproduce_world_args(const std::vector<std::string>& args,
   return out;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

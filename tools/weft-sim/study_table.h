@@ -14,7 +14,7 @@
 #include "harness/sim_cluster.h"
 #include "sim/world.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 struct StudyRow {
   std::string topology;  // "mesh", "ring", or the device JSON path
@@ -26,7 +26,7 @@ struct StudyRow {
 
 // "link tb5 (latency_ns=3793,...), faults loss=1e-05 ..., seed 1": the
 // world every row of a table shares.
-std::string world_summary(const WorldOptions& world,
+std::string world_summary(const sim::WorldOptions& world,
                           const std::string& link_name);
 
 // A row's figures as the table shows them, before formatting: the
@@ -57,6 +57,6 @@ std::string reproduce_command(const StudyRow& row,
 std::string reproduce_world_args(const std::vector<std::string>& args,
                                  bool without_seed);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_STUDY_TABLE_H_

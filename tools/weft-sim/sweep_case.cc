@@ -7,11 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "fabric/absl_compat.h"
+#include "base/absl_compat.h"
 #include "sim/prng.h"
 #include "tools/weft-sim/sweep_draw.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 using harness::AlgorithmRequest;
@@ -54,13 +54,13 @@ constexpr double kStallChance = 0.05;
 constexpr TimeNs kMinStallNs = kNsPerUs;
 constexpr TimeNs kMaxStallNs = 20 * kNsPerMs;
 
-FaultRates draw_rates(Prng& prng) {
+sim::FaultRates draw_rates(sim::Prng& prng) {
   const double band = prng.unit();
   const RateBand& b = band < kQuietBand      ? kQuiet
                       : band < kModerateBand ? kModerate
                                              : kHarsh;
   const bool quiet = &b == &kQuiet;
-  FaultRates r;
+  sim::FaultRates r;
   r.loss = quiet && !prng.chance(kQuietLossChance)
                ? 0
                : draw_between(prng, b.loss_min, b.loss_max);
@@ -72,7 +72,7 @@ FaultRates draw_rates(Prng& prng) {
 }
 
 // A rank and one of its cabled peers.
-std::pair<uint32_t, uint32_t> draw_pair(Prng& prng, const Topology& t) {
+std::pair<uint32_t, uint32_t> draw_pair(sim::Prng& prng, const Topology& t) {
   const auto rank = static_cast<uint32_t>(prng.below(t.ranks()));
   std::vector<uint32_t> peers;
   for (uint32_t p = 0; p < t.ranks(); ++p) {
@@ -81,34 +81,34 @@ std::pair<uint32_t, uint32_t> draw_pair(Prng& prng, const Topology& t) {
   return {rank, peers[prng.below(peers.size())]};
 }
 
-void draw_timed_faults(Prng& prng, TimeNs until_ns, SweepCase* c) {
+void draw_timed_faults(sim::Prng& prng, TimeNs until_ns, SweepCase* c) {
   const Topology& t = c->world.topology;
-  std::vector<ScriptedFault>& script = c->world.faults.script;
+  std::vector<sim::ScriptedFault>& script = c->world.faults.script;
   const auto at = [&] {
     return static_cast<TimeNs>(prng.below(static_cast<uint64_t>(until_ns) + 1));
   };
   if (prng.chance(kCrashChance)) {
-    script.push_back({.kind = FaultKind::kCrash,
+    script.push_back({.kind = sim::FaultKind::kCrash,
                       .rank = static_cast<uint32_t>(prng.below(t.ranks())),
                       .at_ns = at()});
   }
   if (prng.chance(kLinkDownChance)) {
     const auto [from, to] = draw_pair(prng, t);
-    script.push_back({.kind = FaultKind::kLinkDown,
+    script.push_back({.kind = sim::FaultKind::kLinkDown,
                       .rank = from,
                       .peer = to,
                       .at_ns = at()});
   }
   if (prng.chance(kQpErrorChance)) {
     const auto [rank, peer] = draw_pair(prng, t);
-    script.push_back({.kind = FaultKind::kQpError,
+    script.push_back({.kind = sim::FaultKind::kQpError,
                       .rank = rank,
                       .peer = peer,
                       .at_ns = at()});
   }
   if (prng.chance(kStallChance)) {
     script.push_back(
-        {.kind = FaultKind::kStall,
+        {.kind = sim::FaultKind::kStall,
          .rank = static_cast<uint32_t>(prng.below(t.ranks())),
          .at_ns = at(),
          .duration_ns = static_cast<TimeNs>(
@@ -126,15 +126,15 @@ std::string op_text(const harness::ProgramOp& op) {
   const CollectiveSpec& s = op.spec;
   std::string out = harness::api_name(s);
   if (s.kind != CollectiveKind::kBarrier) {  // a barrier moves no data
-    absl::StrAppend(&out, " ", to_absl(dtype_name(s.dtype)), " ",
+    absl::StrAppend(&out, " ", base::to_absl(dtype_name(s.dtype)), " ",
                     bytes_text(s.bytes));
   }
   if (harness::has_root(s.kind)) absl::StrAppend(&out, " root ", s.root);
   if (s.in_place) absl::StrAppend(&out, " in place");
   if (s.algorithm != AlgorithmRequest::kAuto &&
       s.kind != CollectiveKind::kSendRecv) {  // send/recv has no algorithm
-    absl::StrAppend(&out, " ",
-                    to_absl(harness::algorithm_request_name(s.algorithm)));
+    absl::StrAppend(
+        &out, " ", base::to_absl(harness::algorithm_request_name(s.algorithm)));
   }
   if (op.group > 0) absl::StrAppend(&out, " @", op.group);
   if (op.async) absl::StrAppend(&out, " async");
@@ -153,7 +153,7 @@ std::string options_text(const GroupOptions& g) {
 
 }  // namespace
 
-void draw_faults(Prng& prng, SweepCase* c) {
+void draw_faults(sim::Prng& prng, SweepCase* c) {
   c->world.faults.rates = draw_rates(prng);
   const double span = static_cast<double>(c->expected_ns + kSweepLingerNs);
   const auto until_ns =
@@ -163,7 +163,7 @@ void draw_faults(Prng& prng, SweepCase* c) {
 }
 
 SweepCase draw_sweep_case(uint64_t seed) {
-  Prng prng = Prng(seed).fork(kDrawStream);
+  sim::Prng prng = sim::Prng(seed).fork(kDrawStream);
   SweepCase c;
   c.seed = seed;
   c.world.seed = seed;
@@ -171,7 +171,7 @@ SweepCase draw_sweep_case(uint64_t seed) {
   draw_world(prng, &c);
   draw_program(prng, &c);
   draw_faults(prng, &c);
-  Prng registering = Prng(seed).fork(kRegisterStream);
+  sim::Prng registering = sim::Prng(seed).fork(kRegisterStream);
   for (harness::ProgramOp& op : c.program.ops) {
     op.registered = registering.chance(kRegisteredChance);
   }
@@ -208,20 +208,20 @@ std::string describe_sweep_case(const SweepCase& c) {
   }
   std::vector<std::string> ops;
   for (const harness::ProgramOp& op : c.program.ops) ops.push_back(op_text(op));
-  const FaultRates& r = c.world.faults.rates;
+  const sim::FaultRates& r = c.world.faults.rates;
   std::string faults = absl::StrFormat(
       "loss=%.3g duplicate=%.3g reorder=%.3g error=%.3g until_ns=%d", r.loss,
       r.duplicate, r.reorder, r.error_completion, r.until_ns);
-  for (const ScriptedFault& f : c.world.faults.script) {
+  for (const sim::ScriptedFault& f : c.world.faults.script) {
     absl::StrAppend(&faults, "; ", f.to_text());
   }
   return absl::StrFormat(
       "%u ranks %s x%u cable%s, link %s, %s; groups %s; %u ops: %s; %s",
       t.ranks(), c.topology_name, cables, cables == 1 ? "" : "s",
-      c.world.link == LinkModel::tb5() ? "tb5" : c.world.link.to_string(),
+      c.world.link == sim::LinkModel::tb5() ? "tb5" : c.world.link.to_string(),
       options_text(c.group),
       groups.empty() ? "none" : absl::StrJoin(groups, ", "),
       c.program.ops.size(), absl::StrJoin(ops, ", "), faults);
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

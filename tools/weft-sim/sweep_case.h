@@ -26,7 +26,7 @@
 #include "sim/faults.h"
 #include "sim/world.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 // Deadline of each operation of a sweep run, in virtual time, at least:
 // generous for every correct run, short enough that a silent peer ends a
@@ -45,7 +45,7 @@ inline constexpr TimeNs kSweepLingerNs = kNsPerMs;
 struct SweepCase {
   uint64_t seed = 0;
   std::string topology_name;  // "mesh", "ring" or "partial mesh"
-  WorldOptions world;         // topology, link, drawn faults, seed
+  sim::WorldOptions world;    // topology, link, drawn faults, seed
   GroupOptions group;         // recovery.enabled left at its default
   harness::Program program;
   // The program's virtual duration as drawn (link figures and sizes, no
@@ -69,6 +69,6 @@ absl::StatusOr<SweepCase> keep_ops(const SweepCase& c,
 // saying what the seed runs.
 std::string describe_sweep_case(const SweepCase& c);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_SWEEP_CASE_H_

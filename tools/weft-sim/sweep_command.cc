@@ -32,7 +32,7 @@
 #include "tools/weft-sim/sweep_run.h"
 #include "tools/weft-sim/sweep_tally.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 // Failing seeds whose traces are written (each can be megabytes).
@@ -77,7 +77,7 @@ absl::Status check_out_dir(const std::string& dir) {
   }
   // Written as the traces would be (check_writable's probe, removed again).
   const absl::Status writable =
-      check_writable("out", absl::StrCat(dir, "/seed-1.json"));
+      cli::check_writable("out", absl::StrCat(dir, "/seed-1.json"));
   if (!existed) rmdir(dir.c_str());
   if (!writable.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -144,7 +144,7 @@ std::string failure_of(const SweepRun& run, bool deterministic,
 // terminal first), counts it in `tally` and, when `cases` is given
 // (--json), adds it there.
 absl::Status run_seed(uint64_t seed, const SweepFlags& flags, SweepTally* tally,
-                      uint64_t* traces, Progress* progress,
+                      uint64_t* traces, cli::Progress* progress,
                       nlohmann::ordered_json* cases) {
   const auto start = std::chrono::steady_clock::now();
   SweepCase c = draw_sweep_case(seed);
@@ -200,11 +200,11 @@ int run_sweep(int argc, char** argv) {
     return *args.exit_code;
   }
   absl::StatusOr<SweepFlags> flags = sweep_flags();
-  if (!flags.ok()) return bad_input(flags.status());
+  if (!flags.ok()) return cli::bad_input(flags.status());
   absl::StatusOr<std::string> json = json_path();
-  if (!json.ok()) return bad_input(json.status());
+  if (!json.ok()) return cli::bad_input(json.status());
   if (absl::Status s = check_out_dir(flags->out_dir); !s.ok()) {
-    return bad_input(s);
+    return cli::bad_input(s);
   }
   const uint64_t total = shard_seeds(*flags);
   std::printf(
@@ -219,7 +219,7 @@ int run_sweep(int argc, char** argv) {
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   SweepTally tally;
-  Progress progress("sweep", "seeds", total);
+  cli::Progress progress("sweep", "seeds", total);
   uint64_t traces = 0;
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
   for (uint64_t i = flags->shard_index; i < flags->seeds;
@@ -228,7 +228,7 @@ int run_sweep(int argc, char** argv) {
             run_seed(flags->first_seed + i, *flags, &tally, &traces, &progress,
                      json->empty() ? nullptr : &cases);
         !s.ok()) {
-      return bad_input(s);
+      return cli::bad_input(s);
     }
     std::fflush(stdout);
     progress.update(tally.seeds, sweep_progress_counts(tally));
@@ -249,10 +249,10 @@ int run_sweep(int argc, char** argv) {
     if (absl::Status s =
             write_json(*json, sweep_json(*flags, std::move(cases), tally));
         !s.ok()) {
-      return bad_input(s);
+      return cli::bad_input(s);
     }
   }
-  return tally.failed == 0 ? kExitOk : kExitFailed;
+  return tally.failed == 0 ? cli::kExitOk : cli::kExitFailed;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -7,7 +7,7 @@
 #include "harness/sim_cluster.h"
 #include "tools/weft-sim/sweep_draw.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 using harness::AlgorithmRequest;
@@ -51,7 +51,7 @@ constexpr int kMaxOpAttempts = 8;
 // operation's expected time.
 constexpr TimeNs kDeadlineSlack = 50;
 
-uint64_t draw_bytes(Prng& prng) {
+uint64_t draw_bytes(sim::Prng& prng) {
   if (prng.chance(kZeroBytesChance)) return 0;
   const int top =
       prng.chance(kLargeSizeChance) ? kMaxOpBytesLog2 : kSmallMaxLog2;
@@ -59,7 +59,7 @@ uint64_t draw_bytes(Prng& prng) {
   return std::min(base + prng.below(base), kMaxOpBytes);
 }
 
-std::vector<uint32_t> draw_members(Prng& prng, uint32_t n) {
+std::vector<uint32_t> draw_members(sim::Prng& prng, uint32_t n) {
   const uint32_t most =
       std::max<uint32_t>(2, std::min(n - 1, kMaxSubgroupRanks));
   const auto k = static_cast<uint32_t>(2 + prng.below(most - 1));
@@ -85,7 +85,7 @@ std::vector<uint32_t> draw_members(Prng& prng, uint32_t n) {
   return members;
 }
 
-void draw_subgroups(Prng& prng, SweepCase* c) {
+void draw_subgroups(sim::Prng& prng, SweepCase* c) {
   if (!prng.chance(kSubgroupsChance)) return;
   const uint32_t n = c->world.topology.ranks();
   const uint64_t count = 1 + prng.below(kMaxSubgroups);
@@ -98,7 +98,7 @@ void draw_subgroups(Prng& prng, SweepCase* c) {
   }
 }
 
-CollectiveSpec draw_spec(Prng& prng, uint32_t members, uint64_t budget) {
+CollectiveSpec draw_spec(sim::Prng& prng, uint32_t members, uint64_t budget) {
   CollectiveSpec s;
   s.kind =
       static_cast<CollectiveKind>(prng.below(harness::kCollectiveKindCount));
@@ -117,7 +117,7 @@ CollectiveSpec draw_spec(Prng& prng, uint32_t members, uint64_t budget) {
 }
 
 // One operation its group can run, or false after kMaxOpAttempts.
-bool draw_op(Prng& prng, const SweepCase& c,
+bool draw_op(sim::Prng& prng, const SweepCase& c,
              const std::vector<Topology>& topologies, uint64_t budget,
              ProgramOp* out) {
   const size_t subgroups = c.program.subgroups.size();
@@ -143,7 +143,7 @@ bool draw_op(Prng& prng, const SweepCase& c,
 }  // namespace
 
 TimeNs expected_op_ns(const SweepCase& c, uint64_t bytes, uint32_t members) {
-  const LinkModel& link = c.world.link;
+  const sim::LinkModel& link = c.world.link;
   const TimeNs steps = 2 * static_cast<TimeNs>(members);
   TimeNs ns = steps * (link.latency_ns + link.per_message_ns);
   if (link.bandwidth_bytes_per_s > 0) {
@@ -153,7 +153,7 @@ TimeNs expected_op_ns(const SweepCase& c, uint64_t bytes, uint32_t members) {
   return ns;
 }
 
-void draw_program(Prng& prng, SweepCase* c) {
+void draw_program(sim::Prng& prng, SweepCase* c) {
   draw_subgroups(prng, c);
   std::vector<Topology> topologies = {c->world.topology};
   for (const std::vector<uint32_t>& members : c->program.subgroups) {
@@ -178,4 +178,4 @@ void draw_program(Prng& prng, SweepCase* c) {
   c->deadline_ns = kSweepDeadlineNs + kDeadlineSlack * longest_ns;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

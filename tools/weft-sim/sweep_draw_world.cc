@@ -8,7 +8,7 @@
 #include "harness/program.h"
 #include "tools/weft-sim/sweep_draw.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 // World sizes: mostly small (cheap, and where most bugs show), sometimes
@@ -52,11 +52,11 @@ constexpr std::array<TimeNs, 2> kMaxRtoNs = {50 * kNsPerMs, 500 * kNsPerMs};
 constexpr std::array<uint32_t, 3> kMaxRetries = {50, 100, 200};
 
 template <typename T, size_t N>
-T pick(Prng& prng, const std::array<T, N>& values, size_t limit = N) {
+T pick(sim::Prng& prng, const std::array<T, N>& values, size_t limit = N) {
   return values[prng.below(limit < N ? limit : N)];
 }
 
-uint32_t draw_ranks(Prng& prng) {
+uint32_t draw_ranks(sim::Prng& prng) {
   const double u = prng.unit();
   if (u < kSmallWorldChance) return 2 + prng.below(kSmallMaxRanks - 1);
   if (u < kSmallWorldChance + kMiddleWorldChance) {
@@ -65,7 +65,7 @@ uint32_t draw_ranks(Prng& prng) {
   return kMiddleMaxRanks + 1 + prng.below(kSweepMaxRanks - kMiddleMaxRanks);
 }
 
-uint32_t draw_cables(Prng& prng) {
+uint32_t draw_cables(sim::Prng& prng) {
   double u = prng.unit();
   for (uint32_t i = 0; i < kCableChances.size(); ++i) {
     if (u < kCableChances[i]) return i + 1;
@@ -76,7 +76,7 @@ uint32_t draw_cables(Prng& prng) {
 
 // A ring with chords: each other pair joined with probability `density`.
 // Built as device JSON, named as Topology::mesh names its cables.
-Topology partial_mesh(Prng& prng, uint32_t ranks, uint32_t cables,
+Topology partial_mesh(sim::Prng& prng, uint32_t ranks, uint32_t cables,
                       double density) {
   std::vector<std::vector<bool>> joined(ranks, std::vector<bool>(ranks));
   for (uint32_t a = 0; a < ranks; ++a) {
@@ -94,7 +94,7 @@ Topology partial_mesh(Prng& prng, uint32_t ranks, uint32_t cables,
   });
 }
 
-void draw_topology(Prng& prng, SweepCase* c) {
+void draw_topology(sim::Prng& prng, SweepCase* c) {
   const uint32_t ranks = draw_ranks(prng);
   const bool big = ranks > kBigWorldRanks;
   const double shape = prng.unit();
@@ -115,8 +115,8 @@ void draw_topology(Prng& prng, SweepCase* c) {
   }
 }
 
-LinkModel draw_link(Prng& prng) {
-  LinkModel link = LinkModel::tb5();
+sim::LinkModel draw_link(sim::Prng& prng) {
+  sim::LinkModel link = sim::LinkModel::tb5();
   if (prng.chance(kExactTb5Chance)) return link;
   link.latency_ns = static_cast<TimeNs>(static_cast<double>(link.latency_ns) *
                                         pick(prng, kLinkFactors));
@@ -126,7 +126,7 @@ LinkModel draw_link(Prng& prng) {
   return link;
 }
 
-GroupOptions draw_group(Prng& prng, uint32_t ranks) {
+GroupOptions draw_group(sim::Prng& prng, uint32_t ranks) {
   const bool big = ranks > kBigWorldRanks;
   GroupOptions group;
   group.max_frame_bytes = pick(prng, kFrameBytes);
@@ -151,14 +151,14 @@ GroupOptions draw_group(Prng& prng, uint32_t ranks) {
 
 }  // namespace
 
-double draw_between(Prng& prng, double low, double high) {
+double draw_between(sim::Prng& prng, double low, double high) {
   return low + prng.unit() * (high - low);
 }
 
-void draw_world(Prng& prng, SweepCase* c) {
+void draw_world(sim::Prng& prng, SweepCase* c) {
   draw_topology(prng, c);
   c->world.link = draw_link(prng);
   c->group = draw_group(prng, c->world.topology.ranks());
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

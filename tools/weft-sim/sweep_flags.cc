@@ -31,25 +31,25 @@ ABSL_FLAG(std::string, out, "",
 
 // Defined by other commands, read here too.
 ABSL_DECLARE_FLAG(bool, check_determinism);  // p2p_command.cc
-ABSL_DECLARE_FLAG(std::string, seed);        // world_flags.cc
-ABSL_DECLARE_FLAG(std::string, faults);      // world_flags.cc
+ABSL_DECLARE_FLAG(std::string, seed);        // cli::world_flags.cc
+ABSL_DECLARE_FLAG(std::string, faults);      // cli::world_flags.cc
 ABSL_DECLARE_FLAG(std::string, recovery);    // collective_flags.cc
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
-const FlagSet kSweepFlags("sweep", "which seeds, and what fails one",
-                          FLAGS_seeds, FLAGS_first_seed, FLAGS_shard,
-                          FLAGS_check_determinism, FLAGS_recovery,
-                          FLAGS_require_correct, FLAGS_faults, FLAGS_keep_ops,
-                          FLAGS_out);
-const FlagSet kShrinkFlags("shrink", "the seed to shrink", FLAGS_seed,
-                           FLAGS_recovery, FLAGS_out);
+const cli::FlagSet kSweepFlags("sweep", "which seeds, and what fails one",
+                               FLAGS_seeds, FLAGS_first_seed, FLAGS_shard,
+                               FLAGS_check_determinism, FLAGS_recovery,
+                               FLAGS_require_correct, FLAGS_faults,
+                               FLAGS_keep_ops, FLAGS_out);
+const cli::FlagSet kShrinkFlags("shrink", "the seed to shrink", FLAGS_seed,
+                                FLAGS_recovery, FLAGS_out);
 
 namespace {
 
 bool given(std::span<const std::string> args, std::string_view name) {
   for (size_t i = 1; i < args.size(); ++i) {
-    if (flag_name(args[i]) == name) return true;
+    if (cli::flag_name(args[i]) == name) return true;
   }
   return false;
 }
@@ -97,12 +97,13 @@ absl::StatusOr<SweepFlags> sweep_flags() {
     return absl::InvalidArgumentError(
         "--seeds is required: how many seeds to run (e.g. --seeds=10000)");
   }
-  absl::StatusOr<uint64_t> n = parse_uint("seeds", seeds, 1, kMaxSweepSeeds);
+  absl::StatusOr<uint64_t> n =
+      cli::parse_uint("seeds", seeds, 1, kMaxSweepSeeds);
   if (!n.ok()) return n.status();
   out.seeds = *n;
   absl::StatusOr<uint64_t> first =
-      parse_uint("first_seed", absl::GetFlag(FLAGS_first_seed), 0,
-                 ~uint64_t{0} - (out.seeds - 1));
+      cli::parse_uint("first_seed", absl::GetFlag(FLAGS_first_seed), 0,
+                      ~uint64_t{0} - (out.seeds - 1));
   if (!first.ok()) return first.status();
   out.first_seed = *first;
   if (absl::Status s = parse_shard(absl::GetFlag(FLAGS_shard), &out); !s.ok())
@@ -114,7 +115,8 @@ absl::StatusOr<SweepFlags> sweep_flags() {
   out.recovery = *recovery;
   out.faults_path = absl::GetFlag(FLAGS_faults);
   if (!out.faults_path.empty()) {
-    absl::StatusOr<FaultPlan> plan = FaultPlan::load_file(out.faults_path);
+    absl::StatusOr<sim::FaultPlan> plan =
+        sim::FaultPlan::load_file(out.faults_path);
     if (!plan.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--faults: ", plan.status().message()));
@@ -137,7 +139,7 @@ absl::StatusOr<ShrinkFlags> shrink_flags(std::span<const std::string> args) {
   }
   ShrinkFlags out;
   absl::StatusOr<uint64_t> seed =
-      parse_uint("seed", absl::GetFlag(FLAGS_seed), 0, ~uint64_t{0});
+      cli::parse_uint("seed", absl::GetFlag(FLAGS_seed), 0, ~uint64_t{0});
   if (!seed.ok()) return seed.status();
   out.seed = *seed;
   absl::StatusOr<bool> recovery = recovery_flag();
@@ -149,4 +151,4 @@ absl::StatusOr<ShrinkFlags> shrink_flags(std::span<const std::string> args) {
   return out;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -20,7 +20,7 @@
 #include "sim/faults.h"
 #include "tools/cli/flag_scope.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 inline constexpr uint64_t kMaxSweepSeeds = 100'000'000;
 inline constexpr uint64_t kMaxShards = 1'000'000;
@@ -34,7 +34,7 @@ struct SweepFlags {
   bool check_determinism = false;
   bool recovery = true;
   bool require_correct = false;  // a typed error fails the seed too
-  std::optional<FaultPlan> faults;
+  std::optional<sim::FaultPlan> faults;
   std::string faults_path;  // as given
   // Only these operations of each seed's program (--keep-ops).
   std::optional<std::vector<uint32_t>> keep_ops;
@@ -49,9 +49,9 @@ struct ShrinkFlags {
 
 // --seeds, --first_seed, --shard, --check_determinism, --recovery,
 // --require_correct, --faults, --keep_ops, --out.
-extern const FlagSet kSweepFlags;
+extern const cli::FlagSet kSweepFlags;
 // --seed, --recovery, --out.
-extern const FlagSet kShrinkFlags;
+extern const cli::FlagSet kShrinkFlags;
 
 // Sweep's flags' values (after absl::ParseCommandLine).
 absl::StatusOr<SweepFlags> sweep_flags();
@@ -60,6 +60,6 @@ absl::StatusOr<SweepFlags> sweep_flags();
 // (--seed is required).
 absl::StatusOr<ShrinkFlags> shrink_flags(std::span<const std::string> args);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_SWEEP_FLAGS_H_

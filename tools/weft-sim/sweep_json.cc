@@ -9,7 +9,7 @@
 #include "tools/weft-sim/row_runner.h"
 #include "tools/weft-sim/sim_json.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -29,7 +29,7 @@ Json op_json(const harness::ProgramOp& op) {
   return j;
 }
 
-Json faults_json(const FaultPlan& plan) {
+Json faults_json(const sim::FaultPlan& plan) {
   Json j;
   j["loss"] = plan.rates.loss;
   j["duplicate"] = plan.rates.duplicate;
@@ -38,7 +38,7 @@ Json faults_json(const FaultPlan& plan) {
   j["until_ns"] = plan.rates.until_ns == kNeverNs ? Json(nullptr)
                                                   : Json(plan.rates.until_ns);
   j["scripted"] = Json::array();
-  for (const ScriptedFault& f : plan.script)
+  for (const sim::ScriptedFault& f : plan.script)
     j["scripted"].push_back(f.to_text());
   return j;
 }
@@ -74,7 +74,7 @@ Json case_json(const SweepCase& c) {
 Json faults_by_kind_json(const SweepRun& run) {
   Json j = Json::object();
   for (size_t k = 1; k < run.faults_by_kind.size(); ++k) {
-    j[std::string(fault_kind_name(static_cast<FaultKind>(k)))] =
+    j[std::string(sim::fault_kind_name(static_cast<sim::FaultKind>(k)))] =
         run.faults_by_kind[k];
   }
   return j;
@@ -118,4 +118,4 @@ Json sweep_json(const SweepFlags& flags, Json cases, const SweepTally& tally) {
   return doc;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

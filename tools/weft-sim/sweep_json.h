@@ -28,7 +28,7 @@
 #include "tools/weft-sim/sweep_run.h"
 #include "tools/weft-sim/sweep_tally.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 // The sweep document's own version, beside format_version: 3 since
 // operations may run on registered buffers ("registered"; a seed's world,
@@ -48,6 +48,6 @@ nlohmann::ordered_json sweep_json(const SweepFlags& flags,
                                   nlohmann::ordered_json cases,
                                   const SweepTally& tally);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_SWEEP_JSON_H_

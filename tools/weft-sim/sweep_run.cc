@@ -10,12 +10,12 @@
 #include "harness/program_run.h"
 #include "harness/sim_cluster.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
-bool fatal_fault(const std::array<uint64_t, kFaultKindCount>& by_kind) {
-  for (FaultKind k : {FaultKind::kCrash, FaultKind::kLinkDown,
-                      FaultKind::kQpError, FaultKind::kError}) {
+bool fatal_fault(const std::array<uint64_t, sim::kFaultKindCount>& by_kind) {
+  for (sim::FaultKind k : {sim::FaultKind::kCrash, sim::FaultKind::kLinkDown,
+                           sim::FaultKind::kQpError, sim::FaultKind::kError}) {
     if (by_kind[static_cast<size_t>(k)] > 0) return true;
   }
   return false;
@@ -58,7 +58,7 @@ bool ranks_disagree(std::span<const harness::RankOutcome> ranks,
 
 absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
                                         const SweepRunOptions& options) {
-  WorldOptions world = c.world;
+  sim::WorldOptions world = c.world;
   if (options.faults) world.faults = *options.faults;
   world.keep_trace_events = !options.trace_path.empty();
   GroupOptions group = c.group;
@@ -72,7 +72,7 @@ absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
   absl::StatusOr<harness::ProgramRun> run =
       harness::run_program(*cluster, c.program, run_options);
   if (!run.ok()) return run.status();
-  World& w = cluster->world();
+  sim::World& w = cluster->world();
   SweepRun out;
   out.verdict = run->outcome.verdict;
   out.summary = run->outcome.summary();
@@ -102,4 +102,4 @@ absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
   return out;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -25,12 +25,12 @@
 #include "sim/faults.h"
 #include "tools/weft-sim/sweep_case.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 struct SweepRunOptions {
   bool recovery = true;  // GroupOptions::recovery.enabled
   // Replaces the seed's drawn faults (rates and timed faults) when set.
-  std::optional<FaultPlan> faults;
+  std::optional<sim::FaultPlan> faults;
   // Write the run's Perfetto trace here ("": none).
   std::string trace_path;
   // Return World::injected_faults() in SweepRun::injected.
@@ -53,8 +53,8 @@ struct SweepRun {
   uint64_t trace_hash = 0;
   uint64_t faults_injected = 0;
   // The world's faults over the whole run, by FaultKind.
-  std::array<uint64_t, kFaultKindCount> faults_by_kind{};
-  std::vector<ScriptedFault> injected;  // with want_injected
+  std::array<uint64_t, sim::kFaultKindCount> faults_by_kind{};
+  std::vector<sim::ScriptedFault> injected;  // with want_injected
 };
 
 // The disagreement oracle. A surviving rank that ended every operation OK
@@ -77,6 +77,6 @@ bool ranks_disagree(std::span<const harness::RankOutcome> ranks,
 absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
                                         const SweepRunOptions& options);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_SWEEP_RUN_H_

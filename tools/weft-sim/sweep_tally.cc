@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 constexpr double kPercent = 100;
@@ -93,4 +93,4 @@ std::string sweep_progress_counts(const SweepTally& t) {
                          v(harness::Verdict::kTypedError), t.failed);
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

@@ -14,7 +14,7 @@
 #include "tools/weft-sim/row_runner.h"
 #include "tools/weft-sim/sweep_run.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 struct SweepTally {
   uint64_t seeds = 0;
@@ -46,6 +46,6 @@ std::string sweep_table(const SweepTally& tally, bool check_determinism);
 // "correct 97  typed error 3  failed 0": the counts progress shows.
 std::string sweep_progress_counts(const SweepTally& tally);
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_SWEEP_TALLY_H_

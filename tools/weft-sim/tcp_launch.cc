@@ -28,7 +28,7 @@
 
 ABSL_DECLARE_FLAG(std::string, cables);
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 constexpr size_t kSecretBytes = 32;
@@ -137,13 +137,13 @@ void wait_for_ranks(RankProcesses& ranks, uint64_t timeout_s) {
 
 int launch_on_tcp(const LaunchRequest& request) {
   absl::StatusOr<uint64_t> cables =
-      parse_uint("cables", absl::GetFlag(FLAGS_cables), 1, 8);
-  if (!cables.ok()) return bad_input(cables.status());
+      cli::parse_uint("cables", absl::GetFlag(FLAGS_cables), 1, 8);
+  if (!cables.ok()) return cli::bad_input(cables.status());
   absl::StatusOr<TempDir> dir = TempDir::create();
-  if (!dir.ok()) return bad_input(dir.status());
+  if (!dir.ok()) return cli::bad_input(dir.status());
   absl::StatusOr<TcpGroup> group =
       plan_group(request, static_cast<uint32_t>(*cables), *dir);
-  if (!group.ok()) return bad_input(group.status());
+  if (!group.ok()) return cli::bad_input(group.status());
   RankProcesses ranks;
   for (uint32_t r = 0; r < request.ranks; ++r) {
     if (absl::Status s =
@@ -151,11 +151,11 @@ int launch_on_tcp(const LaunchRequest& request) {
         !s.ok()) {
       std::fprintf(stderr, "weft-sim launch: %s\n",
                    std::string(s.message()).c_str());
-      return kExitFailed;  // ~RankProcesses kills the ones started
+      return cli::kExitFailed;  // ~RankProcesses kills the ones started
     }
   }
   wait_for_ranks(ranks, request.timeout_s);
-  return ranks.print_exits() ? kExitOk : kExitFailed;
+  return ranks.print_exits() ? cli::kExitOk : cli::kExitFailed;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

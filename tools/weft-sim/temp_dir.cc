@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 absl::StatusOr<TempDir> TempDir::create() {
   const char* tmp = std::getenv("TMPDIR");
@@ -53,4 +53,4 @@ absl::StatusOr<std::string> TempDir::write(std::string_view name,
   return path;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

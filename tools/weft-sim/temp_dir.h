@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 
 class TempDir {
  public:
@@ -34,6 +34,6 @@ class TempDir {
   std::string path_;
 };
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim
 
 #endif  // WEFT_TOOLS_WEFT_SIM_TEMP_DIR_H_

@@ -1,5 +1,5 @@
 // weft-sim trace-merge: joins the per-rank timelines a hardware run wrote
-// (WEFT_TRACE, fabric/timeline_recorder.h) into one Perfetto file on
+// (WEFT_TRACE, timeline/timeline_recorder.h) into one Perfetto file on
 // stdout, one track per rank and per link direction and cable.
 #include <cstdio>
 #include <string>
@@ -8,12 +8,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "fabric/text_file.h"
-#include "fabric/timeline.h"
+#include "base/text_file.h"
+#include "timeline/timeline.h"
 #include "tools/cli/cli_common.h"
 #include "tools/weft-sim/commands.h"
 
-namespace weft::sim::cli {
+namespace weft::tools::weft_sim {
 namespace {
 
 // Largest timeline file read (one rank's trace of a long run is hundreds
@@ -40,22 +40,23 @@ int run_trace_merge(int argc, char** argv) {
       parse_command_flags(flag_count, flags.data(), "trace-merge");
   if (args.exit_code.has_value()) return *args.exit_code;
   if (names.empty()) {
-    return bad_input(
+    return cli::bad_input(
         "trace-merge needs the timeline files to merge: weft-sim trace-merge "
         "trace-0.json trace-1.json > all.json");
   }
   std::vector<std::string> documents;
   for (const std::string& name : names) {
     absl::StatusOr<std::string> text =
-        read_text_file(name, kMaxTimelineBytes, "timeline");
-    if (!text.ok()) return bad_input(text.status());
+        base::read_text_file(name, kMaxTimelineBytes, "timeline");
+    if (!text.ok()) return cli::bad_input(text.status());
     documents.push_back(*std::move(text));
   }
-  absl::StatusOr<std::string> merged = merge_timelines(names, documents);
-  if (!merged.ok()) return bad_input(merged.status());
+  absl::StatusOr<std::string> merged =
+      timeline::merge_timelines(names, documents);
+  if (!merged.ok()) return cli::bad_input(merged.status());
   std::fwrite(merged->data(), 1, merged->size(), stdout);
   std::fputc('\n', stdout);
-  return kExitOk;
+  return cli::kExitOk;
 }
 
-}  // namespace weft::sim::cli
+}  // namespace weft::tools::weft_sim

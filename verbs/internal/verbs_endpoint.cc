@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "fabric/logging.h"
+#include "base/logging.h"
 #include "verbs/device_info.h"
 #include "verbs/internal/verbs_error.h"
 
@@ -178,12 +178,13 @@ absl::Status VerbsEndpoint::connect(const Destination& peer) {
     return modify_error("RTS", err);
   }
   connected_ = true;
-  log(LogLevel::kInfo,
-      "rank %u: connected to peer %u cable %u on %s port %u: qpn %u, GID "
-      "index %d (%s) -> peer qpn %u, lid %u, GID %s",
-      setup_.info.rank, setup_.info.peer, setup_.cable, setup_.info.device,
-      static_cast<unsigned>(kPort), qp_->qp_num, setup_.gid.index,
-      gid_kind_name(setup_.gid.kind), peer.qp_num, peer.lid, peer.gid_string());
+  base::log(base::LogLevel::kInfo,
+            "rank %u: connected to peer %u cable %u on %s port %u: qpn %u, GID "
+            "index %d (%s) -> peer qpn %u, lid %u, GID %s",
+            setup_.info.rank, setup_.info.peer, setup_.cable,
+            setup_.info.device, static_cast<unsigned>(kPort), qp_->qp_num,
+            setup_.gid.index, gid_kind_name(setup_.gid.kind), peer.qp_num,
+            peer.lid, peer.gid_string());
   if (setup_.trace != nullptr) {
     setup_.trace->connect(setup_.info.peer, setup_.cable);
   }
@@ -419,7 +420,7 @@ Completion VerbsEndpoint::to_completion(const abi::ibv_wc& wc,
 }
 
 void VerbsEndpoint::record(const Completion& c, const PostedSend* sent) {
-  TimelineRecorder* trace = setup_.trace;
+  timeline::TimelineRecorder* trace = setup_.trace;
   if (trace == nullptr) return;
   const uint32_t peer = setup_.info.peer;
   trace->completion(peer, setup_.cable, c.id, c.status, c.byte_len,

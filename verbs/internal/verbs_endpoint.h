@@ -21,7 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/endpoint.h"
-#include "fabric/timeline_recorder.h"
+#include "timeline/timeline_recorder.h"
 #include "verbs/abi.h"
 #include "verbs/gid.h"
 #include "verbs/internal/device_domain.h"
@@ -42,7 +42,7 @@ class VerbsEndpoint final : public Endpoint {
     uint16_t lid = 0;    // our port's LID
     GidEntry gid;        // our GID and the index it was found at
     uint32_t cable = 0;  // which cable to `peer` (for the timeline)
-    TimelineRecorder* trace = nullptr;  // nullptr: no timeline
+    timeline::TimelineRecorder* trace = nullptr;  // nullptr: no timeline
   };
 
   // Creates the completion queue and queue pair and moves the pair to INIT.

@@ -7,9 +7,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collectives/config.h"
 #include "fabric/topology.h"
 #include "jaccl/jaccl.h"
+#include "rendezvous/config.h"
 #include "sim/world.h"
 #include "startup/process_group.h"
 #include "verbs/verbs_fabric.h"

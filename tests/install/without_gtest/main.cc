@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "absl/status/status.h"
-#include "collectives/config.h"
+#include "collectives/config.h"  // the forwarding header
 #include "fabric/topology.h"
 
 int main() {
