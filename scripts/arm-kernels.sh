@@ -80,8 +80,10 @@ fi
 aarch64-linux-gnu-objdump -d --no-show-raw-insn -C "$out/reduce_arm.o" |
   awk '
     /^[0-9a-f]+ <.*reduce_lanes<[^,]*::Float16Lanes,/ {
-      split($0, parts, "Lanes, weft::internal::\\(anonymous namespace\\)::")
-      op = parts[2]; sub(/Lanes>.*/, "", op)
+      # The operation is the second template argument, whatever namespace
+      # the kernels live in: "...Float16Lanes, <ns>::SumLanes>(...".
+      op = $0; sub(/.*Float16Lanes, /, "", op); sub(/Lanes>.*/, "", op)
+      sub(/.*::/, "", op)
       in_f16 = 1; widen[op] = 0; narrow[op] = 0; next
     }
     /^[0-9a-f]+ </ { in_f16 = 0 }
