@@ -105,7 +105,7 @@ void check(std::span<const std::byte> frame) {
 }  // namespace weft::collectives::internal
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace weft::internal;
+  using namespace weft::collectives::internal;
   const auto* bytes = reinterpret_cast<const std::byte*>(data);
   check(std::span<const std::byte>(bytes, size));
   if (size < kHeaderBytes) return 0;

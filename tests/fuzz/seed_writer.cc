@@ -43,8 +43,8 @@ bool write_wire(const std::string& dir) {
               rendezvous::internal::encode_contribution(3, blob));
   ok &= write(dir + "/gathered.bin",
               *rendezvous::internal::encode_gathered(3, blobs));
-  SecretNonce nonce;
-  SecretProof proof;
+  net::SecretNonce nonce;
+  net::SecretProof proof;
   for (uint8_t i = 0; i < 32; ++i) {
     nonce[i] = i;
     proof[i] = static_cast<uint8_t>(100 + i);

@@ -246,7 +246,7 @@ std::optional<std::vector<uint8_t>> reencode(
       return wire;
     }
     case rendezvous::internal::MessageType::kProof: {
-      absl::StatusOr<SecretProof> p = rendezvous::internal::decode_proof(body);
+      absl::StatusOr<net::SecretProof> p = rendezvous::internal::decode_proof(body);
       WEFT_FUZZ_CHECK(p.ok() == (body.size() == documented_limit(8)));
       if (!p.ok()) {
         check_rejection(p.status());
@@ -294,9 +294,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const weft::Bytes bytes(data, size);
   weft::check_header(bytes);
   weft::check_message(bytes);
-  const weft::Bytes body = size >= weft::kWireHeaderBytes
-                               ? bytes.subspan(weft::kWireHeaderBytes)
+  const weft::Bytes body = size >= weft::rendezvous::internal::kWireHeaderBytes
+                               ? bytes.subspan(weft::rendezvous::internal::kWireHeaderBytes)
                                : bytes;
-  for (weft::MessageType type : weft::kAllTypes) weft::reencode(type, body);
+  for (weft::rendezvous::internal::MessageType type : weft::kAllTypes) weft::reencode(type, body);
   return 0;
 }
