@@ -20,11 +20,19 @@ absl::StatusOr<std::string> read_text_file(const std::string& path,
         absl::StrFormat("%s %s is over %u bytes; is it the right file?", what,
                         path, max_bytes));
   };
-  // A regular file's size is known before reading it.
+  // A regular file's size is known before reading it. A directory is
+  // refused here: libstdc++ fails reading one, but libc++ (macOS) reads it
+  // as an empty file.
   struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return too_large();
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s %s cannot be read (it is a directory); give a readable file",
+          what, path));
+    }
+    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
+      return too_large();
+    }
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -32,8 +40,7 @@ absl::StatusOr<std::string> read_text_file(const std::string& path,
         absl::StrFormat("%s %s cannot be opened (%s); check the path", what,
                         path, std::strerror(errno)));
   }
-  // Read in pieces and bounded: a directory opens but fails on read, and a
-  // device such as /dev/zero never ends.
+  // Read in pieces and bounded: a device such as /dev/zero never ends.
   constexpr size_t kPieceBytes = size_t{64} << 10;
   std::string text;
   std::string piece(kPieceBytes, '\0');

@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -209,6 +211,23 @@ bool fault_kind_from_name(absl::string_view name, FaultKind* out) {
   return false;
 }
 
+// "1 and 7", "1, 2 and 7" or "no rank": whom `rank` is cabled to.
+std::string cabled_peers_text(const Topology& topology, uint32_t rank) {
+  constexpr size_t kListed = 8;  // then "..."
+  std::vector<std::string> peers;
+  size_t count = 0;
+  for (uint32_t p = 0; p < topology.ranks(); ++p) {
+    if (p == rank || !topology.connected(rank, p)) continue;
+    if (++count <= kListed) peers.push_back(absl::StrCat(p));
+  }
+  if (peers.empty()) return "no rank";
+  if (count > kListed) return absl::StrCat(absl::StrJoin(peers, ", "), ", ...");
+  if (peers.size() == 1) return peers[0];
+  const std::string last = peers.back();
+  peers.pop_back();
+  return absl::StrCat(absl::StrJoin(peers, ", "), " and ", last);
+}
+
 absl::Status parse_line(size_t number, absl::string_view line, bool* saw_rates,
                         FaultPlan* plan) {
   std::vector<absl::string_view> tokens =
@@ -231,6 +250,7 @@ absl::Status parse_line(size_t number, absl::string_view line, bool* saw_rates,
         "link_down or stall)"));
   }
   if (absl::Status s = parse_fault(fields, &fault); !s.ok()) return s;
+  fault.line = number;
   plan->script.push_back(fault);
   return absl::OkStatus();
 }
@@ -297,6 +317,24 @@ absl::Status FaultRates::validate() const {
 bool ScriptedFault::is_frame_fault() const {
   return kind == FaultKind::kDrop || kind == FaultKind::kDuplicate ||
          kind == FaultKind::kDelay || kind == FaultKind::kError;
+}
+
+bool ScriptedFault::names_a_pair() const {
+  return kind != FaultKind::kCrash && kind != FaultKind::kStall;
+}
+
+bool operator==(const ScriptedFault& a, const ScriptedFault& b) {
+  return a.kind == b.kind && a.rank == b.rank && a.peer == b.peer &&
+         a.frame == b.frame && a.at_ns == b.at_ns &&
+         a.duration_ns == b.duration_ns && a.status == b.status &&
+         a.side == b.side;
+}
+
+std::string ScriptedFault::where(size_t index) const {
+  return line != 0
+             ? absl::StrFormat("fault plan line %u (\"%s\")", line, to_text())
+             : absl::StrFormat("fault plan entry %u (\"%s\")", index + 1,
+                               to_text());
 }
 
 bool ScriptedFault::is_timed_fault() const {
@@ -383,17 +421,26 @@ std::string FaultPlan::to_text() const {
   return out;
 }
 
-absl::Status FaultPlan::check_ranks(uint32_t ranks) const {
+absl::Status FaultPlan::check_world(const Topology& topology) const {
+  const uint32_t ranks = topology.ranks();
   for (size_t i = 0; i < script.size(); ++i) {
     const ScriptedFault& f = script[i];
-    const bool has_peer =
-        f.kind != FaultKind::kCrash && f.kind != FaultKind::kStall;
-    if (f.rank >= ranks ||
-        (has_peer && (f.peer >= ranks || f.peer == f.rank))) {
+    const bool pair = f.names_a_pair();
+    if (f.rank >= ranks || (pair && f.peer >= ranks)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "fault plan entry %u (\"%s\") names a rank outside 0..%u or a rank "
-          "paired with itself",
-          i + 1, f.to_text(), ranks - 1));
+          "%s names a rank outside this world's 0..%u", f.where(i),
+          ranks - 1));
+    }
+    if (pair && f.peer == f.rank) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s pairs rank %u with itself; name two ranks", f.where(i), f.rank));
+    }
+    if (pair && !topology.connected(f.rank, f.peer)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s names ranks %u and %u, which no cable joins in this world; "
+          "name a cabled pair (rank %u is cabled to %s)",
+          f.where(i), f.rank, f.peer, f.rank,
+          cabled_peers_text(topology, f.rank)));
     }
   }
   return absl::OkStatus();

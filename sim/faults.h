@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
+#include "fabric/topology.h"
 #include "fabric/wc_status.h"
 
 namespace weft::sim {
@@ -89,13 +90,23 @@ struct ScriptedFault {
   // error only.
   WcStatus status = WcStatus::kSuccess;
   FaultSide side = FaultSide::kRecv;
+  // The plan line it was read from (FaultPlan::parse), for messages; 0 for
+  // a fault made in code. Not part of what the fault is (operator==).
+  size_t line = 0;
 
   bool is_frame_fault() const;
   bool is_timed_fault() const;
+  // Whether it names a pair of ranks (`rank` and `peer`): every kind but
+  // crash and stall.
+  bool names_a_pair() const;
   // The plan line, e.g. "drop from=1 to=2 frame=3".
   std::string to_text() const;
+  // Where it came from, for messages: "fault plan line 3
+  // (\"drop from=1 to=2 frame=3\")", or "fault plan entry 2 (...)" for
+  // the index-th fault (0-based) of a plan made in code.
+  std::string where(size_t index) const;
 
-  friend bool operator==(const ScriptedFault&, const ScriptedFault&) = default;
+  friend bool operator==(const ScriptedFault& a, const ScriptedFault& b);
 };
 
 struct FaultPlan {
@@ -117,9 +128,11 @@ struct FaultPlan {
   // The text form; parse(to_text()) gives back an equal plan.
   std::string to_text() const;
 
-  // InvalidArgument when a scripted fault names a rank outside [0, ranks)
-  // or a rank paired with itself.
-  absl::Status check_ranks(uint32_t ranks) const;
+  // InvalidArgument, naming the fault's line (or entry) and what to do,
+  // when a scripted fault names a rank outside the topology's, a rank
+  // paired with itself, or a pair of ranks no cable joins (a link_down or
+  // a frame fault there would never happen, yet count as injected).
+  absl::Status check_world(const Topology& topology) const;
 
   friend bool operator==(const FaultPlan&, const FaultPlan&) = default;
 };

@@ -138,7 +138,7 @@ absl::Status read_faults(Config* config) {
                base::to_std(plan.status().message()));
   }
   config->faults = *std::move(plan);
-  return config->faults.check_ranks(config->topology.ranks());
+  return config->faults.check_world(config->topology);
 }
 
 absl::Status read_scalars(Config* config) {

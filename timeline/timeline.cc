@@ -4,8 +4,11 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <span>
+#include <tuple>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -30,8 +33,23 @@ json metadata(const char* what, int pid, int64_t tid, const std::string& name) {
   return m;
 }
 
-std::string link_name(const TimelineLink& l) {
-  return absl::StrFormat("link %u->%u cable %u", l.from, l.to, l.cable);
+// A link's track: frames in flight on one link overlap (the next leaves
+// before the last lands), and slices on one track must nest, so a link has
+// as many tracks as it ever has frames in flight at once, its slot 0 named
+// for the link alone.
+struct LinkTrack {
+  TimelineLink link;
+  uint32_t slot = 0;
+  auto operator<=>(const LinkTrack&) const = default;
+};
+
+std::string track_name(const LinkTrack& t) {
+  const TimelineLink& l = t.link;
+  if (t.slot == 0) {
+    return absl::StrFormat("link %u->%u cable %u", l.from, l.to, l.cable);
+  }
+  return absl::StrFormat("link %u->%u cable %u slot %u", l.from, l.to, l.cable,
+                         t.slot);
 }
 
 json args_json(const TimelineArgs& a) {
@@ -46,13 +64,45 @@ json args_json(const TimelineArgs& a) {
   return args;
 }
 
-json event_json(const TimelineEvent& e,
-                const std::map<TimelineLink, int64_t>& links) {
+bool is_flight(const TimelineEvent& e) {
+  return e.on_link && e.time_ns > e.start_ns;
+}
+
+// Each flight's slot on its link, by index into `events` (instants: 0):
+// flights in order of departure (then landing, then index) take the lowest
+// slot whose last flight has landed, so no two on a slot overlap and the
+// slots are as few as the most flights ever in the air at once.
+std::vector<uint32_t> flight_slots(std::span<const TimelineEvent> events) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (is_flight(events[i])) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const TimelineEvent& x = events[a];
+    const TimelineEvent& y = events[b];
+    return std::tie(x.link, x.start_ns, x.time_ns, a) <
+           std::tie(y.link, y.start_ns, y.time_ns, b);
+  });
+  std::vector<uint32_t> slots(events.size(), 0);
+  std::map<TimelineLink, std::vector<TimeNs>> landed;  // per slot, its last
+  for (size_t i : order) {
+    std::vector<TimeNs>& ends = landed[events[i].link];
+    uint32_t slot = 0;
+    while (slot < ends.size() && ends[slot] > events[i].start_ns) ++slot;
+    if (slot == ends.size()) ends.push_back(0);
+    ends[slot] = events[i].time_ns;
+    slots[i] = slot;
+  }
+  return slots;
+}
+
+json event_json(const TimelineEvent& e, uint32_t slot,
+                const std::map<LinkTrack, int64_t>& tracks) {
   json j = {{"name", e.name}, {"cat", e.category}, {"args", args_json(e.args)}};
   if (e.on_link) {
     j["pid"] = kLinksPid;
-    j["tid"] = links.at(e.link);
-    if (e.time_ns > e.start_ns) {  // the frame's flight
+    j["tid"] = tracks.at({e.link, slot});
+    if (is_flight(e)) {
       j["ph"] = "X";
       j["ts"] = to_us(e.start_ns);
       j["dur"] = to_us(e.time_ns - e.start_ns);
@@ -71,7 +121,7 @@ json event_json(const TimelineEvent& e,
 // The track metadata, ranks then links, each in sorted order; links get
 // their numbers here.
 json track_metadata(const std::map<uint32_t, bool>& ranks,
-                    std::map<TimelineLink, int64_t>& links) {
+                    std::map<LinkTrack, int64_t>& links) {
   json out = json::array();
   out.push_back(metadata("process_name", kRanksPid, -1, "ranks"));
   out.push_back(metadata("process_name", kLinksPid, -1, "links"));
@@ -82,7 +132,7 @@ json track_metadata(const std::map<uint32_t, bool>& ranks,
   int64_t tid = 0;
   for (auto& [key, id] : links) {
     id = tid++;
-    out.push_back(metadata("thread_name", kLinksPid, id, link_name(key)));
+    out.push_back(metadata("thread_name", kLinksPid, id, track_name(key)));
   }
   return out;
 }
@@ -102,16 +152,20 @@ std::string timeline_json(
     std::span<const TimelineEvent> events,
     std::span<const std::pair<std::string, std::string>> other_data) {
   std::map<uint32_t, bool> ranks;
-  std::map<TimelineLink, int64_t> links;
-  for (const TimelineEvent& e : events) {
+  std::map<LinkTrack, int64_t> tracks;
+  const std::vector<uint32_t> slots = flight_slots(events);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TimelineEvent& e = events[i];
     if (e.on_link) {
-      links.emplace(e.link, 0);
+      tracks.emplace(LinkTrack{e.link, slots[i]}, 0);
     } else {
       ranks.emplace(e.rank, true);
     }
   }
-  json out = track_metadata(ranks, links);
-  for (const TimelineEvent& e : events) out.push_back(event_json(e, links));
+  json out = track_metadata(ranks, tracks);
+  for (size_t i = 0; i < events.size(); ++i) {
+    out.push_back(event_json(events[i], slots[i], tracks));
+  }
   json other = json::object();
   for (const auto& [key, value] : other_data) other[key] = value;
   json doc = {{"traceEvents", std::move(out)},
@@ -141,26 +195,30 @@ absl::Status write_timeline_file(const std::string& path,
 
 namespace {
 
-// A document's link tracks: its tid -> the link the track's name names.
-absl::StatusOr<std::map<int64_t, TimelineLink>> links_of(
-    const std::string& name, const json& events) {
-  std::map<int64_t, TimelineLink> out;
+// A document's link tracks: its tid -> the link and slot its name names.
+absl::StatusOr<std::map<int64_t, LinkTrack>> links_of(const std::string& name,
+                                                      const json& events) {
+  std::map<int64_t, LinkTrack> out;
   for (const json& e : events) {
     if (e.value("ph", "") != "M" || e.value("name", "") != "thread_name" ||
         e.value("pid", 0) != kLinksPid) {
       continue;
     }
     const std::string track = e["args"].value("name", "");
-    TimelineLink l;
+    LinkTrack t;
+    TimelineLink& l = t.link;
     char rest = 0;
-    if (std::sscanf(track.c_str(), "link %u->%u cable %u%c", &l.from, &l.to,
-                    &l.cable, &rest) != 3) {
+    const int read =
+        std::sscanf(track.c_str(), "link %u->%u cable %u slot %u%c", &l.from,
+                    &l.to, &l.cable, &t.slot, &rest);
+    if ((read != 3 && read != 4) || (read == 4 && t.slot == 0) ||
+        track != track_name(t)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: link track \"%s\" is not named \"link A->B cable C\"; is it a "
-          "weft timeline?",
+          "%s: link track \"%s\" is not named \"link A->B cable C\" or "
+          "\"link A->B cable C slot S\"; is it a weft timeline?",
           name, track));
     }
-    out[e.value("tid", int64_t{-1})] = l;
+    out[e.value("tid", int64_t{-1})] = t;
   }
   return out;
 }
@@ -239,10 +297,12 @@ absl::StatusOr<std::string> merge_timelines(
     std::span<const std::string> documents) {
   std::vector<json> docs;
   std::vector<TimeNs> bases;
-  std::vector<std::map<int64_t, TimelineLink>> doc_links;
+  std::vector<std::map<int64_t, LinkTrack>> doc_links;
   std::map<uint32_t, bool> ranks;
   std::map<uint32_t, size_t> rank_file;  // which document declared the rank
-  std::map<TimelineLink, int64_t> links;
+  // A link's flights are the sender's (TimelineRecorder::sent), so its
+  // slots come from one file and never overlap when merged.
+  std::map<LinkTrack, int64_t> links;
   for (size_t i = 0; i < documents.size(); ++i) {
     const std::string& name = i < names.size() ? names[i] : documents[i];
     absl::StatusOr<json> doc = parse_timeline(name, documents[i]);

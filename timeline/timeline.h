@@ -6,10 +6,14 @@
 // into one view (merge_timelines).
 //
 // Layout: process 1 "ranks" has one thread per rank (posts, completions,
-// connects, faults as instants); process 2 "links" has one thread per link
-// direction and cable ("link 0->1 cable 0"), each frame a slice from when
-// it left to when it landed (or an instant). Tracks are numbered in sorted
-// order, so the same events give the same bytes. Timestamps are in
+// connects, faults as instants); process 2 "links" has threads per link
+// direction and cable, each frame a slice from when it left to when it
+// landed (or an instant). Slices on one thread must nest (Perfetto puts
+// overlapping ones on overflow tracks with import errors), and frames in
+// flight on one link overlap, so a link has one thread per frame in the air
+// at once: "link 0->1 cable 0", then "link 0->1 cable 0 slot 1", ...; each
+// frame takes the lowest slot free when it leaves. Tracks are numbered in
+// sorted order, so the same events give the same bytes. Timestamps are in
 // microseconds.
 #ifndef WEFT_TIMELINE_TIMELINE_H_
 #define WEFT_TIMELINE_TIMELINE_H_

@@ -166,14 +166,22 @@ struct BoolAnd {
 };
 
 // ---- Floats. max/min propagate NaN (a NaN in acc is kept, a NaN in `in`
-// replaces acc); on equal values (including +0 and -0) acc is kept.
+// replaces acc); on equal values (including +0 and -0) acc is kept. A sum or
+// product that is NaN is the canonical quiet NaN: which operand's payload
+// the hardware passes on depends on the operands' order, which a compiler
+// may swap (addition commutes) differently in each kernel, and Arm in its
+// default-NaN mode passes on none; every rank must get the same bits.
+template <typename T>
+T canonical_if_nan(T r) {
+  return r != r ? std::numeric_limits<T>::quiet_NaN() : r;
+}
 template <typename T>
 struct FloatSum {
-  static T apply(T a, T b) { return a + b; }
+  static T apply(T a, T b) { return canonical_if_nan<T>(a + b); }
 };
 template <typename T>
 struct FloatProd {
-  static T apply(T a, T b) { return a * b; }
+  static T apply(T a, T b) { return canonical_if_nan<T>(a * b); }
 };
 template <typename T>
 struct FloatMax {
@@ -201,12 +209,13 @@ Complex64 select(bool take_b, Complex64 a, Complex64 b) {
 
 struct ComplexSum {
   static Complex64 apply(Complex64 a, Complex64 b) {
-    return {a.re + b.re, a.im + b.im};
+    return {canonical_if_nan(a.re + b.re), canonical_if_nan(a.im + b.im)};
   }
 };
 struct ComplexProd {
   static Complex64 apply(Complex64 a, Complex64 b) {
-    return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+    return {canonical_if_nan(a.re * b.re - a.im * b.im),
+            canonical_if_nan(a.re * b.im + a.im * b.re)};
   }
 };
 struct ComplexMax {

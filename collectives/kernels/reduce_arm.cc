@@ -112,14 +112,18 @@ struct BFloat16Lanes {
 // is the compiler's choice (it treats + and * as commutative, here and in the
 // portable kernels). gcc 12 and clang 14 put acc first, and
 // tests/arm/reduce_arm_check.cc checks that.
+// A NaN sum or product is the canonical quiet NaN, as in reduce.cc.
+inline float32x4_t canonical_if_nan(float32x4_t r) {
+  return vbslq_f32(vceqq_f32(r, r), r, vdupq_n_f32(__builtin_nanf("")));
+}
 struct SumLanes {
   static float32x4_t apply(float32x4_t a, float32x4_t b) {
-    return vaddq_f32(a, b);
+    return canonical_if_nan(vaddq_f32(a, b));
   }
 };
 struct ProdLanes {
   static float32x4_t apply(float32x4_t a, float32x4_t b) {
-    return vmulq_f32(a, b);
+    return canonical_if_nan(vmulq_f32(a, b));
   }
 };
 struct MaxLanes {

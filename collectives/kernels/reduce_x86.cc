@@ -111,16 +111,21 @@ struct BFloat16Lanes {
   }
 };
 
-// ---- The float ops, with the semantics of reduce.cc's FloatMax/FloatMin:
-// NaN in acc is kept, NaN in `in` wins otherwise, ties keep acc.
+// ---- The float ops, with the semantics of reduce.cc's: a NaN sum or
+// product is the canonical quiet NaN; max/min keep a NaN in acc, a NaN in
+// `in` wins otherwise, ties keep acc.
+WEFT_AVX2 inline __m256 canonical_if_nan(__m256 r) {
+  return _mm256_blendv_ps(r, _mm256_set1_ps(__builtin_nanf("")),
+                          _mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+}
 struct SumLanes {
   WEFT_AVX2 static __m256 apply(__m256 a, __m256 b) {
-    return _mm256_add_ps(a, b);
+    return canonical_if_nan(_mm256_add_ps(a, b));
   }
 };
 struct ProdLanes {
   WEFT_AVX2 static __m256 apply(__m256 a, __m256 b) {
-    return _mm256_mul_ps(a, b);
+    return canonical_if_nan(_mm256_mul_ps(a, b));
   }
 };
 struct MaxLanes {

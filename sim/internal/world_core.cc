@@ -31,7 +31,9 @@ absl::StatusOr<std::unique_ptr<WorldCore>> WorldCore::create(
         " has a negative figure; latency, overhead and bandwidth are >= 0"));
   }
   if (absl::Status s = options.faults.rates.validate(); !s.ok()) return s;
-  if (absl::Status s = options.faults.check_ranks(ranks); !s.ok()) return s;
+  if (absl::Status s = options.faults.check_world(options.topology); !s.ok()) {
+    return s;
+  }
   if (options.time_limit_ns <= 0) {
     return absl::InvalidArgumentError("time_limit_ns must be positive");
   }

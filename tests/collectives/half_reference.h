@@ -21,6 +21,8 @@ struct Format {
   uint32_t sign_bit() const { return 1u << (exponent_bits + mantissa_bits); }
   uint32_t inf_bits() const { return max_exponent() << mantissa_bits; }
   uint32_t quiet_bit() const { return 1u << (mantissa_bits - 1); }
+  // The quiet NaN with no payload and no sign: what a NaN sum or product is.
+  uint32_t canonical_nan() const { return inf_bits() | quiet_bit(); }
 };
 
 inline constexpr Format kFloat16{5, 10};

@@ -15,8 +15,8 @@
 namespace weft::sim {
 namespace {
 
-// A group size for check_ranks(): small enough that fuzzed ranks land on
-// both sides of it.
+// A world for check_world(): small enough that fuzzed ranks land on both
+// sides of it, and a ring, so some pairs are cabled and some not.
 constexpr uint32_t kRanks = 4;
 
 void check_fault(const ScriptedFault& f) {
@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   WEFT_FUZZ_CHECK(plan->rates.validate().ok());
   for (const ScriptedFault& f : plan->script) check_fault(f);
-  const absl::Status ranks = plan->check_ranks(kRanks);
+  const absl::Status ranks = plan->check_world(*weft::Topology::ring(kRanks));
   WEFT_FUZZ_CHECK(ranks.ok() ||
                   ranks.code() == absl::StatusCode::kInvalidArgument);
 

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "fabric/topology.h"
 #include "sim/faults.h"
 
 namespace weft::sim {
@@ -139,11 +140,43 @@ TEST(FaultPlan, RatesMayStopAtATime) {
 
 TEST(FaultPlan, RanksAreCheckedAgainstTheWorld) {
   const FaultPlan plan = *FaultPlan::parse("drop from=1 to=5 frame=1");
-  EXPECT_FALSE(plan.check_ranks(4).ok());
-  EXPECT_TRUE(plan.check_ranks(6).ok());
-  EXPECT_FALSE(
-      FaultPlan::parse("drop from=1 to=1 frame=1")->check_ranks(4).ok());
-  EXPECT_FALSE(FaultPlan::parse("crash rank=4 at_ns=1")->check_ranks(4).ok());
+  EXPECT_FALSE(plan.check_world(*Topology::mesh(4)).ok());
+  EXPECT_TRUE(plan.check_world(*Topology::mesh(6)).ok());
+  EXPECT_FALSE(FaultPlan::parse("drop from=1 to=1 frame=1")
+                   ->check_world(*Topology::mesh(4))
+                   .ok());
+  EXPECT_FALSE(FaultPlan::parse("crash rank=4 at_ns=1")
+                   ->check_world(*Topology::mesh(4))
+                   .ok());
+}
+
+// On a ring of 8 ranks 0 and 3 share no cable: a link_down there would
+// never fire yet count as injected, and the run look "correct".
+TEST(FaultPlan, APairNoCableJoinsIsRefusedNamingTheLine) {
+  const FaultPlan plan =
+      *FaultPlan::parse("# a cable pull\ncrash rank=5 at_ns=9\n"
+                        "link_down from=0 to=3 at_ns=1000\n");
+  const absl::Status s = plan.check_world(*Topology::ring(8));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "fault plan line 3 (\"link_down from=0 to=3 at_ns=1000\") names "
+            "ranks 0 and 3, which no cable joins in this world; name a cabled "
+            "pair (rank 0 is cabled to 1 and 7)");
+  EXPECT_TRUE(plan.check_world(*Topology::mesh(8)).ok());
+  for (const char* line : {"drop from=2 to=6 frame=1", "qp_error rank=2 peer=6 at_ns=1",
+                           "error from=6 to=2 frame=1 status=IBV_WC_GENERAL_ERR"}) {
+    EXPECT_FALSE(FaultPlan::parse(line)->check_world(*Topology::ring(8)).ok())
+        << line;
+  }
+}
+
+// A fault made in code (the sweep's) has no line: it is named by entry.
+TEST(FaultPlan, AFaultMadeInCodeIsNamedByItsEntry) {
+  FaultPlan plan;
+  plan.script.push_back({.kind = FaultKind::kCrash, .rank = 9});
+  EXPECT_EQ(plan.check_world(*Topology::mesh(4)).message(),
+            "fault plan entry 1 (\"crash rank=9 at_ns=0\") names a rank "
+            "outside this world's 0..3");
 }
 
 TEST(FaultRates, ValidateAndParse) {

@@ -105,7 +105,7 @@ class Checker {
     for (size_t i = 0; i < want.size(); ++i) {
       if (got[i] != want[i]) {
         ++tally_.wrong;
-        say(absl::StrFormat("%s: WRONG at element %u: got %v, want %v", what, i,
+        say(absl::StrFormat("%s: WRONG at element %u: got %g, want %g", what, i,
                             static_cast<double>(got[i]),
                             static_cast<double>(want[i])));
         return;

@@ -51,15 +51,18 @@ TEST(ToolFlags, ABooleanGivenAnotherWordIsBadInput) {
 TEST(ToolFlags, AMissingFlagFileIsBadInput) {
   for (const Tool& t : kTools) {
     expect_bad(t, "--flagfile=/nonexistent/flags.txt",
-               "--flagfile=/nonexistent/flags.txt cannot be read");
+               "--flagfile=/nonexistent/flags.txt: flag file "
+               "/nonexistent/flags.txt cannot be opened");
   }
 }
 
-// A directory opens but cannot be read, and /dev/zero never ends: both
-// are bad input at once, not an empty file or a hang.
+// A directory (which libc++ reads as an empty file) and /dev/zero (which
+// never ends) are bad input at once, not an empty file or a hang.
 TEST(ToolFlags, AFlagFileThatIsNoFileIsBadInput) {
   for (const Tool& t : kTools) {
-    expect_bad(t, "--flagfile=/tmp", "--flagfile=/tmp cannot be read");
+    expect_bad(t, "--flagfile=/tmp",
+               "--flagfile=/tmp: flag file /tmp cannot be read (it is a "
+               "directory)");
     expect_bad(t, "--flagfile=/dev/zero", "is over 1048576 bytes");
   }
 }

@@ -6,6 +6,7 @@
 // flags by set, naming the commands that accept each.
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -101,6 +102,22 @@ void expect_version(const std::string& tool, const std::string& name) {
               ::testing::StartsWith(name + " " WEFT_PROJECT_VERSION " ("));
   EXPECT_THAT(r.out, HasSubstr(" build, "));
   EXPECT_EQ(r.err, "");
+}
+
+// -h is --help in every tool, as most tools take it (weft-bench's is
+// nccl-tests' own -h).
+TEST(ToolHelp, DashHIsHelpInEveryTool) {
+  std::vector<std::string> tools = {WEFT_SIM_PATH, WEFT_DEVICES_PATH};
+#ifdef WEFT_BENCH_PATH
+  tools.push_back(WEFT_BENCH_PATH);
+#endif
+  for (const std::string& tool : tools) {
+    const ToolResult help = run_tool(tool, "--help");
+    const ToolResult h = run_tool(tool, "-h");
+    EXPECT_EQ(h.code, 0) << tool << ": " << h.err;
+    EXPECT_EQ(h.out, help.out) << tool;
+    EXPECT_EQ(h.err, "") << tool;
+  }
 }
 
 TEST(ToolVersion, EachToolSaysWeftsVersion) {

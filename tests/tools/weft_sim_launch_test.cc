@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/trace_nesting.h"
 #include "tool_runner.h"
 
 namespace weft::testing {
@@ -235,6 +236,23 @@ TEST(WeftBenchOnTheServer, FourProcessesAreCorrectAtEverySizeAndRepeatable) {
   ASSERT_EQ(b.code, 0) << b.out << b.err;
   ASSERT_FALSE(trace_hash(a.out).empty());
   EXPECT_EQ(trace_hash(a.out), trace_hash(b.out));
+}
+
+// launch --trace writes the world's timeline; Perfetto draws it as
+// written: every track's slices nest, frames in flight on a link included.
+TEST(WeftBenchOnTheServer, TheTraceNestsOnEveryTrack) {
+  const std::string trace = scratch_path("launch-trace.json");
+  const ToolResult r = run_bench("--seed=2 --trace=" + trace);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(trace), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << trace;
+  size_t link_slices = 0;
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    link_slices += e.value("ph", "") == "X" && e.value("pid", 0) == 2;
+  }
+  EXPECT_GT(link_slices, 100u);  // frames in flight were drawn
+  EXPECT_THAT(nesting_violations(doc), ::testing::IsEmpty());
 }
 
 TEST(WeftBenchOnTheServer, UnderLossEveryRowIsCorrectOrATypedError) {

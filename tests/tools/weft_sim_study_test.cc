@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/trace_nesting.h"
 #include "tool_runner.h"
 
 namespace weft::testing {
@@ -116,6 +117,8 @@ TEST(WeftSimStudy, EveryOpOnBothTopologiesWithAllowedOutcomes) {
       nlohmann::json::parse(read_text(trace), nullptr, false);
   ASSERT_FALSE(doc.is_discarded());
   EXPECT_GT(doc["traceEvents"].size(), 0u);
+  // Perfetto draws it as written: every track's slices nest.
+  EXPECT_THAT(nesting_violations(doc), ::testing::IsEmpty());
 }
 
 TEST(WeftSimStudy, SameSeedSameHashOtherSeedOtherHash) {
@@ -282,6 +285,38 @@ TEST(WeftSimRun, APlanThatCrashesEveryRankIsRefused) {
   const ToolResult r = sim("run --ranks=2 --bytes=4K --faults=" + one);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("typed error"));
+}
+
+// A rate flag given overrides the plan's rates line, 0 included: the plan
+// says 2% loss, --loss=0 runs without loss.
+TEST(WeftSimRun, ARateFlagOfZeroOverridesThePlansRate) {
+  const std::string plan =
+      write_scratch("lossy.plan", "rates loss=0.02\n");
+  const ToolResult lossy =
+      sim("run --ranks=4 --bytes=256K --topology=ring --faults=" + plan);
+  ASSERT_EQ(lossy.code, 0) << lossy.out << lossy.err;
+  EXPECT_THAT(lossy.out, HasSubstr("faults loss=0.02 "));
+  const ToolResult clean = sim(
+      "run --ranks=4 --bytes=256K --topology=ring --loss=0 --faults=" + plan);
+  ASSERT_EQ(clean.code, 0) << clean.out << clean.err;
+  EXPECT_THAT(clean.out, HasSubstr(", faults none, "));
+  const std::vector<StudyRow> rows = table_rows(clean.out);
+  ASSERT_EQ(rows.size(), 1u) << clean.out;
+  EXPECT_EQ(rows[0].numbers[4], "0") << "faults injected: " << clean.out;
+}
+
+// A fault on a pair no cable joins would never happen, yet count as
+// injected: refused, naming the file and line.
+TEST(WeftSimRun, AFaultOnAnUncabledPairIsRefusedNamingTheLine) {
+  const std::string plan = write_scratch(
+      "pull.plan", "# the cable between 0 and 3\nlink_down from=0 to=3 at_ns=1000\n");
+  expect_bad_input("run --ranks=8 --topology=ring --faults=" + plan,
+                   plan + ": fault plan line 2 (\"link_down from=0 to=3 "
+                          "at_ns=1000\") names ranks 0 and 3, which no cable "
+                          "joins in this world; name a cabled pair (rank 0 is "
+                          "cabled to 1 and 7)");
+  const ToolResult mesh = sim("run --ranks=8 --bytes=4K --faults=" + plan);
+  EXPECT_EQ(mesh.code, 0) << mesh.out << mesh.err;
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // --check-determinism finds every run repeatable, a failing seed is
 // reported with its replay line and a trace file, and bad flags exit 2 with
 // one line.
-#include <sys/stat.h>
 
 #include <cctype>
 #include <map>
@@ -13,6 +12,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/trace_nesting.h"
 #include "tool_runner.h"
 
 namespace weft::testing {
@@ -185,9 +186,11 @@ TEST(WeftSimSweep, FailingSeedHasReplayLineAndTrace) {
   EXPECT_THAT(r.out, HasSubstr(" 1 ops: "));  // the one operation kept
   const std::string trace = out_dir + "/seed-8.json";
   EXPECT_THAT(r.out, HasSubstr("trace: " + trace));
-  struct stat info {};
-  EXPECT_EQ(stat(trace.c_str(), &info), 0) << trace;
-  EXPECT_GT(info.st_size, 0);
+  const nlohmann::json doc =
+      nlohmann::json::parse(read_text(trace), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << trace;
+  EXPECT_GT(doc["traceEvents"].size(), 0u);
+  EXPECT_THAT(nesting_violations(doc), ::testing::IsEmpty());
 }
 
 // The same seed, operation and plan with recovery on: the duplicate is

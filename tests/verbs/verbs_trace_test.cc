@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/collectives_suite/cases.h"
+#include "tests/support/trace_nesting.h"
 #include "tests/verbs/verbs_cluster.h"
 #include "timeline/timeline.h"
 
@@ -107,19 +109,35 @@ class ScopedEnv {
   const char* name_;
 };
 
+// A link's tracks are named for it, slot 0 alone and the others with
+// " slot S" (frames in flight at once): by link, the slots' events count
+// together.
 struct Tracks {
   std::map<int64_t, std::string> ranks;  // tid -> name
-  std::map<int64_t, std::string> links;
+  std::map<int64_t, std::string> links;  // tid -> its link's name
   std::map<std::string, uint64_t> slices;  // link name -> "X" events
+  std::set<std::string> link_names() const {
+    std::set<std::string> out;
+    for (const auto& [tid, name] : links) out.insert(name);
+    return out;
+  }
 };
+
+std::string link_of_track(const std::string& track) {
+  return track.substr(0, track.find(" slot "));
+}
 
 Tracks tracks_of(const std::string& text) {
   const nlohmann::json doc = nlohmann::json::parse(text);
   Tracks t;
   for (const auto& e : doc.at("traceEvents")) {
     if (e.at("ph") == "M" && e.at("name") == "thread_name") {
-      auto& names = e.at("pid") == 1 ? t.ranks : t.links;
-      names[e.at("tid").get<int64_t>()] = e.at("args").at("name");
+      const std::string name = e.at("args").at("name");
+      if (e.at("pid") == 1) {
+        t.ranks[e.at("tid").get<int64_t>()] = name;
+      } else {
+        t.links[e.at("tid").get<int64_t>()] = link_of_track(name);
+      }
     }
   }
   for (const auto& e : doc.at("traceEvents")) {
@@ -150,7 +168,7 @@ TEST(VerbsTrace, EachRankWritesItsTimelineWithEveryFrameItSent) {
     ASSERT_EQ(t.ranks.size(), 1u);
     EXPECT_EQ(t.ranks.begin()->second, absl::StrFormat("rank %u", r));
     // Both directions of every cable this rank has.
-    EXPECT_EQ(t.links.size(), 2 * (kRanks - 1)) << files.back();
+    EXPECT_EQ(t.link_names().size(), 2 * (kRanks - 1)) << files.back();
     for (const PeerCounters& p : counters[r].peers) {
       const LinkCounters& c = p.counts;
       const std::string out =
@@ -165,8 +183,10 @@ TEST(VerbsTrace, EachRankWritesItsTimelineWithEveryFrameItSent) {
   ASSERT_TRUE(merged.ok()) << merged.status();
   const Tracks all = tracks_of(*merged);
   EXPECT_EQ(all.ranks.size(), kRanks);
-  EXPECT_EQ(all.links.size(), kRanks * (kRanks - 1))
+  EXPECT_EQ(all.link_names().size(), kRanks * (kRanks - 1))
       << "each direction of each cable once";
+  EXPECT_THAT(weft::testing::nesting_violations(nlohmann::json::parse(*merged)),
+              ::testing::IsEmpty());
   uint64_t sent = 0, slices = 0;
   for (const GroupCounters& c : counters) {
     sent += c.total.frames_sent + c.total.frames_resent + c.total.acks_sent;

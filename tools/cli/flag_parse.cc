@@ -1,9 +1,6 @@
 #include "tools/cli/flag_parse.h"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -22,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "base/absl_compat.h"
+#include "base/text_file.h"
 #include "tools/cli/exit_status.h"
 #include "tools/cli/flag_scope.h"
 
@@ -155,6 +153,10 @@ absl::Status ArgChecker::add_flag(const FlagArg& arg, int depth) {
     return absl::OkStatus();
   }
   if (name == "undefok") return absl::OkStatus();  // read by the constructor
+  if (name == "h" && !arg.value && resolve(name).flag == nullptr) {
+    out_.push_back("--help");  // -h, as most tools take it
+    return absl::OkStatus();
+  }
   if (is_builtin_flag(name)) {                     // usage flags absl answers
     out_.push_back(
         absl::StrCat("--", name, arg.value ? "=" : "", arg.value.value_or("")));
@@ -213,28 +215,13 @@ absl::Status ArgChecker::add_flagfile(const std::string& path, int depth) {
         absl::StrCat("--flagfile=", path, ": flag files nested more than ",
                      kMaxFlagfileDepth, " deep; does one name itself?"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  absl::StatusOr<std::string> text =
+      base::read_text_file(path, kMaxFlagfileBytes, "flag file");
+  if (!text.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--flagfile=", path, " cannot be read (",
-                     std::strerror(errno), "); give a readable file"));
+        absl::StrCat("--flagfile=", path, ": ", text.status().message()));
   }
-  // Read whole and bounded: a directory opens but fails on read, and a
-  // device such as /dev/zero never ends.
-  std::string text(kMaxFlagfileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--flagfile=", path, " cannot be read (",
-                     std::strerror(errno), "); give a readable file"));
-  }
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxFlagfileBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--flagfile=", path, " is over ", kMaxFlagfileBytes,
-                     " bytes; is it a flag file?"));
-  }
-  std::istringstream lines_in(text);
+  std::istringstream lines_in(*text);
   std::vector<std::string> lines;
   size_t number = 0;
   for (std::string line; std::getline(lines_in, line);) {

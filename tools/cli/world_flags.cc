@@ -30,16 +30,21 @@ ABSL_FLAG(std::string, link, "tb5",
           "KiB), ideal (zero latency, infinite bandwidth), or "
           "latency_ns=N,bandwidth_gbps=X,overhead_ns=M (any subset, optionally "
           "after a preset: tb5,latency_ns=10000)");
-ABSL_FLAG(std::string, loss, "0",
-          "per-frame, per-link probability a frame is lost (0..1)");
-ABSL_FLAG(std::string, duplicate, "0",
-          "per-frame probability a frame arrives twice (0..1)");
-ABSL_FLAG(std::string, reorder, "0",
+// The rates' defaults are "" (not given) rather than 0, so that a rate
+// given as 0 still overrides the --faults plan's rates line.
+ABSL_FLAG(std::string, loss, "",
+          "per-frame, per-link probability a frame is lost (0..1; not given: "
+          "0, or the --faults plan's rates line)");
+ABSL_FLAG(std::string, duplicate, "",
+          "per-frame probability a frame arrives twice (0..1; not given: 0, or "
+          "the --faults plan's)");
+ABSL_FLAG(std::string, reorder, "",
           "per-frame probability a frame is delayed by up to 20 us, so later "
-          "frames overtake it (0..1)");
-ABSL_FLAG(std::string, error, "0",
+          "frames overtake it (0..1; not given: 0, or the --faults plan's)");
+ABSL_FLAG(std::string, error, "",
           "per-frame probability of an error completion on the sending or "
-          "receiving side; the queue pair then flushes (0..1)");
+          "receiving side; the queue pair then flushes (0..1; not given: 0, "
+          "or the --faults plan's)");
 ABSL_FLAG(std::string, faults, "",
           "fault plan file: one fault per line (rates, drop, duplicate, delay, "
           "error, qp_error, crash, link_down, stall; see docs/simulator.md); "
@@ -134,6 +139,7 @@ absl::StatusOr<Topology> topology_from_flags(std::string* name) {
   return t;
 }
 
+// The --faults plan with the rate flags given over its rates line.
 absl::StatusOr<sim::FaultPlan> faults_from_flags() {
   sim::FaultPlan plan;
   if (const std::string path = absl::GetFlag(FLAGS_faults); !path.empty()) {
@@ -149,9 +155,10 @@ absl::StatusOr<sim::FaultPlan> faults_from_flags() {
                  {"error", {&FLAGS_error, &plan.rates.error_completion}}};
   for (const auto& [name, flag_and_rate] : rates) {
     const std::string text = absl::GetFlag(*flag_and_rate.first);
+    if (text.empty()) continue;  // not given: the plan's, or 0
     absl::StatusOr<double> rate = sim::FaultRates::parse_rate(name, text);
     if (!rate.ok()) return flag_error(name, rate.status());
-    if (*rate > 0 || text != "0") *flag_and_rate.second = *rate;
+    *flag_and_rate.second = *rate;
   }
   return plan;
 }
@@ -170,8 +177,10 @@ absl::StatusOr<WorldFlags> world_flags() {
   absl::StatusOr<sim::FaultPlan> faults = faults_from_flags();
   if (!faults.ok()) return faults.status();
   const uint32_t ranks = out.options.topology.ranks();
-  if (absl::Status s = faults->check_ranks(ranks); !s.ok()) {
-    return flag_error("faults", s);
+  if (absl::Status s = faults->check_world(out.options.topology); !s.ok()) {
+    return flag_error(
+        "faults", absl::InvalidArgumentError(absl::StrCat(
+                      absl::GetFlag(FLAGS_faults), ": ", s.message())));
   }
   // A run is judged on the ranks that survive it: with none left there is
   // nothing to judge, and "correct" would say nothing.
@@ -186,9 +195,9 @@ absl::StatusOr<WorldFlags> world_flags() {
     return flag_error(
         "faults",
         absl::InvalidArgumentError(absl::StrFormat(
-            "the plan crashes every rank (%u of %u), so no rank is left "
+            "%s: the plan crashes every rank (%u of %u), so no rank is left "
             "whose result could be checked; crash at most %u",
-            crashed, ranks, ranks - 1)));
+            absl::GetFlag(FLAGS_faults), crashed, ranks, ranks - 1)));
   }
   out.options.faults = *std::move(faults);
   absl::StatusOr<uint64_t> seed =
