@@ -1,6 +1,6 @@
 // Socket: a file descriptor (a socket's, usually) owned once and closed
-// once, for every part of weft that speaks TCP: the collectives' bootstrap
-// and the TCP fabric.
+// once, for every part of weft that speaks TCP: the side channel, the TCP
+// fabric and the benchmarks (net/stream.h makes and uses them).
 #ifndef WEFT_NET_SOCKET_H_
 #define WEFT_NET_SOCKET_H_
 

@@ -18,7 +18,6 @@
 namespace weft {
 namespace {
 
-constexpr uint32_t kMaxPort = 65535;
 // Enough digits for any port or rank; longer strings are rejected before
 // they can overflow.
 constexpr size_t kMaxDigits = 9;
@@ -221,21 +220,6 @@ absl::StatusOr<Cabling> read_cabling(const EnvLookup& getenv,
   return Cabling{std::move(devices), *std::move(loaded), "hostfile"};
 }
 
-// The coordinator a hostfile implies when none is set.
-absl::StatusOr<std::string> hostfile_coordinator(const TcpHosts& hosts) {
-  absl::StatusOr<std::string> coordinator = default_tcp_coordinator(hosts);
-  if (!coordinator.ok()) return coordinator.status();
-  if (parse_tcp_address(hosts[0][0])->ipv6) {
-    // The side channel (TcpBootstrap) connects over IPv4 only.
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "rank 0's first hostfile address %s is IPv6, and the side channel "
-        "runs over IPv4: set WEFT_COORDINATOR to an IPv4 host:port where "
-        "rank 0 can listen (e.g. 127.0.0.1:%s on one machine)",
-        hosts[0][0], coordinator->substr(coordinator->rfind(':') + 1)));
-  }
-  return coordinator;
-}
-
 absl::Status check_timeout(const char* what, TimeNs timeout_ns) {
   if (timeout_ns > 0 && timeout_ns <= Config::kMaxTimeoutNs) {
     return absl::OkStatus();
@@ -299,19 +283,7 @@ absl::Status check_cabling(const Config& c) {
 }  // namespace
 
 absl::StatusOr<HostPort> parse_host_port(std::string_view text) {
-  const size_t colon = text.rfind(':');
-  std::optional<uint32_t> port;
-  if (colon != std::string_view::npos) {
-    port = parse_decimal(text.substr(colon + 1));
-  }
-  if (colon == std::string_view::npos || colon == 0 || !port.has_value() ||
-      *port > kMaxPort) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "'%s' is not host:port (an IPv4 address or host name, a colon and "
-        "a port number up to %u, e.g. 192.168.1.10:5000)",
-        text, kMaxPort));
-  }
-  return HostPort{std::string(text.substr(0, colon)), uint16_t(*port)};
+  return net::split_host_port(text);
 }
 
 Topology single_rank_topology() { return *Topology::mesh(1); }
@@ -352,7 +324,7 @@ absl::StatusOr<Config> Config::from_environment(
         cabling->source));
   }
   if (c.size > 1 && c.coordinator.empty() && !c.tcp_hosts.empty()) {
-    absl::StatusOr<std::string> implied = hostfile_coordinator(c.tcp_hosts);
+    absl::StatusOr<std::string> implied = default_tcp_coordinator(c.tcp_hosts);
     if (!implied.ok()) return implied.status();
     c.coordinator = *std::move(implied);
   }

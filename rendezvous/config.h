@@ -19,11 +19,15 @@
 //                hostfile and a device JSON are set (otherwise an error
 //                naming both): reads the one it names, ignores the other
 //   coordinator  WEFT_COORDINATOR, JACCL_COORDINATOR, MLX_JACCL_COORDINATOR:
-//                "host:port" where rank 0 listens for the side channel (IPv4
-//                address, "localhost" or a host name); required when the
-//                group has more than one rank, except with a hostfile, where
-//                it defaults to rank 0's first IP with the port one above
-//                the highest port the hostfile names on that IP
+//                "host:port" where rank 0 listens for the side channel: an
+//                IPv4 address ("192.168.1.10:5000"), an IPv6 address in
+//                brackets ("[::1]:5000", without a zone index such as
+//                "%en0"), "localhost" (127.0.0.1) or a host name (looked up
+//                for IPv4 and IPv6); required when the group has more
+//                than one rank, except with a hostfile, where it defaults to
+//                rank 0's first IP with the port one above the highest port
+//                the hostfile names on that IP. MLX's own JACCL reads IPv4
+//                only (docs/jaccl.md)
 //   ring         JACCL_RING, MLX_JACCL_RING: 1/0/true/false (default false)
 //   secret       WEFT_SECRET: a shared secret every TCP connection (the
 //                bootstrap's and the TCP fabric's) proves before it is
@@ -47,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
 #include "fabric/topology.h"
+#include "net/address.h"
 #include "rendezvous/tcp_hosts.h"
 
 namespace weft {
@@ -60,14 +65,15 @@ using DeviceLoader =
 using HostsLoader =
     std::function<absl::StatusOr<TcpHosts>(const std::string& path)>;
 
-// A "host:port" split in two.
-struct HostPort {
-  std::string host;
-  uint16_t port = 0;
-};
+// A "host:port" split in two (net/address.h): an IPv6 host is held
+// without its brackets.
+using HostPort = net::HostPort;
 
-// Splits "host:port". InvalidArgument (naming `text`) when the colon, the
-// host or the port is missing, or the port is not a number in 0..65535.
+// Splits "host:port" or "[ipv6]:port" as net::split_host_port does.
+// InvalidArgument quoting `text` and saying what to write when the port or
+// the host is missing, the port is not a number in 0..65535, an IPv6
+// address lacks its brackets ("::1:5000") or the brackets hold no IPv6
+// address.
 absl::StatusOr<HostPort> parse_host_port(std::string_view text);
 
 // A topology of one rank and no cables: the default Config's devices.

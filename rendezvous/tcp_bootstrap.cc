@@ -1,6 +1,6 @@
 #include "rendezvous/tcp_bootstrap.h"
 
-#include <arpa/inet.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -18,8 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "base/absl_compat.h"
 #include "fabric/errors.h"
+#include "net/address.h"
+#include "net/socket.h"
+#include "net/stream.h"
 #include "rendezvous/internal/tcp_rendezvous.h"
-#include "rendezvous/internal/tcp_stream.h"
 #include "rendezvous/internal/wire.h"
 
 namespace weft {
@@ -45,7 +47,7 @@ TcpBootstrap::Listener::Listener(Listener&& other) noexcept
 TcpBootstrap::Listener& TcpBootstrap::Listener::operator=(
     Listener&& other) noexcept {
   if (this != &other) {
-    rendezvous::internal::Socket(fd_).close();
+    net::Socket(fd_).close();
     fd_ = std::exchange(other.fd_, -1);
     address_ = std::move(other.address_);
     port_ = other.port_;
@@ -53,9 +55,7 @@ TcpBootstrap::Listener& TcpBootstrap::Listener::operator=(
   return *this;
 }
 
-TcpBootstrap::Listener::~Listener() {
-  rendezvous::internal::Socket(fd_).close();
-}
+TcpBootstrap::Listener::~Listener() { net::Socket(fd_).close(); }
 
 absl::StatusOr<TcpBootstrap::Listener> TcpBootstrap::listen(
     const Config& config) {
@@ -67,24 +67,21 @@ absl::StatusOr<TcpBootstrap::Listener> TcpBootstrap::listen(
   }
   absl::StatusOr<HostPort> host_port = parse_host_port(config.coordinator);
   if (!host_port.ok()) return host_port.status();
+  // The net module's errors name the address and what to do.
   auto cannot_listen = [&config](const absl::Status& why) {
     return rank_error(why.code(), 0, kNoPeer, ErrorCause::kFabric,
-                      absl::StrFormat("cannot listen on the coordinator "
-                                      "address %s: %s; check that this host "
-                                      "has that address and the port is free",
+                      absl::StrFormat("the coordinator %s: %s",
                                       config.coordinator, why.message()));
   };
-  absl::StatusOr<sockaddr_in> address =
-      rendezvous::internal::resolve_ipv4(*host_port);
+  absl::StatusOr<net::SocketAddress> address =
+      net::SocketAddress::resolve(*host_port);
   if (!address.ok()) return cannot_listen(address.status());
-  absl::StatusOr<rendezvous::internal::Socket> socket =
-      rendezvous::internal::listen_on(*address, kListenBacklog);
+  absl::StatusOr<net::Socket> socket = net::listen_on(*address, kListenBacklog);
   if (!socket.ok()) return cannot_listen(socket.status());
-  absl::StatusOr<sockaddr_in> bound =
-      rendezvous::internal::local_address(socket->fd());
+  absl::StatusOr<net::SocketAddress> bound =
+      net::SocketAddress::bound_to(socket->fd());
   if (!bound.ok()) return cannot_listen(bound.status());
-  return Listener(socket->release(), rendezvous::internal::address_text(*bound),
-                  ntohs(bound->sin_port));
+  return Listener(socket->release(), bound->to_string(), bound->port());
 }
 
 absl::StatusOr<std::unique_ptr<TcpBootstrap>> TcpBootstrap::accept(
@@ -174,8 +171,7 @@ TcpBootstrap::gather_at_coordinator(std::span<const uint8_t> mine,
   while (!waiting.empty()) {
     std::vector<pollfd> fds;
     for (TcpChannel* ch : waiting) fds.push_back({ch->socket.fd(), POLLIN, 0});
-    absl::Status polled =
-        rendezvous::internal::poll_until(fds, deadline_ns, clock_);
+    absl::Status polled = net::poll_until(fds, deadline_ns, clock_);
     if (absl::IsDeadlineExceeded(polled)) {
       std::vector<uint32_t> missing;
       for (TcpChannel* ch : waiting) missing.push_back(ch->rank);
@@ -212,8 +208,8 @@ TcpBootstrap::gather_at_coordinator(std::span<const uint8_t> mine,
                            base::to_std(gathered.status().message())));
   }
   for (TcpChannel& ch : channels_) {
-    absl::Status sent = rendezvous::internal::send_all(
-        ch.socket.fd(), *gathered, deadline_ns, clock_);
+    absl::Status sent =
+        net::send_all(ch.socket.fd(), *gathered, deadline_ns, clock_);
     if (!sent.ok()) {
       ch.broken = true;
       return fail(rendezvous::internal::channel_error(
@@ -259,7 +255,7 @@ absl::StatusOr<bool> TcpBootstrap::collect_contribution(
 absl::StatusOr<std::vector<std::vector<uint8_t>>> TcpBootstrap::gather_at_peer(
     std::span<const uint8_t> mine, TimeNs deadline_ns) {
   rendezvous::internal::TcpChannel& ch = channels_[0];
-  absl::Status sent = rendezvous::internal::send_all(
+  absl::Status sent = net::send_all(
       ch.socket.fd(), rendezvous::internal::encode_contribution(round_, mine),
       deadline_ns, clock_);
   if (!sent.ok()) {
@@ -326,7 +322,7 @@ absl::Status TcpBootstrap::check_alive() {
   if (!failure_.ok()) return failure_;
   if (rank_ != 0) return check_coordinator_alive();
   for (rendezvous::internal::TcpChannel& ch : channels_) {
-    if (rendezvous::internal::peer_closed(ch.socket.fd())) {
+    if (net::peer_closed(ch.socket.fd())) {
       return fail(rendezvous::internal::channel_error(
           0, ch, "checking liveness",
           absl::UnavailableError("the peer closed the connection")));

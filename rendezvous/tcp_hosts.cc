@@ -1,10 +1,8 @@
 #include "rendezvous/tcp_hosts.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -16,33 +14,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "base/text_file.h"
+#include "net/address.h"
 #include "nlohmann/json.hpp"
-#include "rendezvous/config.h"
 
 namespace weft {
 namespace {
 
 constexpr uint32_t kMaxPort = 65535;
-// INET6_ADDRSTRLEN, spelled out so the constant has a type.
-constexpr size_t kMaxIpText = 46;
-
-absl::Status bad_address(std::string_view text, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "'%s' is not a TCP address: %s; write a numeric \"ip:port\" (e.g. "
-      "\"192.168.1.10:5000\") or \"[ipv6]:port\" (e.g. \"[::1]:5000\")",
-      text, why));
-}
-
-// The address in a form that compares equal exactly when two texts name
-// the same socket address ("[::1]" and "[0::1]" alike).
-std::string canonical(const TcpAddress& a) {
-  std::array<char, kMaxIpText> text{};
-  std::array<unsigned char, sizeof(in6_addr)> bytes{};
-  const int family = a.ipv6 ? AF_INET6 : AF_INET;
-  inet_pton(family, a.ip.c_str(), bytes.data());
-  inet_ntop(family, bytes.data(), text.data(), text.size());
-  return format_tcp_address(TcpAddress{text.data(), a.port, a.ipv6});
-}
 
 // Where an entry is, for messages: "hosts.json: rank 1's entry 0".
 std::string place(std::string_view origin, size_t rank, size_t entry) {
@@ -100,37 +78,9 @@ absl::StatusOr<std::vector<std::string>> parse_row(const nlohmann::json& row,
 }  // namespace
 
 absl::StatusOr<TcpAddress> parse_tcp_address(std::string_view text) {
-  // The split config.h's coordinator uses: the last colon, then a port.
-  absl::StatusOr<HostPort> split = parse_host_port(text);
-  if (!split.ok()) {
-    return bad_address(text,
-                       "it does not end in an address, a colon and a port "
-                       "from 0 to 65535");
-  }
-  const std::string_view host = split->host;
-  TcpAddress a;
-  a.port = split->port;
-  std::array<unsigned char, sizeof(in6_addr)> bytes{};
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    a.ip = std::string(host.substr(1, host.size() - 2));
-    a.ipv6 = true;
-    if (inet_pton(AF_INET6, a.ip.c_str(), bytes.data()) != 1) {
-      return bad_address(text, "not a numeric IPv6 address in the brackets");
-    }
-    return a;
-  }
-  a.ip = std::string(host);
-  if (inet_pton(AF_INET, a.ip.c_str(), bytes.data()) == 1) return a;
-  if (a.ip.find(':') != std::string::npos) {
-    // "::1:5000" reads as IPv6 ::1 port 5000 or ::1:5000 with no port.
-    return bad_address(text,
-                       absl::StrFormat("an IPv6 address needs brackets, as in "
-                                       "\"[%s]:port\"",
-                                       a.ip));
-  }
-  return bad_address(text,
-                     "not a numeric IPv4 address (weft resolves no host "
-                     "names: write the address)");
+  absl::StatusOr<net::SocketAddress> a = net::SocketAddress::parse(text);
+  if (!a.ok()) return a.status();
+  return TcpAddress{a->ip(), a->port(), a->family() == AF_INET6};
 }
 
 std::string format_tcp_address(const TcpAddress& a) {
@@ -160,7 +110,8 @@ absl::Status check_tcp_hosts(const TcpHosts& hosts, std::string_view origin) {
             "listen, so give a fixed port",
             place(origin, r, c), hosts[r][c]));
       }
-      auto [it, fresh] = seen.emplace(canonical(*a), std::make_pair(r, c));
+      auto [it, fresh] =
+          seen.emplace(format_tcp_address(*a), std::make_pair(r, c));
       if (!fresh) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "%s '%s' is the same address as rank %u's entry %u; each entry "
@@ -229,13 +180,13 @@ Topology tcp_mesh_topology(const TcpHosts& hosts) {
 absl::StatusOr<std::string> default_tcp_coordinator(const TcpHosts& hosts) {
   absl::StatusOr<TcpAddress> first = parse_tcp_address(hosts[0][0]);
   if (!first.ok()) return first.status();
-  const std::string ip = canonical(TcpAddress{first->ip, 0, first->ipv6});
+
   uint32_t highest = 0;
   for (const std::vector<std::string>& row : hosts) {
     for (const std::string& entry : row) {
       absl::StatusOr<TcpAddress> a = parse_tcp_address(entry);
       if (!a.ok()) return a.status();
-      if (canonical(TcpAddress{a->ip, 0, a->ipv6}) != ip) continue;
+      if (a->ip != first->ip) continue;
       highest = std::max<uint32_t>(highest, a->port);
     }
   }

@@ -8,10 +8,12 @@
 //
 // weft stripes one cable per address index: cable c joins entry c of one
 // rank's row to entry c of the other's, so every row needs the same count.
-// Addresses are numeric (weft resolves no host names): IPv4 "a.b.c.d:port"
-// or IPv6 in brackets "[::1]:port" (MLX's own parser splits at the first
-// colon, so it reads neither "::1:5000" nor "[::1]:5000"; weft refuses the
-// first, which is ambiguous, and reads the second). A row that is one string
+// Addresses are numeric (each rank's TCP fabric listens exactly where its
+// row says, so no host name is looked up): IPv4 "a.b.c.d:port" or IPv6 in
+// brackets "[::1]:port" (MLX's own parser splits at the first colon, so it
+// reads neither "::1:5000" nor "[::1]:5000"; weft refuses the first, which
+// is ambiguous, and reads the second), as net::SocketAddress::parse reads
+// them. A row that is one string
 // instead of a list is one address, as MLX's loader reads it.
 //
 // This is not mlx.launch's hostfile (a list of hosts with "ssh" and "ips"),
@@ -38,7 +40,8 @@ using TcpHosts = std::vector<std::vector<std::string>>;
 // Largest hostfile read (4096 ranks of 8 cables fit many times over).
 inline constexpr size_t kMaxHostfileBytes = size_t{4} << 20;
 
-// One numeric TCP address: `ip` without brackets, `ipv6` telling which form.
+// One numeric TCP address: `ip` without brackets in its canonical form
+// ("[0::1]" reads as "::1"), `ipv6` telling which form.
 struct TcpAddress {
   std::string ip;
   uint16_t port = 0;

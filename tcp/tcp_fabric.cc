@@ -17,8 +17,10 @@
 #include "base/absl_compat.h"
 #include "base/logging.h"
 #include "fabric/errors.h"
+#include "net/address.h"
 #include "net/secret_proof.h"
-#include "net/socket_address.h"
+#include "net/socket.h"
+#include "net/stream.h"
 #include "tcp/internal/closing.h"
 #include "tcp/internal/poller.h"
 #include "tcp/internal/tcp_endpoint.h"
@@ -310,24 +312,26 @@ void TcpFabric::idle(TimeNs wake_at_ns) {
 void TcpFabric::pump_accepts() {
   for (const auto& l : listeners_) {
     for (int i = 0; i < kMaxAcceptsPerPump; ++i) {
-      absl::StatusOr<net::Socket> s = net::accept_one(l->socket.fd());
-      if (!s.ok()) {
+      absl::StatusOr<net::Accepted> a = net::accept_one(l->socket.fd());
+      if (!a.ok()) {
         base::log(base::LogLevel::kWarning, "rank %u: listening on %s: %s",
-                  rank_, l->configured, s.status().message());
+                  rank_, l->configured, a.status().message());
         break;
       }
-      if (!s->valid()) break;
-      auto p = std::make_unique<PendingConnection>();
-      absl::StatusOr<net::SocketAddress> peer =
-          net::SocketAddress::peer_of(s->fd());
-      if (peer.ok()) p->peer = *peer;
-      p->listener = l->bound.to_string();
-      if (absl::Status st =
-              net::tune_connection(s->fd(), options_.socket_buffer_bytes);
+      if (!a->socket.valid()) break;
+      // A connection whose options cannot be set (its peer already gone,
+      // usually) is dropped: it could raise SIGPIPE or stall on Nagle.
+      if (absl::Status st = net::tune_connection(a->socket.fd(), a->peer,
+                                                 options_.socket_buffer_bytes);
           !st.ok()) {
-        base::log(base::LogLevel::kWarning, "rank %u: %s", rank_, st.message());
+        base::log(base::LogLevel::kWarning, "rank %u: listening on %s: %s",
+                  rank_, l->configured, st.message());
+        continue;
       }
-      p->socket = *std::move(s);
+      auto p = std::make_unique<PendingConnection>();
+      p->peer = a->peer;
+      p->listener = l->bound.to_string();
+      p->socket = std::move(a->socket);
       if (pending_.size() >= kMaxPending) {
         refuse(*pending_.front(),
                absl::ResourceExhaustedError(absl::StrFormat(

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "collectives/dtype.h"
+#include "net/stream.h"
 #include "nlohmann/json.hpp"
 #include "tools/cli/output_file.h"
 
@@ -29,9 +30,32 @@ std::byte pattern(uint64_t i, uint32_t round, Path path) {
   return static_cast<std::byte>((i * 131 + round * 7 + salt) & 0xff);
 }
 
+// The plain stream's transfers, each bounded by the configured deadline.
+class PlainStream {
+ public:
+  PlainStream(const net::Socket& socket, TimeNs deadline_ns)
+      : socket_(socket), deadline_ns_(deadline_ns) {}
+
+  absl::Status send(std::span<const std::byte> bytes) const {
+    return net::send_all(socket_.fd(), bytes, deadline(), clock_);
+  }
+  absl::Status receive(std::span<std::byte> bytes) const {
+    return net::receive_all(socket_.fd(), bytes, deadline(), clock_);
+  }
+
+ private:
+  TimeNs deadline() const {
+    return deadline_after(clock_.now_ns(), deadline_ns_);
+  }
+
+  const net::Socket& socket_;
+  TimeNs deadline_ns_;
+  WallClock clock_;
+};
+
 class Rounds {
  public:
-  Rounds(Group& group, const net::Socket& stream, const RoundsConfig& c)
+  Rounds(Group& group, const PlainStream& stream, const RoundsConfig& c)
       : group_(group), stream_(stream), buffer_(c.bytes) {}
 
   // Rank 0: fills, waits for "ready", sends.
@@ -40,10 +64,10 @@ class Rounds {
       buffer_[i] = pattern(i, round, path);
     }
     std::array<std::byte, 1> ready{};
-    if (absl::Status s = recv_all(stream_, ready); !s.ok()) return s;
+    if (absl::Status s = stream_.receive(ready); !s.ok()) return s;
     absl::Status s = path == Path::kWeft
                          ? group_.send(buffer_, DType::kUint8, 1)
-                         : send_all(stream_, buffer_);
+                         : stream_.send(buffer_);
     if (!s.ok() || path == Path::kPlain) return s;
     return group_.barrier();
   }
@@ -56,10 +80,10 @@ class Rounds {
     }
     const std::array<std::byte, 1> ready{std::byte{1}};
     const TimeNs start_ns = clock_.now_ns();
-    if (absl::Status s = send_all(stream_, ready); !s.ok()) return s;
+    if (absl::Status s = stream_.send(ready); !s.ok()) return s;
     absl::Status s = path == Path::kWeft
                          ? group_.recv(buffer_, DType::kUint8, 0)
-                         : recv_all(stream_, buffer_);
+                         : stream_.receive(buffer_);
     if (!s.ok()) return s;
     const TimeNs elapsed_ns = clock_.now_ns() - start_ns;
     // Untimed: both ranks leave weft together, nothing owed (a simulated
@@ -75,14 +99,14 @@ class Rounds {
 
  private:
   Group& group_;
-  const net::Socket& stream_;
+  const PlainStream& stream_;
   std::vector<std::byte> buffer_;
   WallClock clock_;
 };
 
 // Rank 1's times and wrong-byte count, to rank 0 over the plain stream, as
 // little-endian 64-bit words.
-absl::Status share_result(const net::Socket& stream, uint32_t rank,
+absl::Status share_result(const PlainStream& stream, uint32_t rank,
                           RoundsResult* r) {
   const size_t words = r->weft_ns.size() + r->plain_ns.size() + 1;
   std::vector<std::byte> bytes(8 * words);
@@ -100,7 +124,7 @@ absl::Status share_result(const net::Socket& stream, uint32_t rank,
   for (TimeNs& t : r->plain_ns) slots.push_back(&t);
   const bool put = rank == 1;
   if (!put) {
-    if (absl::Status s = recv_all(stream, bytes); !s.ok()) return s;
+    if (absl::Status s = stream.receive(bytes); !s.ok()) return s;
     r->wrong_bytes = 0;
   }
   for (size_t w = 0; w < slots.size(); ++w) {
@@ -109,7 +133,7 @@ absl::Status share_result(const net::Socket& stream, uint32_t rank,
     if (!put) *slots[w] = static_cast<TimeNs>(v);
   }
   word(slots.size(), &r->wrong_bytes, put);
-  return put ? send_all(stream, bytes) : absl::OkStatus();
+  return put ? stream.send(bytes) : absl::OkStatus();
 }
 
 double gbs(uint64_t bytes, double ns) {
@@ -120,7 +144,8 @@ double gbs(uint64_t bytes, double ns) {
 
 absl::StatusOr<RoundsResult> run_rounds(Group& group, const net::Socket& stream,
                                         uint32_t rank, const RoundsConfig& c) {
-  Rounds rounds(group, stream, c);
+  const PlainStream plain(stream, c.deadline_ns);
+  Rounds rounds(group, plain, c);
   RoundsResult r;
   r.weft_ns.assign(c.rounds, 0);
   r.plain_ns.assign(c.rounds, 0);
@@ -139,7 +164,7 @@ absl::StatusOr<RoundsResult> run_rounds(Group& group, const net::Socket& stream,
       (path == Path::kWeft ? r.weft_ns : r.plain_ns)[round - 1] = *ns;
     }
   }
-  if (absl::Status s = share_result(stream, rank, &r); !s.ok()) return s;
+  if (absl::Status s = share_result(plain, rank, &r); !s.ok()) return s;
   return r;
 }
 

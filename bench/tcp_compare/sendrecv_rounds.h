@@ -11,7 +11,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "bench/tcp_compare/plain_stream.h"
 #include "collectives/group.h"
 #include "fabric/clock.h"
 #include "net/socket.h"
@@ -21,7 +20,11 @@ namespace weft::bench {
 struct RoundsConfig {
   uint64_t bytes = 0;
   uint32_t rounds = 0;  // timed rounds of each path
-  StreamOptions stream;
+  // The plain stream's SO_SNDBUF/SO_RCVBUF (0: the kernel's auto-tuning,
+  // as TcpOptions' socket_buffer_bytes) and the deadline of each transfer
+  // on it and of its setup.
+  int socket_buffer_bytes = 0;
+  TimeNs deadline_ns = 0;  // > 0
 };
 
 struct RoundsResult {
@@ -31,7 +34,8 @@ struct RoundsResult {
   // All three on both ranks: rank 1 sends them to rank 0 at the end.
 };
 
-// REQUIRES: `group` has 2 ranks; `stream` joins this rank to the other.
+// REQUIRES: `group` has 2 ranks; `stream` (net/stream.h) joins this rank to
+// the other.
 absl::StatusOr<RoundsResult> run_rounds(Group& group, const net::Socket& stream,
                                         uint32_t rank, const RoundsConfig& c);
 

@@ -1,10 +1,11 @@
 // tcp_sendrecv: the TCP fabric's own overhead between two processes. Rank 0
 // sends one message (64 MiB by default) to rank 1 through weft (a 2-rank
 // group from ProcessGroup::from_environment, Group::send/recv), and the
-// same bytes through a plain blocking TCP stream between the same two
-// processes, rounds interleaved (the order alternating); rank 0 prints the
-// median of each and their ratio, weft / plain. Run it as two ranks of a
-// TCP group:
+// same bytes through a plain TCP stream between the same two processes
+// (net/stream.h: non-blocking, waiting in poll(2) when the socket is full
+// or empty, as the fabric does), rounds interleaved (the order alternating);
+// rank 0 prints the median of each and their ratio, weft / plain. Run it as two
+// ranks of a TCP group:
 //
 //   weft-sim launch --fabric=tcp --ranks=2 -- tcp_sendrecv --bytes=64M
 //
@@ -28,9 +29,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "bench/tcp_compare/plain_stream.h"
 #include "bench/tcp_compare/sendrecv_rounds.h"
 #include "fabric/clock.h"
+#include "net/address.h"
+#include "net/socket.h"
+#include "net/stream.h"
 #include "startup/process_group.h"
 #include "tools/cli/byte_size.h"
 #include "tools/cli/exit_status.h"
@@ -38,7 +41,8 @@
 ABSL_FLAG(std::string, bytes, "64M", "message size (K, M, G suffixes)");
 ABSL_FLAG(int, rounds, 10, "timed rounds of each path, after one warm-up");
 ABSL_FLAG(std::string, plain_address, "127.0.0.1",
-          "IPv4 address rank 1 listens on for the plain stream");
+          "numeric IPv4 or IPv6 address rank 1 listens on for the plain "
+          "stream");
 ABSL_FLAG(int, socket_buffer_bytes, 0,
           "SO_SNDBUF/SO_RCVBUF of the plain stream; 0 keeps the kernel's "
           "auto-tuning, as the TCP fabric does by default");
@@ -68,35 +72,58 @@ absl::StatusOr<RoundsConfig> config_from_flags() {
         rounds, timeout_s, kMaxRounds));
   }
   c.rounds = static_cast<uint32_t>(rounds);
-  c.stream.deadline_ns = timeout_s * kNsPerS;
-  c.stream.socket_buffer_bytes = absl::GetFlag(FLAGS_socket_buffer_bytes);
+  c.deadline_ns = timeout_s * kNsPerS;
+  c.socket_buffer_bytes = absl::GetFlag(FLAGS_socket_buffer_bytes);
   return c;
 }
 
 // The plain stream between the two ranks: rank 1 listens, says where
-// through the group's side channel, rank 0 connects.
+// through the group's side channel, rank 0 connects; the same socket
+// options (net::tune_connection) on both ends as the TCP fabric's.
 absl::StatusOr<net::Socket> plain_stream(ProcessGroup& pg,
                                          const RoundsConfig& c) {
-  const std::string address = absl::GetFlag(FLAGS_plain_address);
+  const std::string ip = absl::GetFlag(FLAGS_plain_address);
+  absl::StatusOr<net::SocketAddress> address =
+      net::SocketAddress::numeric(ip, 0);
+  if (!address.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--plain_address: %s", address.status().message()));
+  }
+  const WallClock clock;
+  const TimeNs deadline_ns = deadline_after(clock.now_ns(), c.deadline_ns);
   net::Socket listener;
   uint16_t port = 0;
   if (pg.config().rank == 1) {
-    absl::StatusOr<net::Socket> l = listen_stream(address, &port);
-    if (!l.ok()) return l.status();
+    absl::StatusOr<net::Socket> l = net::listen_on(*address, 1);
+    absl::StatusOr<net::SocketAddress> bound =
+        l.ok() ? net::SocketAddress::bound_to(l->fd()) : l.status();
+    if (!bound.ok()) return bound.status();
     listener = *std::move(l);
+    port = bound->port();
   }
   const uint8_t mine[2] = {static_cast<uint8_t>(port >> 8),
                            static_cast<uint8_t>(port & 0xff)};
   absl::StatusOr<std::vector<std::vector<uint8_t>>> all =
-      pg.bootstrap().all_gather(mine, c.stream.deadline_ns);
+      pg.bootstrap().all_gather(mine, c.deadline_ns);
   if (!all.ok()) return all.status();
-  if (pg.config().rank == 1) return accept_stream(listener, c.stream);
+  if (pg.config().rank == 1) {
+    absl::StatusOr<net::Accepted> a =
+        net::accept_until(listener.fd(), deadline_ns, clock);
+    if (!a.ok()) return a.status();
+    if (absl::Status s = net::tune_connection(a->socket.fd(), a->peer,
+                                              c.socket_buffer_bytes);
+        !s.ok()) {
+      return s;
+    }
+    return std::move(a->socket);
+  }
   const std::vector<uint8_t>& theirs = (*all)[1];
   if (theirs.size() != 2) {
     return absl::InternalError("rank 1 sent no plain stream port");
   }
-  return connect_stream(
-      address, static_cast<uint16_t>(theirs[0] << 8 | theirs[1]), c.stream);
+  const net::SocketAddress to = net::SocketAddress::from_gid(
+      address->gid(), static_cast<uint16_t>(theirs[0] << 8 | theirs[1]));
+  return net::connect_once(to, c.socket_buffer_bytes, deadline_ns, clock);
 }
 
 int run_main() {

@@ -4,7 +4,8 @@
 #include "absl/strings/str_format.h"
 #include "fabric/errors.h"
 #include "net/secret_proof.h"
-#include "rendezvous/internal/tcp_stream.h"
+#include "net/stream.h"
+#include "rendezvous/internal/message_reader.h"
 #include "rendezvous/internal/wire.h"
 
 namespace weft::rendezvous::internal {
@@ -14,9 +15,9 @@ absl::Status prove_membership(uint32_t self, TcpChannel& ch,
                               const Clock& clock) {
   absl::StatusOr<net::SecretNonce> nonce = net::fresh_nonce();
   if (!nonce.ok()) return channel_error(self, ch, "joining", nonce.status());
-  absl::Status said =
-      send_all(ch.socket.fd(), encode_secret_hello({self, config.size, *nonce}),
-               deadline_ns, clock);
+  absl::Status said = net::send_all(
+      ch.socket.fd(), encode_secret_hello({self, config.size, *nonce}),
+      deadline_ns, clock);
   if (!said.ok()) return channel_error(self, ch, "saying hello", said);
   absl::Status got =
       receive_message(ch.socket.fd(), ch.reader, deadline_ns, clock);
@@ -41,10 +42,10 @@ absl::Status prove_membership(uint32_t self, TcpChannel& ch,
                       net::secret_mismatch_text(
                           net::SecretMismatch::kWrongProof, describe(ch)));
   }
-  said = send_all(ch.socket.fd(),
-                  encode_proof(net::prove(config.secret, transcript,
-                                          net::Prover::kInitiator)),
-                  deadline_ns, clock);
+  said = net::send_all(ch.socket.fd(),
+                       encode_proof(net::prove(config.secret, transcript,
+                                               net::Prover::kInitiator)),
+                       deadline_ns, clock);
   if (!said.ok()) return channel_error(self, ch, "proving the secret", said);
   return absl::OkStatus();
 }

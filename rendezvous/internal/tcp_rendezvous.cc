@@ -9,7 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "base/absl_compat.h"
 #include "fabric/errors.h"
+#include "net/address.h"
 #include "net/secret_proof.h"
+#include "net/stream.h"
 #include "rendezvous/internal/tcp_membership.h"
 
 namespace weft::rendezvous::internal {
@@ -61,7 +63,7 @@ std::string rank_list(const std::vector<uint32_t>& ranks) {
 }
 
 struct Pending {
-  Socket socket;
+  net::Socket socket;
   std::string address;
   MessageReader reader;
   // Shared secret: the peer's secret hello, once rank 0's challenge went
@@ -122,7 +124,8 @@ absl::StatusOr<std::vector<TcpChannel>> GroupFormation::run() {
   const std::vector<uint8_t> welcome = encode_welcome();
   for (uint32_t r = 1; r < config_.size; ++r) {
     TcpChannel& ch = *joined_[r];
-    if (absl::Status s = send_all(ch.socket.fd(), welcome, deadline_ns, clock_);
+    if (absl::Status s =
+            net::send_all(ch.socket.fd(), welcome, deadline_ns, clock_);
         !s.ok()) {
       ch.broken = true;
       return fail(channel_error(0, ch, "welcoming", s), nullptr);
@@ -146,7 +149,7 @@ absl::Status GroupFormation::step(TimeNs deadline_ns) {
     joined.push_back(&*ch);
     fds.push_back({ch->socket.fd(), POLLIN, 0});
   }
-  absl::Status polled = poll_until(fds, deadline_ns, clock_);
+  absl::Status polled = net::poll_until(fds, deadline_ns, clock_);
   if (absl::IsDeadlineExceeded(polled)) return timed_out();
   if (!polled.ok()) {
     return fail(
@@ -187,7 +190,7 @@ absl::Status GroupFormation::check_joined(TcpChannel& channel) {
 
 absl::Status GroupFormation::accept_waiting() {
   while (true) {
-    absl::StatusOr<Accepted> a = accept_one(listen_fd_);
+    absl::StatusOr<net::Accepted> a = net::accept_one(listen_fd_);
     if (!a.ok()) {
       return fail(
           place_error(a.status().code(), 0, kNoPeer,
@@ -196,7 +199,12 @@ absl::Status GroupFormation::accept_waiting() {
           nullptr);
     }
     if (!a->socket.valid()) return absl::OkStatus();
-    Pending p{std::move(a->socket), address_text(a->peer), MessageReader()};
+    Pending p{std::move(a->socket), a->peer.to_string(), MessageReader()};
+    if (absl::Status tuned = net::tune_connection(p.socket.fd(), a->peer, 0);
+        !tuned.ok()) {
+      turn_away(p, base::to_std(tuned.message()));
+      continue;
+    }
     if (pending_.size() >= config_.size + kSparePendingConnections) {
       turn_away(p, "too many connections waiting to say hello");
       continue;
@@ -316,7 +324,7 @@ absl::StatusOr<bool> GroupFormation::challenge(Pending& pending) {
   const Challenge challenge{
       *nonce,
       net::prove(config_.secret, pending.transcript, net::Prover::kResponder)};
-  if (absl::Status s = send_all(
+  if (absl::Status s = net::send_all(
           pending.socket.fd(), encode_challenge(challenge),
           deadline_after(clock_.now_ns(), kAbortSendTimeoutNs), clock_);
       !s.ok()) {
@@ -450,13 +458,15 @@ absl::Status await_welcome(uint32_t self, TcpChannel& ch, TimeNs deadline_ns,
 }
 
 // Connects to `address` with back-off until `deadline_ns`.
-absl::StatusOr<Socket> reach(uint32_t self, const sockaddr_in& address,
-                             TimeNs deadline_ns, const Config& config,
-                             const TcpConnectOptions& options,
-                             const Clock& clock) {
+absl::StatusOr<net::Socket> reach(uint32_t self,
+                                  const net::SocketAddress& address,
+                                  TimeNs deadline_ns, const Config& config,
+                                  const TcpConnectOptions& options,
+                                  const Clock& clock) {
   TimeNs backoff_ns = std::max<TimeNs>(options.first_backoff_ns, 1);
   for (uint32_t attempt = 1;; ++attempt) {
-    absl::StatusOr<Socket> s = connect_once(address, deadline_ns, clock);
+    absl::StatusOr<net::Socket> s =
+        net::connect_once(address, 0, deadline_ns, clock);
     if (s.ok()) return s;
     if (clock.now_ns() >= deadline_ns) {
       return place_error(
@@ -465,13 +475,13 @@ absl::StatusOr<Socket> reach(uint32_t self, const sockaddr_in& address,
               "could not reach the coordinator (rank 0) at %s within %s "
               "(%u attempts, the last: %s); start rank 0, or check "
               "JACCL_COORDINATOR and that the port is reachable",
-              address_text(address), ms_text(config.connect_timeout_ns),
-              attempt, s.status().message()));
+              address.to_string(), ms_text(config.connect_timeout_ns), attempt,
+              s.status().message()));
     }
     if (options.on_retry) options.on_retry(attempt, s.status());
     const TimeNs wake_ns =
         std::min(deadline_after(clock.now_ns(), backoff_ns), deadline_ns);
-    (void)poll_until({}, wake_ns, clock);  // the back-off pause
+    (void)net::poll_until({}, wake_ns, clock);  // the back-off pause
     backoff_ns =
         std::min(2 * backoff_ns, std::max<TimeNs>(options.max_backoff_ns, 1));
   }
@@ -523,8 +533,9 @@ void send_abort(TcpChannel& channel, const absl::Status& status,
   std::optional<ErrorPlace> place = error_place(status);
   const Abort abort{status.code(), place ? place->peer : kNoPeer,
                     std::string(status.message())};
-  (void)send_all(channel.socket.fd(), encode_abort(abort),
-                 deadline_after(clock.now_ns(), kAbortSendTimeoutNs), clock);
+  (void)net::send_all(channel.socket.fd(), encode_abort(abort),
+                      deadline_after(clock.now_ns(), kAbortSendTimeoutNs),
+                      clock);
 }
 
 absl::StatusOr<std::vector<TcpChannel>> form_group(
@@ -538,13 +549,19 @@ absl::StatusOr<TcpChannel> join_group(const Config& config,
                                       const Clock& clock) {
   const uint32_t self = config.rank;
   absl::StatusOr<HostPort> host_port = parse_host_port(config.coordinator);
-  if (!host_port.ok() || host_port->port == 0) {
-    return place_error(absl::StatusCode::kInvalidArgument, self, 0,
-                       absl::StrFormat("coordinator '%s' is not host:port "
-                                       "with a port above 0",
-                                       config.coordinator));
+  if (host_port.ok() && host_port->port == 0) {
+    host_port = absl::InvalidArgumentError(absl::StrFormat(
+        "'%s' has port 0, where nothing can be reached: set the port rank 0 "
+        "listens on",
+        config.coordinator));
   }
-  absl::StatusOr<sockaddr_in> address = resolve_ipv4(*host_port);
+  if (!host_port.ok()) {
+    return place_error(
+        absl::StatusCode::kInvalidArgument, self, 0,
+        absl::StrFormat("coordinator: %s", host_port.status().message()));
+  }
+  absl::StatusOr<net::SocketAddress> address =
+      net::SocketAddress::resolve(*host_port);
   if (!address.ok()) {
     return place_error(
         address.status().code(), self, 0,
@@ -552,19 +569,19 @@ absl::StatusOr<TcpChannel> join_group(const Config& config,
   }
   const TimeNs deadline_ns =
       deadline_after(clock.now_ns(), config.connect_timeout_ns);
-  absl::StatusOr<Socket> socket =
+  absl::StatusOr<net::Socket> socket =
       reach(self, *address, deadline_ns, config, options, clock);
   if (!socket.ok()) return socket.status();
-  TcpChannel ch{0, *std::move(socket), address_text(*address), MessageReader(),
+  TcpChannel ch{0, *std::move(socket), address->to_string(), MessageReader(),
                 false};
   if (!config.secret.empty()) {
     if (absl::Status s = prove_membership(self, ch, config, deadline_ns, clock);
         !s.ok()) {
       return s;
     }
-  } else if (absl::Status said =
-                 send_all(ch.socket.fd(), encode_hello({self, config.size}),
-                          deadline_ns, clock);
+  } else if (absl::Status said = net::send_all(
+                 ch.socket.fd(), encode_hello({self, config.size}), deadline_ns,
+                 clock);
              !said.ok()) {
     return channel_error(self, ch, "saying hello", said);
   }

@@ -13,8 +13,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/clock.h"
+#include "net/socket.h"
 #include "rendezvous/config.h"
-#include "rendezvous/internal/tcp_stream.h"
+#include "rendezvous/internal/message_reader.h"
 #include "rendezvous/internal/wire.h"
 #include "rendezvous/tcp_bootstrap.h"
 
@@ -25,8 +26,8 @@ inline constexpr TimeNs kAbortSendTimeoutNs = 100 * kNsPerMs;
 
 struct TcpChannel {
   uint32_t rank = 0;  // the peer's rank
-  Socket socket;
-  std::string address;  // the peer's "ip:port"
+  net::Socket socket;
+  std::string address;  // the peer's "ip:port" or "[ipv6]:port"
   MessageReader reader;
   // A send failed part-way: the stream may hold half a message, so nothing
   // more may be sent on it.

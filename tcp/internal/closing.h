@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "fabric/clock.h"
-#include "net/socket_address.h"
+#include "net/socket.h"
+#include "net/stream.h"
 
 namespace weft::tcp::internal {
 

@@ -41,7 +41,9 @@
 #include "base/logging.h"
 #include "fabric/endpoint.h"
 #include "fabric/errors.h"
-#include "net/socket_address.h"
+#include "net/address.h"
+#include "net/socket.h"
+#include "net/stream.h"
 #include "tcp/internal/wire.h"
 
 namespace weft::tcp {

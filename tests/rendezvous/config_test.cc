@@ -94,6 +94,47 @@ TEST_F(ConfigFromEnvironment, ReadsMlxAliases) {
   EXPECT_TRUE(c->ring);
 }
 
+// The side channel speaks IPv6 too: a coordinator in brackets is read from
+// any of the three variables.
+TEST_F(ConfigFromEnvironment, ReadsAnIpv6Coordinator) {
+  for (const char* name :
+       {"WEFT_COORDINATOR", "JACCL_COORDINATOR", "MLX_JACCL_COORDINATOR"}) {
+    env_.clear();
+    set_jaccl_mesh("1");
+    env_.erase("JACCL_COORDINATOR");
+    env_[name] = "[::1]:5000";
+    absl::StatusOr<Config> c = read();
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status();
+    EXPECT_EQ(c->coordinator, "[::1]:5000");
+    absl::StatusOr<HostPort> hp = parse_host_port(c->coordinator);
+    ASSERT_TRUE(hp.ok());
+    EXPECT_EQ(hp->host, "::1");
+    EXPECT_EQ(hp->port, 5000);
+  }
+}
+
+// IPv6 written the ways that cannot work is refused, naming the variable
+// and saying what to write (tests/net has every refusal's wording).
+TEST_F(ConfigFromEnvironment, BadIpv6CoordinatorsSayWhatToWrite) {
+  for (const std::string value : {"::1:5000", "[::1]", "[zz]:1"}) {
+    env_.clear();
+    set_jaccl_mesh("1");
+    env_["JACCL_COORDINATOR"] = value;
+    absl::StatusOr<Config> got = read();
+    ASSERT_FALSE(got.ok()) << value;
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(
+        message(got.status()),
+        AllOf(HasSubstr("JACCL_COORDINATOR: '" + value + "' is not host:port"),
+              HasSubstr("or \"[ipv6]:port\" (e.g. \"[::1]:5000\")")))
+        << value;
+  }
+  env_["JACCL_COORDINATOR"] = "::1:5000";
+  EXPECT_THAT(
+      message(read().status()),
+      HasSubstr("an IPv6 address needs brackets: write \"[::1]:5000\""));
+}
+
 TEST_F(ConfigFromEnvironment, DeviceListsForSeveralCables) {
   env_["JACCL_RANK"] = "1";
   env_["JACCL_IBV_DEVICES"] = write_json("two_cables.json", kTwoCables);
@@ -198,6 +239,8 @@ TEST_F(ConfigFromEnvironment, GarbageValuesNameVariableAndValue) {
       {"JACCL_COORDINATOR", "host:99999"},
       {"JACCL_COORDINATOR", "host:port"},
       {"JACCL_COORDINATOR", "host:0"},
+      {"JACCL_COORDINATOR", "[::1]:0"},
+      {"JACCL_COORDINATOR", "::1:5000"},
   };
   for (const Garbage& g : garbage) {
     env_.clear();
@@ -375,7 +418,7 @@ TEST(ConfigValidate, RejectsInconsistentFields) {
   }
 }
 
-TEST(HostPort, SplitsAtTheLastColon) {
+TEST(HostPort, SplitsHostAndPort) {
   absl::StatusOr<HostPort> hp = parse_host_port("192.168.1.10:5000");
   ASSERT_TRUE(hp.ok());
   EXPECT_EQ(hp->host, "192.168.1.10");
@@ -387,8 +430,13 @@ TEST(HostPort, SplitsAtTheLastColon) {
   hp = parse_host_port("mac-1.local:65535");
   ASSERT_TRUE(hp.ok());
   EXPECT_EQ(hp->port, 65535);
+  hp = parse_host_port("[fe80::1]:7");
+  ASSERT_TRUE(hp.ok());
+  EXPECT_EQ(hp->host, "fe80::1");
+  EXPECT_EQ(hp->port, 7);
   for (const char* bad : {"", ":", "host", ":1", "host:", "host:65536",
-                          "host:-1", "host:1x", "host:1234567890"}) {
+                          "host:-1", "host:1x", "host:1234567890", "::1:5000",
+                          "[::1]", "[zz]:1", "[::1:5000", "[::1]x5"}) {
     EXPECT_FALSE(parse_host_port(bad).ok()) << bad;
   }
 }

@@ -1,7 +1,7 @@
-// Test harness for TcpBootstrap over real sockets on 127.0.0.1: ranks on
-// their own threads (start_rank, form_group, gather_all), and RawSocket, a
-// plain POSIX socket that plays a peer knowing nothing of weft's code.
-// Every wait here has a deadline (kLongWait); none sleeps.
+// Test harness for TcpBootstrap over real sockets on 127.0.0.1 (or ::1):
+// ranks on their own threads (start_rank, form_group, gather_all), and
+// RawSocket, a plain POSIX socket that plays a peer knowing nothing of weft's
+// code. Every wait here has a deadline (kLongWait); none sleeps.
 #ifndef WEFT_TESTS_COLLECTIVES_TCP_BOOTSTRAP_HARNESS_H_
 #define WEFT_TESTS_COLLECTIVES_TCP_BOOTSTRAP_HARNESS_H_
 
@@ -26,6 +26,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "net/address.h"
+#include "net/stream.h"
 #include "rendezvous/internal/wire.h"
 #include "rendezvous/tcp_bootstrap.h"
 
@@ -64,13 +66,28 @@ T get_within_deadline(std::future<T>& f) {
   return f.get();
 }
 
+// The loopback address groups form on.
+inline constexpr char kIpv4Loopback[] = "127.0.0.1";
+inline constexpr char kIpv6Loopback[] = "::1";
+
+// Why a test over ::1 cannot run here, or "" when it can: binding [::1]:0
+// tells whether this machine has an IPv6 loopback.
+inline std::string no_ipv6_loopback() {
+  absl::StatusOr<net::Socket> s =
+      net::listen_on(*net::SocketAddress::numeric(kIpv6Loopback, 0), 1);
+  if (s.ok()) return "";
+  return "this machine has no IPv6 loopback (" +
+         std::string(s.status().message()) + ")";
+}
+
 inline Config config_for(uint32_t rank, uint32_t size, uint16_t port,
-                         TimeNs connect_timeout_ns = kLongNs) {
+                         TimeNs connect_timeout_ns = kLongNs,
+                         const char* host = kIpv4Loopback) {
   Config c;
   c.rank = rank;
   c.size = size;
   c.devices = *Topology::mesh(size);
-  c.coordinator = absl::StrFormat("127.0.0.1:%u", port);
+  c.coordinator = net::HostPort{host, port}.to_string();
   c.connect_timeout_ns = connect_timeout_ns;
   return c;
 }
@@ -80,15 +97,17 @@ inline std::future<absl::StatusOr<BootstrapPtr>> start_rank(const Config& c) {
                     [c] { return TcpBootstrap::connect(c); });
 }
 
-// Forms a group of `size` ranks on a port the system picks.
-inline std::vector<BootstrapPtr> form_group(uint32_t size) {
-  const Config c0 = config_for(0, size, 0);
+// Forms a group of `size` ranks on a port of `host` the system picks.
+inline std::vector<BootstrapPtr> form_group(uint32_t size,
+                                            const char* host = kIpv4Loopback) {
+  const Config c0 = config_for(0, size, 0, kLongNs, host);
   absl::StatusOr<TcpBootstrap::Listener> listener = TcpBootstrap::listen(c0);
   EXPECT_TRUE(listener.ok()) << listener.status();
   if (!listener.ok()) return {};
   std::vector<std::future<absl::StatusOr<BootstrapPtr>>> joins;
   for (uint32_t r = 1; r < size; ++r) {
-    joins.push_back(start_rank(config_for(r, size, listener->port())));
+    joins.push_back(
+        start_rank(config_for(r, size, listener->port(), kLongNs, host)));
   }
   std::vector<BootstrapPtr> group;
   absl::StatusOr<BootstrapPtr> b0 =

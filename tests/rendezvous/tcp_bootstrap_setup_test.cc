@@ -1,8 +1,10 @@
-// TcpBootstrap rendezvous over 127.0.0.1: who may listen and connect, the
-// group of one, a rank retrying until the coordinator starts, and handshakes
-// that fail the whole group (a rank joining twice, another group size).
+// TcpBootstrap rendezvous over 127.0.0.1 and ::1: who may listen and
+// connect, the group of one, a group over IPv6, a rank retrying until the
+// coordinator starts, and handshakes that fail the whole group (a rank
+// joining twice, another group size).
 #include <cstdint>
 #include <future>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -11,6 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "net/address.h"
+#include "net/stream.h"
 #include "rendezvous/tcp_bootstrap.h"
 #include "tcp_bootstrap_harness.h"
 
@@ -40,6 +44,52 @@ TEST(TcpBootstrap, ListenOnLocalhostReportsTheBoundPort) {
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_NE(l->port(), 0);
   EXPECT_EQ(l->address(), absl::StrFormat("127.0.0.1:%u", l->port()));
+}
+
+// The side channel over IPv6: rank 0 listens on [::1], the others connect
+// there, and the group exchanges blobs and watches its members.
+TEST(TcpBootstrap, FormsAGroupOverIpv6Loopback) {
+  if (const std::string why = no_ipv6_loopback(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  Config c = config_for(0, 2, 0, kLongNs, kIpv6Loopback);
+  EXPECT_EQ(c.coordinator, "[::1]:0");
+  absl::StatusOr<TcpBootstrap::Listener> l = TcpBootstrap::listen(c);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->address(), absl::StrFormat("[::1]:%u", l->port()));
+
+  std::vector<BootstrapPtr> group = form_group(3, kIpv6Loopback);
+  ASSERT_EQ(group.size(), 3u);
+  const Blobs mine = {pattern(0, 1, 10), pattern(1, 1, 0), pattern(2, 1, 5000)};
+  for (const absl::StatusOr<Blobs>& got : gather_all(group, mine)) {
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, mine);
+  }
+  group[2].reset();  // rank 2 leaves; rank 0 sees it over IPv6 too
+  const absl::Status gone = wait_for_failure(*group[0]);
+  EXPECT_EQ(gone.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(message(gone), HasSubstr("rank 2 at [::1]:"));
+}
+
+// A rank whose IPv6 coordinator never answers names it, brackets and all.
+TEST(TcpBootstrap, AnAbsentIpv6CoordinatorIsNamed) {
+  if (const std::string why = no_ipv6_loopback(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  absl::StatusOr<std::vector<uint16_t>> free =
+      net::free_ports(*net::SocketAddress::parse("[::1]:0"), 1);
+  ASSERT_TRUE(free.ok()) << free.status();
+  TcpConnectOptions options;
+  options.first_backoff_ns = 1 * kNsPerMs;
+  options.max_backoff_ns = 20 * kNsPerMs;
+  absl::StatusOr<BootstrapPtr> b = TcpBootstrap::connect(
+      config_for(1, 2, (*free)[0], kShortNs, kIpv6Loopback), options);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(message(b.status()),
+              HasSubstr(absl::StrFormat("could not reach the coordinator "
+                                        "(rank 0) at [::1]:%u",
+                                        (*free)[0])));
 }
 
 TEST(TcpBootstrap, GroupOfOneNeedsNoSockets) {

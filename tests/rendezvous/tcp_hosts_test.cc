@@ -43,15 +43,18 @@ TEST(TcpAddress, ReadsIpv4AndBracketedIpv6) {
   EXPECT_TRUE(v6->ipv6);
   EXPECT_EQ(format_tcp_address(*v6), "[fe80::1]:65535");
   EXPECT_EQ(format_tcp_address(*v4), "192.168.1.10:5000");
+  // The canonical form: one address, one spelling.
+  EXPECT_EQ(parse_tcp_address("[0:0::1]:5")->ip, "::1");
 }
 
 TEST(TcpAddress, RefusesWhatItCannotListenOn) {
   // Unbracketed IPv6 is ambiguous: the message shows the bracketed form.
   absl::StatusOr<TcpAddress> bare = parse_tcp_address("::1:5000");
   EXPECT_EQ(bare.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(message(bare.status()), HasSubstr("\"[::1]:port\""));
+  EXPECT_THAT(message(bare.status()), HasSubstr("\"[::1]:5000\""));
   absl::StatusOr<TcpAddress> name = parse_tcp_address("mac1.local:5000");
-  EXPECT_THAT(message(name.status()), HasSubstr("resolves no host names"));
+  EXPECT_THAT(message(name.status()),
+              HasSubstr("host names are not looked up here"));
   for (const char* text :
        {"127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:50x",
         "[::1:5000", "[zz::1]:5000", "300.1.1.1:5000", ":5000"}) {
@@ -102,7 +105,7 @@ TEST(TcpHostsFile, RefusalsNameTheFileTheRowAndTheEntry) {
       AllOf(HasSubstr("hosts.json: rank 1's entry 1"), HasSubstr("'x:1'")));
   EXPECT_THAT(refusal(R"([["127.0.0.1:5000"], ["::1:5001"]])"),
               AllOf(HasSubstr("hosts.json: rank 1's entry 0"),
-                    HasSubstr("[::1]:port")));
+                    HasSubstr("write \"[::1]:5001\"")));
   EXPECT_THAT(refusal(R"([["127.0.0.1:5000"], ["127.0.0.1:0"]])"),
               AllOf(HasSubstr("hosts.json: rank 1's entry 0 '127.0.0.1:0'"),
                     HasSubstr("port 0")));

@@ -129,7 +129,7 @@ TEST_F(TcpStart, ThreeRanksTwoCablesSumOverLoopback) {
   constexpr uint32_t kRanks = 3;
   constexpr size_t kCables = 2;
   const std::vector<uint16_t> ports =
-      free_ports("127.0.0.1", false, kRanks * kCables + 1);
+      free_ports("127.0.0.1", kRanks * kCables + 1);
   ASSERT_EQ(ports.size(), kRanks * kCables + 1);
   std::vector<std::vector<std::string>> rows(kRanks);
   for (uint32_t r = 0; r < kRanks; ++r) {
@@ -152,22 +152,28 @@ TEST_F(TcpStart, ThreeRanksTwoCablesSumOverLoopback) {
   }
 }
 
-TEST_F(TcpStart, Ipv6LoopbackWithAnIpv4SideChannel) {
-  const std::vector<uint16_t> v6 = free_ports("::1", true, 2);
+// An IPv6 hostfile, with the side channel on ::1 as well (the coordinator
+// the hostfile implies) or on 127.0.0.1.
+TEST_F(TcpStart, Ipv6LoopbackWithAnIpv6OrIpv4SideChannel) {
+  const std::vector<uint16_t> v6 = free_ports("::1", 3);
   if (v6.empty()) GTEST_SKIP() << "this machine has no IPv6 loopback";
-  const std::vector<uint16_t> v4 = free_ports("127.0.0.1", false, 1);
+  const std::vector<uint16_t> v4 = free_ports("127.0.0.1", 1);
   ASSERT_EQ(v4.size(), 1u);
   const std::vector<std::vector<std::string>> rows = {
       {absl::StrFormat("[::1]:%u", v6[0])},
       {absl::StrFormat("[::1]:%u", v6[1])}};
   write_hostfile(rows);
-  const std::vector<RankOutcome> out =
-      run(2, absl::StrFormat("127.0.0.1:%u", v4[0]), 100);
-  const std::vector<int32_t> expected = expected_sums(2, 100);
-  for (uint32_t r = 0; r < 2; ++r) {
-    ASSERT_TRUE(out[r].status.ok()) << "rank " << r << ": " << out[r].status;
-    EXPECT_THAT(out[r].listening, ElementsAreArray(rows[r]));
-    EXPECT_TRUE(out[r].sums == expected) << "rank " << r;
+  for (const std::string& coordinator :
+       {absl::StrFormat("[::1]:%u", v6[2]),
+        absl::StrFormat("127.0.0.1:%u", v4[0])}) {
+    const std::vector<RankOutcome> out = run(2, coordinator, 100);
+    const std::vector<int32_t> expected = expected_sums(2, 100);
+    for (uint32_t r = 0; r < 2; ++r) {
+      ASSERT_TRUE(out[r].status.ok())
+          << coordinator << ", rank " << r << ": " << out[r].status;
+      EXPECT_THAT(out[r].listening, ElementsAreArray(rows[r]));
+      EXPECT_TRUE(out[r].sums == expected) << coordinator << ", rank " << r;
+    }
   }
 }
 
@@ -175,8 +181,7 @@ TEST_F(TcpStart, Ipv6LoopbackWithAnIpv4SideChannel) {
 // rank's fabric then refuses connections that do not prove it.
 TEST_F(TcpStart, TheSharedSecretGuardsTheFabricToo) {
   constexpr uint32_t kRanks = 2;
-  const std::vector<uint16_t> ports =
-      free_ports("127.0.0.1", false, kRanks + 1);
+  const std::vector<uint16_t> ports = free_ports("127.0.0.1", kRanks + 1);
   ASSERT_EQ(ports.size(), kRanks + 1);
   write_hostfile({{absl::StrFormat("127.0.0.1:%u", ports[0])},
                   {absl::StrFormat("127.0.0.1:%u", ports[1])}});

@@ -54,8 +54,8 @@ Layout Layout::of(std::vector<std::string> addresses, const std::string& dir) {
 
 Layout Layout::loopback(int ranks, const std::string& dir) {
   // One call, so the ranks' ports and the coordinator's are distinct.
-  const std::vector<uint16_t> ports = weft::testing::free_ports(
-      "127.0.0.1", /*ipv6=*/false, static_cast<size_t>(ranks) + 1);
+  const std::vector<uint16_t> ports =
+      weft::testing::free_ports("127.0.0.1", static_cast<size_t>(ranks) + 1);
   if (ports.size() != static_cast<size_t>(ranks) + 1) {
     ADD_FAILURE() << "no free loopback ports";
     return of({}, dir);

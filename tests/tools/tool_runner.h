@@ -72,7 +72,7 @@ inline ToolResult run_tool(const std::string& tool, const std::string& args,
 // A loopback TCP port nothing listens on now (the kernel's choice for port
 // 0), for a program under test to listen on.
 inline uint16_t free_port() {
-  const std::vector<uint16_t> port = free_ports("127.0.0.1", false, 1);
+  const std::vector<uint16_t> port = free_ports("127.0.0.1", 1);
   if (port.empty()) {
     ADD_FAILURE() << "no free port on 127.0.0.1";
     return 0;

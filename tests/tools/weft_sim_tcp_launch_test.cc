@@ -62,14 +62,13 @@ int port_of(const std::string& address) {
 }
 
 // Every rank's line shows its own rank and the one hostfile: a row per
-// rank of --cables addresses on --host, every port distinct (and the
-// coordinator's too; the side channel is on 127.0.0.1, IPv4 only), a
-// 32-byte secret in hex. The caller's WEFT_RANK and
+// rank of --cables addresses on --host, the coordinator on --host too,
+// every port distinct (the coordinator's as well), a 32-byte secret in
+// hex. The caller's WEFT_RANK and
 // WEFT_HOSTFILE, which would win, are removed; the hostfile's directory is
 // gone after the launch.
 void expect_group(const ToolResult& r, int ranks, int cables,
-                  const std::string& host_prefix,
-                  const std::string& coordinator_prefix = "127.0.0.1:") {
+                  const std::string& host_prefix) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const std::vector<RankEnv> envs = rank_envs(r.out);
   ASSERT_EQ(envs.size(), static_cast<size_t>(ranks)) << r.out;
@@ -102,11 +101,9 @@ void expect_group(const ToolResult& r, int ranks, int cables,
     }
   }
   EXPECT_EQ(ports.size(), static_cast<size_t>(ranks * cables));
-  EXPECT_THAT(envs[0].coordinator, StartsWith(coordinator_prefix));
-  if (coordinator_prefix == host_prefix) {
-    EXPECT_EQ(ports.count(port_of(envs[0].coordinator)), 0u)
-        << envs[0].coordinator;
-  }
+  EXPECT_THAT(envs[0].coordinator, StartsWith(host_prefix));
+  EXPECT_EQ(ports.count(port_of(envs[0].coordinator)), 0u)
+      << envs[0].coordinator;
   EXPECT_FALSE(std::filesystem::exists(envs[0].hostfile_path));
 }
 

@@ -32,7 +32,6 @@ namespace weft::tools::weft_sim {
 namespace {
 
 constexpr size_t kSecretBytes = 32;
-constexpr char kIpv4Loopback[] = "127.0.0.1";
 
 // What every rank shares: the hostfile's path, the coordinator, the secret.
 struct TcpGroup {
@@ -53,20 +52,14 @@ absl::StatusOr<std::string> random_secret() {
 }
 
 // The hostfile (ranks rows of `cables` addresses) and the coordinator, on
-// free ports of `host`, the hostfile written to `dir`. The side channel
-// speaks IPv4 only, so with an IPv6 `host` the coordinator is on
-// 127.0.0.1.
+// free ports of `host` (IPv4 or IPv6, the side channel's as the fabric's),
+// the hostfile written to `dir`.
 absl::StatusOr<TcpGroup> plan_group(const LaunchRequest& request,
                                     uint32_t cables, const TempDir& dir) {
   const size_t addresses = size_t{request.ranks} * cables;
-  const bool ipv6 = request.host.find(':') != std::string::npos;
   absl::StatusOr<std::vector<uint16_t>> ports =
-      free_ports(request.host, addresses + (ipv6 ? 0 : 1));
+      free_ports(request.host, addresses + 1);
   if (!ports.ok()) return ports.status();
-  absl::StatusOr<std::vector<uint16_t>> coordinator =
-      ipv6 ? free_ports(kIpv4Loopback, 1)
-           : std::vector<uint16_t>{ports->back()};
-  if (!coordinator.ok()) return coordinator.status();
   nlohmann::json rows = nlohmann::json::array();
   for (uint32_t r = 0; r < request.ranks; ++r) {
     nlohmann::json row = nlohmann::json::array();
@@ -79,8 +72,7 @@ absl::StatusOr<TcpGroup> plan_group(const LaunchRequest& request,
   absl::StatusOr<std::string> path = dir.write("hostfile.json", rows.dump());
   if (!path.ok()) return path.status();
   group.hostfile = *path;
-  group.coordinator =
-      address_text(ipv6 ? kIpv4Loopback : request.host, (*coordinator)[0]);
+  group.coordinator = address_text(request.host, ports->back());
   absl::StatusOr<std::string> secret = random_secret();
   if (!secret.ok()) return secret.status();
   group.secret = *secret;
