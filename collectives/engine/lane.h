@@ -127,7 +127,7 @@ struct LaneStats {
   uint64_t bytes_moved_aside = 0;
 };
 
-// One data frame of an operation, as its runner hands it to a lane
+// One data frame of an operation, as its runner describes it to a lane
 // (OpLane::try_send): everything the frame needs, passed in. The lane adds
 // the rest of the header (type, number, counters, kFlagAckNow on the last
 // frame when recovery is on).
@@ -333,10 +333,13 @@ class Lane {
   // ---- The running operation's side, through OpLane (op_lane.h).
   friend class OpLane;
 
-  // Sends `f` when a send frame, a credit and room in the send queue are
-  // free; else counts a credit stall when the credit is what is missing
-  // (once until the next data frame goes out) and sends nothing.
-  absl::StatusOr<SendOutcome> try_send(const DataFrame& f) {
+  // Sends the DataFrame `describe()` returns when a send frame, a credit
+  // and room in the send queue are free; else sends nothing, does not
+  // call describe() (a runner asks again and again while its peer is
+  // slow), and counts a credit stall when the credit is what is missing
+  // (once until the next data frame goes out).
+  template <typename Describe>
+  absl::StatusOr<SendOutcome> try_send(Describe&& describe) {
     if (!send_.can_send()) {
       if (!credit_stalled_ && !send_.has_credit()) {
         credit_stalled_ = true;
@@ -344,7 +347,7 @@ class Lane {
       }
       return SendOutcome::kNoRoom;
     }
-    absl::Status s = send(f);
+    absl::Status s = send(describe());
     if (!s.ok()) return s;
     return SendOutcome::kSent;
   }

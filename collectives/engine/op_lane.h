@@ -38,10 +38,13 @@ class OpLane {
 
   // ---- Per frame.
 
-  // Sends `f`, or (kNoRoom) sends nothing for want of a send frame, a
-  // credit or room in the send queue (Lane::try_send).
-  absl::StatusOr<SendOutcome> try_send(const DataFrame& f) {
-    return lane_->try_send(f);
+  // Sends the frame `describe()` returns (a DataFrame), or (kNoRoom)
+  // sends nothing for want of a send frame, a credit or room in the send
+  // queue (Lane::try_send). describe() runs only when the frame goes: a
+  // runner asks on every step while its peer is slow.
+  template <typename Describe>
+  absl::StatusOr<SendOutcome> try_send(Describe&& describe) {
+    return lane_->try_send(std::forward<Describe>(describe));
   }
   // The header of arrival `i` not consumed yet, oldest first (data frames
   // in sequence order); nullptr when fewer have arrived.

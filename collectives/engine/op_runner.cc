@@ -325,16 +325,17 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
   while (w.send_pos < w.send_total) {
     const Step& step = w.sends.at(w.send_pos);
     if (!ready(step, w.send_frame)) break;
-    const bool last =
-        w.send_pos + 1 == w.send_total && w.send_frame + 1 == step.frames;
-    const absl::StatusOr<SendOutcome> sent =
-        w.lane.try_send(DataFrame{.op = identity_,
-                                  .item = static_cast<uint32_t>(w.send_pos),
-                                  .frame = w.send_frame,
-                                  .last = last,
-                                  .report_now = w.needs_ack && last,
-                                  .payload = source(step, w.send_frame),
-                                  .registered = user_slab(step.src_buffer)});
+    const absl::StatusOr<SendOutcome> sent = w.lane.try_send([&] {
+      const bool last =
+          w.send_pos + 1 == w.send_total && w.send_frame + 1 == step.frames;
+      return DataFrame{.op = identity_,
+                       .item = static_cast<uint32_t>(w.send_pos),
+                       .frame = w.send_frame,
+                       .last = last,
+                       .report_now = w.needs_ack && last,
+                       .payload = source(step, w.send_frame),
+                       .registered = user_slab(step.src_buffer)};
+    });
     if (!sent.ok()) return sent.status();
     if (*sent == SendOutcome::kNoRoom) break;
     *advanced = true;

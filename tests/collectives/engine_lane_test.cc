@@ -129,24 +129,30 @@ TEST_F(LaneTest, TheWindowGatesDataSendsAndReportsReopenIt) {
 }
 
 // try_send() is the runner's one question per frame: without a credit it
-// sends nothing, says so, and counts one credit stall per wait.
+// sends nothing, says so without asking for the frame's description, and
+// counts one credit stall per wait.
 TEST_F(LaneTest, TrySendWithoutRoomSendsNothingAndCountsOneStallPerWait) {
   const std::byte payload[8] = {};
-  auto try_send = [&] {
-    return OpLane(lane_.get()).try_send(DataFrame{.payload = payload});
+  uint32_t described = 0;
+  auto offer = [&] {
+    return OpLane(lane_.get()).try_send([&] {
+      ++described;
+      return DataFrame{.payload = payload};
+    });
   };
   for (uint8_t i = 0; i < kDepth - kControlReserve; ++i) {
-    ASSERT_EQ(*try_send(), SendOutcome::kSent);
+    ASSERT_EQ(*offer(), SendOutcome::kSent);
   }
-  EXPECT_EQ(*try_send(), SendOutcome::kNoRoom);
-  EXPECT_EQ(*try_send(), SendOutcome::kNoRoom);
+  EXPECT_EQ(*offer(), SendOutcome::kNoRoom);
+  EXPECT_EQ(*offer(), SendOutcome::kNoRoom);
+  EXPECT_EQ(described, kDepth - kControlReserve);
   EXPECT_EQ(sent_.size(), kDepth - kControlReserve);
   EXPECT_EQ(lane_->stats().credit_stalls, 1u);
   complete_sends();
   arrive(0, 0, ack(4, 1));  // one consumed: one credit
   ASSERT_TRUE(poll().ok());
-  ASSERT_EQ(*try_send(), SendOutcome::kSent);
-  EXPECT_EQ(*try_send(), SendOutcome::kNoRoom);
+  ASSERT_EQ(*offer(), SendOutcome::kSent);
+  EXPECT_EQ(*offer(), SendOutcome::kNoRoom);
   EXPECT_EQ(lane_->stats().credit_stalls, 2u);
   EXPECT_EQ(lane_->stats().data_sent, kDepth - kControlReserve + 1);
 }
@@ -159,17 +165,16 @@ TEST_F(LaneTest, TrySendFramesTheDataFrameItIsGiven) {
   OpIdentity op;
   op.op_seq = 9;
   op.chunk_bytes = 5;
-  ASSERT_TRUE(OpLane(lane_.get())
-                  .try_send(DataFrame{
-                      .op = op, .item = 3, .frame = 2, .payload = payload})
-                  .ok());
-  ASSERT_TRUE(OpLane(lane_.get())
-                  .try_send(DataFrame{.op = op,
-                                      .item = 3,
-                                      .frame = 3,
-                                      .last = true,
-                                      .report_now = true,
-                                      .payload = payload})
+  ASSERT_TRUE(
+      try_send(*lane_,
+               DataFrame{.op = op, .item = 3, .frame = 2, .payload = payload})
+          .ok());
+  ASSERT_TRUE(try_send(*lane_, DataFrame{.op = op,
+                                         .item = 3,
+                                         .frame = 3,
+                                         .last = true,
+                                         .report_now = true,
+                                         .payload = payload})
                   .ok());
   ASSERT_EQ(sent_.size(), 2u);
   const FrameHeader first = sent_header(0);
@@ -188,10 +193,10 @@ TEST_F(LaneTest, TrySendFramesTheDataFrameItIsGiven) {
 
 TEST_F(StrictLaneTest, WithoutRecoveryTheLastFrameAsksForNoPromptAck) {
   const std::byte payload[1] = {};
-  ASSERT_TRUE(OpLane(lane_.get())
-                  .try_send(DataFrame{
-                      .last = true, .report_now = true, .payload = payload})
-                  .ok());
+  ASSERT_TRUE(
+      try_send(*lane_,
+               DataFrame{.last = true, .report_now = true, .payload = payload})
+          .ok());
   ASSERT_EQ(sent_.size(), 1u);
   EXPECT_EQ(sent_header(0).flags, kFlagReportNow);
 }

@@ -14,13 +14,19 @@
 
 namespace weft::collectives::internal::lane_test {
 
+// Offers `frame` to `lane` (OpLane::try_send).
+inline absl::StatusOr<SendOutcome> try_send(Lane& lane,
+                                            const DataFrame& frame) {
+  return OpLane(&lane).try_send([&] { return frame; });
+}
+
 // Sends one data frame of `payload` (lying in the registration
 // `registered`, or nullptr) on `lane`: OK once sent, Unavailable when the
 // lane had no room (nothing sent), the lane's error otherwise.
 inline absl::Status send_data(Lane& lane, std::span<const std::byte> payload,
                               const Slab* registered = nullptr) {
-  const absl::StatusOr<SendOutcome> sent = OpLane(&lane).try_send(
-      DataFrame{.payload = payload, .registered = registered});
+  const absl::StatusOr<SendOutcome> sent =
+      try_send(lane, DataFrame{.payload = payload, .registered = registered});
   if (!sent.ok()) return sent.status();
   if (*sent == SendOutcome::kNoRoom) {
     return absl::UnavailableError("the lane had no room to send");
