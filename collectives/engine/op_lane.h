@@ -3,11 +3,13 @@
 // frame needs is passed in: try_send() sends a DataFrame (its header's
 // fields and its payload, registered or not) or says there is no room;
 // arrival() shows the next header to check; consume_front() hands the
-// oldest payload to the runner and lets it go; drained() says whether the
-// operation has anything left in flight on the lane. The rest is user
-// memory (what the lane may still read or receive into) and what reports
-// need. The engine's side of a lane (completions, timers, liveness,
-// aborts) stays out of sight. A view: cheap to copy, owns nothing.
+// oldest payload to the runner's copy or reduction and lets it go;
+// drained() says whether the operation has anything left in flight on
+// the lane. The rest is user memory (what the lane may still read or
+// receive into) and what reports need. The engine's side of a lane
+// (completions, timers, liveness, aborts) stays out of sight, and the
+// lane's per-operation methods are private to this view. A view: cheap
+// to copy, owns nothing.
 #ifndef WEFT_COLLECTIVES_ENGINE_OP_LANE_H_
 #define WEFT_COLLECTIVES_ENGINE_OP_LANE_H_
 
