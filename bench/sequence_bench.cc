@@ -13,7 +13,7 @@
 //    then poll. items/s is completions per second.
 //  - staging/<in|out>/<frame size>: the engine has no helper of its own for
 //    its staging copies: the copy into a frame is the std::memcpy inside
-//    Lane::send_data (collectives/engine/lane.cc), after the 64-byte frame
+//    Lane::send (collectives/engine/lane_frames.cc), after the 64-byte frame
 //    header, and the copy out is the std::memcpy (or reduce_into) inside
 //    OpRunner::apply (collectives/engine/op_runner.cc), from the payload after
 //    the header; both are tied to posting and to running an operation. These

@@ -125,11 +125,11 @@ Operation Group::start(const collectives::internal::OpCall& call) {
       options_.max_frame_bytes);
   collectives::internal::Engine* engine = engine_.get();
   // Buffers inside registered user memory are sent from directly.
-  collectives::internal::OpBuffers buffers{call.in.data(), call.out.data()};
+  collectives::internal::OpBuffers buffers{call.in, call.out};
   collectives::internal::UserMemory* user = engine_->user_memory().get();
   if (user != nullptr && user->size() > 0) {
-    buffers.in_slab = user->find(call.in.data(), call.in.size());
-    buffers.out_slab = user->find(call.out.data(), call.out.size());
+    buffers.in_slab = user->find(call.in);
+    buffers.out_slab = user->find(call.out);
   }
   auto runner = std::make_unique<collectives::internal::OpRunner>(
       collectives::internal::build_plan(*input, r->algorithm, striping), id,

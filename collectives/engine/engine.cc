@@ -259,8 +259,10 @@ absl::Status Engine::service_lanes(TimeNs now_ns, bool* advanced,
 }
 
 absl::Status Engine::deadline_error(const OpState& op) {
-  const Lane* blame = nullptr;
-  const std::string outstanding = op.runner->outstanding(&blame);
+  uint32_t blamed = OpRunner::kNoLane;
+  const std::string outstanding = op.runner->outstanding(&blamed);
+  const Lane* blame =
+      blamed == OpRunner::kNoLane ? nullptr : lanes_[blamed].get();
   ErrorPlace place{rank_, kNoPeer, "", ErrorCause::kDeadline};
   uint32_t heard_from = kNoPeer;
   const uint32_t silent = suspect(&heard_from);
@@ -334,8 +336,9 @@ absl::Status Engine::consult_watch(TimeNs now_ns) {
 }
 
 absl::Status Engine::check_departures() const {
-  const Lane* gone = queue_.front()->runner->departed_needed();
-  if (gone == nullptr) return absl::OkStatus();
+  const uint32_t departed = queue_.front()->runner->departed_needed();
+  if (departed == OpRunner::kNoLane) return absl::OkStatus();
+  const Lane* gone = lanes_[departed].get();
   return make_error(
       absl::StatusCode::kUnavailable, gone->place(ErrorCause::kPeerUnavailable),
       absl::StrFormat("peer %u closed its end (its group or program ended) "

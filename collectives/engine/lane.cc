@@ -247,7 +247,9 @@ absl::Status Lane::resend(uint32_t seq, bool on_timeout) {
   WEFT_ASSERT(header.ok() && header->seq == seq &&
                   header->payload_bytes == payload_bytes,
               "a data slot awaiting its acknowledgement lost its header");
-  absl::Status s = post(slot, *header, payload_bytes);
+  absl::Status s =
+      post(slot, *header, payload_part(slot, user_payload(slot), payload_bytes),
+           payload_bytes);
   if (!s.ok()) return s;
   send_.note_reposted(seq, posted_as);
   ++stats_.retransmitted;
@@ -306,7 +308,7 @@ absl::Status Lane::repost(uint32_t slot) {
   return s;
 }
 
-absl::Status Lane::post(uint32_t slot, FrameHeader header,
+absl::Status Lane::post(uint32_t slot, FrameHeader header, const Frame& apart,
                         uint32_t payload_bytes) {
   const Frame head = send_head(slot);
   header.payload_bytes = payload_bytes;
@@ -314,21 +316,9 @@ absl::Status Lane::post(uint32_t slot, FrameHeader header,
   header.consumed = receive_.consumed();
   header.encode(head.span().first<kHeaderBytes>());
   const WorkId id{WorkKind::kSend, peer_, slot};
-  // The payload apart from the header: in user memory, or in the slot's
-  // page-aligned body (split_). Otherwise one frame, header and payload.
-  const bool data = slot < depth_ && payload_bytes > 0;
-  const Frame* apart = nullptr;
-  Frame body;
-  const Frame user = data ? user_payload(slot) : Frame();
-  if (user.slab() != nullptr) {
-    apart = &user;
-  } else if (data && split_) {
-    body = send_body(slot);
-    apart = &body;
-  }
   absl::Status s;
-  if (apart != nullptr) {
-    const Frame parts[] = {head.sub(0, kHeaderBytes), *apart};
+  if (apart.slab() != nullptr) {
+    const Frame parts[] = {head.sub(0, kHeaderBytes), apart};
     const uint32_t lengths[] = {kHeaderBytes, payload_bytes};
     s = endpoint_->post_send_parts(id, parts, lengths, send_sequence_.peek());
   } else {
@@ -343,27 +333,16 @@ absl::Status Lane::post(uint32_t slot, FrameHeader header,
   return absl::OkStatus();
 }
 
-absl::Status Lane::send_data(FrameHeader header, const std::byte* payload,
-                             uint32_t bytes) {
-  WEFT_ASSERT(can_send_data(), "send_data() without can_send_data()");
-  const uint32_t slot = send_.free_slot();
-  const Frame body = send_body(slot);
-  WEFT_ASSERT(bytes <= body.bytes(), "a payload larger than the send frame");
-  if (bytes > 0) std::memcpy(body.data(), payload, bytes);
-  set_user_payload(slot, Frame());
-  stats_.bytes_staged += bytes;
-  return post_data(slot, header, bytes);
-}
-
 absl::Status Lane::post_data(uint32_t slot, FrameHeader header,
-                             uint32_t bytes) {
+                             const Frame& user, uint32_t bytes) {
   header.type = FrameType::kData;
   header.seq = send_.next_seq();
   header.payload_bytes = bytes;
   const uint32_t posted_as = send_sequence_.peek();
-  absl::Status s = post(slot, header, bytes);
+  absl::Status s = post(slot, header, payload_part(slot, user, bytes), bytes);
   if (s.ok()) {
     send_.note_posted(header, posted_as);
+    note_user_payload(slot, user);
     ++stats_.data_sent;
     credit_stalled_ = false;
   }
@@ -381,7 +360,7 @@ absl::Status Lane::send_ack(uint8_t flags, uint32_t suspect) {
     header.sack = receive_.sack();
     header.heard = receive_.heard();
   }
-  absl::Status s = post(depth_, header, 0);
+  absl::Status s = post(depth_, header, Frame(), 0);
   if (!s.ok()) return s;
   ack_busy_ = true;
   ++stats_.acks_sent;
@@ -434,7 +413,7 @@ void Lane::send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
   header.cause = static_cast<uint8_t>(cause);
   header.origin = origin;
   header.blamed = blamed;
-  if (post(slot, header, bytes).ok()) {
+  if (post(slot, header, Frame(), bytes).ok()) {
     abort_busy_ = true;
     abort_copies_ = 1;
     abort_bytes_ = bytes;

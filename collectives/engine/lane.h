@@ -127,12 +127,54 @@ struct LaneStats {
   uint64_t bytes_moved_aside = 0;
 };
 
+// One data frame of an operation, as its runner describes it to a lane
+// (OpLane::try_send): everything the frame needs, passed in. The lane adds
+// the rest of the header (type, number, counters, kFlagAckNow on the last
+// frame when recovery is on).
+struct DataFrame {
+  OpIdentity op;
+  uint32_t item = 0;   // the item's ordinal among the operation's on the lane
+  uint32_t frame = 0;  // the frame's index within the item
+  // The operation's last frame on this lane: with recovery it asks for a
+  // prompt acknowledgement, so it leaves the send window (and a loss is
+  // found) one round trip later, even when the operation has ended.
+  bool last = false;
+  // The peer reports this frame's consumption at once (kFlagReportNow): an
+  // operation that only sends ends when its last frame was consumed.
+  bool report_now = false;
+  // The payload, and the registration of user memory it lies in (nullptr:
+  // none). A registered payload is sent straight from there where the
+  // endpoint can (two parts); any other is copied into the lane's send
+  // frame.
+  std::span<const std::byte> payload;
+  const Slab* registered = nullptr;
+};
+
+// What a lane did with a DataFrame.
+enum class SendOutcome : uint8_t {
+  kSent,
+  // No free send frame, credit or room in the send queue: nothing was
+  // sent; try again once something completes or arrives.
+  kNoRoom,
+};
+
+class OpLane;
+
+// The public methods come in three groups, by caller: setting the lane up
+// (GroupBuilder, the Engine), the engine's step (completions, timers,
+// liveness, failure), and state read for reports and tests. The running
+// operation's side (sending its frames, consuming its arrivals, user
+// memory) is private, reached only through OpLane (op_lane.h), the narrow
+// view an OpRunner holds.
 class Lane {
  public:
   struct Arrival {
     uint32_t slot = 0;
     FrameHeader header;
   };
+
+  // ---- Set-up: GroupBuilder makes the lane; the Engine connects and
+  // numbers it.
 
   // The data frames lie at [frames_offset, + config.frames_bytes(split))
   // of `slab`, the control frames at [control_offset, +
@@ -152,6 +194,9 @@ class Lane {
        LaneConfig config, const Slab& slab, uint64_t frames_offset,
        uint64_t control_offset, uint64_t abort_offset, const Clock& clock);
 
+  absl::StatusOr<Destination> destination() const;
+  // Connects and posts every receive.
+  absl::Status connect(const Destination& peer);
   uint32_t peer() const { return peer_; }
   uint32_t cable() const { return cable_; }
   // The lane's position in its engine's list (set by the engine).
@@ -159,23 +204,8 @@ class Lane {
   void set_index(uint32_t index) { index_ = index; }
   const std::string& device() const { return endpoint_->info().device; }
   ErrorPlace place(ErrorCause cause) const;
-  const LaneStats& stats() const { return stats_; }
-  // Asks the cache for the lane and its send window's records without
-  // waiting (Engine::prefetch_state: an engine stepped long after its last
-  // step finds them cold).
-  void prefetch() const {
-    prefetch_bytes(this, sizeof(Lane));
-    send_.prefetch();
-  }
-  // Lost frames are sent again (GroupOptions::recovery.enabled).
-  bool recovery() const { return recovery_; }
-  // The peer closed its end on purpose (Endpoint::peer_departed()):
-  // nothing more will arrive, and what is sent is dropped.
-  bool peer_departed() const { return endpoint_->peer_departed(); }
 
-  absl::StatusOr<Destination> destination() const;
-  // Connects and posts every receive.
-  absl::Status connect(const Destination& peer);
+  // ---- The Engine's step: completions, timers, liveness, failure.
 
   // Handles up to batch.size() completions of the endpoint (`batch` is
   // scratch space, reused across lanes). *advanced is set when any arrived.
@@ -187,100 +217,6 @@ class Lane {
     if (n.ok() && *n == 0) return absl::OkStatus();
     return handle_polled(n, batch, advanced);
   }
-  // Set once the peer's abort arrived: the rank where that failure began
-  // and the peer it blamed (kNoPeer: none).
-  std::optional<uint32_t> abort_origin() const {
-    return liveness_.abort_origin();
-  }
-  uint32_t abort_blamed() const { return liveness_.abort_blamed(); }
-
-  // Data frames that arrived in order and were not consumed yet, oldest
-  // first.
-  size_t inbox_size() const { return receive_.inbox_size(); }
-  const Arrival& inbox(size_t i) const {
-    return arrivals_[receive_.inbox_slot(i)];
-  }
-  std::span<const std::byte> payload(const Arrival& a) const;
-  // Consumes the oldest arrival and posts its receive again.
-  absl::Status consume_front();
-  // Data frames consumed so far (the next one consumed is this number).
-  uint32_t data_consumed() const { return receive_.consumed(); }
-  // The payload bytes a receive holds (LaneConfig::max_frame_bytes).
-  uint32_t payload_room() const {
-    return slot_bytes_ - (split_ ? 0 : kHeaderBytes);
-  }
-  // Receives straight into registered user memory (receive_targets.h):
-  // from now on a receive posted again may take its payload part from
-  // frames[i], meant for data frame first_seq + i. Only frames of
-  // payload_room() bytes are used.
-  void receive_into(uint32_t first_seq, std::vector<Frame> frames) {
-    if (!parts_refused_) targets_.set(first_seq, std::move(frames));
-  }
-  // More of them, once they may be: frames[i] for data frame
-  // first_seq + i (empty frames are not used).
-  void receive_also_into(uint32_t first_seq, std::span<const Frame> frames) {
-    targets_.add(first_seq, frames);
-  }
-  // Stops choosing targets; returns how many receives posted into user
-  // memory have not completed yet (0 once the operation consumed all its
-  // frames).
-  uint32_t stop_receiving_into() {
-    targets_.clear();
-    return targets_.posted();
-  }
-
-  // A free send frame, a credit and room in the send queue.
-  bool can_send_data() const { return send_.can_send(); }
-  // The running operation has data for the peer and !can_send_data(): a
-  // credit stall begins when the credit is what is missing (counted once
-  // until the next data frame goes out).
-  void note_send_blocked() {
-    if (!credit_stalled_ && !send_.has_credit()) {
-      credit_stalled_ = true;
-      ++stats_.credit_stalls;
-    }
-  }
-  // An operation's deadline passed, blaming this lane's peer.
-  void note_deadline() { ++stats_.deadlines; }
-  // Sends `header` (type, counters, sequence and payload length filled in
-  // here) and `bytes` of payload. REQUIRES: can_send_data().
-  absl::Status send_data(FrameHeader header, const std::byte* payload,
-                         uint32_t bytes);
-  // The same with the payload sent straight from `user` (a frame of
-  // registered user memory holding exactly the payload): the header from
-  // the lane's send frame and the payload from `user`, as one two-part
-  // message (Endpoint::post_send_parts). The frame stays in use (resent
-  // from there) until acknowledged or detach()ed. Staged as send_data()
-  // when the endpoint takes one part only, or refuses this two-part send
-  // with Unimplemented or ResourceExhausted (no memory region left).
-  absl::Status send_data_from(FrameHeader header, const Frame& user);
-  // Makes the lane stop reading user memory in [begin, end): each
-  // unacknowledged frame sent from there gets its payload copied into its
-  // own send frame (a resend goes from there). False while a send from
-  // there has not completed yet (the fabric may still read it): call
-  // again later. {nullptr, nullptr}: every frame of user memory.
-  bool detach(const std::byte* begin, const std::byte* end);
-  // Data frames whose payload is still read from user memory.
-  uint32_t user_frames() const { return user_frames_; }
-  uint32_t data_sends_in_flight() const { return send_.sends_in_flight(); }
-  // Every data frame sent was received (recovery) / consumed by the peer.
-  bool all_data_received() const { return send_.all_received(); }
-  bool all_data_consumed() const { return send_.all_consumed(); }
-
-  // Nothing in flight and nothing owed: every send completed, every data
-  // frame acknowledged (recovery), no acknowledgement due.
-  bool settled() const {
-    return send_.sends_in_flight() == 0 && !ack_busy_ &&
-           (!recovery() || send_.all_received()) && !receive_.ack_due() &&
-           receive_.unreported_since_ns() == kNeverNs;
-  }
-  // A send of this lane (data, acknowledgement or abort) has not
-  // completed yet.
-  bool sends_pending() const {
-    return send_.sends_in_flight() > 0 || ack_busy_ || abort_busy_;
-  }
-  // True while an acknowledgement this side owes the peer is not sent.
-  bool report_owed() const { return receive_.report_owed(); }
   // What the running operation needs of this lane's liveness: whether it
   // waits on the peer, and how long a silence is worth a probe (0: never).
   struct Watch {
@@ -313,6 +249,13 @@ class Lane {
     }
     return std::min(next, receive_.delayed_ack_due_ns());
   }
+  // Asks the cache for the lane and its send window's records without
+  // waiting (Engine::prefetch_state: an engine stepped long after its last
+  // step finds them cold).
+  void prefetch() const {
+    prefetch_bytes(this, sizeof(Lane));
+    send_.prefetch();
+  }
   // When the peer was last heard from; silent: nothing for two probe
   // intervals (a probe went unanswered); whom the peer believes silent.
   TimeNs last_heard_ns() const { return liveness_.last_heard_ns(); }
@@ -323,21 +266,128 @@ class Lane {
     return liveness_.silent_at(now_ns, probe_after_ns);
   }
   uint32_t peer_suspect() const { return liveness_.peer_suspect(); }
+  // The peer closed its end on purpose (Endpoint::peer_departed()):
+  // nothing more will arrive, and what is sent is dropped.
+  bool peer_departed() const { return endpoint_->peer_departed(); }
+  // Set once the peer's abort arrived: the rank where that failure began
+  // and the peer it blamed (kNoPeer: none).
+  std::optional<uint32_t> abort_origin() const {
+    return liveness_.abort_origin();
+  }
+  uint32_t abort_blamed() const { return liveness_.abort_blamed(); }
   // Best effort; errors are ignored (the group has failed already).
   void send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
                   std::string_view message);
   // Sends the abort again (a lost abort leaves the peer unaware), up to
   // kAbortCopies in all, once the previous copy left.
   void resend_abort();
+  // Nothing in flight and nothing owed: every send completed, every data
+  // frame acknowledged (recovery), no acknowledgement due.
+  bool settled() const {
+    return send_.sends_in_flight() == 0 && !ack_busy_ &&
+           (!recovery() || send_.all_received()) && !receive_.ack_due() &&
+           receive_.unreported_since_ns() == kNeverNs;
+  }
+  // A send of this lane (data, acknowledgement or abort) has not
+  // completed yet.
+  bool sends_pending() const {
+    return send_.sends_in_flight() > 0 || ack_busy_ || abort_busy_;
+  }
+  // An operation's deadline passed, blaming this lane's peer.
+  void note_deadline() { ++stats_.deadlines; }
 
+  // ---- State, read for reports and tests.
+
+  const LaneStats& stats() const { return stats_; }
   // "peer 3 cable 0 (dev): 5 data frame(s) in flight, ..." for reports.
   std::string describe() const;
+  // Lost frames are sent again (GroupOptions::recovery.enabled).
+  bool recovery() const { return recovery_; }
+  // Data frames that arrived in order and were not consumed yet, oldest
+  // first.
+  size_t inbox_size() const { return receive_.inbox_size(); }
+  const Arrival& inbox(size_t i) const {
+    return arrivals_[receive_.inbox_slot(i)];
+  }
+  std::span<const std::byte> payload(const Arrival& a) const;
+  // Data frames consumed so far (the next one consumed is this number).
+  uint32_t data_consumed() const { return receive_.consumed(); }
+  // The payload bytes a receive holds (LaneConfig::max_frame_bytes).
+  uint32_t payload_room() const {
+    return slot_bytes_ - (split_ ? 0 : kHeaderBytes);
+  }
+  // A free send frame, a credit and room in the send queue.
+  bool can_send_data() const { return send_.can_send(); }
+  uint32_t data_sends_in_flight() const { return send_.sends_in_flight(); }
+  // Every data frame sent was received (recovery) / consumed by the peer.
+  bool all_data_received() const { return send_.all_received(); }
+  bool all_data_consumed() const { return send_.all_consumed(); }
+  // True while an acknowledgement this side owes the peer is not sent.
+  bool report_owed() const { return receive_.report_owed(); }
 
   // WEFT_ASSERTs the Lane's invariants (see the top of this file) and its
   // pieces'. O(depth).
   void check_invariants() const;
 
  private:
+  // ---- The running operation's side, through OpLane (op_lane.h).
+  friend class OpLane;
+
+  // Sends the DataFrame `describe()` returns when a send frame, a credit
+  // and room in the send queue are free; else sends nothing, does not
+  // call describe() (a runner asks again and again while its peer is
+  // slow), and counts a credit stall when the credit is what is missing
+  // (once until the next data frame goes out).
+  template <typename Describe>
+  absl::StatusOr<SendOutcome> try_send(Describe&& describe) {
+    if (!send_.can_send()) {
+      if (!credit_stalled_ && !send_.has_credit()) {
+        credit_stalled_ = true;
+        ++stats_.credit_stalls;
+      }
+      return SendOutcome::kNoRoom;
+    }
+    absl::Status s = send(describe());
+    if (!s.ok()) return s;
+    return SendOutcome::kSent;
+  }
+  // Hands the oldest arrival's payload to `use` (absl::Status(span of
+  // const bytes)), then, when that succeeded, consumes the arrival and
+  // posts its receive again. REQUIRES: inbox_size() > 0.
+  template <typename Use>
+  absl::Status consume_front(Use&& use) {
+    WEFT_ASSERT(inbox_size() > 0, "consume_front() with an empty inbox");
+    absl::Status s = use(payload(inbox(0)));
+    if (!s.ok()) return s;
+    return consume_front();
+  }
+  // Receives straight into registered user memory (receive_targets.h):
+  // from now on a receive posted again may take its payload part from
+  // frames[i], meant for data frame first_seq + i. Only frames of
+  // payload_room() bytes are used.
+  void receive_into(uint32_t first_seq, std::vector<Frame> frames) {
+    if (!parts_refused_) targets_.set(first_seq, std::move(frames));
+  }
+  // More of them, once they may be: frames[i] for data frame
+  // first_seq + i (empty frames are not used).
+  void receive_also_into(uint32_t first_seq, std::span<const Frame> frames) {
+    targets_.add(first_seq, frames);
+  }
+  // Stops choosing targets; returns how many receives posted into user
+  // memory have not completed yet (0 once the operation consumed all its
+  // frames).
+  uint32_t stop_receiving_into() {
+    targets_.clear();
+    return targets_.posted();
+  }
+  // Makes the lane stop reading user memory in [begin, end): each
+  // unacknowledged frame sent from there gets its payload copied into its
+  // own send frame (a resend goes from there). False while a send from
+  // there has not completed yet (the fabric may still read it): call
+  // again later. {nullptr, nullptr}: every frame of user memory.
+  bool detach(const std::byte* begin, const std::byte* end);
+
+  // ---- The lane's own machinery.
   absl::Status handle_polled(const absl::StatusOr<size_t>& n,
                              std::span<const Completion> batch, bool* advanced);
   absl::Status handle(const Completion& c);
@@ -362,10 +412,31 @@ class Lane {
   Frame recv_body(uint32_t slot) const;
   Frame send_head(uint32_t slot) const;
   Frame send_body(uint32_t slot) const;
-  absl::Status post(uint32_t slot, FrameHeader header, uint32_t payload_bytes);
-  // send_data() and send_data_from() once the payload is in place.
-  absl::Status post_data(uint32_t slot, FrameHeader header, uint32_t bytes);
-  void set_user_payload(uint32_t slot, const Frame& user);
+  // try_send() once there is room: the payload straight from registered
+  // user memory where the endpoint takes it (two parts), else copied into
+  // the slot's own send frame.
+  absl::Status send(const DataFrame& f);
+  // Consumes the oldest arrival and posts its receive again.
+  absl::Status consume_front();
+  // Where data slot `slot`'s payload goes from when apart from its
+  // header: `user` (registered user memory), else the slot's own payload
+  // part over a two-part endpoint; empty: right behind the header, in one
+  // frame.
+  Frame payload_part(uint32_t slot, const Frame& user, uint32_t bytes) const {
+    if (user.slab() != nullptr) return user;
+    return split_ && bytes > 0 ? send_body(slot) : Frame();
+  }
+  // Posts slot `slot` with `header` (payload length and counters filled
+  // in here) and `payload_bytes` of payload, sent from `apart` as the
+  // message's second part or, when empty, from behind the header.
+  absl::Status post(uint32_t slot, FrameHeader header, const Frame& apart,
+                    uint32_t payload_bytes);
+  // Numbers and posts data slot `slot`, its payload sent from `user`
+  // (registered user memory) or, when empty, from the slot's own frame;
+  // once posted, the slot remembers which (for resends and detach()).
+  absl::Status post_data(uint32_t slot, FrameHeader header, const Frame& user,
+                         uint32_t bytes);
+  void note_user_payload(uint32_t slot, const Frame& user);
   // REQUIRES: slot < depth_ (a data slot).
   Frame user_payload(uint32_t slot) const {
     WEFT_ASSERT(slot < depth_, "a user payload asked of a control slot");
@@ -399,7 +470,7 @@ class Lane {
   bool split_;      // headers apart from payloads (Endpoint::max_parts() >= 2)
   bool ack_busy_ = false;        // the acknowledgement frame is in flight
   bool abort_busy_ = false;      // the abort frame is in flight
-  bool credit_stalled_ = false;  // see note_send_blocked()
+  bool credit_stalled_ = false;  // see try_send()
   const Clock& clock_;
   // The depth's receive frames then its send frames (slot_bytes_ each),
   // the control frames: the acknowledgement frame, then (split_) the
@@ -417,8 +488,9 @@ class Lane {
   bool parts_refused_ = false;  // the endpoint refused a two-part receive
   // The endpoint refused a two-part send from user memory as unsupported.
   bool parts_sends_refused_ = false;
-  // Per data slot: the frame of user memory its payload is sent from
-  // (send_data_from); empty when the payload is in the lane's frame.
+  // Per data slot: the frame of user memory its payload was sent from
+  // (a DataFrame's registered payload), read by resends and detach();
+  // empty when the payload is in the lane's frame.
   std::vector<Frame> user_payloads_;
   uint32_t user_frames_ = 0;   // slots with a user payload
   uint32_t abort_copies_ = 0;  // abort frames sent

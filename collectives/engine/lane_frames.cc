@@ -1,13 +1,15 @@
 // Lane: where a frame's parts lie (its header and payload, apart over a
-// two-part endpoint), sends straight from user memory and what becomes of
-// them, and what a receive posted into user memory holds when it completes
-// (lane.h).
+// two-part endpoint), an operation's data frames sent (straight from user
+// memory where the endpoint can) and what becomes of those sent from user
+// memory, and what a receive posted into user memory holds when it
+// completes (lane.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/engine/lane.h"
 
 namespace weft::collectives::internal {
@@ -68,33 +70,44 @@ Frame Lane::send_head(uint32_t slot) const {
 
 Frame Lane::send_body(uint32_t slot) const { return body(send_frame(slot)); }
 
-absl::Status Lane::send_data_from(FrameHeader header, const Frame& user) {
-  WEFT_ASSERT(can_send_data(), "send_data_from() without can_send_data()");
-  // An endpoint that sends one part only (a device without two gather
-  // entries) cannot send a header and user memory: staged instead.
-  if (!split_ || parts_sends_refused_) {
-    return send_data(header, user.data(), user.bytes());
-  }
+absl::Status Lane::send(const DataFrame& f) {
   const uint32_t slot = send_.free_slot();
-  WEFT_ASSERT(user.bytes() <= send_body(slot).bytes(),
+  const auto bytes = static_cast<uint32_t>(f.payload.size());
+  WEFT_ASSERT(bytes <= send_body(slot).bytes(),
               "a payload larger than the send frame");
-  set_user_payload(slot, user);
-  const absl::Status s = post_data(slot, header, user.bytes());
-  if (s.ok()) {
-    stats_.bytes_zero_copy += user.bytes();
-    return s;
+  FrameHeader header;
+  header.op = f.op;
+  header.item = f.item;
+  header.frame = f.frame;
+  if (f.report_now) header.flags |= kFlagReportNow;
+  if (f.last && recovery_) header.flags |= kFlagAckNow;
+  // Straight from registered user memory: the header from the slot's own
+  // frame, the payload from the caller's, as one two-part message. Not
+  // over an endpoint that sends one part only (a device without two
+  // gather entries).
+  if (f.registered != nullptr && bytes > 0 && split_ && !parts_sends_refused_) {
+    const absl::StatusOr<Frame> user = f.registered->frame(
+        static_cast<uint64_t>(f.payload.data() - f.registered->data()), bytes);
+    WEFT_ASSERT(user.ok(),
+                "a registered payload lies outside its registration");
+    const absl::Status s = post_data(slot, header, *user, bytes);
+    if (s.ok()) {
+      stats_.bytes_zero_copy += bytes;
+      return s;
+    }
+    // The fabric cannot send from this memory (it takes no two-part
+    // sends, or has no memory region left for it): this frame is staged,
+    // and with no two-part sends at all, every later one too. Any other
+    // error is the queue pair's and stands.
+    if (!absl::IsUnimplemented(s) && !absl::IsResourceExhausted(s)) return s;
+    if (absl::IsUnimplemented(s)) parts_sends_refused_ = true;
   }
-  // The fabric cannot send from this memory (it takes no two-part sends,
-  // or has no memory region left for it): this frame is staged, and with
-  // no two-part sends at all, every later one too. Any other error is the
-  // queue pair's and stands.
-  if (!absl::IsUnimplemented(s) && !absl::IsResourceExhausted(s)) return s;
-  set_user_payload(slot, Frame());
-  if (absl::IsUnimplemented(s)) parts_sends_refused_ = true;
-  return send_data(header, user.data(), user.bytes());
+  if (bytes > 0) std::memcpy(send_body(slot).data(), f.payload.data(), bytes);
+  stats_.bytes_staged += bytes;
+  return post_data(slot, header, Frame(), bytes);
 }
 
-void Lane::set_user_payload(uint32_t slot, const Frame& user) {
+void Lane::note_user_payload(uint32_t slot, const Frame& user) {
   const bool had = user_payload(slot).slab() != nullptr;
   const bool has = user.slab() != nullptr;
   user_frames_ = user_frames_ - (had ? 1 : 0) + (has ? 1 : 0);
@@ -128,7 +141,7 @@ bool Lane::detach(const std::byte* begin, const std::byte* end) {
     if (send_.slot_unacked(slot) && user.bytes() > 0) {
       std::memcpy(send_body(slot).data(), at, user.bytes());
     }
-    set_user_payload(slot, Frame());
+    note_user_payload(slot, Frame());
   }
   return all;
 }

@@ -70,9 +70,10 @@ OpRunner::OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
       std::swap(found[0], found[1]);
       return found[0].work;
     }
-    Lane* lane = find_lane(peer, cable);
-    if (lane->index() >= index.size()) index.resize(lane->index() + 1, 0);
-    uint32_t& at = index[lane->index()];
+    const OpLane lane(find_lane(peer, cable));
+    const uint32_t i = lane.index();
+    if (i >= index.size()) index.resize(i + 1, 0);
+    uint32_t& at = index[i];
     if (at == 0) {
       lanes_.push_back(LaneWork{.lane = lane});
       at = static_cast<uint32_t>(lanes_.size());
@@ -217,23 +218,25 @@ bool OpRunner::ready(const Step& step, uint32_t frame) const {
   return dep.done > std::min(frame, dep.frames - 1);
 }
 
-std::byte* OpRunner::at(BufferId b, uint64_t offset) const {
+std::span<std::byte> OpRunner::buffer(BufferId b) const {
   switch (b) {
     case BufferId::kIn:
       // Plans never write through kIn; the cast only unifies the types.
-      return const_cast<std::byte*>(buffers_.in) + offset;
+      return {const_cast<std::byte*>(buffers_.in.data()), buffers_.in.size()};
     case BufferId::kOut:
-      return buffers_.out + offset;
+      return buffers_.out;
     case BufferId::kScratch:
-      return scratch_.get() + offset;
+      return {scratch_.get(), scratch_bytes_};
   }
-  return nullptr;
+  return {};
 }
 
 absl::Status OpRunner::apply(const Step& step, uint32_t frame,
-                             const std::byte* src) {
+                             std::span<const std::byte> payload) {
   const uint32_t bytes = frame_bytes(step, frame);
+  WEFT_ASSERT(payload.size() == bytes, "a payload of the wrong length");
   if (bytes == 0) return absl::OkStatus();
+  const std::byte* src = payload.data();
   std::byte* dst =
       at(step.dst_buffer,
          step.dst_offset + uint64_t{frame} * identity_.chunk_bytes);
@@ -261,9 +264,9 @@ absl::Status OpRunner::combine(std::byte* dst, const std::byte* first,
 
 absl::Status OpRunner::mismatch(const LaneWork& w, const FrameHeader& got,
                                 uint32_t want_bytes) const {
-  const Lane& lane = *w.lane;
   return make_error(
-      absl::StatusCode::kFailedPrecondition, lane.place(ErrorCause::kMismatch),
+      absl::StatusCode::kFailedPrecondition,
+      w.lane.place(ErrorCause::kMismatch),
       absl::StrFormat(
           "mismatched collectives: the peer sent a frame of %s (item %u, "
           "frame %u, %u bytes) but this rank runs %s and expects item %u, "
@@ -274,9 +277,10 @@ absl::Status OpRunner::mismatch(const LaneWork& w, const FrameHeader& got,
 }
 
 absl::Status OpRunner::check_arrivals(LaneWork& w) {
-  const Lane& lane = *w.lane;
-  while (w.check_pos < w.recv_total && w.checked < lane.inbox_size()) {
-    const FrameHeader& h = lane.inbox(w.checked).header;
+  while (w.check_pos < w.recv_total) {
+    const FrameHeader* got = w.lane.arrival(w.checked);
+    if (got == nullptr) break;
+    const FrameHeader& h = *got;
     make_until(w.recvs, w.recv_feed, w.check_pos);
     const Step& step = w.recvs.at(w.check_pos);
     const uint32_t want = frame_bytes(step, w.check_frame);
@@ -294,14 +298,14 @@ absl::Status OpRunner::check_arrivals(LaneWork& w) {
 }
 
 absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
-  Lane& lane = *w.lane;
   while (w.recv_pos < w.recv_total && w.checked > 0) {
     const Step& step = w.recvs.at(w.recv_pos);
     if (!ready(step, w.recv_frame)) break;
     if (zero_copy_ && !writable(step, w.recv_frame)) break;
     absl::Status s =
-        apply(step, w.recv_frame, lane.payload(lane.inbox(0)).data());
-    if (s.ok()) s = lane.consume_front();
+        w.lane.consume_front([&](std::span<const std::byte> payload) {
+          return apply(step, w.recv_frame, payload);
+        });
     if (!s.ok()) return s;
     --w.checked;
     *advanced = true;
@@ -318,27 +322,22 @@ absl::Status OpRunner::receive(LaneWork& w, bool* advanced) {
 }
 
 absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
-  Lane& lane = *w.lane;
   while (w.send_pos < w.send_total) {
     const Step& step = w.sends.at(w.send_pos);
     if (!ready(step, w.send_frame)) break;
-    if (!lane.can_send_data()) {
-      lane.note_send_blocked();
-      break;
-    }
-    FrameHeader h;
-    h.op = identity_;
-    h.item = static_cast<uint32_t>(w.send_pos);
-    h.frame = w.send_frame;
-    const bool last =
-        w.send_pos + 1 == w.send_total && w.send_frame + 1 == step.frames;
-    if (w.needs_ack && last) h.flags |= kFlagReportNow;
-    // With recovery the last frame asks for a prompt acknowledgement: it
-    // leaves the send window (and a loss is found) one round trip later,
-    // even when the operation has ended by then.
-    if (lane.recovery() && last) h.flags |= kFlagAckNow;
-    absl::Status s = send_frame(w, step, h);
-    if (!s.ok()) return s;
+    const absl::StatusOr<SendOutcome> sent = w.lane.try_send([&] {
+      const bool last =
+          w.send_pos + 1 == w.send_total && w.send_frame + 1 == step.frames;
+      return DataFrame{.op = identity_,
+                       .item = static_cast<uint32_t>(w.send_pos),
+                       .frame = w.send_frame,
+                       .last = last,
+                       .report_now = w.needs_ack && last,
+                       .payload = source(step, w.send_frame),
+                       .registered = user_slab(step.src_buffer)};
+    });
+    if (!sent.ok()) return sent.status();
+    if (*sent == SendOutcome::kNoRoom) break;
     *advanced = true;
     state_of(step).done = ++w.send_frame;
     if (w.send_frame == step.frames) {
@@ -352,20 +351,6 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
   return absl::OkStatus();
 }
 
-absl::Status OpRunner::send_frame(LaneWork& w, const Step& step,
-                                  FrameHeader h) {
-  const uint32_t bytes = frame_bytes(step, w.send_frame);
-  const std::byte* src = src_at(step, w.send_frame);
-  const Slab* user = user_slab(step.src_buffer);
-  if (user == nullptr || bytes == 0) {
-    return w.lane->send_data(h, src, bytes);
-  }
-  absl::StatusOr<Frame> frame =
-      user->frame(static_cast<uint64_t>(src - user->data()), bytes);
-  WEFT_ASSERT(frame.ok(), "a registered buffer's frame is outside its slab");
-  return w.lane->send_data_from(h, *frame);
-}
-
 bool OpRunner::writable(const Step& step, uint32_t frame) {
   if (step.dst_buffer == BufferId::kScratch) return true;
   const uint32_t bytes = frame_bytes(step, frame);
@@ -373,15 +358,15 @@ bool OpRunner::writable(const Step& step, uint32_t frame) {
       at(step.dst_buffer,
          step.dst_offset + uint64_t{frame} * identity_.chunk_bytes);
   bool free = true;
-  for (LaneWork& w : lanes_) free &= w.lane->detach(dst, dst + bytes);
+  for (LaneWork& w : lanes_) free &= w.lane.detach(dst, dst + bytes);
   return free;
 }
 
 bool OpRunner::detach_user_memory() {
   bool all = true;
   for (LaneWork& w : lanes_) {
-    all &= w.lane->detach(nullptr, nullptr);
-    all &= w.lane->stop_receiving_into() == 0;
+    all &= w.lane.detach(nullptr, nullptr);
+    all &= w.lane.stop_receiving_into() == 0;
   }
   return all;
 }
@@ -391,7 +376,7 @@ absl::Status OpRunner::run_locals(bool* advanced) {
     ItemState& st = state_of(step);
     while (st.done < st.frames && ready(step, st.done) &&
            (!zero_copy_ || writable(step, st.done))) {
-      absl::Status s = apply(step, st.done, src_at(step, st.done));
+      absl::Status s = apply(step, st.done, source(step, st.done));
       if (!s.ok()) return s;
       ++st.done;
       *advanced = true;
@@ -411,7 +396,7 @@ absl::Status OpRunner::advance(bool* advanced) {
     for (LaneWork& w : lanes_) {
       // Cheap tests first: most lanes have nothing new at most steps.
       absl::Status s;
-      if (w.checked < w.lane->inbox_size()) s = check_arrivals(w);
+      if (w.lane.arrival(w.checked) != nullptr) s = check_arrivals(w);
       if (s.ok() && w.checked > 0) s = receive(w, &moved);
       if (s.ok() && w.send_pos < w.send_total) s = send(w, &moved);
       if (!s.ok()) return s;
@@ -476,10 +461,8 @@ void OpRunner::prefetch_next() {
 }
 
 bool OpRunner::lane_done(const LaneWork& w) const {
-  const Lane& lane = *w.lane;
   return w.send_pos == w.send_total && w.recv_pos == w.recv_total &&
-         lane.data_sends_in_flight() == 0 && !lane.report_owed() &&
-         (!w.needs_ack || lane.all_data_consumed());
+         w.lane.drained(/*until_consumed=*/w.needs_ack);
 }
 
 bool OpRunner::done() const {
@@ -488,47 +471,47 @@ bool OpRunner::done() const {
                      [&](const LaneWork& w) { return lane_done(w); });
 }
 
-const Lane* OpRunner::departed_needed() const {
+uint32_t OpRunner::departed_needed() const {
   for (const LaneWork& w : lanes_) {
-    if (lane_done(w) || !w.lane->peer_departed()) continue;
+    if (lane_done(w) || !w.lane.peer_departed()) continue;
     // Frames already in the inbox are used whatever became of their
     // sender; acknowledgements owed and sends in flight to it complete.
     const bool needs = w.send_pos < w.send_total ||
                        w.check_pos < w.recv_total ||
-                       (w.needs_ack && !w.lane->all_data_consumed());
-    if (needs) return w.lane;
+                       (w.needs_ack && !w.lane.all_data_consumed());
+    if (needs) return w.lane.index();
   }
-  return nullptr;
+  return kNoLane;
 }
 
 void OpRunner::mark_waiting(std::span<uint8_t> waiting) const {
   for (const LaneWork& w : lanes_) {
-    waiting[w.lane->index()] = lane_done(w) ? 0 : 1;
+    waiting[w.lane.index()] = lane_done(w) ? 0 : 1;
   }
 }
 
-std::string OpRunner::outstanding(const Lane** blame) const {
+std::string OpRunner::outstanding(uint32_t* blame) const {
   std::vector<std::string> parts;
-  const Lane* silent = nullptr;
-  const Lane* stuck = nullptr;
+  const LaneWork* silent = nullptr;
+  const LaneWork* stuck = nullptr;
   for (const LaneWork& w : lanes_) {
     if (lane_done(w)) continue;
-    const Lane& lane = *w.lane;
+    const OpLane& lane = w.lane;
     if (w.recv_pos < w.recv_total) {
       parts.push_back(absl::StrFormat(
           "receive item %u frame %u of %u from peer %u (%u checked frame(s) "
           "waiting)",
           w.recv_pos, w.recv_frame, w.recvs.at(w.recv_pos).frames, lane.peer(),
           w.checked));
-      if (w.checked == 0 && silent == nullptr) silent = &lane;
+      if (w.checked == 0 && silent == nullptr) silent = &w;
     }
     if (w.send_pos < w.send_total) {
       parts.push_back(absl::StrFormat(
           "send item %u frame %u of %u to peer %u", w.send_pos, w.send_frame,
           w.sends.at(w.send_pos).frames, lane.peer()));
-      if (stuck == nullptr && !lane.can_send_data()) stuck = &lane;
+      if (stuck == nullptr && !lane.can_send_data()) stuck = &w;
     } else if (stuck == nullptr && w.needs_ack && !lane.all_data_consumed()) {
-      stuck = &lane;
+      stuck = &w;
     }
     parts.push_back(lane.describe());
   }
@@ -536,7 +519,8 @@ std::string OpRunner::outstanding(const Lane** blame) const {
     parts.push_back(
         absl::StrFormat("%u local copy/reduce item(s)", locals_.size()));
   }
-  *blame = silent != nullptr ? silent : stuck;
+  const LaneWork* most = silent != nullptr ? silent : stuck;
+  *blame = most != nullptr ? most->lane.index() : kNoLane;
   return absl::StrJoin(parts, "; ");
 }
 

@@ -28,6 +28,7 @@
 #include "collectives/dtype.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane.h"
+#include "collectives/engine/op_lane.h"
 #include "collectives/engine/position_ring.h"
 #include "collectives/engine/user_memory.h"
 #include "collectives/kernels/cache_lines.h"
@@ -36,12 +37,13 @@
 
 namespace weft::collectives::internal {
 
+// The caller's buffers, as the call gave them (empty: none).
 struct OpBuffers {
-  const std::byte* in = nullptr;
-  std::byte* out = nullptr;
+  std::span<const std::byte> in;
+  std::span<std::byte> out;
   // The registrations of user memory holding all of `in` and `out`
   // (UserMemory::find), or nullptr: frames are then sent straight from
-  // there (Lane::send_data_from) instead of through the lanes' own frames.
+  // there (DataFrame::registered) instead of through the lanes' own frames.
   const Slab* in_slab = nullptr;
   const Slab* out_slab = nullptr;
 };
@@ -49,8 +51,11 @@ struct OpBuffers {
 class OpRunner {
  public:
   // Finds the lane to group rank `peer` over cable `cable`; never null for
-  // the peers and cables a validated plan names.
+  // the peers and cables a validated plan names. The runner sees it only
+  // through an OpLane.
   using LaneFinder = std::function<Lane*(uint32_t peer, uint32_t cable)>;
+  // No lane (departed_needed(), outstanding()).
+  static constexpr uint32_t kNoLane = 0xffffffff;
 
   // `identity` goes into every frame (chunk_bytes is the payload per frame).
   OpRunner(Plan plan, OpIdentity identity, DType dtype, ReduceOp op,
@@ -62,10 +67,10 @@ class OpRunner {
   // Allocates scratch; called when the operation starts running.
   absl::Status start();
   // Makes every lane of the operation stop reading its user memory
-  // (Lane::detach): an unacknowledged frame sent from there is copied into
-  // its lane's own frame, so a resend after the operation returned sends
-  // what was sent first, whatever the caller wrote there since; and stop
-  // receiving into it (Lane::stop_receiving_into). True when done; false
+  // (OpLane::detach): an unacknowledged frame sent from there is copied
+  // into its lane's own frame, so a resend after the operation returned
+  // sends what was sent first, whatever the caller wrote there since; and
+  // stop receiving into it (OpLane::stop_receiving_into). True when done; false
   // while a send from there has not completed or a receive posted there
   // has not (only after a failure: done() waits for every send, and
   // consuming every frame completes every such receive).
@@ -77,15 +82,15 @@ class OpRunner {
   // something on (frames to send or receive, acknowledgements): a silent
   // peer there is probed. Leaves the other entries alone.
   void mark_waiting(std::span<uint8_t> waiting) const;
-  // A lane whose peer departed (Lane::peer_departed()) while this
-  // operation still needs something of it: a frame not arrived yet, a
-  // credit to send, a consumption report. nullptr when none: a peer that
-  // has done its part may leave. REQUIRES: advance() ran since the last
-  // poll (arrivals are checked). O(lanes).
-  const Lane* departed_needed() const;
-  // What is still outstanding; *blame is the lane it waits on most
-  // directly (nullptr when none).
-  std::string outstanding(const Lane** blame) const;
+  // The index (Lane::index()) of a lane whose peer departed
+  // (Lane::peer_departed()) while this operation still needs something of
+  // it: a frame not arrived yet, a credit to send, a consumption report.
+  // kNoLane when none: a peer that has done its part may leave. REQUIRES:
+  // advance() ran since the last poll (arrivals are checked). O(lanes).
+  uint32_t departed_needed() const;
+  // What is still outstanding; *blame is the index of the lane it waits
+  // on most directly (kNoLane when none).
+  std::string outstanding(uint32_t* blame) const;
   const OpIdentity& identity() const { return identity_; }
   // For engines whose state goes cold between steps (many ranks on one
   // core): at the end of a step, asks the cache for what the next step
@@ -119,7 +124,7 @@ class OpRunner {
   };
   static constexpr int32_t kNoPart = -1;
   struct LaneWork {
-    Lane* lane = nullptr;
+    OpLane lane;
     // The steps made and not yet passed, by position in lane order.
     PositionRing<Step> sends;
     PositionRing<Step> recvs;
@@ -187,12 +192,24 @@ class OpRunner {
   }
   // Frame `frame` of `step` may go: the item it waits on is far enough.
   bool ready(const Step& step, uint32_t frame) const;
-  std::byte* at(BufferId b, uint64_t offset) const;
+  // Buffer `b` of the operation: the caller's input or output, or scratch.
+  std::span<std::byte> buffer(BufferId b) const;
+  std::byte* at(BufferId b, uint64_t offset) const {
+    const std::span<std::byte> buf = buffer(b);
+    WEFT_ASSERT(offset <= buf.size(), "a plan's slice lies outside its buffer");
+    return buf.data() + offset;
+  }
   std::byte* src_at(const Step& step, uint32_t frame) const {
     return at(step.src_buffer,
               step.src_offset + uint64_t{frame} * identity_.chunk_bytes);
   }
-  absl::Status apply(const Step& step, uint32_t frame, const std::byte* src);
+  // The bytes frame `frame` of `step` sends (or a local step reads).
+  std::span<const std::byte> source(const Step& step, uint32_t frame) const {
+    return {src_at(step, frame), frame_bytes(step, frame)};
+  }
+  // Writes frame `frame` of `step` from `src` (its payload) into place.
+  absl::Status apply(const Step& step, uint32_t frame,
+                     std::span<const std::byte> src);
   // The registration frames of buffer `b` are sent from, or nullptr.
   const Slab* user_slab(BufferId b) const {
     return b == BufferId::kIn    ? buffers_.in_slab
@@ -203,14 +220,11 @@ class OpRunner {
   // now: no lane still sends from there (frames of user memory being
   // sent are first detached; one whose send has not completed waits).
   bool writable(const Step& step, uint32_t frame);
-  // Sends frame w.send_frame of `step` on w's lane: straight from user
-  // memory when its buffer is registered.
-  absl::Status send_frame(LaneWork& w, const Step& step, FrameHeader h);
   // dst = op(first, second) over `bytes`, in one pass (reduce_to).
   absl::Status combine(std::byte* dst, const std::byte* first,
                        const std::byte* second, uint32_t bytes) const;
   // Per plan item: whether a receive's frames may land straight in its
-  // destination (Lane::receive_into): a copy into registered output that
+  // destination (OpLane::receive_into): a copy into registered output that
   // no later item reads or writes, but for sends forwarding the same slice
   // after it, frame by frame or whole. `needs` lists the earlier items
   // that touch the slice (a ring's partial sums, reduced there and sent

@@ -24,9 +24,8 @@ std::vector<OpRunner::InPlace> OpRunner::receivable_in_place(
   };
   std::vector<Range> ranges;
   auto add = [&](const Slice& s, size_t item, bool dst) {
-    const std::byte* base = s.buffer == BufferId::kIn    ? buffers_.in
-                            : s.buffer == BufferId::kOut ? buffers_.out
-                                                         : nullptr;
+    const std::byte* base =
+        s.buffer == BufferId::kScratch ? nullptr : buffer(s.buffer).data();
     if (base == nullptr || s.bytes == 0) return;  // scratch, or no buffer
     const std::byte* b = base + s.offset;
     ranges.push_back(Range{b, b + s.bytes, static_cast<int32_t>(item), dst});
@@ -83,8 +82,8 @@ void OpRunner::receive_into_user_memory() {
   gate_end_.assign(lanes_.size(), 0);
   for (uint32_t work = 0; work < lanes_.size(); ++work) {
     LaneWork& w = lanes_[work];
-    const uint32_t room = w.lane->payload_room();
-    const uint32_t first_seq = w.lane->data_consumed();
+    const uint32_t room = w.lane.payload_room();
+    const uint32_t first_seq = w.lane.data_consumed();
     gate_next_[work] = static_cast<uint32_t>(gates_.size());
     std::vector<Frame> frames;
     bool any = false;
@@ -116,7 +115,7 @@ void OpRunner::receive_into_user_memory() {
       }
     }
     gate_end_[work] = static_cast<uint32_t>(gates_.size());
-    if (any) w.lane->receive_into(first_seq, std::move(frames));
+    if (any) w.lane.receive_into(first_seq, std::move(frames));
   }
   gates_left_ = static_cast<uint32_t>(gates_.size());
   open_gates();
@@ -147,9 +146,9 @@ void OpRunner::open_gates() {
       // No lane may read the slice once a receive may land there: frames
       // sent from it and not yet acknowledged are copied aside first.
       bool free = true;
-      for (LaneWork& w : lanes_) free &= w.lane->detach(g.begin, g.end);
+      for (LaneWork& w : lanes_) free &= w.lane.detach(g.begin, g.end);
       if (!free) break;
-      lanes_[work].lane->receive_also_into(g.first_seq, g.frames);
+      lanes_[work].lane.receive_also_into(g.first_seq, g.frames);
       g.frames = {};
       --gates_left_;
     }

@@ -51,12 +51,12 @@ void UserMemory::release(uint64_t id) {
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
-const Slab* UserMemory::find(const std::byte* data, size_t bytes) const {
-  if (data == nullptr || bytes == 0) return nullptr;
+const Slab* UserMemory::find(std::span<const std::byte> buffer) const {
+  if (buffer.data() == nullptr || buffer.empty()) return nullptr;
   for (const Entry& e : entries_) {
     const std::byte* begin = e.slab->data();
-    if (!e.released && data >= begin &&
-        data + bytes <= begin + e.slab->bytes()) {
+    if (!e.released && buffer.data() >= begin &&
+        buffer.data() + buffer.size() <= begin + e.slab->bytes()) {
       return e.slab;
     }
   }

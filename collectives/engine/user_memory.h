@@ -50,9 +50,9 @@ class UserMemory : public std::enable_shared_from_this<UserMemory> {
   // The caller's handle is gone: the registration ends now, or when its
   // last Use ends.
   void release(uint64_t id);
-  // The registered slab holding all of [data, data + bytes), or nullptr
-  // (then the operation stages through weft's own frames).
-  const Slab* find(const std::byte* data, size_t bytes) const;
+  // The registered slab holding all of `buffer`, or nullptr (then the
+  // operation stages through weft's own frames).
+  const Slab* find(std::span<const std::byte> buffer) const;
   // Whether registration `id` is live (added, its handle not yet gone,
   // not detached).
   bool holds(uint64_t id) const;

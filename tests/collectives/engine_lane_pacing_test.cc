@@ -23,8 +23,7 @@ class PacedLaneTest : public LaneTest {
   }
   absl::Status send_full() {
     const std::vector<std::byte> bytes(frame_bytes_ - kHeaderBytes);
-    return lane_->send_data(FrameHeader{}, bytes.data(),
-                            static_cast<uint32_t>(bytes.size()));
+    return send_data(*lane_, bytes);
   }
 };
 
@@ -87,7 +86,7 @@ TEST_F(OneFrameQueueLaneTest, SendsOneFullFrameAtATime) {
   EXPECT_TRUE(lane_->can_send_data());
   // Smaller frames: several fit.
   const std::byte small[1000] = {};
-  ASSERT_TRUE(lane_->send_data(FrameHeader{}, small, 1000).ok());
+  ASSERT_TRUE(send_data(*lane_, small).ok());
   EXPECT_TRUE(lane_->can_send_data());
 }
 

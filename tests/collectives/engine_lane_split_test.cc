@@ -25,9 +25,12 @@
 #include "fabric/testing/mock_fabric.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collectives/lane_send.h"
 
 namespace weft::collectives::internal {
 namespace {
+
+using lane_test::send_data;
 
 using ::testing::_;
 using ::testing::NiceMock;
@@ -194,7 +197,7 @@ TEST_F(SplitLaneTest, DataAndAcknowledgementsArriveInTheirParts) {
 
 TEST_F(SplitLaneTest, DataIsSentAsItsHeaderAndItsPayloadAndResentSo) {
   std::vector<std::byte> page(kPage, std::byte{0x5a});
-  ASSERT_TRUE(lane_->send_data(FrameHeader{}, page.data(), kPage).ok());
+  ASSERT_TRUE(send_data(*lane_, page).ok());
   ASSERT_EQ(ep_->sends.size(), 1u);
   const Posted first = ep_->sends[0];
   ASSERT_EQ(first.parts.size(), 2u);
@@ -206,7 +209,7 @@ TEST_F(SplitLaneTest, DataIsSentAsItsHeaderAndItsPayloadAndResentSo) {
   EXPECT_EQ(sent_header(0).payload_bytes, kPage);
   EXPECT_EQ(sent_header(0).type, FrameType::kData);
   // A frame without payload is its header alone, among the control frames.
-  ASSERT_TRUE(lane_->send_data(FrameHeader{}, nullptr, 0).ok());
+  ASSERT_TRUE(send_data(*lane_, {}).ok());
   ASSERT_EQ(ep_->sends.size(), 2u);
   ASSERT_EQ(ep_->sends[1].parts.size(), 1u);
   EXPECT_TRUE(in_control(ep_->sends[1].parts[0]));
@@ -241,12 +244,12 @@ TEST_F(SplitLaneTest, SendsFromUserMemoryTheFabricCannotTakeAreStaged) {
   ep_->user_slab = slab.get();
 
   ep_->refuse_user = absl::FailedPreconditionError("queue pair in error");
-  EXPECT_EQ(lane_->send_data_from(FrameHeader{}, frame).code(),
+  EXPECT_EQ(send_data(*lane_, frame.span(), slab.get()).code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(ep_->sends.empty());
 
   ep_->refuse_user = absl::ResourceExhaustedError("no memory region left");
-  ASSERT_TRUE(lane_->send_data_from(FrameHeader{}, frame).ok());
+  ASSERT_TRUE(send_data(*lane_, frame.span(), slab.get()).ok());
   ASSERT_EQ(ep_->sends.size(), 1u);
   ASSERT_EQ(ep_->sends[0].parts.size(), 2u);
   EXPECT_NE(ep_->sends[0].parts[1].slab(), slab.get());
@@ -257,14 +260,14 @@ TEST_F(SplitLaneTest, SendsFromUserMemoryTheFabricCannotTakeAreStaged) {
 
   // Taken again: straight from user memory.
   ep_->refuse_user = absl::OkStatus();
-  ASSERT_TRUE(lane_->send_data_from(FrameHeader{}, frame).ok());
+  ASSERT_TRUE(send_data(*lane_, frame.span(), slab.get()).ok());
   ASSERT_EQ(ep_->sends.size(), 2u);
   EXPECT_EQ(ep_->sends[1].parts[1].slab(), slab.get());
   EXPECT_EQ(lane_->stats().bytes_zero_copy, kPage);
 
   ep_->refuse_user = absl::UnimplementedError("one part only");
-  ASSERT_TRUE(lane_->send_data_from(FrameHeader{}, frame).ok());
-  ASSERT_TRUE(lane_->send_data_from(FrameHeader{}, frame).ok());
+  ASSERT_TRUE(send_data(*lane_, frame.span(), slab.get()).ok());
+  ASSERT_TRUE(send_data(*lane_, frame.span(), slab.get()).ok());
   ASSERT_EQ(ep_->sends.size(), 4u);
   EXPECT_NE(ep_->sends[2].parts[1].slab(), slab.get());
   EXPECT_NE(ep_->sends[3].parts[1].slab(), slab.get());

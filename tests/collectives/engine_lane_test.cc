@@ -29,7 +29,7 @@ TEST_F(LaneTest, DataFrameIsCheckedThenQueuedThenReposted) {
   ASSERT_EQ(payload.size(), 3u);
   EXPECT_EQ(payload[2], std::byte{3});
   EXPECT_EQ(recvs_posted_, kDepth);
-  ASSERT_TRUE(lane_->consume_front().ok());
+  ASSERT_TRUE(consume_front(*lane_).ok());
   EXPECT_EQ(recvs_posted_, kDepth + 1);
   EXPECT_EQ(lane_->inbox_size(), 0u);
 }
@@ -94,7 +94,7 @@ TEST_F(LaneTest, DuplicatesAreDiscardedAndAcknowledged) {
   EXPECT_EQ(sent_header(0).type, FrameType::kAck);
   EXPECT_EQ(sent_header(0).received, 1u);
   // A copy of a frame already consumed is discarded too.
-  ASSERT_TRUE(lane_->consume_front().ok());
+  ASSERT_TRUE(consume_front(*lane_).ok());
   arrive(2, 2, data(0), {std::byte{9}});
   ASSERT_TRUE(poll().ok());
   EXPECT_EQ(lane_->inbox_size(), 0u);
@@ -128,6 +128,79 @@ TEST_F(LaneTest, TheWindowGatesDataSendsAndReportsReopenIt) {
   EXPECT_TRUE(lane_->can_send_data());
 }
 
+// try_send() is the runner's one question per frame: without a credit it
+// sends nothing, says so without asking for the frame's description, and
+// counts one credit stall per wait.
+TEST_F(LaneTest, TrySendWithoutRoomSendsNothingAndCountsOneStallPerWait) {
+  const std::byte payload[8] = {};
+  uint32_t described = 0;
+  auto offer = [&] {
+    return OpLane(lane_.get()).try_send([&] {
+      ++described;
+      return DataFrame{.payload = payload};
+    });
+  };
+  for (uint8_t i = 0; i < kDepth - kControlReserve; ++i) {
+    ASSERT_EQ(*offer(), SendOutcome::kSent);
+  }
+  EXPECT_EQ(*offer(), SendOutcome::kNoRoom);
+  EXPECT_EQ(*offer(), SendOutcome::kNoRoom);
+  EXPECT_EQ(described, kDepth - kControlReserve);
+  EXPECT_EQ(sent_.size(), kDepth - kControlReserve);
+  EXPECT_EQ(lane_->stats().credit_stalls, 1u);
+  complete_sends();
+  arrive(0, 0, ack(4, 1));  // one consumed: one credit
+  ASSERT_TRUE(poll().ok());
+  ASSERT_EQ(*offer(), SendOutcome::kSent);
+  EXPECT_EQ(*offer(), SendOutcome::kNoRoom);
+  EXPECT_EQ(lane_->stats().credit_stalls, 2u);
+  EXPECT_EQ(lane_->stats().data_sent, kDepth - kControlReserve + 1);
+}
+
+// The header carries what the DataFrame says; the lane adds its own part:
+// type, number, payload length, and kFlagAckNow on the last frame when
+// recovery is on.
+TEST_F(LaneTest, TrySendFramesTheDataFrameItIsGiven) {
+  const std::byte payload[5] = {std::byte{7}};
+  OpIdentity op;
+  op.op_seq = 9;
+  op.chunk_bytes = 5;
+  ASSERT_TRUE(
+      try_send(*lane_,
+               DataFrame{.op = op, .item = 3, .frame = 2, .payload = payload})
+          .ok());
+  ASSERT_TRUE(try_send(*lane_, DataFrame{.op = op,
+                                         .item = 3,
+                                         .frame = 3,
+                                         .last = true,
+                                         .report_now = true,
+                                         .payload = payload})
+                  .ok());
+  ASSERT_EQ(sent_.size(), 2u);
+  const FrameHeader first = sent_header(0);
+  EXPECT_EQ(first.type, FrameType::kData);
+  EXPECT_TRUE(first.op == op);
+  EXPECT_EQ(first.item, 3u);
+  EXPECT_EQ(first.frame, 2u);
+  EXPECT_EQ(first.seq, 0u);
+  EXPECT_EQ(first.payload_bytes, 5u);
+  EXPECT_EQ(first.flags, 0);
+  EXPECT_EQ(sent_[0].frame.span()[kHeaderBytes], std::byte{7});
+  const FrameHeader last = sent_header(1);
+  EXPECT_EQ(last.seq, 1u);
+  EXPECT_EQ(last.flags, kFlagAckNow | kFlagReportNow);
+}
+
+TEST_F(StrictLaneTest, WithoutRecoveryTheLastFrameAsksForNoPromptAck) {
+  const std::byte payload[1] = {};
+  ASSERT_TRUE(
+      try_send(*lane_,
+               DataFrame{.last = true, .report_now = true, .payload = payload})
+          .ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).flags, kFlagReportNow);
+}
+
 TEST_F(LaneTest, AcknowledgesReceiptAtTheThresholdOrWhenAsked) {
   arrive(0, 0, data(0));
   ASSERT_TRUE(poll().ok());
@@ -152,7 +225,7 @@ TEST_F(LaneTest, ReportsConsumptionOfAFlaggedFrame) {
   arrive(0, 0, data(0, kFlagReportNow));
   ASSERT_TRUE(poll().ok());
   EXPECT_FALSE(lane_->report_owed());  // not consumed yet
-  ASSERT_TRUE(lane_->consume_front().ok());
+  ASSERT_TRUE(consume_front(*lane_).ok());
   EXPECT_TRUE(lane_->report_owed());
   ASSERT_TRUE(service().ok());
   ASSERT_EQ(sent_.size(), 1u);

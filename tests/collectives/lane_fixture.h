@@ -20,6 +20,7 @@
 #include "fabric/testing/mock_fabric.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collectives/lane_send.h"
 
 namespace weft::collectives::internal::lane_test {
 
@@ -145,7 +146,7 @@ class LaneTest : public ::testing::Test {
   }
   absl::Status send(uint8_t fill) {
     const std::byte bytes[8] = {std::byte{fill}};
-    return lane_->send_data(FrameHeader{}, bytes, 8);
+    return send_data(*lane_, bytes);
   }
   absl::Status poll() {
     bool advanced = false;
