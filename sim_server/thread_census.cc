@@ -26,6 +26,8 @@ namespace {
 // is read whole (about 1.5 KiB).
 constexpr size_t kLineBytes = 256;
 constexpr size_t kStatusBytes = 4096;
+// Room for the task directory's entries of about 500 threads per call.
+constexpr size_t kListBytes = 16 * 1024;
 
 // The system calls that block a thread until another thread (of this
 // process, all of which are accounted for) wakes it.
@@ -83,7 +85,7 @@ ThreadCensus::~ThreadCensus() {
     ::close(f.syscall_fd);
     ::close(f.runs_fd);
   }
-  if (task_dir_ != nullptr) ::closedir(task_dir_);
+  if (task_dir_fd_ >= 0) ::close(task_dir_fd_);
 }
 
 pid_t ThreadCensus::current_thread() {
@@ -119,16 +121,29 @@ std::string ThreadCensus::describe(ThreadActivity activity, long syscall) {
 
 bool ThreadCensus::list_threads(std::vector<pid_t>* out) {
   out->clear();
-  if (task_dir_ == nullptr) {
-    task_dir_ = ::opendir("/proc/self/task");
-    if (task_dir_ == nullptr) return false;
-  } else {
-    ::rewinddir(task_dir_);
+  if (task_dir_fd_ < 0) {
+    task_dir_fd_ =
+        ::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (task_dir_fd_ < 0) return false;
   }
-  while (const dirent* e = ::readdir(task_dir_)) {
-    pid_t tid = 0;
-    if (leading_number(std::string_view(e->d_name), &tid) && tid > 0) {
-      out->push_back(tid);
+  // procfs lists the threads afresh from the start; a buffer that one
+  // entry more would not fit in may have more to come.
+  if (::lseek(task_dir_fd_, 0, SEEK_SET) != 0) return false;
+  alignas(dirent64) std::array<char, kListBytes> buffer;
+  for (;;) {
+    const long n =
+        ::syscall(SYS_getdents64, task_dir_fd_, buffer.data(), buffer.size());
+    if (n < 0) return false;
+    for (long at = 0; at < n;) {
+      const auto* e = reinterpret_cast<const dirent64*>(buffer.data() + at);
+      pid_t tid = 0;
+      if (leading_number(std::string_view(e->d_name), &tid) && tid > 0) {
+        out->push_back(tid);
+      }
+      at += e->d_reclen;
+    }
+    if (n == 0 || static_cast<size_t>(n) + sizeof(dirent64) < buffer.size()) {
+      break;
     }
   }
   std::sort(out->begin(), out->end());
@@ -212,15 +227,53 @@ ThreadCensus::Sample ThreadCensus::sample(pid_t tid, Order order) {
 }
 
 void ThreadCensus::close_gone(const std::vector<pid_t>& live) {
-  for (auto it = files_.begin(); it != files_.end();) {
-    if (std::binary_search(live.begin(), live.end(), it->first)) {
-      ++it;
-      continue;
-    }
+  std::vector<pid_t> gone;
+  for (const auto& [tid, f] : files_) {
+    if (!std::binary_search(live.begin(), live.end(), tid)) gone.push_back(tid);
+  }
+  for (pid_t tid : gone) forget(tid);
+}
+
+void ThreadCensus::forget(pid_t tid) {
+  auto it = files_.find(tid);
+  if (it != files_.end()) {
     ::close(it->second.syscall_fd);
     ::close(it->second.runs_fd);
-    it = files_.erase(it);
+    files_.erase(it);
   }
+  proven_.erase(tid);
+}
+
+void ThreadCensus::not_waiting(pid_t tid, const Sample& s, CensusResult* r) {
+  r->thread = tid;
+  // Blocked on a futex but run since it was last read: it ran.
+  r->activity = s.activity == ThreadActivity::kWaitsOnThread
+                    ? ThreadActivity::kRuns
+                    : s.activity;
+  r->syscall = s.syscall;
+  if (s.gone) forget(tid);
+}
+
+// Why one look can be enough: a thread the last census that succeeded read
+// blocked (at its second reading of the thread's state, after which it read
+// the count r), which is blocked now and has still run r times when read
+// after that, was blocked all along in between: woken, it would have had to
+// run to block again. So at this census's start every thread checked was
+// blocked, and the exempt ones waited already.
+ThreadCensus::Look ThreadCensus::look_again(const std::vector<pid_t>& checked,
+                                            CensusResult* r) {
+  for (pid_t tid : checked) {
+    if (!proven_.contains(tid)) return Look::kUnknown;
+  }
+  for (pid_t tid : checked) {
+    const Sample s = sample(tid, Order::kActivityFirst);
+    if (s.gone || s.activity != ThreadActivity::kWaitsOnThread) {
+      not_waiting(tid, s, r);
+      return Look::kNotWaiting;
+    }
+    if (s.runs != proven_.at(tid)) return Look::kUnknown;
+  }
+  return Look::kAllWait;
 }
 
 // Round one reads each thread's count of runs before its state, round two
@@ -228,44 +281,62 @@ void ThreadCensus::close_gone(const std::vector<pid_t>& live) {
 // the instant between the rounds either is not blocked when round two
 // reads it, or ran (and blocked again) in between, after round one read
 // its count, which round two then sees grown.
+bool ThreadCensus::two_rounds(const std::vector<pid_t>& threads,
+                              const std::vector<pid_t>& checked,
+                              CensusResult* r) {
+  std::vector<uint64_t> runs;
+  for (pid_t tid : checked) {
+    const Sample s = sample(tid, Order::kRunsFirst);
+    if (s.gone || s.activity != ThreadActivity::kWaitsOnThread) {
+      not_waiting(tid, s, r);
+      return false;
+    }
+    runs.push_back(s.runs);
+  }
+  std::vector<pid_t> again;
+  if (!list_threads(&again) || again != threads) return false;
+  for (size_t i = 0; i < checked.size(); ++i) {
+    const Sample s = sample(checked[i], Order::kActivityFirst);
+    if (s.gone || s.activity != ThreadActivity::kWaitsOnThread ||
+        s.runs != runs[i]) {
+      not_waiting(checked[i], s, r);
+      return false;
+    }
+  }
+  proven_.clear();
+  for (size_t i = 0; i < checked.size(); ++i) proven_[checked[i]] = runs[i];
+  return true;
+}
+
 CensusResult ThreadCensus::take(std::span<const pid_t> exempt) {
   CensusResult result;
   std::vector<pid_t> threads;
   if (!list_threads(&threads)) return result;
   close_gone(threads);
   result.threads = threads.size();
-  auto is_exempt = [&](pid_t tid) {
-    return std::binary_search(exempt.begin(), exempt.end(), tid);
-  };
-  std::vector<std::pair<pid_t, uint64_t>> first;
+  std::vector<pid_t> checked;
   for (pid_t tid : threads) {
-    if (is_exempt(tid)) continue;
-    const Sample s = sample(tid, Order::kRunsFirst);
-    if (s.gone) return result;  // it exited: look again
-    if (s.activity != ThreadActivity::kWaitsOnThread) {
-      result.thread = tid;
-      result.activity = s.activity;
-      result.syscall = s.syscall;
-      return result;
-    }
-    first.emplace_back(tid, s.runs);
-  }
-  result.checked = first.size();
-  std::vector<pid_t> again;
-  if (!list_threads(&again) || again != threads) return result;
-  for (const auto& [tid, runs] : first) {
-    const Sample s = sample(tid, Order::kActivityFirst);
-    if (s.gone || s.activity != ThreadActivity::kWaitsOnThread ||
-        s.runs != runs) {
-      result.thread = tid;
-      result.activity = s.activity == ThreadActivity::kWaitsOnThread
-                            ? ThreadActivity::kRuns
-                            : s.activity;
-      result.syscall = s.syscall;
-      return result;
+    if (!std::binary_search(exempt.begin(), exempt.end(), tid)) {
+      checked.push_back(tid);
     }
   }
-  result.all_wait = true;
+  result.checked = checked.size();
+  // Only exempt threads (which start no thread while they wait): one look
+  // at the list is enough.
+  if (checked.empty()) {
+    result.all_wait = true;
+    return result;
+  }
+  switch (look_again(checked, &result)) {
+    case Look::kAllWait:
+      result.all_wait = true;
+      return result;
+    case Look::kNotWaiting:
+      return result;
+    case Look::kUnknown:
+      break;
+  }
+  result.all_wait = two_rounds(threads, checked, &result);
   return result;
 }
 

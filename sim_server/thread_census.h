@@ -15,11 +15,14 @@
 // reads every thread twice, and each time also how often the kernel has
 // put it on a CPU; a thread seen blocked both times, never scheduled in
 // between, was blocked throughout, and so at the instant between the two
-// rounds every thread was. Linux only (procfs).
+// rounds every thread was. A thread the last census that succeeded proved
+// blocked needs one look (blocked, never scheduled since): a thread pool's
+// idle workers, or a thread that waits for the others on a future while
+// they wait at the server again and again. Each look at a thread reads two
+// files of /proc/self/task/<tid>, kept open. Linux only (procfs).
 #ifndef WEFT_SIM_SERVER_THREAD_CENSUS_H_
 #define WEFT_SIM_SERVER_THREAD_CENSUS_H_
 
-#include <dirent.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -83,16 +86,27 @@ class ThreadCensus {
     bool gone = false;  // the thread has exited
   };
   enum class Order { kRunsFirst, kActivityFirst };
+  enum class Look { kAllWait, kNotWaiting, kUnknown };
 
+  // This process's threads, sorted.
   bool list_threads(std::vector<pid_t>* out);
   Files* files_of(pid_t tid);
   Sample sample(pid_t tid, Order order);
   void close_gone(const std::vector<pid_t>& live);
+  void forget(pid_t tid);
+  void not_waiting(pid_t tid, const Sample& s, CensusResult* r);
+  // One look at `checked`, each proven blocked by the last census.
+  Look look_again(const std::vector<pid_t>& checked, CensusResult* r);
+  bool two_rounds(const std::vector<pid_t>& threads,
+                  const std::vector<pid_t>& checked, CensusResult* r);
 
-  DIR* task_dir_ = nullptr;
+  int task_dir_fd_ = -1;
   // Kept open, so that reading a thread again costs one pread each; by
   // thread id.
   std::map<pid_t, Files> files_;
+  // The threads the last census that succeeded checked, and how often
+  // each had been put on a CPU then.
+  std::map<pid_t, uint64_t> proven_;
 };
 
 }  // namespace weft::sim_server

@@ -1,5 +1,6 @@
 #include "sim_server/internal/apply_order.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -29,16 +30,19 @@ struct Chain {
 std::vector<size_t> apply_order(std::span<const RequestKey> requests) {
   std::vector<size_t> order;
   order.reserve(requests.size());
+  const bool one_thread = std::all_of(
+      requests.begin(), requests.end(),
+      [&](const RequestKey& r) { return r.thread == requests.front().thread; });
+  if (one_thread) {
+    // Its order is the only one allowed (and the common case: no maps).
+    for (size_t i = 0; i < requests.size(); ++i) order.push_back(i);
+    return order;
+  }
   std::map<uint32_t, Chain> threads;
   std::map<uint64_t, Chain> objects;
   for (size_t i = 0; i < requests.size(); ++i) {
     threads[requests[i].thread].positions.push_back(i);
     objects[requests[i].object].positions.push_back(i);
-  }
-  if (threads.size() == 1) {
-    // One thread: its order is the only one allowed.
-    for (size_t i = 0; i < requests.size(); ++i) order.push_back(i);
-    return order;
   }
   // Requests first in both of their chains, lowest object first (object
   // heads are distinct, so the position only breaks no tie).
