@@ -399,6 +399,7 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
   switch (m.type) {
     case MsgType::kConnect:
       if (auto c = m.fixed<Connect>()) {
+        a.thread = c->thread;
         a.qp_num = c->qp_num;
         a.remote_qp_num = c->remote_qp_num;
         ok = m.body.size() == sizeof(Connect);
@@ -406,6 +407,7 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
       break;
     case MsgType::kPostSend:
       if (auto p = m.fixed<PostSend>()) {
+        a.thread = p->thread;
         a.qp_num = p->qp_num;
         a.work_id = p->work_id;
         a.immediate = p->immediate;
@@ -421,6 +423,7 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
       break;
     case MsgType::kRegisterRegion:
       if (auto r = m.fixed<RegisterRegion>()) {
+        a.thread = r->thread;
         a.rkey = r->rkey;
         a.address = r->address;
         a.remote_write = r->remote_write != 0;
@@ -430,12 +433,14 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
       break;
     case MsgType::kUnregisterRegion:
       if (auto r = m.fixed<UnregisterRegion>()) {
+        a.thread = r->thread;
         a.rkey = r->rkey;
         ok = m.body.size() == sizeof(UnregisterRegion);
       }
       break;
     case MsgType::kPostRecv:
       if (auto p = m.fixed<PostRecv>()) {
+        a.thread = p->thread;
         a.qp_num = p->qp_num;
         a.work_id = p->work_id;
         ok = m.body.size() == sizeof(PostRecv) &&
@@ -446,6 +451,7 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
     case MsgType::kClose:
     case MsgType::kMoveToError:
       if (auto c = m.fixed<Close>()) {
+        a.thread = c->thread;
         a.qp_num = c->qp_num;
         ok = m.body.size() == sizeof(Close);
       }
@@ -456,7 +462,7 @@ bool FabricServer::queue_action(Client& client, const Message& m) {
   const bool region = m.type == MsgType::kRegisterRegion ||
                       m.type == MsgType::kUnregisterRegion;
   auto qp = qps_.find(a.qp_num);
-  if (!ok ||
+  if (!ok || a.thread == kServerThread ||
       (!region && (qp == qps_.end() || qp->second->rank != client.rank))) {
     drop(client, absl::StrFormat("a malformed '%s' message, or one naming "
                                  "queue pair %u, which is not this rank's",

@@ -30,6 +30,7 @@
 #include "sim/faults.h"
 #include "sim_server/departures.h"
 #include "sim_server/fabric_server.h"
+#include "sim_server/internal/apply_order.h"
 #include "sim_server/internal/server_state.h"
 
 namespace weft::sim_server {
@@ -64,6 +65,7 @@ void FabricServer::leave(uint32_t rank) {
     if (qp->rank != rank) continue;
     Action close;
     close.type = MsgType::kClose;
+    close.thread = kServerThread;
     close.qp_num = num;
     r.actions.push_back(std::move(close));
   }
@@ -130,12 +132,31 @@ void FabricServer::apply_actions() {
       if (a.type == MsgType::kOpen) apply(r->index, a);
     }
   }
+  // Then each rank's other requests, in an order that does not depend on
+  // how the host ran its threads (internal/apply_order.h), and last what
+  // the server queued itself when the rank left (kServerThread).
+  std::vector<internal::RequestKey> keys;
+  std::vector<Action*> asked;
+  std::vector<Action*> left;
   for (auto& r : ranks_) {
-    while (!r->actions.empty()) {
-      Action a = std::move(r->actions.front());
-      r->actions.pop_front();
-      if (a.type != MsgType::kOpen) apply(r->index, a);
+    keys.clear();
+    asked.clear();
+    left.clear();
+    for (Action& a : r->actions) {
+      if (a.type == MsgType::kOpen) continue;
+      if (a.thread == kServerThread) {
+        left.push_back(&a);
+        continue;
+      }
+      const bool region = a.type == MsgType::kRegisterRegion ||
+                          a.type == MsgType::kUnregisterRegion;
+      // Queue pair numbers start at kQpsPerRank: 0 is the regions'.
+      keys.push_back({a.thread, region ? 0 : a.qp_num});
+      asked.push_back(&a);
     }
+    for (size_t i : internal::apply_order(keys)) apply(r->index, *asked[i]);
+    for (Action* a : left) apply(r->index, *a);
+    r->actions.clear();
   }
 }
 

@@ -15,6 +15,10 @@
 // the simulated world (open, connect, post, close) is queued by the server and
 // applied only when every rank waits on the fabric, in rank order, so the
 // world's trace does not depend on how the host schedules the processes.
+// Each of those requests names the thread that made it (`thread`, any
+// number the client keeps per thread): a rank's requests are applied in an
+// order that keeps each thread's and each queue pair's, not in the order
+// the host happened to run its threads (internal/apply_order.h).
 #ifndef WEFT_SIM_SERVER_PROTOCOL_H_
 #define WEFT_SIM_SERVER_PROTOCOL_H_
 
@@ -25,7 +29,7 @@ namespace weft::sim_server {
 
 // Bumped on every change to a message below; a client speaking another
 // version is refused with a message naming both.
-inline constexpr uint32_t kProtocolVersion = 6;
+inline constexpr uint32_t kProtocolVersion = 7;
 inline constexpr uint32_t kMagic = 0x74666577;  // "weft"
 // Largest body either end accepts (message bytes never travel in the
 // protocol, so bodies are small); anything longer is a protocol error, not
@@ -108,6 +112,8 @@ struct Opened {
 struct Connect {
   uint32_t qp_num = 0;
   uint32_t remote_qp_num = 0;
+  uint32_t thread = 0;
+  uint32_t pad = 0;
 };
 
 // A frame of a registered slab.
@@ -128,7 +134,7 @@ struct PostSend {
   // kRdmaWrite: where the bytes go at the far end.
   uint64_t remote_address = 0;
   uint32_t rkey = 0;
-  uint32_t pad = 0;
+  uint32_t thread = 0;
 };
 inline constexpr uint32_t kSendWithoutImmediate = 1;
 inline constexpr uint32_t kRdmaWrite = 2;
@@ -141,22 +147,26 @@ struct RegisterRegion {
   uint32_t remote_write = 0;
   uint64_t address = 0;
   FrameRef frame;
+  uint32_t thread = 0;
+  uint32_t pad = 0;
 };
 
 struct UnregisterRegion {
   uint32_t rkey = 0;
-  uint32_t pad = 0;
+  uint32_t thread = 0;
 };
 
 struct PostRecv {
   uint32_t qp_num = 0;
-  uint32_t pad = 0;
+  uint32_t thread = 0;
   uint64_t work_id = 0;
   FrameRef frame;  // where the message lands
 };
 
+// Also kMoveToError's.
 struct Close {
   uint32_t qp_num = 0;
+  uint32_t thread = 0;
 };
 
 struct Wait {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <system_error>
@@ -20,12 +21,14 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "fabric/assert.h"
 #include "fabric/completion.h"
 #include "fabric/endpoint.h"
 #include "fabric/slab.h"
 #include "fabric/wc_status.h"
 #include "fabric/work_id.h"
 #include "sim_server/shared_memory.h"
+#include "sim_server/thread_census.h"
 
 namespace weft::sim_server {
 namespace {
@@ -36,6 +39,14 @@ constexpr auto kRequestTimeout = std::chrono::seconds(30);
 
 std::span<const std::byte> text_bytes(std::string_view s) {
   return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+// What a request names its thread by (protocol.h): the thread's id, read
+// once per thread so that posting costs no system call.
+uint32_t thread_tag() {
+  thread_local const auto tag =
+      static_cast<uint32_t>(ThreadCensus::current_thread());
+  return tag;
 }
 
 }  // namespace
@@ -69,6 +80,7 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     world_.detach(qp_num_);
     Close c;
     c.qp_num = qp_num_;
+    c.thread = thread_tag();
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(c)};
     (void)world_.post(MsgType::kClose, parts);
   }
@@ -84,6 +96,7 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     Connect c;
     c.qp_num = qp_num_;
     c.remote_qp_num = peer.qp_num;
+    c.thread = thread_tag();
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(c)};
     return world_.post(MsgType::kConnect, parts);
   }
@@ -91,6 +104,7 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
   absl::Status post_recv(WorkId id, const Frame& frame) override {
     PostRecv p;
     p.qp_num = qp_num_;
+    p.thread = thread_tag();
     p.work_id = id.encode();
     if (absl::Status s = world_.frame_ref(frame, &p.frame); !s.ok()) return s;
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(p)};
@@ -130,6 +144,7 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     p.flags = flags;
     p.remote_address = remote_address;
     p.rkey = rkey;
+    p.thread = thread_tag();
     if (absl::Status s = world_.frame_ref(frame, &p.frame); !s.ok()) return s;
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(p)};
     return world_.post(MsgType::kPostSend, parts);
@@ -138,11 +153,13 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
   absl::Status move_to_error() override {
     Close c;
     c.qp_num = qp_num_;
+    c.thread = thread_tag();
     const std::array<std::span<const std::byte>, 1> parts = {bytes_of(c)};
     return world_.post(MsgType::kMoveToError, parts);
   }
 
   absl::StatusOr<size_t> poll(std::span<Completion> out) override {
+    const std::lock_guard<std::mutex> lock(world_.mutex_);
     size_t n = 0;
     while (n < out.size() && !done_.empty()) {
       out[n++] = done_.front();
@@ -151,10 +168,12 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
     return n;
   }
 
+  // REQUIRES: world_.mutex_ held.
   size_t pending() const { return done_.size(); }
 
   // A completion the server sent (a receive's bytes are in its frame
   // already: the server's world wrote them into the shared slab).
+  // REQUIRES: world_.mutex_ held.
   void complete(const StepCompletion& c) {
     std::optional<WorkId> id = WorkId::decode(c.work_id);
     if (!id) return;
@@ -175,7 +194,7 @@ class RemoteWorld::RemoteEndpoint final : public Endpoint {
   EndpointInfo info_;
   Destination self_;
   bool connected_ = false;
-  std::deque<Completion> done_;
+  std::deque<Completion> done_;  // guarded by world_.mutex_
 };
 
 class RemoteWorld::RemoteFabric final : public Fabric {
@@ -200,6 +219,8 @@ class RemoteWorld::RemoteFabric final : public Fabric {
         world_.request(MsgType::kRegisterSlab, parts, MsgType::kAnswer, fd);
     ::close(fd);
     if (!m.ok()) return m.status();
+    // Steps (read by any thread) name frames of the slabs.
+    const std::lock_guard<std::mutex> lock(world_.mutex_);
     slabs_.push_back(*std::move(slab));
     return slabs_.back().get();
   }
@@ -231,7 +252,8 @@ class RemoteWorld::RemoteFabric final : public Fabric {
         new RemoteEndpoint(world_, opened->qp_num, std::move(info)));
   }
 
-  // The slab of this fabric whose id is `id`, or nullptr.
+  // The slab of this fabric whose id is `id`, or nullptr. REQUIRES:
+  // world_.mutex_ held.
   const Slab* slab(uint64_t id) const {
     for (const auto& s : slabs_) {
       if (s->id() == id) return s.get();
@@ -241,7 +263,7 @@ class RemoteWorld::RemoteFabric final : public Fabric {
 
  private:
   RemoteWorld& world_;
-  std::vector<std::unique_ptr<Slab>> slabs_;
+  std::vector<std::unique_ptr<Slab>> slabs_;  // guarded by world_.mutex_
 };
 
 absl::StatusOr<std::unique_ptr<RemoteWorld>> RemoteWorld::connect(
@@ -316,6 +338,7 @@ absl::StatusOr<std::unique_ptr<RemoteWorld>> RemoteWorld::connect(
   }
   auto world = std::unique_ptr<RemoteWorld>(
       new RemoteWorld(fd, rank, *std::move(topology), wait_timeout));
+  // No other thread has the world yet.
   world->reader_ = std::move(reader);
   world->channel_ = *std::move(channel);
   world->ring_.emplace(world->channel_->data(), true);
@@ -340,15 +363,25 @@ RemoteWorld::~RemoteWorld() {
 
 Fabric& RemoteWorld::fabric() { return *fabric_; }
 
+void RemoteWorld::StepClock::advance_to(TimeNs t_ns) {
+  WEFT_ASSERT(t_ns >= now_ns(), "virtual time ran backwards");
+  now_ns_.store(t_ns, std::memory_order_release);
+}
+
 void RemoteWorld::attach(uint32_t qp_num, RemoteEndpoint* endpoint) {
+  const std::lock_guard<std::mutex> lock(mutex_);
   endpoints_[qp_num] = endpoint;
 }
 
-void RemoteWorld::detach(uint32_t qp_num) { endpoints_.erase(qp_num); }
+void RemoteWorld::detach(uint32_t qp_num) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  endpoints_.erase(qp_num);
+}
 
 absl::Status RemoteWorld::send(
     MsgType type, std::span<const std::span<const std::byte>> parts,
     int pass_fd) {
+  const std::lock_guard<std::mutex> lock(send_mutex_);
   return write_message(fd_, type, parts, SteadyClock::now() + kRequestTimeout,
                        pass_fd);
 }
@@ -356,10 +389,13 @@ absl::Status RemoteWorld::send(
 absl::Status RemoteWorld::post(
     MsgType type, std::span<const std::span<const std::byte>> parts) {
   // Through the ring (no system call). When it is full, the server is
-  // asked to drain it first, so posts keep their order.
+  // asked to drain it first, so posts keep their order; other threads'
+  // posts wait meanwhile.
+  const std::lock_guard<std::mutex> lock(send_mutex_);
   if (ring_->try_write(type, parts)) return absl::OkStatus();
-  absl::StatusOr<Message> drained =
-      request(MsgType::kDrainRing, {}, MsgType::kAnswer);
+  absl::StatusOr<uint64_t> ticket = send_request(MsgType::kDrainRing, {}, -1);
+  if (!ticket.ok()) return ticket.status();
+  absl::StatusOr<Message> drained = await_answer(*ticket, MsgType::kAnswer);
   if (!drained.ok()) return drained.status();
   if (ring_->try_write(type, parts)) return absl::OkStatus();
   return absl::InternalError("a post longer than the post ring");
@@ -384,23 +420,81 @@ void RemoteWorld::ended(const Message& fatal) {
   std::_Exit(kEndedExitCode);
 }
 
-absl::StatusOr<Message> RemoteWorld::read(MsgType want) {
-  if (!broken_.ok()) return broken_;
-  absl::StatusOr<Message> m = read_message(
-      fd_, reader_,
-      SteadyClock::now() +
-          (want == MsgType::kStep ? wait_timeout_ : kRequestTimeout));
-  if (!m.ok()) {
-    // An answer may still come and would be read as the next one's: the
-    // connection is of no use from now on.
-    broken_ = m.status();
-    return m.status();
+absl::StatusOr<uint64_t> RemoteWorld::send_request(
+    MsgType type, std::span<const std::span<const std::byte>> parts,
+    int pass_fd) {
+  absl::Status sent = write_message(
+      fd_, type, parts, SteadyClock::now() + kRequestTimeout, pass_fd);
+  if (!sent.ok()) {
+    // Part of it may have gone: answers may no longer match requests.
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (broken_.ok()) broken_ = sent;
+    arrived_.notify_all();
+    return sent;
   }
-  if (m->type == MsgType::kFatal) ended(*m);
-  if (m->type != want) {
+  return requests_sent_++;
+}
+
+template <typename Pred>
+absl::Status RemoteWorld::await(Pred arrived, WallDeadline deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (arrived()) return absl::OkStatus();
+    if (!broken_.ok()) return broken_;
+    if (reading_) {
+      // Another thread reads, and hands this one its message.
+      if (arrived_.wait_until(lock, deadline) == std::cv_status::timeout &&
+          !arrived()) {
+        return absl::DeadlineExceededError(
+            "no answer from the simulation server in time");
+      }
+      continue;
+    }
+    reading_ = true;
+    lock.unlock();
+    absl::StatusOr<Message> m = read_message(fd_, reader_, deadline);
+    lock.lock();
+    reading_ = false;
+    if (m.ok()) {
+      dispatch(*std::move(m));
+    } else if (broken_.ok()) {
+      // An answer may still come and would be read as the next one's: the
+      // connection is of no use from now on.
+      broken_ = m.status();
+    }
+    // A message for another thread, or the reading given up: wake them
+    // (one of them reads next).
+    arrived_.notify_all();
+  }
+}
+
+void RemoteWorld::dispatch(Message m) {
+  switch (m.type) {
+    case MsgType::kFatal:
+      ended(m);
+    case MsgType::kStep:
+      deliver(m);
+      ++steps_read_;
+      return;
+    default:
+      answers_.emplace(answers_read_++, std::move(m));
+      return;
+  }
+}
+
+absl::StatusOr<Message> RemoteWorld::await_answer(uint64_t ticket,
+                                                  MsgType want) {
+  absl::Status s = await([&] { return answers_.contains(ticket); },
+                         SteadyClock::now() + kRequestTimeout);
+  if (!s.ok()) return s;
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto it = answers_.find(ticket);
+  Message m = std::move(it->second);
+  answers_.erase(it);
+  if (m.type != want) {
     return absl::InternalError(
         absl::StrFormat("the simulation server sent '%s' where '%s' was due",
-                        msg_type_name(m->type), msg_type_name(want)));
+                        msg_type_name(m.type), msg_type_name(want)));
   }
   return m;
 }
@@ -408,31 +502,49 @@ absl::StatusOr<Message> RemoteWorld::read(MsgType want) {
 absl::StatusOr<Message> RemoteWorld::request(
     MsgType type, std::span<const std::span<const std::byte>> parts,
     MsgType answer, int pass_fd) {
-  if (absl::Status s = send(type, parts, pass_fd); !s.ok()) return s;
-  return read(answer);
+  absl::StatusOr<uint64_t> ticket;
+  {
+    const std::lock_guard<std::mutex> lock(send_mutex_);
+    ticket = send_request(type, parts, pass_fd);
+  }
+  if (!ticket.ok()) return ticket.status();
+  return await_answer(*ticket, answer);
 }
 
 absl::Status RemoteWorld::wait(std::string_view what,
                                std::optional<TimeNs> wake_at_ns) {
-  if (crashed_) {
-    return absl::AbortedError(absl::StrFormat(
-        "rank %u has crashed (the simulation's fault plan)", rank_));
+  uint64_t steps_before = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    WEFT_ASSERT(!waiting_, "two threads wait at the server at once");
+    if (crashed_) {
+      return absl::AbortedError(absl::StrFormat(
+          "rank %u has crashed (the simulation's fault plan)", rank_));
+    }
+    waiting_ = true;
+    steps_before = steps_read_;
   }
   Wait w;
   w.wake_at_ns = wake_at_ns.value_or(-1);
   w.what_bytes = static_cast<uint32_t>(what.size());
   const std::array<std::span<const std::byte>, 2> parts = {bytes_of(w),
                                                            text_bytes(what)};
-  absl::StatusOr<Message> m = request(MsgType::kWait, parts, MsgType::kStep);
-  if (!m.ok()) return m.status();
-  deliver(*m);
-  if (crashed_) {
+  absl::Status s = send(MsgType::kWait, parts);
+  // The server answers this rank's one wait with one Step.
+  if (s.ok()) {
+    s = await([&] { return steps_read_ > steps_before; },
+              SteadyClock::now() + wait_timeout_);
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  waiting_ = false;
+  if (s.ok() && crashed_) {
     return absl::AbortedError(absl::StrFormat(
         "rank %u has crashed (the simulation's fault plan)", rank_));
   }
-  return absl::OkStatus();
+  return s;
 }
 
+// REQUIRES: mutex_ held.
 void RemoteWorld::deliver(const Message& m) {
   std::optional<Step> step = m.fixed<Step>();
   if (!step) return;
@@ -470,6 +582,7 @@ void RemoteWorld::deliver(const Message& m) {
 }
 
 size_t RemoteWorld::pending_completions() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
   size_t n = 0;
   for (const auto& [num, ep] : endpoints_) n += ep->pending();
   return n;
@@ -491,6 +604,7 @@ absl::Status RemoteWorld::register_region(uint32_t rkey, const Frame& region,
                                           uint64_t address, bool remote_write) {
   RegisterRegion r;
   r.rkey = rkey;
+  r.thread = thread_tag();
   r.remote_write = remote_write ? 1 : 0;
   r.address = address;
   if (absl::Status s = frame_ref(region, &r.frame); !s.ok()) return s;
@@ -501,12 +615,36 @@ absl::Status RemoteWorld::register_region(uint32_t rkey, const Frame& region,
 absl::Status RemoteWorld::unregister_region(uint32_t rkey) {
   UnregisterRegion r;
   r.rkey = rkey;
+  r.thread = thread_tag();
   const std::array<std::span<const std::byte>, 1> parts = {bytes_of(r)};
   return post(MsgType::kUnregisterRegion, parts);
 }
 
 std::vector<sim::WrittenRange> RemoteWorld::take_writes() {
+  const std::lock_guard<std::mutex> lock(mutex_);
   return std::exchange(writes_, {});
+}
+
+bool RemoteWorld::has_writes() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return !writes_.empty();
+}
+
+bool RemoteWorld::crashed() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return crashed_;
+}
+
+bool RemoteWorld::released() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return released_;
+}
+
+std::vector<Departure> RemoteWorld::departed() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const std::span<const Departure> visible =
+      departures_.visible_at(clock_.now_ns());
+  return std::vector<Departure>(visible.begin(), visible.end());
 }
 
 absl::StatusOr<uint64_t> RemoteWorld::trace_hash() {

@@ -8,16 +8,22 @@
 //
 // Waiting is explicit: when a poll finds nothing, the caller calls wait(),
 // which blocks until the server has something for this rank (it moves time
-// only when every rank waits). Not thread-safe; the provider serialises
-// calls.
+// only when every rank waits). Thread-safe: a rank's process may have many
+// threads, and while one of them waits (at most one at a time) the others
+// post, poll and ask; whichever thread needs a message from the server
+// reads the socket and hands each message to its owner (answers come in
+// the order of the requests, a Step whenever the server steps).
 #ifndef WEFT_SIM_SERVER_REMOTE_WORLD_H_
 #define WEFT_SIM_SERVER_REMOTE_WORLD_H_
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -73,6 +79,7 @@ class RemoteWorld {
   // plan), Unavailable when the server has gone, DeadlineExceeded after
   // the wall-time wait timeout. When the server ends this rank (a
   // deadlock), prints its words and exits with kEndedExitCode.
+  // REQUIRES: no other thread is in wait() (the rank waits once).
   absl::Status wait(std::string_view what, std::optional<TimeNs> wake_at_ns);
 
   absl::StatusOr<uint64_t> trace_hash();
@@ -82,9 +89,7 @@ class RemoteWorld {
   // process exited, crashed or was killed), in order of (time, rank). No
   // system call: the server sends each departure with its first answer
   // past it, so this is the same on every run (departures.h).
-  std::span<const Departure> departed() const {
-    return departures_.visible_at(clock_.now_ns());
-  }
+  std::vector<Departure> departed() const;
   // Completions that arrived and no endpoint's poll() has taken yet.
   size_t pending_completions() const;
 
@@ -98,11 +103,11 @@ class RemoteWorld {
   // What RDMA WRITEs put into this rank's regions (their bytes are in the
   // regions' frames already) since the last call, in order.
   std::vector<sim::WrittenRange> take_writes();
-  bool has_writes() const { return !writes_.empty(); }
-  bool crashed() const { return crashed_; }
+  bool has_writes() const;
+  bool crashed() const;
   // The server has stopped simulating (after a deadlock, --on_deadlock=
   // leave): waits return at once from now on.
-  bool released() const { return released_; }
+  bool released() const;
 
   // For the endpoints: a message over the socket (with a file descriptor
   // when `pass_fd` >= 0), a request and its answer, and a post (through
@@ -123,28 +128,67 @@ class RemoteWorld {
 
  private:
   class RemoteFabric;
+  // The server's time as of its last answer, read by any thread.
+  class StepClock final : public Clock {
+   public:
+    TimeNs now_ns() const override {
+      return now_ns_.load(std::memory_order_acquire);
+    }
+    // REQUIRES: t_ns >= now_ns() (time never runs backwards).
+    void advance_to(TimeNs t_ns);
+
+   private:
+    std::atomic<TimeNs> now_ns_{0};
+  };
+
   RemoteWorld(int fd, uint32_t rank, Topology topology,
               std::chrono::milliseconds wait_timeout);
-  absl::StatusOr<Message> read(MsgType want);
+  // Sends a request and returns its number (answers come in that order).
+  // REQUIRES: send_mutex_ held.
+  absl::StatusOr<uint64_t> send_request(
+      MsgType type, std::span<const std::span<const std::byte>> parts,
+      int pass_fd);
+  // The answer to request `ticket`, which must be of type `want`.
+  absl::StatusOr<Message> await_answer(uint64_t ticket, MsgType want);
+  // Blocks until `arrived()` holds (checked under mutex_), reading the
+  // socket when no other thread does, until `deadline`.
+  template <typename Pred>
+  absl::Status await(Pred arrived, WallDeadline deadline);
+  // Hands one message read from the socket to its owner. REQUIRES: mutex_.
+  void dispatch(Message m);
   void deliver(const Message& step);
   [[noreturn]] void ended(const Message& fatal);
 
   int fd_ = -1;
-  MessageReader reader_;
   std::unique_ptr<Slab> channel_;  // the post ring's shared memory
-  std::optional<MessageRing> ring_;
   uint32_t rank_ = 0;
   Topology topology_;
   uint64_t seed_ = 0;
   bool apple_limits_ = false;
   std::chrono::milliseconds wait_timeout_;
-  ManualClock clock_;
+  StepClock clock_;
+  std::unique_ptr<RemoteFabric> fabric_;
+
+  // What goes to the server, in one order: socket writes, the post ring,
+  // and the numbering of requests.
+  std::mutex send_mutex_;
+  std::optional<MessageRing> ring_;
+  uint64_t requests_sent_ = 0;
+
+  // What comes from it, and the state it changes.
+  mutable std::mutex mutex_;
+  std::condition_variable arrived_;
+  MessageReader reader_;  // used by the thread reading, one at a time
+  bool reading_ = false;  // a thread reads the socket
+  uint64_t answers_read_ = 0;
+  std::map<uint64_t, Message> answers_;  // by request number, not yet taken
+  uint64_t steps_read_ = 0;
+  bool waiting_ = false;  // a thread is in wait()
   bool crashed_ = false;
   bool released_ = false;
   absl::Status broken_;  // set when an answer did not come in time
   std::vector<sim::WrittenRange> writes_;
   DepartureLog departures_;
-  std::unique_ptr<RemoteFabric> fabric_;
   std::map<uint32_t, RemoteEndpoint*> endpoints_;
 };
 

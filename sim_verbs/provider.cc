@@ -17,6 +17,7 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -157,6 +158,7 @@ absl::Status Provider::connect_to_server(Config* config) {
                                        *rank, timeout);
   if (!remote.ok()) return remote.status();
   remote_ = *std::move(remote);
+  wait_timeout_ = timeout;
   // The server's world decides who is cabled to whom and Apple's limits.
   config->topology = remote_->topology();
   config->apple_limits = config->apple_limits || remote_->apple_limits();
@@ -181,18 +183,6 @@ bool Provider::has_local_work() const {
     if (!cq->stash.empty()) return true;
   }
   return false;
-}
-
-int Provider::wait_at_server(std::string_view what,
-                             std::optional<TimeNs> wake_at_ns) {
-  absl::Status s = remote_->wait(what, wake_at_ns);
-  if (s.ok()) return 0;
-  if (!reported_wait_error_) {
-    std::fprintf(stderr, "weft simulated verbs provider: %s\n",
-                 std::string(s.message()).c_str());
-    reported_wait_error_ = true;
-  }
-  return s.code() == absl::StatusCode::kDeadlineExceeded ? ETIMEDOUT : EIO;
 }
 
 int Provider::idle(int64_t wake_at_ns) {
@@ -506,7 +496,7 @@ int Provider::departed(uint32_t* ranks, int64_t* left_at_ns, int capacity) {
   // In one process every rank stays for the world's life: the caller
   // must learn of departures some other way.
   if (!ensure_world() || capacity < 0 || remote_ == nullptr) return -1;
-  const std::span<const sim_server::Departure> gone = remote_->departed();
+  const std::vector<sim_server::Departure> gone = remote_->departed();
   const size_t n = std::min(gone.size(), static_cast<size_t>(capacity));
   for (size_t i = 0; i < n; ++i) {
     if (ranks != nullptr) ranks[i] = gone[i].rank;

@@ -5,12 +5,17 @@
 // like a real provider (attribute masks, state transitions, queue pair numbers,
 // GIDs, queue depth) and returns the errno a real one gives; Apple's quirks
 // come from Config. Every public member is called with mutex() held (exports.cc
-// takes it).
+// takes it); a call that waits at the simulation server lets go of it while
+// it waits, so the process's other threads post and poll meanwhile
+// (provider_waits.cc).
 #ifndef WEFT_SIM_VERBS_PROVIDER_H_
 #define WEFT_SIM_VERBS_PROVIDER_H_
 
 #include <infiniband/verbs.h>
+#include <sys/types.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +31,7 @@
 #include "sim/frame_pool.h"
 #include "sim/world.h"
 #include "sim_server/remote_world.h"
+#include "sim_server/thread_census.h"
 #include "sim_verbs/config.h"
 #include "sim_verbs/objects.h"
 
@@ -133,8 +139,28 @@ class Provider {
   // Client mode: waits at the server in `what` until it has something for
   // this rank or virtual time reaches `wake_at_ns`. 0, or an errno (EIO:
   // this rank crashed or the server has gone; ETIMEDOUT: the wall-clock
-  // wait timeout passed), reported once on stderr.
+  // wait timeout passed), reported once on stderr. Lets go of mutex_
+  // while it waits (provider_waits.cc). REQUIRES: mutex_ held.
   int wait_at_server(std::string_view what, std::optional<TimeNs> wake_at_ns);
+  // The two parts of a wait: the thread that talks to the server (the
+  // first to wait), and the others, which wait for it.
+  int lead_wait(std::unique_lock<std::mutex>& lock, std::string_view what,
+                std::optional<TimeNs> wake_at_ns,
+                std::chrono::steady_clock::time_point deadline);
+  int follow_wait(std::unique_lock<std::mutex>& lock, std::string_view what,
+                  std::optional<TimeNs> wake_at_ns,
+                  std::chrono::steady_clock::time_point deadline);
+  // Until every other thread of the process waits (in verbs, or on a
+  // thread of the process): 0, or ETIMEDOUT at `deadline`.
+  int await_other_threads(std::unique_lock<std::mutex>& lock,
+                          std::string_view what,
+                          std::chrono::steady_clock::time_point deadline);
+  // What the rank waits in, for the server's deadlock report: `what`, the
+  // other threads' calls, and how many threads wait outside verbs.
+  std::string wait_text(std::string_view what) const;
+  // The followers still waiting (not yet answered).
+  std::vector<pid_t> waiting_followers() const;
+  int wait_error(const absl::Status& status);
   // Client mode: the rank posted or got a completion, so no CQ counts as
   // found empty any more.
   void note_activity();
@@ -204,6 +230,29 @@ class Provider {
   std::optional<Config> config_;
   std::unique_ptr<sim::World> world_;
   std::unique_ptr<sim_server::RemoteWorld> remote_;  // client mode
+  // Client mode: how long a wait may last (WEFT_SIM_WAIT_TIMEOUT_S).
+  std::chrono::milliseconds wait_timeout_{std::chrono::minutes(10)};
+  // Client mode: the threads in a verbs wait. The first (the leader)
+  // tells the server the rank waits, once every other thread of the
+  // process waits too, and blocks until it answers; the others (followers,
+  // by thread id) wait for that answer.
+  struct Follower {
+    std::string what;
+    std::optional<TimeNs> wake_at_ns;
+    // waits_ended_ when it began: once that has moved on, the follower
+    // has been answered and is about to run, though still listed until it
+    // takes the lock.
+    uint64_t since = 0;
+  };
+  std::optional<pid_t> leader_;
+  std::map<pid_t, Follower> followers_;
+  uint64_t waits_ended_ = 0;     // the leader's waits that ended
+  int last_wait_error_ = 0;      // how the last one ended
+  uint64_t followers_came_ = 0;  // followers that began waiting
+  std::condition_variable wait_ended_;
+  std::condition_variable follower_came_;
+  sim_server::ThreadCensus census_;  // the leader's
+  sim_server::CensusResult last_census_;
   // Client mode: the program announces its waits (idle()), so an empty
   // poll_cq returns at once instead of waiting.
   bool announces_waits_ = false;

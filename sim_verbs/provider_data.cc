@@ -432,13 +432,16 @@ int Provider::poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   };
   int filled = take();
   // On the server, polling a CQ empty that was already found empty since
-  // the rank last posted or got a completion is waiting: the rank blocks
-  // until the server has something for it (time moves only while every
-  // rank waits). A first empty poll returns 0 at once, as programs poll
-  // before they post. Programs that say when they wait (idle()) never
-  // wait here.
+  // the rank last posted or got a completion is waiting: the thread blocks
+  // until the server has something for the rank (time moves only while
+  // every rank waits, and a rank waits only when all its threads do:
+  // provider_waits.cc). A first empty poll returns 0 at once, as programs
+  // poll before they post. Completions other CQs hold do not keep it from
+  // waiting: another thread may be about to take them (it then runs, and
+  // the rank does not wait), or no one polls that CQ now. Programs that
+  // say when they wait (idle()) never wait here.
   if (remote_ != nullptr && filled == 0 && num_entries > 0 &&
-      !announces_waits_ && !has_local_work()) {
+      !announces_waits_) {
     if (!c->found_empty) {
       c->found_empty = true;
     } else {

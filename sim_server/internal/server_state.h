@@ -38,6 +38,9 @@ inline constexpr int kTickMs = 100;
 // function of the rank's own calls only, so they do not depend on which
 // process asked first.
 inline constexpr uint32_t kQpsPerRank = 1u << 12;
+// The thread a request the server queues itself names (a rank that left:
+// its queue pairs' closes); no client thread has id 0.
+inline constexpr uint32_t kServerThread = 0;
 // Requests a rank may queue before it waits once (a program that posts
 // for ever without polling is broken, and must not exhaust the server).
 inline constexpr size_t kMaxQueuedActions = size_t{1} << 22;
@@ -69,6 +72,7 @@ struct FabricServer::Client {
 // A change to the world a client asked for, applied at the barrier.
 struct FabricServer::Action {
   MsgType type = MsgType::kConnect;
+  uint32_t thread = 0;  // the client's thread that asked (protocol.h)
   uint32_t qp_num = 0;
   uint32_t remote_qp_num = 0;
   uint64_t work_id = 0;

@@ -1,7 +1,8 @@
 // What the pages show `weft-sim launch` printing is what it prints.
 //
 // docs/verbs-macos.md ("Running your own verbs program on simulated Macs"),
-// docs/simulator.md ("The simulation server") and docs/jaccl.md (a JACCL
+// docs/simulator.md ("The simulation server", "Programs with threads", whose
+// samples run tests/tools/threaded_ring.cc) and docs/jaccl.md (a JACCL
 // program, one of the installed examples) mark each such sample
 // `<!-- doc-test: launch -->` (the scheme is in doc_blocks.h): "$ " lines
 // are commands, the lines after them what a terminal showed. Each sample
@@ -83,9 +84,12 @@ std::string for_this_build(const std::string& command, uint16_t port) {
   const std::vector<std::pair<std::string, std::string>> binaries = {
       {"build/default/bin/weft-sim", WEFT_SIM_PATH},
       {"build/default/bin/weft-bench", WEFT_BENCH_PATH},
-      {"build/default/tests/install/scratch/examples/",
-       WEFT_EXAMPLES_DIR "/"},
-      {"tests/tools/wait_for_listener.sh", WEFT_WAIT_FOR_LISTENER}};
+      {"build/default/tests/install/scratch/examples/", WEFT_EXAMPLES_DIR "/"},
+      {"tests/tools/wait_for_listener.sh", WEFT_WAIT_FOR_LISTENER},
+#ifdef WEFT_THREADED_RING
+      {"build/default/bin/weft_test_threaded_ring", WEFT_THREADED_RING},
+#endif
+  };
   std::vector<std::pair<std::string, std::string>> removed;
   for (const auto& [shown, path] : binaries) removed.emplace_back(shown, "");
   EXPECT_EQ(absl::StrReplaceAll(command, removed).find("build/"),
