@@ -13,6 +13,12 @@
 //    outstanding and later work request completes with IBV_WC_WR_FLUSH_ERR.
 //  - A dead peer produces no completion at all; callers need deadlines.
 //
+// Every fabric's endpoint refuses a post that breaks a REQUIRES below (and
+// a send before connect(), a connect() after one) the same way, with one
+// set of messages and error causes: fabric/uc_contract.h, checked in
+// front of the fabric's own code. This interface stays what users
+// implement and mock (fabric/testing/mock_fabric.h).
+//
 // Not thread-safe: one thread drives an endpoint at a time.
 #ifndef WEFT_FABRIC_ENDPOINT_H_
 #define WEFT_FABRIC_ENDPOINT_H_
@@ -55,10 +61,12 @@ class Endpoint {
   // Moves the pair to ready-to-send towards `peer`. REQUIRES: called once.
   virtual absl::Status connect(const Destination& peer) = 0;
 
-  // REQUIRES: `frame` lies in a slab created by this endpoint's fabric.
+  // REQUIRES: `frame` lies in a slab created by this endpoint's fabric or
+  // memory registered with it; `id` is a receive's.
   virtual absl::Status post_recv(WorkId id, const Frame& frame) = 0;
   // Sends the first `length` bytes of `frame` with `immediate` (host order;
-  // big-endian on the wire). REQUIRES: length <= frame.bytes().
+  // big-endian on the wire). REQUIRES: connect() ran; `frame` as above,
+  // length <= frame.bytes(); `id` is a send's.
   virtual absl::Status post_send(WorkId id, const Frame& frame, uint32_t length,
                                  uint32_t immediate) = 0;
   // Scatter and gather (verbs' sg_list): a message made of, or received

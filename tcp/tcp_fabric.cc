@@ -16,12 +16,14 @@
 #include "absl/strings/str_join.h"
 #include "base/absl_compat.h"
 #include "base/logging.h"
+#include "fabric/assert.h"
 #include "fabric/errors.h"
 #include "net/address.h"
 #include "net/secret_proof.h"
 #include "net/socket.h"
 #include "net/stream.h"
 #include "tcp/internal/closing.h"
+#include "tcp/internal/endpoint_host.h"
 #include "tcp/internal/poller.h"
 #include "tcp/internal/tcp_endpoint.h"
 #include "tcp/internal/wire.h"
@@ -75,11 +77,38 @@ uint32_t random_psn() {
 
 }  // namespace
 
+// What the endpoints may ask of their fabric, and nothing more: a member
+// of TcpFabric, it reaches the fabric's private parts so the endpoints
+// need not.
+class TcpFabric::Host final : public internal::EndpointHost {
+ public:
+  explicit Host(TcpFabric& fabric) : fabric_(fabric) {}
+
+  bool owns(const Frame& frame) const override { return fabric_.owns(frame); }
+  void accept_connections() override { fabric_.pump_accepts(); }
+  void stop_watching(int fd) override { fabric_.poller_->forget(fd); }
+  void close_gently(net::Socket socket, std::vector<uint8_t> out) override {
+    fabric_.close_gently(std::move(socket), std::move(out));
+  }
+  void closed(const internal::TcpEndpoint& endpoint) override {
+    fabric_.forget(endpoint);
+  }
+  void message_sent() override { ++fabric_.messages_sent_; }
+  void message_dropped() override { ++fabric_.messages_dropped_; }
+  void endpoint_failed(const absl::Status& why) override {
+    fabric_.last_failure_ = why;
+  }
+
+ private:
+  TcpFabric& fabric_;
+};
+
 TcpFabric::TcpFabric(uint32_t rank, TcpOptions options)
     : rank_(rank),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : &wall_clock_),
-      psn_(random_psn()) {}
+      psn_(random_psn()),
+      host_(std::make_unique<Host>(*this)) {}
 
 TcpFabric::~TcpFabric() {
   // The closing connections wait side by side, so a fabric of many waits
@@ -188,12 +217,15 @@ absl::StatusOr<Slab*> TcpFabric::create_slab(uint64_t bytes) {
   absl::StatusOr<std::unique_ptr<Slab>> slab = Slab::create(bytes);
   if (!slab.ok()) return slab.status();
   slabs_.push_back(*std::move(slab));
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return slabs_.back().get();
 }
 
 absl::StatusOr<Slab*> TcpFabric::register_memory(std::span<std::byte> memory) {
-  return registered_.add(memory,
-                         ErrorPlace{rank_, kNoPeer, "", ErrorCause::kBadInput});
+  absl::StatusOr<Slab*> slab = registered_.add(
+      memory, ErrorPlace{rank_, kNoPeer, "", ErrorCause::kBadInput});
+  WEFT_CHECK_INVARIANTS_OF(*this);
+  return slab;
 }
 
 absl::Status TcpFabric::release_memory(Slab* slab) {
@@ -212,6 +244,7 @@ absl::Status TcpFabric::release_memory(Slab* slab) {
                         endpoint->info().peer));
   }
   registered_.remove(slab);
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
@@ -246,7 +279,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> TcpFabric::open(
                         WorkId::kMaxPeer));
   }
   internal::TcpEndpoint::Setup setup;
-  setup.fabric = this;
+  setup.host = host_.get();
   setup.info = {rank_, peer, std::string(device)};
   setup.listen = (*it)->bound;
   setup.qp_num = next_qp_num_++;
@@ -256,6 +289,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> TcpFabric::open(
   setup.secret = options_.secret;
   auto endpoint = std::make_unique<internal::TcpEndpoint>(std::move(setup));
   endpoints_[endpoint->qp_num()] = endpoint.get();
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return std::unique_ptr<Endpoint>(std::move(endpoint));
 }
 
@@ -266,8 +300,9 @@ uint64_t TcpFabric::bytes_unsent() const {
   return bytes;
 }
 
-void TcpFabric::forget(internal::TcpEndpoint* endpoint) {
-  endpoints_.erase(endpoint->qp_num());
+void TcpFabric::forget(const internal::TcpEndpoint& endpoint) {
+  endpoints_.erase(endpoint.qp_num());
+  WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 void TcpFabric::idle(TimeNs wake_at_ns) {
@@ -307,6 +342,7 @@ void TcpFabric::idle(TimeNs wake_at_ns) {
     pump_accepts();
   }
   if (!closing_.empty()) pump_closing();
+  WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 void TcpFabric::pump_accepts() {
@@ -343,6 +379,7 @@ void TcpFabric::pump_accepts() {
     }
   }
   std::erase_if(pending_, [&](const auto& p) { return settle(*p); });
+  WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 bool TcpFabric::settle(PendingConnection& p) {
@@ -484,6 +521,22 @@ void TcpFabric::refuse(PendingConnection& p, const absl::Status& why) {
                                  p.peer.to_string(), why.message()));
   base::log(base::LogLevel::kWarning, "%s", last_refusal_.message());
   p.socket.close();
+}
+
+void TcpFabric::check_invariants() const {
+  registered_.check_invariants();
+  WEFT_ASSERT(slabs_.size() <= kMaxSlabs, "a TCP fabric maps too many slabs");
+  WEFT_ASSERT(pending_.size() <= kMaxPending,
+              "more connections wait for their hello than a fabric keeps");
+  for (const auto& [qp, endpoint] : endpoints_) {
+    WEFT_ASSERT(endpoint != nullptr && endpoint->qp_num() == qp,
+                "a TCP endpoint listed under another queue pair number");
+    WEFT_ASSERT(qp < next_qp_num_,
+                "a TCP endpoint's queue pair number was never given");
+    const uint32_t peer = endpoint->info().peer;
+    WEFT_ASSERT(cables_opened_.contains(peer) && cables_opened_.at(peer) > 0,
+                "a TCP endpoint towards a peer no cable was opened to");
+  }
 }
 
 }  // namespace weft::tcp

@@ -16,6 +16,14 @@
 // blocks in poll(2) or epoll(7) (TcpOptions::poller) until a socket is
 // ready or the wake-up time. No thread runs in the background. Not thread-safe:
 // one thread drives a fabric and its endpoints at a time.
+//
+// Its endpoints ask it for what they need through a narrow interface
+// (tcp/internal/endpoint_host.h) and touch nothing else of it. Invariants
+// (check_invariants()): each open endpoint is listed once, under its own
+// queue pair number, below the next one to give, on a cable already
+// counted towards its peer; at most kMaxSlabs slabs, and the
+// registrations' own (fabric/registrations.h); at most kMaxPending
+// connections wait for their hello.
 #ifndef WEFT_TCP_TCP_FABRIC_H_
 #define WEFT_TCP_TCP_FABRIC_H_
 
@@ -137,8 +145,14 @@ class TcpFabric final : public Fabric {
   bool requires_secret() const { return !options_.secret.empty(); }
   const absl::Status& last_refusal() const { return last_refusal_; }
 
+  // WEFT_ASSERTs the invariants above. O(endpoints + slabs +
+  // registrations^2).
+  void check_invariants() const;
+
  private:
-  friend class internal::TcpEndpoint;
+  // The fabric's side of internal::EndpointHost, what its endpoints may
+  // ask of it (defined in tcp_fabric.cc).
+  class Host;
 
   TcpFabric(uint32_t rank, TcpOptions options);
   absl::Status listen_all();
@@ -154,7 +168,7 @@ class TcpFabric final : public Fabric {
                    internal::TcpEndpoint& endpoint);
   bool settle_proof(internal::PendingConnection& pending);
   void refuse(internal::PendingConnection& pending, const absl::Status& why);
-  void forget(internal::TcpEndpoint* endpoint);
+  void forget(const internal::TcpEndpoint& endpoint);
   // Takes the socket of an endpoint that closed on purpose: writes `out`
   // (the rest of a message, the goodbye), then ends the connection
   // without a reset (internal/closing.h).
@@ -167,6 +181,7 @@ class TcpFabric final : public Fabric {
   WallClock wall_clock_;
   const Clock* clock_;
   const uint32_t psn_;  // this fabric's incarnation, in its destinations
+  std::unique_ptr<Host> host_;  // handed to each endpoint
   std::unique_ptr<internal::Poller> poller_;
   std::vector<int> accepting_fds_;  // idle(): listeners and pending ones
   std::vector<std::unique_ptr<internal::Listener>> listeners_;

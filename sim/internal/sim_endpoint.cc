@@ -91,8 +91,6 @@ void SimEndpoint::operator delete(void* p) {
 
 const char* qp_state_name(QpState state) {
   switch (state) {
-    case QpState::kReset:
-      return "RESET";
     case QpState::kInit:
       return "INIT";
     case QpState::kRts:
@@ -138,19 +136,13 @@ SimEndpoint::~SimEndpoint() {
 
 absl::Status SimEndpoint::error(absl::StatusCode code,
                                 std::string_view message) const {
-  ErrorPlace place{info_.rank, info_.peer, info_.device, ErrorCause::kBadInput};
-  if (code == absl::StatusCode::kResourceExhausted)
-    place.cause = ErrorCause::kResource;
-  return make_error(code, place, message);
+  return make_error(
+      code, {info_.rank, info_.peer, info_.device, ErrorCause::kBadInput},
+      message);
 }
 
 absl::Status SimEndpoint::connect(const Destination& peer) {
-  if (state_ != QpState::kInit) {
-    return error(absl::StatusCode::kFailedPrecondition,
-                 absl::StrFormat("connect() on qpn %u in state %s; an endpoint "
-                                 "connects once, right after open()",
-                                 self_.qp_num, qp_state_name(state_)));
-  }
+  if (absl::Status s = contract_.check_connect(info_); !s.ok()) return s;
   const SimEndpoint* remote = core_.endpoint(peer.qp_num);
   if (remote == nullptr) {
     return error(absl::StatusCode::kNotFound,
@@ -177,7 +169,7 @@ absl::Status SimEndpoint::connect(const Destination& peer) {
                                  remote->self().gid_string()));
   }
   remote_qp_ = peer.qp_num;
-  state_ = QpState::kRts;
+  contract_.connected();
   TraceEvent e =
       core_.trace_event(TraceKind::kConnect, info_.rank, info_.peer, cable_);
   core_.record(e);
@@ -185,58 +177,33 @@ absl::Status SimEndpoint::connect(const Destination& peer) {
   return absl::OkStatus();
 }
 
-absl::Status SimEndpoint::check_frame(const Frame& frame,
-                                      std::string_view what) const {
-  if (!fabric_.owns(frame)) {
-    return error(absl::StatusCode::kInvalidArgument,
-                 absl::StrFormat("%s frame is not inside a slab of rank %u's "
-                                 "fabric (create_slab or register_memory); "
-                                 "register the memory first",
-                                 what, info_.rank));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SimEndpoint::check_parts(std::span<const Frame> parts,
-                                      std::string_view what) const {
-  if (parts.empty() || parts.size() > kMaxParts) {
-    return error(absl::StatusCode::kInvalidArgument,
-                 absl::StrFormat("a %s of %u parts; a message has 1 to %u "
-                                 "parts",
-                                 what, parts.size(), kMaxParts));
-  }
-  for (const Frame& part : parts) {
-    if (absl::Status s = check_frame(part, what); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 absl::Status SimEndpoint::post_recv(WorkId id, const Frame& frame) {
-  if (absl::Status s = check_frame(frame, "receive"); !s.ok()) return s;
+  if (absl::Status s = contract_.check_recv(fabric_, info_, id, frame);
+      !s.ok()) {
+    return s;
+  }
   return post_checked_recv(PostedRecv{id, frame, Frame()});
 }
 
 absl::Status SimEndpoint::post_recv_parts(WorkId id,
                                           std::span<const Frame> parts) {
-  if (absl::Status s = check_parts(parts, "receive"); !s.ok()) return s;
+  if (absl::Status s =
+          contract_.check_recv_parts(fabric_, info_, kMaxParts, id, parts);
+      !s.ok()) {
+    return s;
+  }
   return post_checked_recv(
       PostedRecv{id, parts[0], parts.size() > 1 ? parts[1] : Frame()});
 }
 
 absl::Status SimEndpoint::post_checked_recv(const PostedRecv& recv) {
-  if (recvs_outstanding_ >= kMaxRecvs) {
-    return error(absl::StatusCode::kResourceExhausted,
-                 absl::StrFormat("%u receives already outstanding (the limit); "
-                                 "poll completions before posting more",
-                                 kMaxRecvs));
-  }
-  ++recvs_outstanding_;
+  contract_.posted(WorkKind::kRecv);
   ++core_.counters().posted_recvs;
   TraceEvent e = core_.trace_event(TraceKind::kPostRecv, rank_, peer_, cable_);
   e.work = recv.id;
   e.bytes = recv.capacity();
   core_.record(e);
-  if (state_ == QpState::kError) {
+  if (state() == QpState::kError) {
     queue_recv_completion(recv, WcStatus::kWrFlushErr, 0, 0);
   } else {
     recvs_.push_back(recv);
@@ -247,6 +214,10 @@ absl::Status SimEndpoint::post_checked_recv(const PostedRecv& recv) {
 
 absl::Status SimEndpoint::post_send(WorkId id, const Frame& frame,
                                     uint32_t length, uint32_t immediate) {
+  if (absl::Status s = contract_.check_send(fabric_, info_, id, frame, length);
+      !s.ok()) {
+    return s;
+  }
   PostedSend send;
   send.id = id;
   send.frame = frame;
@@ -259,35 +230,31 @@ absl::Status SimEndpoint::post_send_parts(WorkId id,
                                           std::span<const Frame> parts,
                                           std::span<const uint32_t> lengths,
                                           uint32_t immediate) {
-  if (absl::Status s = check_parts(parts, "send"); !s.ok()) return s;
-  if (lengths.size() != parts.size()) {
-    return error(absl::StatusCode::kInvalidArgument,
-                 absl::StrFormat("a send of %u parts with %u lengths; give "
-                                 "one length per part",
-                                 parts.size(), lengths.size()));
+  if (absl::Status s = contract_.check_send_parts(fabric_, info_, kMaxParts,
+                                                 id, parts, lengths);
+      !s.ok()) {
+    return s;
   }
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (lengths[i] > parts[i].bytes()) {
-      return error(absl::StatusCode::kInvalidArgument,
-                   absl::StrFormat("send part %u: length %u exceeds its frame "
-                                   "of %u bytes",
-                                   i, lengths[i], parts[i].bytes()));
-    }
-  }
-  if (parts.size() == 1) return post_send(id, parts[0], lengths[0], immediate);
   PostedSend send;
   send.id = id;
   send.frame = parts[0];
-  send.head_length = lengths[0];
-  send.tail = parts[1];
-  send.length = lengths[0] + lengths[1];
+  send.length = lengths[0];
   send.immediate = immediate;
+  if (parts.size() > 1) {
+    send.head_length = lengths[0];
+    send.tail = parts[1];
+    send.length += lengths[1];
+  }
   return post(send);
 }
 
 absl::Status SimEndpoint::post_send_without_immediate(WorkId id,
                                                       const Frame& frame,
                                                       uint32_t length) {
+  if (absl::Status s = contract_.check_send(fabric_, info_, id, frame, length);
+      !s.ok()) {
+    return s;
+  }
   PostedSend send;
   send.id = id;
   send.frame = frame;
@@ -301,6 +268,10 @@ absl::Status SimEndpoint::post_rdma_write(WorkId id, const Frame& frame,
                                           uint64_t remote_address,
                                           uint32_t rkey,
                                           std::optional<uint32_t> immediate) {
+  if (absl::Status s = contract_.check_send(fabric_, info_, id, frame, length);
+      !s.ok()) {
+    return s;
+  }
   PostedSend send;
   send.id = id;
   send.frame = frame;
@@ -315,30 +286,7 @@ absl::Status SimEndpoint::post_rdma_write(WorkId id, const Frame& frame,
 }
 
 absl::Status SimEndpoint::post(PostedSend send) {
-  if (state_ != QpState::kRts && state_ != QpState::kError) {
-    return error(absl::StatusCode::kFailedPrecondition,
-                 absl::StrFormat("post_send on qpn %u in state %s; connect() "
-                                 "the endpoint first",
-                                 self_.qp_num, qp_state_name(state_)));
-  }
-  // A two-part send (post_send_parts) has its parts and lengths checked
-  // already.
-  const bool checked = send.tail.slab() != nullptr;
-  if (!checked) {
-    if (absl::Status s = check_frame(send.frame, "send"); !s.ok()) return s;
-  }
-  if (!checked && send.length > send.frame.bytes()) {
-    return error(absl::StatusCode::kInvalidArgument,
-                 absl::StrFormat("send length %u exceeds its frame of %u bytes",
-                                 send.length, send.frame.bytes()));
-  }
-  if (sends_outstanding_ >= kMaxSends) {
-    return error(absl::StatusCode::kResourceExhausted,
-                 absl::StrFormat("%u sends already outstanding (the limit); "
-                                 "poll completions before posting more",
-                                 kMaxSends));
-  }
-  ++sends_outstanding_;
+  contract_.posted(WorkKind::kSend);
   ++core_.counters().posted_sends;
   TraceEvent e = core_.trace_event(TraceKind::kPostSend, rank_, peer_, cable_);
   e.work = send.id;
@@ -347,7 +295,7 @@ absl::Status SimEndpoint::post(PostedSend send) {
   e.op = send.op;
   e.rkey = send.rkey;
   core_.record(e);
-  if (state_ == QpState::kError) {
+  if (state() == QpState::kError) {
     push_completion(make_completion(send.id, WcStatus::kWrFlushErr, 0), true);
   } else {
     send.ticket = next_ticket_++;
@@ -369,13 +317,9 @@ size_t SimEndpoint::drain(std::span<Completion> out) {
   while (n < out.size() && !completions_.empty()) {
     const Queued& q = completions_.front();
     out[n++] = q.completion();
-    if (q.is_send) {
-      --sends_outstanding_;
-      // Polled: from now on the caller may reuse the frame.
-      if (q.loan.valid()) core_.transport().end_loan(q.loan);
-    } else {
-      --recvs_outstanding_;
-    }
+    contract_.polled(q.is_send ? WorkKind::kSend : WorkKind::kRecv);
+    // Polled: from now on the caller may reuse a sent frame.
+    if (q.loan.valid()) core_.transport().end_loan(q.loan);
     completions_.pop_front();
   }
   WEFT_CHECK_INVARIANTS_OF(*this);
@@ -475,12 +419,12 @@ void SimEndpoint::queue_recv_completion(const PostedRecv& recv, WcStatus status,
 }
 
 absl::Status SimEndpoint::move_to_error() {
-  if (state_ != QpState::kError) enter_error();
+  if (state() != QpState::kError) enter_error();
   return absl::OkStatus();
 }
 
 void SimEndpoint::enter_error() {
-  state_ = QpState::kError;
+  contract_.entered_error();
   // Checked once flushed: in error, nothing is posted.
   while (!sends_.empty()) queue_send_completion(WcStatus::kWrFlushErr);
   while (!recvs_.empty())
@@ -491,9 +435,9 @@ void SimEndpoint::enter_error() {
 void SimEndpoint::check_invariants() const {
   WEFT_ASSERT(rank_ == info_.rank && peer_ == info_.peer,
               "an endpoint's cached rank or peer differs from its info");
-  WEFT_ASSERT(
-      sends_outstanding_ <= kMaxSends && recvs_outstanding_ <= kMaxRecvs,
-      "more work requests outstanding than an endpoint allows");
+  contract_.check_invariants();
+  const uint32_t sends_outstanding = contract_.sends_outstanding();
+  const uint32_t recvs_outstanding = contract_.recvs_outstanding();
   // Outstanding from posting until the completion is polled: each is still
   // posted or has its completion queued, never both.
   uint32_t send_completions = 0;
@@ -504,18 +448,18 @@ void SimEndpoint::check_invariants() const {
         !q.loan.valid() || (q.is_send && q.status == WcStatus::kSuccess),
         "a frame is on loan for a completion other than a sent one");
   }
-  WEFT_ASSERT(sends_.size() + send_completions == sends_outstanding_,
+  WEFT_ASSERT(sends_.size() + send_completions == sends_outstanding,
               "an endpoint's sends outstanding miscount its posted sends "
               "and their queued completions");
   WEFT_ASSERT(recvs_.size() + (completions_.size() - send_completions) ==
-                  recvs_outstanding_,
+                  recvs_outstanding,
               "an endpoint's receives outstanding miscount its posted "
               "receives and their queued completions");
   // An error flushes everything posted; sends are only posted once
   // connected.
-  WEFT_ASSERT(state_ != QpState::kError || (sends_.empty() && recvs_.empty()),
+  WEFT_ASSERT(state() != QpState::kError || (sends_.empty() && recvs_.empty()),
               "an endpoint in error still has work requests posted");
-  WEFT_ASSERT(state_ == QpState::kRts || sends_.empty(),
+  WEFT_ASSERT(state() == QpState::kRts || sends_.empty(),
               "an endpoint not ready to send has sends posted");
   for (size_t i = 0; i < sends_.size(); ++i) {
     WEFT_ASSERT(sends_[i].ticket < next_ticket_ &&
@@ -529,8 +473,9 @@ std::string SimEndpoint::describe() const {
       "qpn %u to peer %u on %s: %s, %u sends and %u receives outstanding "
       "(%u not yet departed, %u receives still posted, %u completions not "
       "polled)",
-      self_.qp_num, info_.peer, info_.device, qp_state_name(state_),
-      sends_outstanding_, recvs_outstanding_, sends_.size(), recvs_.size(),
+      self_.qp_num, info_.peer, info_.device, qp_state_name(state()),
+      contract_.sends_outstanding(), contract_.recvs_outstanding(),
+      sends_.size(), recvs_.size(),
       completions_.size());
   return out;
 }

@@ -1,7 +1,8 @@
 // SimEndpoint: one simulated UC queue pair. It keeps the verbs-side state
-// (RESET/INIT/RTS/ERROR, posted sends and receives, the completion queue)
-// and enforces the contract of fabric/endpoint.h; Transport moves its frames
-// over the simulated links.
+// (INIT/RTS/ERROR and the work outstanding, in its UcContract, which checks
+// every post first: fabric/uc_contract.h; posted sends and receives; the
+// completion queue) and implements the rest of fabric/endpoint.h; Transport
+// moves its frames over the simulated links.
 //
 // A work request is outstanding from the moment it is posted until poll()
 // returns its completion (as on verbs, where a send queue slot frees when
@@ -24,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/completion.h"
 #include "fabric/endpoint.h"
+#include "fabric/uc_contract.h"
 #include "fabric/wc_status.h"
 #include "fabric/work_id.h"
 #include "sim/internal/fixed_ring.h"
@@ -40,7 +42,8 @@ namespace internal {
 // first line, a frame in flight, a rank's prefetch lines).
 inline constexpr size_t kCacheLineBytes = 64;
 
-enum class QpState : uint8_t { kReset, kInit, kRts, kError };
+// The queue pair's state is the contract's (INIT, RTS, ERROR).
+using QpState = UcContract::State;
 const char* qp_state_name(QpState state);
 
 // A departed frame whose bytes are still read from the sender's own frame:
@@ -115,7 +118,7 @@ class SimEndpoint final : public Endpoint {
   uint32_t link() const { return link_; }
   uint32_t pair() const { return pair_; }
   uint32_t remote_qp() const { return remote_qp_; }
-  QpState state() const { return state_; }
+  QpState state() const { return contract_.state(); }
   const Destination& self() const { return self_; }
 
   // The oldest send not yet departed, or nullptr.
@@ -177,10 +180,7 @@ class SimEndpoint final : public Endpoint {
   static constexpr size_t kQueuedFirst = 8;
   // poll() once it knows there is something: moves completions to `out`.
   ABSL_ATTRIBUTE_NOINLINE size_t drain(std::span<Completion> out);
-  absl::Status check_frame(const Frame& frame, std::string_view what) const;
-  absl::Status check_parts(std::span<const Frame> parts,
-                           std::string_view what) const;
-  // post_recv() and post_recv_parts() once the frames are checked.
+  // post_recv() and post_recv_parts() once the contract took the post.
   absl::Status post_checked_recv(const PostedRecv& recv);
   void push_completion(const Completion& c, bool is_send, FrameLoan loan = {});
   // complete_front_send() and complete_recv() without the check, for
@@ -190,8 +190,10 @@ class SimEndpoint final : public Endpoint {
                              uint32_t bytes, uint32_t immediate,
                              bool has_immediate = true,
                              bool from_rdma_write = false);
-  // Posts `send` (its ticket is given here): a SEND or an RDMA WRITE.
+  // Posts `send` (its ticket is given here), a SEND or an RDMA WRITE, once
+  // the contract took it.
   absl::Status post(PostedSend send);
+  // connect()'s refusals of a destination (kBadInput).
   absl::Status error(absl::StatusCode code, std::string_view message) const;
 
   // The first cache line (with the vtable pointer) holds what a poll, a
@@ -200,9 +202,8 @@ class SimEndpoint final : public Endpoint {
   // its rank is stepped, and an empty poll then costs one miss, not two.
   WorldCore& core_;
   SimFabric& fabric_;
-  QpState state_ = QpState::kInit;
-  uint32_t sends_outstanding_ = 0;  // posted, completion not yet polled
-  uint32_t recvs_outstanding_ = 0;
+  // The state and the work outstanding (posted, completion not yet polled).
+  UcContract contract_;
   uint32_t rank_;  // info_.rank and info_.peer, kept here for the above
   uint32_t peer_;
   uint32_t cable_;

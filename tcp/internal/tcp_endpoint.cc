@@ -8,10 +8,9 @@
 
 #include "absl/strings/str_format.h"
 #include "base/logging.h"
+#include "fabric/assert.h"
 #include "fabric/wc_status.h"
 #include "net/secret_proof.h"
-#include "tcp/internal/poller.h"
-#include "tcp/tcp_fabric.h"
 
 namespace weft::tcp::internal {
 namespace {
@@ -61,11 +60,11 @@ TcpEndpoint::~TcpEndpoint() {
     const MessageHeader bye{.has_immediate = false, .goodbye = true};
     const std::array<uint8_t, MessageHeader::kBytes> bytes = bye.encode();
     out.insert(out.end(), bytes.begin(), bytes.end());
-    setup_.fabric->poller_->forget(socket_.fd());
-    setup_.fabric->close_gently(std::move(socket_), std::move(out));
+    setup_.host->stop_watching(socket_.fd());
+    setup_.host->close_gently(std::move(socket_), std::move(out));
   }
   close_socket();
-  setup_.fabric->forget(this);
+  setup_.host->closed(*this);
 }
 
 uint64_t TcpEndpoint::bytes_unsent() const {
@@ -75,7 +74,7 @@ uint64_t TcpEndpoint::bytes_unsent() const {
 }
 
 void TcpEndpoint::close_socket() {
-  if (socket_.valid()) setup_.fabric->poller_->forget(socket_.fd());
+  if (socket_.valid()) setup_.host->stop_watching(socket_.fd());
   socket_.close();
 }
 
@@ -125,10 +124,11 @@ absl::StatusOr<Destination> TcpEndpoint::destination() const {
 }
 
 absl::Status TcpEndpoint::connect(const Destination& peer) {
-  if (state_ != State::kInit) {
-    return refuse(absl::StatusCode::kFailedPrecondition, ErrorCause::kBadInput,
-                  "connect() called twice on one endpoint");
+  if (absl::Status s = contract_.check_connect(setup_.info); !s.ok()) {
+    return s;
   }
+  // Every way on from here leaves INIT: connecting, accepting, or failed.
+  contract_.connected();
   peer_ = peer;
   peer_address_ = net::SocketAddress::from_gid(peer.gid, peer.lid);
   const uint32_t rank = setup_.info.rank;
@@ -160,6 +160,7 @@ absl::Status TcpEndpoint::connect(const Destination& peer) {
   hello_out_left_ = hello_out_bytes_;
   if (!connector) {
     state_ = State::kAccepting;
+    WEFT_CHECK_INVARIANTS_OF(*this);
     return absl::OkStatus();
   }
   hello_in_expected_ = true;
@@ -173,6 +174,7 @@ absl::Status TcpEndpoint::connect(const Destination& peer) {
   socket_ = *std::move(s);
   base::log(base::LogLevel::kInfo, "rank %u: connecting to %s (cable %u)", rank,
             peer_text(), setup_.cable);
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
@@ -194,35 +196,11 @@ void TcpEndpoint::adopt(net::Socket socket, const net::SocketAddress& peer,
   base::log(base::LogLevel::kInfo, "rank %u: accepted %s (cable %u)",
             setup_.info.rank, peer_text(), setup_.cable);
   write_pending();
-}
-
-absl::Status TcpEndpoint::check_post(WorkId id, WorkKind kind,
-                                     uint32_t outstanding, uint32_t limit,
-                                     const Frame& frame) const {
-  if (id.kind != kind) {
-    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
-                  absl::StrFormat("work id %s posted as a %s", id.to_string(),
-                                  work_kind_name(kind)));
-  }
-  if (!setup_.fabric->owns(frame)) {
-    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
-                  "the frame does not lie in a slab of this fabric "
-                  "(create_slab or register_memory); register the memory "
-                  "first");
-  }
-  if (outstanding >= limit) {
-    return refuse(
-        absl::StatusCode::kResourceExhausted, ErrorCause::kResource,
-        absl::StrFormat("%u %ss are outstanding, the most an endpoint "
-                        "allows; poll for completions before posting more",
-                        outstanding, work_kind_name(kind)));
-  }
-  return absl::OkStatus();
+  WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
 absl::Status TcpEndpoint::post_recv(WorkId id, const Frame& frame) {
-  if (absl::Status s =
-          check_post(id, WorkKind::kRecv, outstanding_recvs_, kMaxRecvs, frame);
+  if (absl::Status s = contract_.check_recv(*setup_.host, setup_.info, id, frame);
       !s.ok()) {
     return s;
   }
@@ -230,58 +208,56 @@ absl::Status TcpEndpoint::post_recv(WorkId id, const Frame& frame) {
 }
 
 absl::Status TcpEndpoint::post_checked_recv(const PostedRecv& recv) {
-  ++outstanding_recvs_;
+  contract_.posted(WorkKind::kRecv);
   if (state_ == State::kError) {
     complete(recv.id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
     unreported_.reset();
-    return absl::OkStatus();
+  } else {
+    recvs_.push_back(recv);
   }
-  recvs_.push_back(recv);
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
 absl::Status TcpEndpoint::post_send(WorkId id, const Frame& frame,
                                     uint32_t length, uint32_t immediate) {
+  if (absl::Status s =
+          contract_.check_send(*setup_.host, setup_.info, id, frame, length);
+      !s.ok()) {
+    return s;
+  }
   MessageHeader h{.length = length, .immediate = immediate};
-  return post({id, frame.data(), length, h.encode()}, frame);
+  PostedSend send{id, frame.data(), length, h.encode()};
+  send.slabs[0] = frame.slab();
+  return post_checked_send(send);
 }
 
 absl::Status TcpEndpoint::post_send_without_immediate(WorkId id,
                                                       const Frame& frame,
                                                       uint32_t length) {
-  MessageHeader h{.length = length, .has_immediate = false};
-  return post({id, frame.data(), length, h.encode()}, frame);
-}
-
-absl::Status TcpEndpoint::post(PostedSend send, const Frame& frame) {
-  if (state_ == State::kInit) {
-    return refuse(absl::StatusCode::kFailedPrecondition, ErrorCause::kBadInput,
-                  "post_send() before connect(): the endpoint is not ready "
-                  "to send");
-  }
-  if (absl::Status s = check_post(send.id, WorkKind::kSend, outstanding_sends_,
-                                  kMaxSends, frame);
+  if (absl::Status s =
+          contract_.check_send(*setup_.host, setup_.info, id, frame, length);
       !s.ok()) {
     return s;
   }
-  if (send.tail == nullptr) send.slabs[0] = frame.slab();
-  if (send.tail == nullptr && send.length > frame.bytes()) {
-    return refuse(absl::StatusCode::kInvalidArgument, ErrorCause::kBadInput,
-                  absl::StrFormat("send of %u bytes from a %u-byte frame",
-                                  send.length, frame.bytes()));
-  }
-  ++outstanding_sends_;
+  MessageHeader h{.length = length, .has_immediate = false};
+  PostedSend send{id, frame.data(), length, h.encode()};
+  send.slabs[0] = frame.slab();
+  return post_checked_send(send);
+}
+
+absl::Status TcpEndpoint::post_checked_send(const PostedSend& send) {
+  contract_.posted(WorkKind::kSend);
   if (state_ == State::kDeparted) {  // dropped, as UC drops it
     complete(send.id, WcStatus::kSuccess, send.length);
-    return absl::OkStatus();
-  }
-  if (state_ == State::kError) {
+  } else if (state_ == State::kError) {
     complete(send.id, unreported_.value_or(WcStatus::kWrFlushErr), 0);
     unreported_.reset();
-    return absl::OkStatus();
+  } else {
+    sends_.push_back(send);
+    if (state_ == State::kOpen) write_pending();
   }
-  sends_.push_back(send);
-  if (state_ == State::kOpen) write_pending();
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
@@ -291,6 +267,7 @@ absl::Status TcpEndpoint::move_to_error() {
          refuse(absl::StatusCode::kAborted, ErrorCause::kCancelled,
                 "moved to the error state on request"));
   }
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return absl::OkStatus();
 }
 
@@ -299,14 +276,11 @@ absl::StatusOr<size_t> TcpEndpoint::poll(std::span<Completion> out) {
   size_t n = 0;
   while (n < out.size() && !completions_.empty()) {
     const Completion& c = completions_.front();
-    if (c.id.kind == WorkKind::kSend) {
-      --outstanding_sends_;
-    } else {
-      --outstanding_recvs_;
-    }
+    contract_.polled(c.id.kind);
     out[n++] = c;
     completions_.pop_front();
   }
+  WEFT_CHECK_INVARIANTS_OF(*this);
   return n;
 }
 
@@ -325,7 +299,7 @@ pollfd TcpEndpoint::wanted() const {
 }
 
 void TcpEndpoint::pump() {
-  if (state_ == State::kAccepting) setup_.fabric->pump_accepts();
+  if (state_ == State::kAccepting) setup_.host->accept_connections();
   if (state_ == State::kConnecting) finish_connect();
   if (state_ == State::kOpen) write_pending();
   if (state_ == State::kOpen) read_available();
@@ -405,7 +379,7 @@ void TcpEndpoint::write_pending() {
       if (front_written_ < total) break;
       complete(s.id, WcStatus::kSuccess, s.length);
       ++messages_sent_;
-      ++setup_.fabric->messages_sent_;
+      setup_.host->message_sent();
       sends_.pop_front();
       front_written_ = 0;
     }
@@ -534,7 +508,7 @@ bool TcpEndpoint::read_payload() {
   const MessageHeader header = in.header;
   const bool dropped = in.into == nullptr;
   incoming_.reset();
-  if (dropped) ++setup_.fabric->messages_dropped_;
+  if (dropped) setup_.host->message_dropped();
   if (!dropped) {
     const PostedRecv r = recvs_.front();
     recvs_.pop_front();
@@ -560,8 +534,9 @@ void TcpEndpoint::complete(WorkId id, WcStatus status, uint32_t bytes,
 void TcpEndpoint::fail(WcStatus first, absl::Status why, base::LogLevel level) {
   if (state_ == State::kError) return;
   state_ = State::kError;
+  contract_.entered_error();
   failure_ = std::move(why);
-  setup_.fabric->last_failure_ = failure_;
+  setup_.host->endpoint_failed(failure_);
   base::log(level, "%s", failure_.message());
   close_socket();
   incoming_.reset();
@@ -582,9 +557,66 @@ void TcpEndpoint::flush_all(std::optional<WcStatus> first) {
     first.reset();
   }
   sends_.clear();
+  front_written_ = 0;
   if (nothing && first.has_value() && *first != WcStatus::kWrFlushErr) {
     unreported_ = first;
   }
+}
+
+void TcpEndpoint::check_invariants() const {
+  contract_.check_invariants();
+  size_t send_completions = 0;
+  for (const Completion& c : completions_) {
+    send_completions += c.id.kind == WorkKind::kSend ? 1 : 0;
+  }
+  WEFT_ASSERT(sends_.size() + send_completions == contract_.sends_outstanding(),
+              "a TCP endpoint's sends outstanding miscount its posted sends "
+              "and their completions");
+  WEFT_ASSERT(recvs_.size() + (completions_.size() - send_completions) ==
+                  contract_.recvs_outstanding(),
+              "a TCP endpoint's receives outstanding miscount its posted "
+              "receives and their completions");
+  using Uc = UcContract::State;
+  const Uc uc = state_ == State::kInit    ? Uc::kInit
+                : state_ == State::kError ? Uc::kError
+                                          : Uc::kRts;
+  WEFT_ASSERT(contract_.state() == uc,
+              "a TCP endpoint's state differs from its contract's");
+  WEFT_ASSERT((state_ == State::kError) == !failure_.ok(),
+              "a TCP endpoint's failure() is set outside the error state, or "
+              "missing in it");
+  WEFT_ASSERT(!unreported_.has_value() || state_ == State::kError,
+              "an unreported failure outside the error state");
+  WEFT_ASSERT(state_ != State::kError ||
+                  (sends_.empty() && recvs_.empty() && !socket_.valid() &&
+                   !incoming_.has_value()),
+              "a TCP endpoint in error still has work posted or its "
+              "connection");
+  WEFT_ASSERT((state_ != State::kInit && state_ != State::kDeparted) ||
+                  (sends_.empty() && !socket_.valid()),
+              "a TCP endpoint not connected, or whose peer departed, has "
+              "sends waiting or a socket");
+  WEFT_ASSERT(front_written_ == 0 ||
+                  (state_ == State::kOpen && !sends_.empty() &&
+                   front_written_ < sends_.front().header.size() +
+                                        sends_.front().length),
+              "a send written part way outside an open connection, or past "
+              "its end");
+  WEFT_ASSERT(!incoming_.has_value() ||
+                  (state_ == State::kOpen &&
+                   incoming_->read <= incoming_->header.length &&
+                   (incoming_->into == nullptr ||
+                    (!recvs_.empty() &&
+                     incoming_->into == recvs_.front().frame.data()))),
+              "a message read outside an open connection, past its length, "
+              "or into other than the oldest receive");
+  WEFT_ASSERT(hello_out_left_ <= hello_out_bytes_ &&
+                  hello_out_bytes_ <= hello_out_.size() &&
+                  hello_in_filled_ <= hello_in_wanted_ &&
+                  hello_in_wanted_ <= hello_in_.size() &&
+                  header_in_filled_ <= header_in_.size(),
+              "a TCP endpoint's handshake or header counts are past their "
+              "buffers");
 }
 
 }  // namespace weft::tcp::internal

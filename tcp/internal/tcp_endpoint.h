@@ -21,6 +21,20 @@
 // connection, a protocol violation, a failed connect) completes the oldest
 // outstanding request with an error status and flushes the rest; failure()
 // says what happened, naming the peer's address.
+//
+// Every post and connect() is first the UcContract's to refuse
+// (fabric/uc_contract.h); the endpoint asks its fabric only through
+// EndpointHost (endpoint_host.h).
+//
+// Invariants (check_invariants()): the contract's work outstanding equals
+// what is posted plus the completions not yet polled, of each kind; the
+// contract's state follows the endpoint's (INIT before connect(), ERROR
+// exactly when failure() says why, RTS otherwise); in the error state
+// nothing is posted, no socket is open and nothing is being read; once
+// the peer departed no send waits; only an open connection is written or
+// read part way (the message being written has bytes left; a message
+// being read lands in the oldest posted receive, or nowhere when dropped);
+// the handshake's counts lie within its buffers.
 #ifndef WEFT_TCP_INTERNAL_TCP_ENDPOINT_H_
 #define WEFT_TCP_INTERNAL_TCP_ENDPOINT_H_
 
@@ -41,21 +55,19 @@
 #include "base/logging.h"
 #include "fabric/endpoint.h"
 #include "fabric/errors.h"
+#include "fabric/uc_contract.h"
 #include "net/address.h"
 #include "net/socket.h"
 #include "net/stream.h"
+#include "tcp/internal/endpoint_host.h"
 #include "tcp/internal/wire.h"
-
-namespace weft::tcp {
-class TcpFabric;
-}
 
 namespace weft::tcp::internal {
 
 class TcpEndpoint final : public Endpoint {
  public:
   struct Setup {
-    TcpFabric* fabric = nullptr;
+    EndpointHost* host = nullptr;  // the fabric that opened it
     EndpointInfo info;        // device: this rank's listening address
     net::SocketAddress listen;  // where the peer connects, when it is higher
     uint32_t qp_num = 0;      // this endpoint's identity within the fabric
@@ -121,6 +133,9 @@ class TcpEndpoint final : public Endpoint {
   void adopt(net::Socket socket, const net::SocketAddress& peer,
              bool hello_sent);
 
+  // WEFT_ASSERTs the invariants above. O(sends + receives + completions).
+  void check_invariants() const;
+
  private:
   // kDeparted: the peer said goodbye (see above).
   enum class State { kInit, kConnecting, kAccepting, kOpen, kDeparted, kError };
@@ -157,9 +172,8 @@ class TcpEndpoint final : public Endpoint {
   ErrorPlace place(ErrorCause cause) const;
   absl::Status refuse(absl::StatusCode code, ErrorCause cause,
                       std::string_view message) const;
-  absl::Status check_post(WorkId id, WorkKind kind, uint32_t outstanding,
-                          uint32_t limit, const Frame& frame) const;
-  absl::Status post(PostedSend send, const Frame& frame);
+  // Posts a send or receive the contract took.
+  absl::Status post_checked_send(const PostedSend& send);
   absl::Status post_checked_recv(const PostedRecv& recv);
   // Advances the connection: finishes a connect, writes, reads.
   void pump();
@@ -227,8 +241,7 @@ class TcpEndpoint final : public Endpoint {
   std::vector<std::byte> drop_buffer_;  // where dropped payloads go
 
   std::deque<Completion> completions_;
-  uint32_t outstanding_sends_ = 0;
-  uint32_t outstanding_recvs_ = 0;
+  UcContract contract_;  // the work outstanding; INIT, RTS or ERROR
   uint64_t messages_sent_ = 0;
 };
 

@@ -1,7 +1,7 @@
-// The UC contract of fabric/endpoint.h as the simulator implements it:
-// completion on departure, silent drop without a receive, LOC_LEN_ERR,
-// flushing after an error, receive order, the outstanding limits, frame and
-// connect validation.
+// The UC contract of fabric/endpoint.h where the simulator shows more than
+// the shared cases do (tests/conformance): completion on departure and
+// arrival after the link's latency, frames on loan until polled, its
+// counters of drops and posts, and connect()'s checks of the destination.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -53,26 +53,6 @@ TEST(UcEndpoint, SendCompletesOnDepartureAndArrivesAfterLatency) {
   EXPECT_EQ(got[0].byte_len, 4096u);
   EXPECT_TRUE(got[0].has_immediate);
   EXPECT_EQ(got[0].immediate, 0xabcdu);
-}
-
-TEST(UcEndpoint, ASendWithoutImmediateCompletesItsReceiveWithoutOne) {
-  auto p = make_pair(two_rank_options());
-  const Frame out = p.frame_a(0, 64);
-  std::memset(out.data(), 0x5a, 64);
-  ASSERT_TRUE(p.b->post_recv(recv_id(0, 1), p.frame_b(0, 64)).ok());
-  ASSERT_TRUE(p.b->post_recv(recv_id(0, 2), p.frame_b(64, 64)).ok());
-  ASSERT_TRUE(p.a->post_send_without_immediate(send_id(1, 0), out, 48).ok());
-  ASSERT_TRUE(p.a->post_send(send_id(1, 1), out, 16, 9).ok());
-  p.world->run_until_idle();
-  auto got = poll_all(*p.b);
-  ASSERT_EQ(got.size(), 2u);
-  EXPECT_TRUE(got[0].ok());
-  EXPECT_EQ(got[0].byte_len, 48u);
-  EXPECT_FALSE(got[0].has_immediate);
-  EXPECT_EQ(p.frame_b(0, 64).data()[47], std::byte{0x5a});
-  // The next one, with an immediate, still has it.
-  EXPECT_TRUE(got[1].has_immediate);
-  EXPECT_EQ(got[1].immediate, 9u);
 }
 
 TEST(UcEndpoint, TheSenderMayReuseItsFrameOncePolled) {
@@ -159,93 +139,45 @@ TEST(UcEndpoint, ArrivalWithoutReceiveIsDroppedSilently) {
   EXPECT_TRUE(poll_all(*p.b).empty());
 }
 
-TEST(UcEndpoint, ReceivesAreConsumedInPostingOrder) {
-  auto p = make_pair(two_rank_options());
-  for (uint32_t slot = 0; slot < 3; ++slot) {
-    ASSERT_TRUE(
-        p.b->post_recv(recv_id(0, slot), p.frame_b(slot * 256, 256)).ok());
-  }
-  for (uint32_t i = 0; i < 3; ++i) {
-    const Frame f = p.frame_a(i * 256, 256);
-    std::memset(f.data(), static_cast<int>(0x40 + i), 256);
-    ASSERT_TRUE(p.a->post_send(send_id(1, i), f, 100 + i, 10 + i).ok());
-  }
-  p.world->run_until_idle();
-  auto got = poll_all(*p.b);
-  ASSERT_EQ(got.size(), 3u);
-  for (uint32_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(got[i].id.slot, i);
-    EXPECT_EQ(got[i].immediate, 10 + i);
-    EXPECT_EQ(got[i].byte_len, 100 + i);
-    EXPECT_EQ(p.frame_b(i * 256, 1).data()[0], std::byte(0x40 + i));
-  }
-}
-
-TEST(UcEndpoint, TooLongMessageGivesLocLenErrAndFlushes) {
+TEST(UcEndpoint, FramesArrivingAtAQueuePairInErrorAreDropped) {
   auto p = make_pair(two_rank_options());
   ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), p.frame_b(0, 16)).ok());
-  ASSERT_TRUE(p.b->post_recv(recv_id(0, 1), p.frame_b(64, 64)).ok());
   ASSERT_TRUE(p.a->post_send(send_id(1, 0), p.frame_a(0, 64), 64, 1).ok());
   p.world->run_until_idle();
   auto got = poll_all(*p.b);
-  ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0].id.slot, 0u);
+  ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].status, WcStatus::kLocLenErr);
-  EXPECT_EQ(got[0].status_name, "local length error");
-  EXPECT_EQ(got[1].id.slot, 1u);
-  EXPECT_EQ(got[1].status, WcStatus::kWrFlushErr);
-  // In the error state every later work request flushes too, sends included.
-  ASSERT_TRUE(p.b->post_recv(recv_id(0, 2), p.frame_b(0, 16)).ok());
-  ASSERT_TRUE(p.b->post_send(send_id(0, 9), p.frame_b(0, 16), 16, 0).ok());
-  got = poll_all(*p.b);
-  ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0].status, WcStatus::kWrFlushErr);
-  EXPECT_EQ(got[1].status, WcStatus::kWrFlushErr);
-  EXPECT_EQ(got[1].id, send_id(0, 9));
-  // Frames arriving at a queue pair in error are dropped.
   ASSERT_TRUE(p.a->post_send(send_id(1, 1), p.frame_a(0, 8), 8, 2).ok());
   p.world->run_until_idle();
   EXPECT_TRUE(poll_all(*p.b).empty());
   EXPECT_EQ(p.world->counters().dropped_not_ready, 1u);
 }
 
-TEST(UcEndpoint, OutstandingLimitsAreErrorsUntilPolled) {
+TEST(UcEndpoint, CompletedWorkCountsAsOutstandingUntilPolled) {
   auto p = make_pair(two_rank_options());
-  for (uint32_t i = 0; i < Endpoint::kMaxRecvs; ++i) {
-    ASSERT_TRUE(p.b->post_recv(recv_id(0, i), p.frame_b(i * 64, 64)).ok()) << i;
-  }
-  absl::Status over = p.b->post_recv(recv_id(0, 99), p.frame_b(0, 64));
-  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(over.message()), HasSubstr("32 receives"));
   for (uint32_t i = 0; i < Endpoint::kMaxSends; ++i) {
     ASSERT_TRUE(
         p.a->post_send(send_id(1, i), p.frame_a(i * 64, 64), 64, i).ok())
         << i;
   }
-  EXPECT_EQ(p.a->post_send(send_id(1, 99), p.frame_a(0, 64), 64, 0).code(),
-            absl::StatusCode::kResourceExhausted);
-  p.world->run_until_idle();
-  // Completed but not yet polled still counts.
+  p.world->run_until_idle();  // every send departed, none polled
   EXPECT_EQ(p.a->post_send(send_id(1, 99), p.frame_a(0, 64), 64, 0).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(poll_all(*p.a).size(), 32u);
-  EXPECT_EQ(poll_all(*p.b).size(), 32u);
   EXPECT_TRUE(p.a->post_send(send_id(1, 99), p.frame_a(0, 64), 64, 0).ok());
-  EXPECT_TRUE(p.b->post_recv(recv_id(0, 99), p.frame_b(0, 64)).ok());
 }
 
-TEST(UcEndpoint, FramesMustBeRegisteredAndLongEnough) {
+TEST(UcEndpoint, RefusedPostsLeaveNoTrace) {
   auto p = make_pair(two_rank_options());
   // rank 1's slab is not registered with rank 0's fabric.
-  absl::Status s = p.a->post_send(send_id(1, 0), p.frame_b(0, 64), 64, 0);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("not inside a slab"));
+  EXPECT_EQ(p.a->post_send(send_id(1, 0), p.frame_b(0, 64), 64, 0).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(p.a->post_recv(recv_id(1, 0), Frame()).code(),
             absl::StatusCode::kInvalidArgument);
-  s = p.a->post_send(send_id(1, 0), p.frame_a(0, 64), 65, 0);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("exceeds its frame"));
+  EXPECT_EQ(p.a->post_send(send_id(1, 0), p.frame_a(0, 64), 65, 0).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(p.world->counters().posted_sends, 0u);
+  EXPECT_EQ(p.world->counters().posted_recvs, 0u);
 }
 
 TEST(UcEndpoint, ConnectValidatesTheDestination) {

@@ -62,6 +62,14 @@ class DeviceDomain final : private Registrar {
   void deregister_slab(uint64_t slab_id);
   RegistrationCache& regions() { return cache_; }
   const RegistrationCache& regions() const { return cache_; }
+  // Whether `frame` lies in a slab of the fabric or in user memory
+  // registered with it: both are in this domain's cache (the UC contract
+  // asks before a post: fabric/uc_contract.h).
+  bool owns(const Frame& frame) const {
+    const Slab* slab = frame.slab();
+    return slab != nullptr && slab->contains(frame) &&
+           cache_.contains(slab->id());
+  }
   size_t memory_regions() const { return cache_.registered(); }
 
   // Endpoints alive on this domain (they must go before the fabric).

@@ -165,10 +165,8 @@ absl::Status VerbsEndpoint::move_to_rtr(const Destination& peer) {
 }
 
 absl::Status VerbsEndpoint::connect(const Destination& peer) {
-  if (connected_) {
-    return fabric_error(absl::StatusCode::kFailedPrecondition, place(),
-                        ErrorCause::kBadInput,
-                        "connect() called twice on one endpoint");
+  if (absl::Status s = contract_.check_connect(setup_.info); !s.ok()) {
+    return s;
   }
   if (absl::Status s = move_to_rtr(peer); !s.ok()) return s;
   abi::ibv_qp_attr attr = zeroed_attr();
@@ -177,7 +175,7 @@ absl::Status VerbsEndpoint::connect(const Destination& peer) {
   if (const int err = modify(attr, kRtsMask); err != 0) {
     return modify_error("RTS", err);
   }
-  connected_ = true;
+  contract_.connected();
   base::log(base::LogLevel::kInfo,
             "rank %u: connected to peer %u cable %u on %s port %u: qpn %u, GID "
             "index %d (%s) -> peer qpn %u, lid %u, GID %s",
@@ -193,37 +191,11 @@ absl::Status VerbsEndpoint::connect(const Destination& peer) {
 
 absl::StatusOr<VerbsEndpoint::Sges> VerbsEndpoint::sges_for(
     std::span<const Frame> parts, std::span<const uint32_t> lengths) {
-  const uint32_t sges = setup_.domain->sges();
-  if (parts.empty() || parts.size() > kMaxParts ||
-      lengths.size() != parts.size()) {
-    return fabric_error(
-        absl::StatusCode::kInvalidArgument, place(), ErrorCause::kBadInput,
-        absl::StrFormat("a work request of %u parts (and %u lengths); give "
-                        "1 to %u parts, each with its length",
-                        parts.size(), lengths.size(), kMaxParts));
-  }
-  if (parts.size() > sges) {
-    return fabric_error(
-        absl::StatusCode::kFailedPrecondition, place(), ErrorCause::kResource,
-        absl::StrFormat("a work request of %u parts, but this device takes "
-                        "%u scatter/gather entries per request (its "
-                        "max_sge); post one frame at a time here (staged "
-                        "through weft's slabs)",
-                        parts.size(), sges));
-  }
   RegistrationCache& regions = setup_.domain->regions();
   Sges out;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Slab* slab = parts[i].slab();
-    absl::StatusOr<uint32_t> lkey =
-        slab == nullptr || !slab->contains(parts[i]) ||
-                !regions.contains(slab->id())
-            ? fabric_error(absl::StatusCode::kInvalidArgument, place(),
-                           ErrorCause::kBadInput,
-                           "the frame does not lie in a slab of this fabric "
-                           "(create_slab()) or in memory registered with it "
-                           "(register_memory())")
-            : regions.acquire(slab->id());
+    absl::StatusOr<uint32_t> lkey = regions.acquire(slab->id());
     if (!lkey.ok()) {
       unpin(out.pinned);
       return lkey.status();
@@ -240,25 +212,6 @@ void VerbsEndpoint::unpin(const Pinned& pinned) {
   for (uint32_t i = 0; i < pinned.count; ++i) {
     setup_.domain->regions().release_work(pinned.slab_ids[i]);
   }
-}
-
-absl::Status VerbsEndpoint::check_post(WorkId id, WorkKind kind,
-                                       uint32_t outstanding,
-                                       uint32_t limit) const {
-  if (id.kind != kind) {
-    return fabric_error(absl::StatusCode::kInvalidArgument, place(),
-                        ErrorCause::kBadInput,
-                        absl::StrFormat("work id %s posted as a %s",
-                                        id.to_string(), work_kind_name(kind)));
-  }
-  if (outstanding >= limit) {
-    return fabric_error(
-        absl::StatusCode::kResourceExhausted, place(), ErrorCause::kResource,
-        absl::StrFormat("%u %ss are outstanding, the most a queue pair "
-                        "allows; poll for completions before posting more",
-                        outstanding, work_kind_name(kind)));
-  }
-  return absl::OkStatus();
 }
 
 absl::Status VerbsEndpoint::post_error(const char* what, int rc,
@@ -280,14 +233,14 @@ absl::Status VerbsEndpoint::post_recv(WorkId id, const Frame& frame) {
 
 absl::Status VerbsEndpoint::post_recv_parts(WorkId id,
                                             std::span<const Frame> parts) {
-  if (absl::Status s =
-          check_post(id, WorkKind::kRecv, outstanding_recvs_, kMaxRecvs);
+  if (absl::Status s = contract_.check_recv_parts(
+          *setup_.domain, setup_.info, max_parts(), id, parts);
       !s.ok()) {
     return s;
   }
   std::array<uint32_t, kMaxParts> lengths{};
   uint32_t bytes = 0;
-  for (size_t i = 0; i < parts.size() && i < kMaxParts; ++i) {
+  for (size_t i = 0; i < parts.size(); ++i) {
     lengths[i] = parts[i].bytes();
     bytes += parts[i].bytes();
   }
@@ -306,7 +259,7 @@ absl::Status VerbsEndpoint::post_recv_parts(WorkId id,
     unpin(sges->pinned);
     return post_error("posting a receive (post_recv)", rc, errno);
   }
-  ++outstanding_recvs_;
+  contract_.posted(WorkKind::kRecv);
   posted_recvs_.push_back({wr.wr_id, sges->pinned});
   if (setup_.trace != nullptr) {
     setup_.trace->post_recv(setup_.info.peer, setup_.cable, id, bytes);
@@ -324,34 +277,13 @@ absl::Status VerbsEndpoint::post_send_parts(WorkId id,
                                             std::span<const Frame> parts,
                                             std::span<const uint32_t> lengths,
                                             uint32_t immediate) {
-  if (!connected_) {
-    return fabric_error(absl::StatusCode::kFailedPrecondition, place(),
-                        ErrorCause::kBadInput,
-                        "post_send() before connect(): the queue pair is not "
-                        "ready to send");
-  }
-  if (absl::Status s =
-          check_post(id, WorkKind::kSend, outstanding_sends_, kMaxSends);
+  if (absl::Status s = contract_.check_send_parts(
+          *setup_.domain, setup_.info, max_parts(), id, parts, lengths);
       !s.ok()) {
     return s;
   }
-  uint64_t length = 0;
-  for (size_t i = 0; i < parts.size() && i < lengths.size(); ++i) {
-    if (lengths[i] > parts[i].bytes()) {
-      return fabric_error(
-          absl::StatusCode::kInvalidArgument, place(), ErrorCause::kBadInput,
-          absl::StrFormat("send of %u bytes from a %u-byte frame (part %u)",
-                          lengths[i], parts[i].bytes(), i));
-    }
-    length += lengths[i];
-  }
-  if (length > UINT32_MAX) {
-    return fabric_error(
-        absl::StatusCode::kInvalidArgument, place(), ErrorCause::kBadInput,
-        absl::StrFormat("send of %u bytes in parts; a message carries at "
-                        "most %u",
-                        length, UINT32_MAX));
-  }
+  uint32_t length = 0;  // the contract checked that it fits
+  for (const uint32_t l : lengths) length += l;
   absl::StatusOr<Sges> sges = sges_for(parts, lengths);
   if (!sges.ok()) return sges.status();
   abi::ibv_send_wr wr;
@@ -369,8 +301,8 @@ absl::Status VerbsEndpoint::post_send_parts(WorkId id,
     unpin(sges->pinned);
     return post_error("posting a send (post_send)", rc, errno);
   }
-  ++outstanding_sends_;
-  const auto bytes = static_cast<uint32_t>(length);
+  contract_.posted(WorkKind::kSend);
+  const uint32_t bytes = length;
   TimeNs posted_ns = 0;
   if (setup_.trace != nullptr) {
     posted_ns = setup_.trace->now_ns();
@@ -388,12 +320,14 @@ Completion VerbsEndpoint::to_completion(const abi::ibv_wc& wc,
   c.id = id;
   c.status = static_cast<WcStatus>(wc.status);
   c.status_name = setup_.domain->device().library().status_name(wc.status);
+  // Work this endpoint posted is outstanding until its completion is
+  // polled here.
   if (id.kind == WorkKind::kSend) {
-    if (outstanding_sends_ > 0) --outstanding_sends_;
     auto it =
         std::find_if(posted_sends_.begin(), posted_sends_.end(),
                      [&](const PostedSend& p) { return p.wr_id == wc.wr_id; });
     if (it != posted_sends_.end()) {
+      contract_.polled(WorkKind::kSend);
       c.byte_len = it->length;
       record(c, &*it);
       unpin(it->pinned);
@@ -401,11 +335,11 @@ Completion VerbsEndpoint::to_completion(const abi::ibv_wc& wc,
     }
     return c;
   }
-  if (outstanding_recvs_ > 0) --outstanding_recvs_;
   auto it =
       std::find_if(posted_recvs_.begin(), posted_recvs_.end(),
                    [&](const PostedRecv& p) { return p.wr_id == wc.wr_id; });
   if (it != posted_recvs_.end()) {
+    contract_.polled(WorkKind::kRecv);
     unpin(it->pinned);
     posted_recvs_.erase(it);
   }

@@ -5,9 +5,10 @@
 // the domain's sges(), at most Endpoint::kMaxParts). Each work request
 // counts as outstanding on the memory regions of its parts until its
 // completion (flushed ones included) or the endpoint's end, so the domain's
-// registration cache never evicts them under it. All three data-path calls
-// go through the context's operation table, as the header's inline
-// functions do.
+// registration cache never evicts them under it. Every post and connect()
+// is first the UcContract's to refuse (fabric/uc_contract.h). All three
+// data-path calls go through the context's operation table, as the
+// header's inline functions do.
 #ifndef WEFT_VERBS_INTERNAL_VERBS_ENDPOINT_H_
 #define WEFT_VERBS_INTERNAL_VERBS_ENDPOINT_H_
 
@@ -21,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/endpoint.h"
+#include "fabric/uc_contract.h"
 #include "timeline/timeline_recorder.h"
 #include "verbs/abi.h"
 #include "verbs/gid.h"
@@ -96,15 +98,13 @@ class VerbsEndpoint final : public Endpoint {
   absl::Status modify_error(const char* state, int err,
                             std::string_view hint = {}) const;
   absl::Status move_to_rtr(const Destination& peer);
-  // The entries for `parts` (the first lengths[i] bytes of each), their
-  // regions registered and counted outstanding; on error none stays
-  // counted.
+  // The entries for `parts` (the first lengths[i] bytes of each, in
+  // memory of this domain: the contract checked), their regions registered
+  // and counted outstanding; on error none stays counted.
   absl::StatusOr<Sges> sges_for(std::span<const Frame> parts,
                                 std::span<const uint32_t> lengths);
   // The regions' outstanding work ends (completion or teardown).
   void unpin(const Pinned& pinned);
-  absl::Status check_post(WorkId id, WorkKind kind, uint32_t outstanding,
-                          uint32_t limit) const;
   absl::Status post_error(const char* what, int rc, int saved_errno) const;
   Completion to_completion(const abi::ibv_wc& wc, const WorkId& id);
   // Puts a completion (and the frame it sent or received) on the timeline.
@@ -113,9 +113,9 @@ class VerbsEndpoint final : public Endpoint {
   Setup setup_;
   abi::ibv_cq* cq_ = nullptr;
   abi::ibv_qp* qp_ = nullptr;
-  bool connected_ = false;
-  uint32_t outstanding_sends_ = 0;
-  uint32_t outstanding_recvs_ = 0;
+  // INIT until connected, then RTS (the device knows of errors, not this
+  // endpoint); the work outstanding.
+  UcContract contract_;
   // Sends complete in posting order; their lengths, for the completions.
   std::deque<PostedSend> posted_sends_;
   // Receives complete in posting order; the regions they use.
