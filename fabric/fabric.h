@@ -1,6 +1,7 @@
 // Fabric: one rank's view of a transport. It opens endpoints (one per peer
 // per cable), owns the registered memory slabs and the clock. Collectives see
-// only this interface; the simulator and verbs implement it.
+// only this interface; the simulator (sim/), verbs (verbs/) and TCP (tcp/)
+// implement it.
 #ifndef WEFT_FABRIC_FABRIC_H_
 #define WEFT_FABRIC_FABRIC_H_
 

@@ -1,7 +1,7 @@
 // Lane: the engine's channel to one peer over one cable. It owns the
 // endpoint, the receive and send frames carved from the group's slab, and the
-// lane's half of the protocol (DESIGN.md, "Sequence checking and
-// reliability"):
+// lane's half of the protocol (docs/faults.md, "Recovery";
+// docs/architecture.md, "Sequence checking"):
 //
 //  - Checks: every completion is checked for status, then header, before a
 //    byte is used. With recovery off the immediate's sequence number must be

@@ -37,6 +37,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -320,6 +321,228 @@ inline Difference compare_in_order(std::vector<std::string> shown,
             absl::StrCat("shown nothing but printed `", printed[0], "`")};
   }
   return {};
+}
+
+// The prose (every line outside fenced blocks) is not run, so two of its
+// claims are checked apart from the blocks: the repository paths it names
+// exist, and a figure it quotes beside a run block is one the block shows.
+
+// The top-level entries of the checkout at `source_dir` whose paths are
+// repository paths: every file and folder but `.git`, build trees
+// (`build`, `build-*`) and an installation's roots (`bin`, `include`,
+// `lib`, `share`), which pages name inside a build or an install.
+inline std::set<std::string> repository_roots(const std::string& source_dir) {
+  static const std::set<std::string> kNotRepository = {".git", "bin", "include",
+                                                       "lib", "share"};
+  std::set<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (kNotRepository.count(name) > 0 || absl::StartsWith(name, "build")) {
+      continue;
+    }
+    out.insert(name);
+  }
+  return out;
+}
+
+// The line indices (0-based) of `lines` inside fenced blocks, fences
+// included (the same fences blocks_of() finds).
+inline std::vector<bool> fenced_lines(const std::vector<std::string>& lines) {
+  std::vector<bool> fenced(lines.size(), false);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!is_fence(lines[i])) continue;
+    fenced[i] = true;
+    for (++i; i < lines.size() && !is_fence(lines[i]); ++i) fenced[i] = true;
+    if (i < lines.size()) fenced[i] = true;
+  }
+  return fenced;
+}
+
+struct NamedPath {
+  size_t line = 0;  // 1-based
+  std::string path;
+};
+
+// Whether `word` stands for many paths or for one the reader picks: a glob
+// or placeholder character (`*`, `<`, `>`, `{`, `}`, `$`, `~`), `...`, or a
+// component past the first in capitals (`NAME`, `OUT_DIR`, `FILE.json`).
+inline bool is_pattern(absl::string_view word) {
+  if (word.find_first_of("*<>{}$~") != absl::string_view::npos ||
+      absl::StrContains(word, "...")) {
+    return true;
+  }
+  const std::vector<absl::string_view> parts = absl::StrSplit(word, '/');
+  for (size_t k = 1; k < parts.size(); ++k) {
+    const absl::string_view stem = parts[k].substr(0, parts[k].find('.'));
+    const bool capitals =
+        std::any_of(stem.begin(), stem.end(),
+                    [](unsigned char c) { return absl::ascii_isupper(c); }) &&
+        std::none_of(stem.begin(), stem.end(),
+                     [](unsigned char c) { return absl::ascii_islower(c); });
+    if (capitals) return true;
+  }
+  return false;
+}
+
+// `word` without what follows a path in prose: trailing punctuation, an
+// `#anchor`, a `:line` or `:first-last`; and without a leading `./`.
+inline std::string path_of_word(absl::string_view word) {
+  static const std::regex kLine(":[0-9]+(-[0-9]+)?$");
+  absl::ConsumePrefix(&word, "./");
+  word = absl::StripTrailingAsciiWhitespace(word);
+  const auto trailing = [](absl::string_view w) {
+    return !w.empty() &&
+           absl::string_view(".:!?").find(w.back()) != absl::string_view::npos;
+  };
+  while (trailing(word)) word.remove_suffix(1);
+  word = word.substr(0, word.find('#'));
+  std::string out = std::regex_replace(std::string(word), kLine, "");
+  while (trailing(out)) out.pop_back();
+  return out;
+}
+
+// The repository paths the prose of `text` names, in order: every word
+// (split at blanks and at `` ` ' " ( ) [ ] , ; | = ``) with a `/` whose first
+// component is one of `roots` (repository_roots()). A bare top-level name
+// (`README.md`) is one of `roots` by construction and is not listed. Left
+// out: fenced blocks (commands run in build trees, installed include paths);
+// patterns (is_pattern()); the text of a Markdown link to a URL, which names
+// a file of another project ("MLX's [`examples/cpp/distributed.cpp`](https:
+// ...)"); and paths whose first component is not a repository root, so
+// `build/default/...`, `include/weft/...`, `lib/...`, `$PREFIX/...`,
+// `weft/collectives/group.h` (as installed) and `mlx/distributed/...`.
+inline std::vector<NamedPath> repository_paths_of(
+    const std::string& text, const std::set<std::string>& roots) {
+  static const std::regex kForeignLink("\\[[^\\]]*\\]\\([a-z]+://[^)]*\\)");
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  const std::vector<bool> fenced = fenced_lines(lines);
+  std::vector<NamedPath> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (fenced[i]) continue;
+    const std::string prose = std::regex_replace(lines[i], kForeignLink, " ");
+    for (absl::string_view word : absl::StrSplit(
+             prose, absl::ByAnyChar(" \t`'\"()[],;|="), absl::SkipEmpty())) {
+      if (is_pattern(word)) continue;
+      const std::string path = path_of_word(word);
+      const size_t slash = path.find('/');
+      if (slash == std::string::npos || slash == 0) continue;
+      if (roots.count(path.substr(0, slash)) == 0) continue;
+      out.push_back({i + 1, path});
+    }
+  }
+  return out;
+}
+
+// A figure the prose beside a run block quotes: a number with exactly two
+// decimals and a unit of time or bandwidth (`852.87 us`, `68.85 GB/s`), as
+// weft-sim and weft-bench print virtual times and bandwidths. Figures of
+// other precision (`9.9 GB/s`, a link's figure; `2.7 ms`, a wall-clock
+// median) are derived or measured elsewhere and are not checked.
+struct QuotedFigure {
+  size_t line = 0;     // 1-based
+  std::string figure;  // as quoted: "852.87 us"
+  std::string number;  // "852.87"
+  // The run blocks the figure's paragraph touches: one of them must show
+  // the number.
+  std::vector<const Block*> beside;
+};
+
+// A paragraph's first and last line indices (0-based); first > last: none.
+struct Paragraph {
+  size_t first = 1;
+  size_t last = 0;
+  bool empty() const { return first > last; }
+};
+
+inline bool ends_paragraph(absl::string_view line) {
+  line = absl::StripAsciiWhitespace(line);
+  return line.empty() || is_fence(line) || absl::StartsWith(line, "<!--");
+}
+
+// The paragraph that ends right above line `above`, blank lines between
+// skipped; none when a fence or a marker comes first.
+inline Paragraph paragraph_above(const std::vector<std::string>& lines,
+                                 size_t above) {
+  size_t i = above;
+  while (i > 0 && absl::StripAsciiWhitespace(lines[i - 1]).empty()) --i;
+  if (i == 0 || ends_paragraph(lines[i - 1])) return {};
+  Paragraph p{i - 1, i - 1};
+  while (p.first > 0 && !ends_paragraph(lines[p.first - 1])) --p.first;
+  return p;
+}
+
+// The paragraph that starts right below line `below`, as paragraph_above().
+inline Paragraph paragraph_below(const std::vector<std::string>& lines,
+                                 size_t below) {
+  size_t i = below + 1;
+  while (i < lines.size() && absl::StripAsciiWhitespace(lines[i]).empty()) {
+    ++i;
+  }
+  if (i >= lines.size() || ends_paragraph(lines[i])) return {};
+  Paragraph p{i, i};
+  while (p.last + 1 < lines.size() && !ends_paragraph(lines[p.last + 1])) {
+    ++p.last;
+  }
+  return p;
+}
+
+// Every figure quoted in the paragraph right before a run block's marker
+// or right after its closing fence; a paragraph between two run blocks is
+// beside both. `blocks` are blocks_of(page, text).
+inline std::vector<QuotedFigure> figures_beside_run_blocks(
+    const std::string& text, const std::vector<Block>& blocks) {
+  static const std::regex kFigure(
+      R"((^|[^0-9A-Za-z_.])([0-9]+\.[0-9]{2}) ?(us|ms|ns|GB/s)(?![A-Za-z0-9_/]))");
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  std::vector<std::pair<Paragraph, std::vector<const Block*>>> paragraphs;
+  const auto beside = [&paragraphs](Paragraph p, const Block* b) {
+    if (p.empty()) return;
+    auto it =
+        std::find_if(paragraphs.begin(), paragraphs.end(),
+                     [&p](const auto& q) { return q.first.first == p.first; });
+    if (it == paragraphs.end()) {
+      paragraphs.push_back({p, {b}});
+    } else {
+      it->second.push_back(b);
+    }
+  };
+  for (const Block& b : blocks) {
+    if (b.marker.kind != Kind::kRun) continue;
+    const size_t marker = b.fence_line - 2;  // 0-based: the line before
+    beside(paragraph_above(lines, marker), &b);
+    const size_t closing = b.fence_line + b.body.size();  // 0-based
+    if (closing < lines.size()) beside(paragraph_below(lines, closing), &b);
+  }
+  std::vector<QuotedFigure> out;
+  for (const auto& [p, bs] : paragraphs) {
+    for (size_t i = p.first; i <= p.last; ++i) {
+      for (std::sregex_iterator m(lines[i].begin(), lines[i].end(), kFigure),
+           end;
+           m != end; ++m) {
+        out.push_back({i + 1, absl::StrCat((*m)[2].str(), " ", (*m)[3].str()),
+                       (*m)[2].str(), bs});
+      }
+    }
+  }
+  return out;
+}
+
+// Whether `body` shows `number` as a whole number (not part of a longer
+// one: 68.78 is not in 168.785).
+inline bool shows_number(const std::vector<std::string>& body,
+                         const std::string& number) {
+  const auto is_digit = [](char c) { return absl::ascii_isdigit(c); };
+  for (const std::string& line : body) {
+    for (size_t at = line.find(number); at != std::string::npos;
+         at = line.find(number, at + 1)) {
+      const size_t after = at + number.size();
+      const bool alone_before =
+          at == 0 || (!is_digit(line[at - 1]) && line[at - 1] != '.');
+      const bool alone_after = after == line.size() || !is_digit(line[after]);
+      if (alone_before && alone_after) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace weft::testing::docs

@@ -2,9 +2,15 @@
 // of a block with what its commands printed (masks, "...", excerpts).
 #include "doc_blocks.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -179,6 +185,113 @@ TEST(Blocks, EachFenceWithTheMarkerBeforeIt) {
   EXPECT_EQ(steps[0].shown_at, std::vector<size_t>{2});
   EXPECT_EQ(steps[1].command, "echo $?");
   EXPECT_EQ(steps[1].shown, Lines{"0"});
+}
+
+TEST(RepositoryPaths, ProsePathsFromARootWithoutLineAnchorOrPunctuation) {
+  const std::set<std::string> roots = {"docs", "sim", "tests", "README.md"};
+  const std::string page =
+      "See `sim/world.h:42`, docs/faults.md#recovery, [a](docs/x.md).\n"
+      "Also (sim/prng.h, \"tests/fuzz/\"); README.md and `sim/faults.h:3-9`.\n"
+      "<!-- doc-test: exempt: source excerpt -->\n"
+      "```\n"
+      "#include \"sim/in_a_block.h\"\n"
+      "```\n"
+      "| `tests/a.cc` | x=sim/b.h |\n";
+  const std::vector<NamedPath> paths = repository_paths_of(page, roots);
+  std::vector<std::string> named;
+  for (const NamedPath& p : paths) named.push_back(p.path);
+  EXPECT_EQ(named,
+            (Lines{"sim/world.h", "docs/faults.md", "docs/x.md", "sim/prng.h",
+                   "tests/fuzz/", "sim/faults.h", "tests/a.cc", "sim/b.h"}));
+  ASSERT_EQ(paths.size(), 8u);
+  EXPECT_EQ(paths[0].line, 1u);
+  EXPECT_EQ(paths[3].line, 2u);
+  EXPECT_EQ(paths[6].line, 7u);
+}
+
+TEST(RepositoryPaths, PatternsBuildAndInstallTreesAndOtherProjectsAreLeftOut) {
+  const std::set<std::string> roots = {"examples", "tests", "sim"};
+  const std::string page =
+      "`tests/fuzz/<name>_fuzz.cc`, `tests/*.cc`, `tests/{a,b}.cc`,\n"
+      "`tests/fuzz/corpus/NAME`, `sim/OUT_DIR/x.json`, `tests/...`,\n"
+      "`$PREFIX/lib/x`, `build/default/bin/weft-sim`, `include/weft/sim/x.h`,\n"
+      "`lib/pkgconfig`, `weft/sim/world.h`, `mlx/distributed/jaccl/`,\n"
+      "MLX's [`examples/cpp/distributed.cpp`](https://github.com/m/x.cpp).\n";
+  EXPECT_THAT(repository_paths_of(page, roots), ::testing::IsEmpty());
+  // A link into the repository is checked like any other path.
+  const std::vector<NamedPath> linked =
+      repository_paths_of("[an example](examples/a.cc)", roots);
+  ASSERT_EQ(linked.size(), 1u);
+  EXPECT_EQ(linked[0].path, "examples/a.cc");
+}
+
+TEST(RepositoryPaths, RootsLeaveOutGitBuildTreesAndInstallRoots) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / absl::StrCat("weft-doc-roots-", ::getpid());
+  for (const char* d : {".git", "build", "build-examples", "include", "lib",
+                        "docs", "sim", ".ci"}) {
+    fs::create_directories(dir / d);
+  }
+  std::ofstream(dir / "README.md") << "# weft\n";
+  const std::set<std::string> roots = repository_roots(dir.string());
+  fs::remove_all(dir);
+  EXPECT_EQ(roots, (std::set<std::string>{".ci", "README.md", "docs", "sim"}));
+}
+
+// A page with two run blocks and the paragraphs around them.
+const char kFiguresPage[] =
+    "Far away: 1.11 us.\n"                         // 1
+    "\n"                                           // 2
+    "The run takes 852.87 us, 68.85 GB/s:\n"       // 3
+    "\n"                                           // 4
+    "<!-- doc-test: run -->\n"                     // 5
+    "```\n"                                        // 6
+    "$ weft-bench\n"                               // 7
+    "    33554432   852.87   39.34   68.85\n"      // 8
+    "```\n"                                        // 9
+    "\n"                                           // 10
+    "Between: 19.78 GB/s, two 9.9 GB/s cables,\n"  // 11
+    "a 2.7 ms median, and 0.97 of the model.\n"    // 12
+    "<!-- doc-test: run -->\n"                     // 13
+    "```\n"                                        // 14
+    "$ weft-bench --model\n"                       // 15
+    "    16777216  1484.24   11.30   19.78\n"      // 16
+    "```\n"                                        // 17
+    "After: 1484.24 us and 168.785 GB/s.\n"        // 18
+    "\n"                                           // 19
+    "Far away again: 2.22 us.\n";                  // 20
+
+TEST(QuotedFigures, TwoDecimalTimesAndBandwidthsBesideARunBlock) {
+  const std::string page = kFiguresPage;
+  const std::vector<Block> blocks = blocks_of("p.md", page);
+  const std::vector<QuotedFigure> figures =
+      figures_beside_run_blocks(page, blocks);
+  std::vector<std::string> quoted;
+  for (const QuotedFigure& f : figures) {
+    quoted.push_back(
+        absl::StrCat(f.line, ": ", f.figure, " beside ", f.beside.size()));
+  }
+  // Not 9.9 GB/s or 2.7 ms (other precision), 0.97 (no unit), 168.785
+  // (three decimals), nor the far paragraphs' figures.
+  EXPECT_EQ(quoted,
+            (Lines{"3: 852.87 us beside 1", "3: 68.85 GB/s beside 1",
+                   "11: 19.78 GB/s beside 2", "18: 1484.24 us beside 1"}));
+  ASSERT_EQ(figures.size(), 4u);
+  EXPECT_EQ(figures[0].number, "852.87");
+  EXPECT_EQ(figures[0].beside[0], &blocks[0]);
+  EXPECT_EQ(figures[3].beside[0], &blocks[1]);
+}
+
+TEST(QuotedFigures, ABlockShowsAWholeNumberOnly) {
+  const Lines body = {"    33554432   852.87   39.34   68.85"};
+  EXPECT_TRUE(shows_number(body, "852.87"));
+  EXPECT_TRUE(shows_number(body, "68.85"));
+  EXPECT_FALSE(shows_number(body, "853.75"));
+  EXPECT_FALSE(shows_number(body, "52.87"));  // inside 852.87
+  EXPECT_FALSE(shows_number(body, "852.8"));  // a prefix of it
+  EXPECT_FALSE(shows_number(body, "34.68"));  // no such number
+  EXPECT_FALSE(shows_number({"1.001"}, "1.00"));
 }
 
 }  // namespace

@@ -1,14 +1,20 @@
 // The pages say what the tools print: every fenced block of README.md and
 // docs/*.md carries a doc-test marker, and every `run` block's commands
-// print what the block shows (the scheme is in doc_blocks.h).
+// print what the block shows (the scheme is in doc_blocks.h). Their prose
+// names repository paths that exist, quotes beside a run block only
+// figures the block shows, and README names every example.
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -56,6 +62,74 @@ TEST(DocsMarkers, EveryFencedBlockSaysHowItIsTested) {
     }
   }
   EXPECT_GT(blocks, 0u) << "no fenced blocks under " << WEFT_SOURCE_DIR;
+}
+
+// Every repository path the pages' prose names exists. What counts as one
+// and what is left out (fenced blocks; globs and placeholders: `*`, `<`,
+// `{`, `$`, `...`, a component in capitals such as NAME; build and install
+// trees: build/..., include/weft/..., lib/..., $PREFIX; another project's
+// file behind a link to it) is repository_paths_of()'s rule, doc_blocks.h.
+TEST(DocsPaths, EveryRepositoryPathAPageNamesExists) {
+  const std::set<std::string> roots = repository_roots(WEFT_SOURCE_DIR);
+  ASSERT_TRUE(roots.count("docs") > 0 && roots.count("README.md") > 0)
+      << WEFT_SOURCE_DIR << " is not weft's checkout";
+  size_t named = 0;
+  for (const std::string& page : pages()) {
+    const std::string text = read_source_file(WEFT_SOURCE_DIR, page);
+    for (const NamedPath& p : repository_paths_of(text, roots)) {
+      ++named;
+      EXPECT_TRUE(
+          std::filesystem::exists(std::string(WEFT_SOURCE_DIR) + "/" + p.path))
+          << page << ":" << p.line << ": `" << p.path
+          << "` is not in the repository: name it where it is now, from the "
+             "repository's root; a placeholder is <name> or NAME, another "
+             "project's file a link to it (tests/tools/doc_blocks.h)";
+    }
+  }
+  // The rules still find the pages' paths (they name hundreds).
+  EXPECT_GT(named, 100u);
+}
+
+TEST(DocsPaths, ReadmeNamesEveryExample) {
+  const std::string readme = read_source_file(WEFT_SOURCE_DIR, "README.md");
+  size_t examples = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::string(WEFT_SOURCE_DIR) + "/examples")) {
+    const std::string name = entry.path().filename().string();
+    if (name == "CMakeLists.txt") continue;
+    ++examples;
+    EXPECT_TRUE(absl::StrContains(readme, absl::StrCat("`", name, "`")))
+        << "README.md, \"Examples\", does not name examples/" << name
+        << ": add it to the list, saying what it shows";
+  }
+  EXPECT_GT(examples, 0u);
+}
+
+// A figure the prose quotes right before or after a run block is one the
+// block shows, digit for digit: the block is run, the prose is not, so a
+// changed figure is caught only here. The rule (two decimals and a unit of
+// time or bandwidth; figures of other precision are not checked) is
+// figures_beside_run_blocks()'s, doc_blocks.h.
+TEST(DocsFigures, AFigureQuotedBesideARunBlockIsOneTheBlockShows) {
+  size_t quoted = 0;
+  for (const std::string& page : pages()) {
+    const std::string text = read_source_file(WEFT_SOURCE_DIR, page);
+    const std::vector<Block> blocks = blocks_of(page, text);
+    for (const QuotedFigure& f : figures_beside_run_blocks(text, blocks)) {
+      ++quoted;
+      std::vector<std::string> where;
+      for (const Block* b : f.beside) where.push_back(b->where());
+      EXPECT_TRUE(std::any_of(
+          f.beside.begin(), f.beside.end(),
+          [&f](const Block* b) { return shows_number(b->body, f.number); }))
+          << page << ":" << f.line << ": the prose quotes " << f.figure
+          << " beside the run block at " << absl::StrJoin(where, " and ")
+          << ", which does not show " << f.number
+          << ": quote what the block shows (it is run; the prose is not)";
+    }
+  }
+  // benchmarking.md quotes the default run's time and bandwidth.
+  EXPECT_GT(quoted, 0u);
 }
 
 // The page's command with this build's binaries and files.
