@@ -1,5 +1,6 @@
 // The simulator in the conformance suite: two ranks of one world over a
 // tb5 cable; the world runs until idle between polls.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>

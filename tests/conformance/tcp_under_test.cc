@@ -3,6 +3,7 @@
 // sockets for up to a millisecond between polls, a wait bounded on the
 // wall clock.
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>

@@ -4,6 +4,7 @@
 // two ranks of the provider's world joined by one cable. The provider's
 // world moves a fixed step of virtual time with each poll.
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
