@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -151,14 +152,14 @@ ServeResult FabricServer::serve() {
       if (r->expected && !r->gone) finished = false;
     }
     if (finished && !result_) {
-      bool missing = false;
+      std::vector<uint32_t> missing;
       for (const auto& r : ranks_) {
-        missing = missing || (r->expected && !r->ever_connected);
+        if (r->expected && !r->ever_connected) missing.push_back(r->index);
       }
       result_ = released_result_.value_or(
-          ServeResult{missing ? ServeResult::Outcome::kMissingRanks
-                              : ServeResult::Outcome::kFinished,
-                      world_->clock().now_ns(), ""});
+          ServeResult{missing.empty() ? ServeResult::Outcome::kFinished
+                                      : ServeResult::Outcome::kMissingRanks,
+                      world_->clock().now_ns(), "", std::move(missing)});
     }
   }
   return result_.value_or(ServeResult{ServeResult::Outcome::kStopped,

@@ -78,6 +78,8 @@ struct ServeResult {
   Outcome outcome = Outcome::kFinished;
   TimeNs end_ns = 0;
   std::string report;  // deadlock or time limit: the report printed
+  // kMissingRanks: the expected ranks that never connected, in rank order.
+  std::vector<uint32_t> never_connected;
 };
 
 class FabricServer {

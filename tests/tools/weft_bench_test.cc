@@ -382,6 +382,18 @@ TEST(WeftBenchTcp, AContraryWeftFabricIsBadInput) {
                    "WEFT_FABRIC=verbs MLX_HOSTFILE=hosts.json ");
 }
 
+// WEFT_FABRIC names the group this process is a rank of (weft-sim launch
+// sets it): a value that names no group fabric is refused, never read as
+// "run the simulator".
+TEST(WeftBench, AWeftFabricNamingNoGroupIsBadInput) {
+  for (const std::string value : {"rdma", "sim"}) {
+    expect_bad_input(
+        "-b 4K -e 4K",
+        "WEFT_FABRIC=" + value + " names no fabric weft-bench can join",
+        "WEFT_FABRIC=" + value + " ");
+  }
+}
+
 TEST(WeftBenchVerbs, MissingRdmaLibraryFailsCleanly) {
   const std::string devices = write_scratch("one_rank.json", "[[null]]");
   const ToolResult r =

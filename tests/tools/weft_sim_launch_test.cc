@@ -238,6 +238,43 @@ TEST(WeftBenchOnTheServer, FourProcessesAreCorrectAtEverySizeAndRepeatable) {
   EXPECT_EQ(trace_hash(a.out), trace_hash(b.out));
 }
 
+// The launch contract: launch names the fabric (WEFT_FABRIC=verbs, over
+// the simulated provider) and weft-bench without --fabric follows it, as
+// one rank of the group, instead of simulating a world of its own in each
+// process (which never reaches the server: "ranks missing").
+TEST(WeftBenchOnTheServer, LearnsTheFabricFromLaunch) {
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH, absl::StrCat("launch --ranks=2 --timeout_s=300 -- ",
+                                  WEFT_BENCH_PATH, " -b 4K -e 4K -n 1 -w 1"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("on a group of 2 on verbs (this is rank 0)"));
+  EXPECT_EQ(checked_rows(r.out), 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("weft-sim: finished at virtual time"));
+  // Told to simulate on its own, it refuses in one line.
+  const ToolResult sim =
+      run_tool(WEFT_SIM_PATH,
+               absl::StrCat("launch --ranks=2 --timeout_s=300 -- ",
+                            WEFT_BENCH_PATH, " --fabric=sim -b 4K -e 4K"));
+  EXPECT_EQ(sim.code, 1) << sim.out << sim.err;
+  EXPECT_EQ(count(sim.out, std::regex("\\): exited 2")), 2) << sim.out;
+  EXPECT_THAT(sim.err,
+              HasSubstr("weft-bench: --fabric=sim, but WEFT_FABRIC=verbs"));
+}
+
+// A rank that ends without a verbs call leaves the run "ranks missing";
+// launch says why in one line, naming the rank and how it ended.
+TEST(LaunchOnTheServer, ARankThatNeverReachesTheWorldIsExplained) {
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH, "launch --ranks=2 --timeout_s=60 -- /bin/sh -c 'exit 0'");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("weft-sim: ranks missing at virtual time"));
+  static const std::regex kWhy(
+      "weft-sim launch: rank\\(s\\) [01] \\(exited 0\\), [01] \\(exited "
+      "0\\) ended without a verbs call to the simulated world[^\n]*"
+      "WEFT_FABRIC=verbs");
+  EXPECT_EQ(count(r.err, kWhy), 1) << r.err;
+}
+
 // launch --trace writes the world's timeline; Perfetto draws it as
 // written: every track's slices nest, frames in flight on a link included.
 TEST(WeftBenchOnTheServer, TheTraceNestsOnEveryTrack) {

@@ -3,6 +3,7 @@
 // coordinator, a fresh secret), a failing rank named with its status, the
 // wall-clock deadline ending a rank that never exits, and weft-bench as N
 // processes over the TCP fabric with every result checked.
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
@@ -226,6 +227,41 @@ void expect_bench_runs(int ranks) {
 
 TEST(WeftSimTcpLaunch, WeftBenchOnTwoRanks) { expect_bench_runs(2); }
 TEST(WeftSimTcpLaunch, WeftBenchOnThreeRanks) { expect_bench_runs(3); }
+
+// The launch contract: launch names the fabric (WEFT_FABRIC=tcp), and
+// weft-bench without --fabric follows it: one table, from rank 0, of a
+// group of two over TCP, never the simulator in each process.
+TEST(WeftSimTcpLaunch, WeftBenchLearnsTheFabricFromLaunch) {
+  const ToolResult r =
+      launch(absl::StrCat("--ranks=2 --timeout_s=120 -- ", WEFT_BENCH_PATH,
+                          " -b 4K -e 4K -w 1 -n 1"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("on a group of 2 on tcp (this is rank 0)"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("simulated")));
+  const std::vector<std::string> lines = lines_of(r.out);
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                          [](const std::string& l) {
+                            return l.rfind("# weft-bench ", 0) == 0;
+                          }),
+            1)
+      << r.out;
+}
+
+// A process under launch that is told to run something else refuses in
+// one line (exit 2) instead of running it.
+TEST(WeftSimTcpLaunch, WeftBenchRefusesAFabricLaunchDidNotStart) {
+  for (const char* fabric : {"sim", "verbs"}) {
+    const ToolResult r =
+        launch(absl::StrCat("--ranks=2 --timeout_s=120 -- ", WEFT_BENCH_PATH,
+                            " --fabric=", fabric, " -b 4K -e 4K"));
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("): exited 2\n")) << fabric;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("# weft-bench"))) << fabric;
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("weft-bench: --fabric=", fabric,
+                                              ", but WEFT_FABRIC=tcp")))
+        << r.err;
+  }
+}
 
 }  // namespace
 }  // namespace weft::testing

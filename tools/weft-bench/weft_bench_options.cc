@@ -1,5 +1,9 @@
 #include "tools/weft-bench/weft_bench_options.h"
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/flags/flag.h"
@@ -64,14 +68,16 @@ ABSL_FLAG(bool, registered, false,
           "register each rank's input and output with the group once per "
           "row (Group::register_memory), so operations send from and "
           "receive into them instead of staging through weft's frames");
-ABSL_FLAG(std::string, fabric, "sim",
+ABSL_FLAG(std::string, fabric, "",
           "sim: simulated ranks in this process (--ranks, --link, ...), "
           "virtual time; verbs: this process is one rank of a group formed "
           "from JACCL's environment (JACCL_RANK, JACCL_IBV_DEVICES, "
           "JACCL_COORDINATOR), wall time; tcp: this process is one rank of a "
           "group over TCP formed from MLX's ring hostfile (MLX_HOSTFILE, "
-          "MLX_RANK), wall time: start it under weft-sim launch --fabric=tcp "
-          "--ranks=N");
+          "MLX_RANK), wall time. Default: WEFT_FABRIC when it is set "
+          "(weft-sim launch sets it: verbs under --fabric=sim, tcp under "
+          "--fabric=tcp), else sim; a --fabric that contradicts WEFT_FABRIC "
+          "is refused");
 
 namespace weft::tools::weft_bench {
 
@@ -223,6 +229,14 @@ absl::Status parse_data(BenchOptions* o, ReduceOp* redop, bool* redop_given) {
 
 }  // namespace
 
+std::optional<FabricKind> parse_fabric(std::string_view name) {
+  for (FabricKind kind :
+       {FabricKind::kSim, FabricKind::kVerbs, FabricKind::kTcp}) {
+    if (name == fabric_name(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
 const char* fabric_name(FabricKind fabric) {
   switch (fabric) {
     case FabricKind::kSim:
@@ -235,17 +249,49 @@ const char* fabric_name(FabricKind fabric) {
   return "sim";
 }
 
+absl::StatusOr<FabricKind> choose_fabric(std::string_view flag_text,
+                                         const char* launched) {
+  // Abseil's strings, not std::string_view, on older Abseil.
+  const std::string flag(flag_text);
+  const std::string env = launched == nullptr ? "" : launched;
+  std::optional<FabricKind> from_env;
+  if (!env.empty()) {
+    from_env = parse_fabric(env);
+    // Only a group fabric can be what launch (or a user) chose for this
+    // process: never run the simulator in its place.
+    if (!from_env || *from_env == FabricKind::kSim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "WEFT_FABRIC=", env,
+          " names no fabric weft-bench can join as one rank: set it to tcp "
+          "or verbs (weft-sim launch sets it), or unset it to run the "
+          "simulator"));
+    }
+  }
+  if (flag.empty()) return from_env.value_or(FabricKind::kSim);
+  const std::optional<FabricKind> chosen = parse_fabric(flag);
+  if (!chosen) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--fabric=", flag, " is none of sim, verbs, tcp"));
+  }
+  if (from_env && *chosen != *from_env) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--fabric=", flag, ", but WEFT_FABRIC=", env,
+        " says this process is one rank of a group on ", env,
+        *chosen == FabricKind::kSim
+            ? " (weft-sim launch sets it), where --fabric=sim would run every "
+              "rank in each process: leave out --fabric"
+            : ": leave out --fabric",
+        ", or unset WEFT_FABRIC"));
+  }
+  return *chosen;
+}
+
 absl::StatusOr<BenchOptions> bench_options() {
   BenchOptions o;
-  const std::string fabric = absl::GetFlag(FLAGS_fabric);
-  if (fabric == "verbs") {
-    o.fabric = FabricKind::kVerbs;
-  } else if (fabric == "tcp") {
-    o.fabric = FabricKind::kTcp;
-  } else if (fabric != "sim") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--fabric=", fabric, " is none of sim, verbs, tcp"));
-  }
+  absl::StatusOr<FabricKind> fabric =
+      choose_fabric(absl::GetFlag(FLAGS_fabric), std::getenv("WEFT_FABRIC"));
+  if (!fabric.ok()) return fabric.status();
+  o.fabric = *fabric;
   if (absl::Status s = parse_sizes(&o); !s.ok()) return s;
   if (absl::Status s = parse_iterations(&o); !s.ok()) return s;
   ReduceOp redop = ReduceOp::kSum;

@@ -23,7 +23,8 @@ ABSL_DECLARE_FLAG(std::string, cables);
 
 ABSL_FLAG(std::string, fabric, "sim",
           "launch: sim (the simulation server; the ranks run verbs programs "
-          "over weft's simulated provider; Linux) or tcp (real TCP on this "
+          "over weft's simulated provider, with WEFT_FABRIC=verbs; Linux) or "
+          "tcp (real TCP on this "
           "machine, no server; of the world flags only --ranks and --cables "
           "apply: each rank gets MLX_HOSTFILE, a JSON hostfile of --cables "
           "addresses per rank on --host, on ports free when chosen, in a "

@@ -175,7 +175,33 @@ std::vector<EnvSetting> rank_env(const LaunchEnv& env, uint32_t rank) {
           {"JACCL_COORDINATOR", env.coordinator, true},
           {"MLX_JACCL_COORDINATOR", env.coordinator, true},
           {"LD_LIBRARY_PATH", path},
-          {"WEFT_VERBS_LIBRARY", env.dropin + "/libibverbs.so.1"}};
+          {"WEFT_VERBS_LIBRARY", env.dropin + "/libibverbs.so.1"},
+          // launch's word on the fabric, which weft's programs follow
+          // (weft-bench, ProcessGroup, jaccl::init): verbs, over the
+          // simulated provider.
+          {"WEFT_FABRIC", "verbs"}};
+}
+
+// Ranks whose process ended before it made a verbs call: the run ends as
+// "ranks missing", and one line says why (a program that does its RDMA
+// other than through the simulated provider, or none at all).
+void explain_missing(const ServeResult& result, const RankProcesses& ranks) {
+  std::string ended;
+  for (uint32_t missing : result.never_connected) {
+    for (const RankProcess& r : ranks.ranks()) {
+      if (r.rank != missing || !r.status) continue;
+      absl::StrAppendFormat(&ended, "%s%u (%s)", ended.empty() ? "" : ", ",
+                            r.rank, describe_status(*r.status));
+    }
+  }
+  if (ended.empty()) return;
+  std::fprintf(stderr,
+               "weft-sim launch: rank(s) %s ended without a verbs call to "
+               "the simulated world, so the run ends as ranks missing: under "
+               "--fabric=sim every rank does its RDMA through weft's "
+               "simulated provider (LD_LIBRARY_PATH, WEFT_VERBS_LIBRARY; weft "
+               "programs follow WEFT_FABRIC=verbs)\n",
+               ended.c_str());
 }
 
 }  // namespace
@@ -262,6 +288,7 @@ int launch_on_sim(const LaunchRequest& request) {
     }
   }
   const ServeResult result = served->serve();
+  explain_missing(result, ranks);
   // The ranks the server ended exit on their own; give them a moment, then
   // make sure none outlives the launcher.
   if (!timed_out) {
