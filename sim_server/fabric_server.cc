@@ -31,7 +31,6 @@
 #include "sim_server/shared_memory.h"
 
 namespace weft::sim_server {
-
 absl::StatusOr<std::unique_ptr<FabricServer>> FabricServer::create(
     ServerOptions options) {
   sockaddr_un addr{};
@@ -112,12 +111,14 @@ ServeResult FabricServer::serve() {
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
     for (const auto& c : clients_) fds.push_back({c->fd, POLLIN, 0});
+    const size_t clients = clients_.size();
+    if (options_.wake_fd >= 0) fds.push_back({options_.wake_fd, POLLIN, 0});
     const int n = ::poll(fds.data(), fds.size(), kTickMs);
     if (n < 0 && errno != EINTR) break;
     if (n > 0) {
       // Clients first (in the order they came), then new ones.
       std::vector<Client*> ready;
-      for (size_t i = 1; i < fds.size(); ++i) {
+      for (size_t i = 1; i <= clients; ++i) {
         if (fds[i].revents != 0) ready.push_back(clients_[i - 1].get());
       }
       for (Client* c : ready) read_client(*c);

@@ -63,8 +63,12 @@ struct ServerOptions {
   // come by then counts as gone, and the run ends as kMissingRanks.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(60)};
   // Called about every 100 ms of wall time while serving (the launcher
-  // reaps its children there). Returning false stops serving.
+  // reaps its children there), and at once when `wake_fd` is readable.
+  // Returning false stops serving.
   std::function<bool()> tick;
+  // Polled with the clients when >= 0 (never read): a caller's self-pipe,
+  // so that a signal reaches tick() without waiting for the period.
+  int wake_fd = -1;
 };
 
 struct ServeResult {

@@ -8,9 +8,12 @@
 // weft-bench (its table, and rank 0's registration cache after it), and
 // all-sums from registered user memory, with and without loss.
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <regex>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "child_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -434,6 +438,94 @@ TEST(RegisteredMemoryOnTheServer, AllSumsFromRegisteredBuffersUnderLoss) {
   for (long long bytes : zero_copy_bytes(r.out)) {
     EXPECT_GT(bytes, 0) << r.out;
   }
+}
+
+// Signals: SIGINT and SIGTERM end launch as mpirun ends a job. Every rank
+// gets the signal, the run's line says so, the temporary directory (the
+// socket, the device JSON) is removed, and launch exits 128 + the signal.
+// The ranks print where the socket is, then sleep until ended.
+void expect_launch_interrupted(int signal, const std::string& name) {
+  ChildProcess launch({WEFT_SIM_PATH, "launch", "--ranks=2", "--timeout_s=120",
+                       "--", "/bin/sh", "-c",
+                       "echo \"socket $WEFT_SIM_SERVER\"; exec sleep 600"});
+  ASSERT_TRUE(launch.wait_for_line("socket "));
+  ASSERT_TRUE(launch.wait_for_line("socket "));  // both ranks run
+  const std::filesystem::path dir =
+      std::filesystem::path(launch.after("socket ")).parent_path();
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
+  ASSERT_EQ(::kill(launch.pid(), signal), 0);
+  EXPECT_EQ(launch.wait(), 128 + signal) << launch.out() << launch.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(launch.out(), HasSubstr("weft-sim: interrupted by " + name +
+                                      " at virtual time 0.000 us"));
+  EXPECT_EQ(count(launch.out(), std::regex("\\): killed by signal " +
+                                           std::to_string(signal))),
+            2)
+      << launch.out();
+}
+
+TEST(LaunchSignals, SigintEndsTheRanksAndRemovesTheDirectory) {
+  expect_launch_interrupted(SIGINT, "SIGINT");
+}
+
+TEST(LaunchSignals, SigtermEndsTheRanksAndRemovesTheDirectory) {
+  expect_launch_interrupted(SIGTERM, "SIGTERM");
+}
+
+// `launch ... | head -1`: the ranks write until the reader has gone (and
+// then die of SIGPIPE); launch's own lines find stdout closed, and it ends
+// quietly with 141, its directory removed.
+TEST(LaunchSignals, AClosedStdoutEndsQuietlyWith141) {
+  ChildProcess launch({WEFT_SIM_PATH, "launch", "--ranks=2", "--timeout_s=120",
+                       "--", "/bin/sh", "-c",
+                       "while echo \"socket $WEFT_SIM_SERVER\"; do :; done"});
+  ASSERT_TRUE(launch.wait_for_line("socket "));
+  const std::filesystem::path dir =
+      std::filesystem::path(launch.after("socket ")).parent_path();
+  launch.close_stdout();
+  EXPECT_EQ(launch.wait(), 141) << launch.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(launch.err(), ::testing::Not(HasSubstr("pipe"))) << launch.err();
+  EXPECT_THAT(launch.err(), ::testing::Not(HasSubstr("weft-sim: ")));
+}
+
+// serve: the same, for a server whose ranks were started by hand (none
+// here).
+void expect_serve_interrupted(int signal, const std::string& name) {
+  ChildProcess serve({WEFT_SIM_PATH, "serve", "--ranks=2"});
+  ASSERT_TRUE(serve.wait_for_line("weft-sim serve: 2 ranks; run each with"));
+  const std::string line = serve.after("WEFT_SIM_SERVER=");
+  const std::filesystem::path dir =
+      std::filesystem::path(line.substr(0, line.find(' '))).parent_path();
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
+  ASSERT_EQ(::kill(serve.pid(), signal), 0);
+  EXPECT_EQ(serve.wait(), 128 + signal) << serve.out() << serve.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(serve.out(), HasSubstr("weft-sim: interrupted by " + name));
+}
+
+TEST(ServeSignals, SigintRemovesTheDirectory) {
+  expect_serve_interrupted(SIGINT, "SIGINT");
+}
+
+TEST(ServeSignals, SigtermRemovesTheDirectory) {
+  expect_serve_interrupted(SIGTERM, "SIGTERM");
+}
+
+// `serve | head -1`: the reader takes the first line and goes; serve's
+// last line (when the ranks it waits for have not come within 1 s) finds
+// stdout closed, and it ends quietly with 141, its directory removed.
+TEST(ServeSignals, AClosedStdoutEndsQuietlyWith141) {
+  ChildProcess serve(
+      {WEFT_SIM_PATH, "serve", "--ranks=2", "--connect_timeout_s=1"});
+  ASSERT_TRUE(serve.wait_for_line("weft-sim serve: 2 ranks; run each with"));
+  const std::string line = serve.after("WEFT_SIM_SERVER=");
+  const std::filesystem::path dir =
+      std::filesystem::path(line.substr(0, line.find(' '))).parent_path();
+  serve.close_stdout();
+  EXPECT_EQ(serve.wait(), 141) << serve.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(serve.err(), ::testing::Not(HasSubstr("pipe"))) << serve.err();
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // coordinator, a fresh secret), a failing rank named with its status, the
 // wall-clock deadline ending a rank that never exits, and weft-bench as N
 // processes over the TCP fabric with every result checked.
+#include <signal.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "child_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -193,6 +196,55 @@ TEST(WeftSimTcpLaunch, BadInputExits2WithOneLine) {
   bad("--fabric=tcp --cables=9 -- true", "--cables");
   bad("--fabric=tcp --ranks=2", "give the program after --");
   bad("--fabric=tcp --ranks=3 -- true : true", "2 programs");
+}
+
+// Signals: launch passes SIGINT or SIGTERM on to every rank, removes the
+// hostfile's directory and exits 128 + the signal.
+void expect_interrupted(int signal, const std::string& name) {
+  ChildProcess launch({WEFT_SIM_PATH, "launch", "--fabric=tcp", "--ranks=2",
+                       "--timeout_s=120", "--", "/bin/sh", "-c",
+                       "echo \"hostfile $MLX_HOSTFILE\"; exec sleep 600"});
+  ASSERT_TRUE(launch.wait_for_line("hostfile "));
+  ASSERT_TRUE(launch.wait_for_line("hostfile "));  // both ranks run
+  const std::filesystem::path dir =
+      std::filesystem::path(launch.after("hostfile ")).parent_path();
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
+  ASSERT_EQ(::kill(launch.pid(), signal), 0);
+  EXPECT_EQ(launch.wait(), 128 + signal) << launch.out() << launch.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(launch.err(), HasSubstr("weft-sim launch: interrupted by " +
+                                      name + "; ending rank(s) 0, 1"));
+  const std::string killed =
+      "): killed by signal " + std::to_string(signal) + "\n";
+  EXPECT_THAT(launch.out(), HasSubstr("rank 0 (pid ")) << launch.out();
+  size_t killed_lines = 0;
+  for (size_t at = 0; (at = launch.out().find(killed, at)) != std::string::npos;
+       ++at) {
+    ++killed_lines;
+  }
+  EXPECT_EQ(killed_lines, 2u) << launch.out();
+}
+
+TEST(WeftSimTcpLaunch, SigintEndsTheRanksAndRemovesTheHostfile) {
+  expect_interrupted(SIGINT, "SIGINT");
+}
+
+TEST(WeftSimTcpLaunch, SigtermEndsTheRanksAndRemovesTheHostfile) {
+  expect_interrupted(SIGTERM, "SIGTERM");
+}
+
+// `launch --fabric=tcp ... | head -1`: quietly 141, the directory removed.
+TEST(WeftSimTcpLaunch, AClosedStdoutEndsQuietlyWith141) {
+  ChildProcess launch({WEFT_SIM_PATH, "launch", "--fabric=tcp", "--ranks=2",
+                       "--timeout_s=120", "--", "/bin/sh", "-c",
+                       "while echo \"hostfile $MLX_HOSTFILE\"; do :; done"});
+  ASSERT_TRUE(launch.wait_for_line("hostfile "));
+  const std::filesystem::path dir =
+      std::filesystem::path(launch.after("hostfile ")).parent_path();
+  launch.close_stdout();
+  EXPECT_EQ(launch.wait(), 141) << launch.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(launch.err(), ::testing::Not(HasSubstr("pipe"))) << launch.err();
 }
 
 // weft-bench as N processes on the TCP fabric, every result checked: its

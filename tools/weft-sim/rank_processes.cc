@@ -92,6 +92,15 @@ void RankProcesses::kill_all() {
   }
 }
 
+void RankProcesses::end(int signal, Clock::duration grace) {
+  reap();
+  for (const RankProcess& r : ranks_) {
+    if (!r.status) ::kill(r.pid, signal);
+  }
+  wait_until(Clock::now() + grace);
+  kill_all();
+}
+
 bool RankProcesses::all_exited() const {
   for (const RankProcess& r : ranks_) {
     if (!r.status) return false;

@@ -68,6 +68,9 @@ class RankProcesses {
                   const std::function<bool()>& stop = {});
   // SIGKILL to every rank still running; reaps them all.
   void kill_all();
+  // `signal` to every rank still running, then up to `grace` for them to
+  // exit, then kill_all().
+  void end(int signal, Clock::duration grace);
 
   const std::vector<RankProcess>& ranks() const { return ranks_; }
   bool all_exited() const;

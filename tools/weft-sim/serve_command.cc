@@ -10,6 +10,7 @@
 // group variables (JACCL_RANK, JACCL_IBV_DEVICES with the world's device
 // JSON, JACCL_COORDINATOR on loopback), the way mpirun starts an MPI job.
 // Linux only, as the provider is.
+#include <signal.h>
 #include <stdlib.h>
 
 #include <chrono>
@@ -27,6 +28,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sim_server/fabric_server.h"
 #include "tools/cli/cli_common.h"
@@ -35,6 +37,7 @@
 #include "tools/weft-sim/free_ports.h"
 #include "tools/weft-sim/launch.h"
 #include "tools/weft-sim/rank_processes.h"
+#include "tools/weft-sim/stop_signals.h"
 #include "tools/weft-sim/temp_dir.h"
 
 ABSL_FLAG(std::string, socket, "",
@@ -92,10 +95,11 @@ absl::StatusOr<sim_server::ServerOptions> server_options(
   return o;
 }
 
-// Prints the end of a run (and writes the trace); the exit code.
+// Prints the end of a run (and writes the trace); the exit code. A run a
+// signal stopped (`signal` not 0) ends "interrupted by SIGINT".
 int finish(const FabricServer& server, const ServeResult& result,
-           const cli::WorldFlags& world) {
-  const char* outcome = "finished";
+           const cli::WorldFlags& world, int signal) {
+  std::string outcome = "finished";
   if (result.outcome == ServeResult::Outcome::kDeadlock) outcome = "deadlock";
   if (result.outcome == ServeResult::Outcome::kTimeLimit) {
     outcome = "time limit";
@@ -104,10 +108,13 @@ int finish(const FabricServer& server, const ServeResult& result,
   if (result.outcome == ServeResult::Outcome::kMissingRanks) {
     outcome = "ranks missing";
   }
+  if (signal != 0) {
+    outcome = absl::StrCat("interrupted by ", StopSignals::name(signal));
+  }
   std::printf(
       "weft-sim: %s at virtual time %.3f us, %u faults injected, "
       "trace hash %s\n",
-      outcome, static_cast<double>(result.end_ns) / kNsPerUs,
+      outcome.c_str(), static_cast<double>(result.end_ns) / kNsPerUs,
       static_cast<unsigned>(server.world().injected_faults().size()),
       server.world().trace().hash_hex().c_str());
   if (!world.trace_path.empty()) {
@@ -120,6 +127,7 @@ int finish(const FabricServer& server, const ServeResult& result,
     std::printf("trace written to %s\n", world.trace_path.c_str());
   }
   std::fflush(stdout);
+  if (signal != 0) return StopSignals::exit_code();
   return result.outcome == ServeResult::Outcome::kFinished ? cli::kExitOk
                                                            : cli::kExitFailed;
 }
@@ -221,6 +229,10 @@ int run_serve(int argc, char** argv) {
     dir.emplace(*std::move(made));
     options->socket_path = dir->file("socket");
   }
+  // A signal ends serving at once; the socket and its directory go.
+  const StopSignals signals;
+  options->wake_fd = signals.fd();
+  options->tick = [] { return StopSignals::received() == 0; };
   absl::StatusOr<std::unique_ptr<sim_server::FabricServer>> server =
       FabricServer::create(*std::move(options));
   if (!server.ok()) return cli::bad_input(server.status());
@@ -231,7 +243,10 @@ int run_serve(int argc, char** argv) {
       (*server)->socket_path().c_str());
   std::fflush(stdout);
   const ServeResult result = (*server)->serve();
-  return finish(**server, result, *world);
+  if (StopSignals::quiet()) return StopSignals::exit_code();
+  const int code = finish(**server, result, *world, StopSignals::received());
+  // Stdout closed while the lines above went out: quietly, 141.
+  return StopSignals::received() != 0 ? StopSignals::exit_code() : code;
 }
 
 int launch_on_sim(const LaunchRequest& request) {
@@ -256,13 +271,16 @@ int launch_on_sim(const LaunchRequest& request) {
       RankProcesses::Clock::now() + std::chrono::seconds(request.timeout_s);
   bool timed_out = false;
   sim_server::FabricServer* served = nullptr;
+  // A signal stops serving at once; the ranks are then ended with it.
+  const StopSignals signals;
+  options->wake_fd = signals.fd();
   options->tick = [&]() {
     ranks.reap();
     for (const RankProcess& r : ranks.ranks()) {
       if (r.status && served != nullptr) served->rank_gone(r.rank);
     }
     timed_out = RankProcesses::Clock::now() > deadline;
-    return !timed_out;
+    return !timed_out && StopSignals::received() == 0;
   };
   absl::StatusOr<std::unique_ptr<sim_server::FabricServer>> server =
       FabricServer::create(*std::move(options));
@@ -288,11 +306,21 @@ int launch_on_sim(const LaunchRequest& request) {
     }
   }
   const ServeResult result = served->serve();
+  if (const int signal = StopSignals::received(); signal != 0) {
+    // Ended as mpirun ends its job: the ranks get the signal (a closed
+    // stdout: SIGTERM), then SIGKILL after the grace period.
+    ranks.end(StopSignals::quiet() ? SIGTERM : signal, kExitGrace);
+    if (StopSignals::quiet()) return StopSignals::exit_code();
+    finish(*served, result, request.world, signal);
+    ranks.print_exits();
+    return StopSignals::exit_code();
+  }
   explain_missing(result, ranks);
   // The ranks the server ended exit on their own; give them a moment, then
   // make sure none outlives the launcher.
   if (!timed_out) {
-    ranks.wait_until(RankProcesses::Clock::now() + kExitGrace);
+    ranks.wait_until(RankProcesses::Clock::now() + kExitGrace,
+                     [] { return StopSignals::received() != 0; });
   }
   ranks.kill_all();
   if (timed_out) {
@@ -301,9 +329,11 @@ int launch_on_sim(const LaunchRequest& request) {
                  "killed them\n",
                  static_cast<unsigned long long>(request.timeout_s));
   }
-  int code = finish(*served, result, request.world);
+  int code = finish(*served, result, request.world, 0);
   const bool all_ok = ranks.print_exits();
   if (!all_ok || timed_out) code = cli::kExitFailed;
+  // A closed stdout (the lines above went nowhere) or a signal at the end.
+  if (StopSignals::received() != 0) return StopSignals::exit_code();
   return code;
 }
 
