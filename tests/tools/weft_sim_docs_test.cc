@@ -152,7 +152,13 @@ std::string compare(const std::vector<std::string>& shown,
       want.insert(docs::masked(l));
     }
   }
-  for (const std::string& l : printed) got.insert(docs::masked(l));
+  for (const std::string& l : printed) {
+    // The server names a rank that holds virtual time for --hold_report_s
+    // of wall time: on a loaded host that can happen to any sample, and it
+    // changes nothing else.
+    if (l.find(" has held virtual time at ") != std::string::npos) continue;
+    got.insert(docs::masked(l));
+  }
   std::vector<std::string> missing;
   std::vector<std::string> extra;
   std::set_difference(want.begin(), want.end(), got.begin(), got.end(),

@@ -528,5 +528,83 @@ TEST(ServeSignals, AClosedStdoutEndsQuietlyWith141) {
   EXPECT_THAT(serve.err(), ::testing::Not(HasSubstr("pipe"))) << serve.err();
 }
 
+// A rank that holds virtual time (here pingpong's client as rank 1 of 3,
+// blocked reading its peer's address from the test, which says nothing)
+// while the other two wait on the fabric is named on stderr once, after
+// --hold_report_s, with the call the server last saw from it; the run is
+// the same as without the report.
+struct HeldRun {
+  int code = -1;
+  std::string out;
+};
+
+HeldRun run_held(int hold_report_s) {
+  HeldRun run;
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (listener < 0 ||
+      ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listener, 1) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "cannot listen on 127.0.0.1";
+    return run;
+  }
+  const std::string held_port = std::to_string(ntohs(addr.sin_port));
+  const std::string port = std::to_string(free_port());
+  const std::string pair = " -g 1 -n 20 -p " + port;
+  ChildProcess launch(
+      {"/bin/sh", "-c",
+       absl::StrCat(foreign_env(), WEFT_SIM_PATH,
+                    " launch --ranks=3 --seed=1 --timeout_s=120 "
+                    "--hold_report_s=",
+                    hold_report_s, " -- ", kPingpong, " -d sim_0_2_0", pair,
+                    " : ", kPingpong, " -g 1 -d sim_1_0_0 -p ", held_port,
+                    " 127.0.0.1 : ", WEFT_WAIT_FOR_LISTENER, " ", port, " 60 ",
+                    kPingpong, " -d sim_2_0_0", pair, " 127.0.0.1")},
+      /*merge_stderr=*/true);
+  if (hold_report_s > 0) {
+    EXPECT_TRUE(launch.wait_for_line("has held virtual time")) << launch.out();
+  }
+  // Rank 1 is let go: its peer closes without a word.
+  pollfd p{listener, POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 60'000), 1) << launch.out();
+  const int held = ::accept(listener, nullptr, nullptr);
+  if (held >= 0) ::close(held);
+  ::close(listener);
+  run.code = launch.wait(std::chrono::seconds(120));
+  run.out = launch.out();
+  return run;
+}
+
+TEST(HeldClock, TheRankHoldingVirtualTimeIsNamedOnceAndTheRunIsUnchanged) {
+  if (!std::filesystem::exists(kPingpong)) GTEST_SKIP() << kPingpong;
+  const HeldRun held = run_held(1);
+  // Rank 1 exits 1 (no peer address); the pair finishes.
+  EXPECT_EQ(held.code, 1) << held.out;
+  EXPECT_EQ(count(held.out, std::regex("has held virtual time")), 1)
+      << held.out;
+  EXPECT_THAT(held.out,
+              ::testing::ContainsRegex(
+                  "weft-sim serve: rank 1 \\(pid [0-9]+, ibv_uc_pingpong\\) "
+                  "has held virtual time at 0.000 us for 1 s of wall time: it "
+                  "has not waited on the fabric since its last call, ibv_"
+                  "[a-z_]+, while rank\\(s\\) 0, 2 wait on the fabric"));
+  EXPECT_THAT(held.out, HasSubstr("weft-sim: finished at virtual time"));
+  EXPECT_EQ(count(held.out, std::regex("\\): exited 0")), 2) << held.out;
+  const HeldRun quiet = run_held(0);
+  EXPECT_EQ(quiet.code, 1) << quiet.out;
+  EXPECT_THAT(quiet.out, ::testing::Not(HasSubstr("has held virtual time")));
+  ASSERT_FALSE(trace_hash(held.out).empty()) << held.out;
+  EXPECT_EQ(trace_hash(held.out), trace_hash(quiet.out));
+  const std::regex summary("weft-sim: finished at virtual time [^\n]*");
+  std::smatch a, b;
+  ASSERT_TRUE(std::regex_search(held.out, a, summary)) << held.out;
+  ASSERT_TRUE(std::regex_search(quiet.out, b, summary)) << quiet.out;
+  EXPECT_EQ(a.str(), b.str());
+}
+
 }  // namespace
 }  // namespace weft::testing

@@ -53,11 +53,17 @@ ABSL_FLAG(std::string, on_crash, "error",
 ABSL_FLAG(std::string, connect_timeout_s, "60",
           "serve, launch: seconds the ranks have to connect, from the first "
           "connection (1..3600)");
+ABSL_FLAG(std::string, hold_report_s, "5",
+          "serve, launch: when ranks have waited on the fabric this many "
+          "seconds of wall time while another rank holds virtual time back "
+          "(it computes, sleeps, waits on something else or has not "
+          "connected), name that rank and its last verbs call on stderr, "
+          "once; the run is unchanged (0: never; 0..3600)");
 namespace weft::tools::weft_sim {
 
 const cli::FlagSet kServeFlags("serve", "simulation server", FLAGS_socket,
                                FLAGS_on_deadlock, FLAGS_on_crash,
-                               FLAGS_connect_timeout_s);
+                               FLAGS_connect_timeout_s, FLAGS_hold_report_s);
 
 namespace {
 
@@ -92,6 +98,10 @@ absl::StatusOr<sim_server::ServerOptions> server_options(
       "connect_timeout_s", absl::GetFlag(FLAGS_connect_timeout_s), 1, 3600);
   if (!timeout.ok()) return timeout.status();
   o.connect_timeout = std::chrono::seconds(*timeout);
+  absl::StatusOr<uint64_t> hold = cli::parse_uint(
+      "hold_report_s", absl::GetFlag(FLAGS_hold_report_s), 0, 3600);
+  if (!hold.ok()) return hold.status();
+  o.hold_report = std::chrono::seconds(*hold);
   return o;
 }
 
