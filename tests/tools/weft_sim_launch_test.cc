@@ -606,5 +606,29 @@ TEST(HeldClock, TheRankHoldingVirtualTimeIsNamedOnceAndTheRunIsUnchanged) {
   EXPECT_EQ(a.str(), b.str());
 }
 
+// --socket places the server's socket where it says (its directory the
+// user's alone); the device JSON stays in launch's own directory.
+TEST(LaunchOnTheServer, TheSocketFlagPlacesTheSocket) {
+  std::string dir = ::testing::TempDir() + "/weft_socket_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string socket = dir + "/s";
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH, "launch --ranks=2 -n 1 --timeout_s=60 --socket=" + socket +
+                         " -- /bin/sh -c 'echo \"server $WEFT_SIM_SERVER\"'");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;  // no verbs call: ranks missing
+  EXPECT_THAT(r.out, HasSubstr("server " + socket + "\n"));
+  EXPECT_FALSE(std::filesystem::exists(socket));  // removed at the end
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LaunchOnTheServer, AProgramThatCannotRunIsBadInput) {
+  expect_bad_input(WEFT_SIM_PATH, "weft-sim",
+                   "launch --ranks=2 -- /nonexistent/prog",
+                   "cannot run '/nonexistent/prog'");
+  expect_bad_input(WEFT_SIM_PATH, "weft-sim",
+                   "launch --ranks=2 -- weft-no-such-program-anywhere",
+                   "no executable of that name on PATH");
+}
+
 }  // namespace
 }  // namespace weft::testing

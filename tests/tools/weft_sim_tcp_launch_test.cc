@@ -196,6 +196,9 @@ TEST(WeftSimTcpLaunch, BadInputExits2WithOneLine) {
   bad("--fabric=tcp --cables=9 -- true", "--cables");
   bad("--fabric=tcp --ranks=2", "give the program after --");
   bad("--fabric=tcp --ranks=3 -- true : true", "2 programs");
+  bad("--fabric=tcp --ranks=2 -- /nonexistent/prog",
+      "cannot run '/nonexistent/prog': No such file or directory");
+  bad("--fabric=tcp --ranks=2 -- /tmp", "cannot run '/tmp': not a file");
 }
 
 // Signals: launch passes SIGINT or SIGTERM on to every rank, removes the

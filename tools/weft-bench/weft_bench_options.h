@@ -48,9 +48,12 @@ std::optional<FabricKind> parse_fabric(std::string_view name);
 absl::StatusOr<FabricKind> choose_fabric(std::string_view flag,
                                          const char* launched);
 
+// One block of rows: a collective, its reduction and its element type
+// (-o all and -d all make one for each, as nccl-tests runs each).
 struct BenchOp {
   harness::CollectiveKind kind = harness::CollectiveKind::kAllReduce;
   ReduceOp redop = ReduceOp::kSum;
+  DType dtype = DType::kFloat32;
 };
 
 struct BenchOptions {
@@ -68,7 +71,8 @@ struct BenchOptions {
   bool check = true;
   // Buffers registered with the group (Group::register_memory).
   bool registered = false;
-  DType dtype = DType::kFloat32;
+  DType dtype = DType::kFloat32;  // -d; every op's own when not all_dtypes
+  bool all_dtypes = false;        // -d all: every dtype, a block each
   uint32_t root = 0;
   std::vector<BenchOp> ops;
   std::vector<harness::AlgorithmRequest> algorithms;

@@ -17,6 +17,7 @@
 #include "tools/cli/world_flags.h"
 #include "tools/weft-sim/commands.h"
 #include "tools/weft-sim/launch.h"
+#include "tools/weft-sim/rank_processes.h"
 
 ABSL_DECLARE_FLAG(std::string, ranks);
 ABSL_DECLARE_FLAG(std::string, cables);
@@ -103,6 +104,9 @@ int run_launch(int argc, char** argv) {
       return cli::bad_input(
           "give the program after --: weft-sim launch -n 2 -- PROGRAM ARGS "
           "(several programs, one per rank, separated by ':')");
+    }
+    if (absl::Status s = check_runnable(p[0]); !s.ok()) {
+      return cli::bad_input(s);
     }
   }
   const std::string fabric = absl::GetFlag(FLAGS_fabric);

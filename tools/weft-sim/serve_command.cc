@@ -143,21 +143,23 @@ int finish(const FabricServer& server, const ServeResult& result,
 }
 
 // Where the drop-in libibverbs.so.1 lives: $WEFT_SIM_DROPIN_DIR, else the
-// build tree's (for a weft-sim run from its build tree), else the
-// installed one next to the installed weft-sim.
+// one that belongs with this weft-sim, found relative to it: an installed
+// weft-sim's <libdir>/weft/dropin, a build tree's sim_verbs/dropin. Never
+// another tree's: an installation must not run what a rebuild of the
+// checkout it came from made.
 std::optional<std::string> dropin_dir() {
   std::error_code ec;
   std::vector<std::filesystem::path> candidates;
   if (const char* dir = std::getenv("WEFT_SIM_DROPIN_DIR")) {
     candidates.emplace_back(dir);
   }
-#ifdef WEFT_DROPIN_BUILD_DIR
-  candidates.emplace_back(WEFT_DROPIN_BUILD_DIR);
-#endif
   const std::filesystem::path self =
       std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     candidates.push_back(self.parent_path() / WEFT_DROPIN_INSTALLED_FROM_BIN);
+#ifdef WEFT_DROPIN_BUILD_FROM_BIN
+    candidates.push_back(self.parent_path() / WEFT_DROPIN_BUILD_FROM_BIN);
+#endif
   }
   for (const std::filesystem::path& candidate : candidates) {
     if (std::filesystem::exists(candidate / "libibverbs.so.1", ec)) {
@@ -272,7 +274,10 @@ int launch_on_sim(const LaunchRequest& request) {
   }
   absl::StatusOr<TempDir> dir = TempDir::create();
   if (!dir.ok()) return cli::bad_input(dir.status());
-  options->socket_path = dir->file("socket");
+  // --socket as serve takes it (its directory must be the user's alone);
+  // the device JSON stays in the temporary directory.
+  options->socket_path = absl::GetFlag(FLAGS_socket);
+  if (options->socket_path.empty()) options->socket_path = dir->file("socket");
   for (uint32_t r = 0; r < request.ranks; ++r) {
     options->expected_ranks.push_back(r);
   }
