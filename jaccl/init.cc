@@ -1,11 +1,14 @@
 // jaccl::init: JACCL's rules for when there is a group (nullptr or, strict,
 // an exception otherwise), then the group itself from
-// weft::ProcessGroup::start, with the Config turned into weft's.
+// weft::ProcessGroup::start, with the Config turned into weft's; or, with
+// WEFT_FABRIC=tcp (weft-sim launch --fabric=tcp), a group over TCP from
+// the ring hostfile, as weft::ProcessGroup::from_environment forms it.
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -43,15 +46,59 @@ std::shared_ptr<Group> start(weft::Config config, AllGatherFn all_gather) {
   return std::make_shared<internal::WeftGroup>(*std::move(pg));
 }
 
+// WEFT_FABRIC, which `weft-sim launch` sets for every rank: "tcp" asks
+// for a group over weft's TCP fabric (MLX's ring hostfile), "verbs" or
+// unset for JACCL's RDMA devices. Text naming neither is refused rather
+// than read as either.
+bool launched_on_tcp(const weft::EnvLookup& env) {
+  const char* fabric = env("WEFT_FABRIC");
+  if (fabric == nullptr || *fabric == '\0' ||
+      std::string_view(fabric) == "verbs") {
+    return false;
+  }
+  if (std::string_view(fabric) == "tcp") return true;
+  throw std::runtime_error(absl::StrFormat(
+      "[jaccl] WEFT_FABRIC=%s names no fabric jaccl runs on: set it to tcp "
+      "(a group over TCP from MLX_HOSTFILE and MLX_RANK, as weft-sim launch "
+      "--fabric=tcp sets them) or verbs (RDMA from JACCL_IBV_DEVICES), or "
+      "unset it",
+      fabric));
+}
+
+// The group over TCP, formed as weft::ProcessGroup::from_environment forms
+// it (the hostfile, the rank, WEFT_COORDINATOR, WEFT_SECRET, JACCL_RING).
+std::shared_ptr<Group> init_over_tcp(
+    const weft::EnvLookup& env,
+    const std::function<AllGatherFn(int, int)>& factory) {
+  absl::StatusOr<weft::Config> config = weft::Config::from_environment(env);
+  if (!config.ok()) throw_status(config.status());
+  AllGatherFn all_gather;
+  if (factory) {
+    all_gather =
+        factory(static_cast<int>(config->rank), static_cast<int>(config->size));
+  }
+  return start(*std::move(config), std::move(all_gather));
+}
+
 }  // namespace
 
-bool is_available() { return weft::verbs::VerbsLibrary::load().ok(); }
+bool is_available() {
+  // Over TCP no library is needed; a WEFT_FABRIC naming no fabric is
+  // available too, so that init() says what is wrong with it.
+  const char* fabric = internal::jaccl_env()("WEFT_FABRIC");
+  if (fabric != nullptr && *fabric != '\0' &&
+      std::string_view(fabric) != "verbs") {
+    return true;
+  }
+  return weft::verbs::VerbsLibrary::load().ok();
+}
 
 std::shared_ptr<Group> init(bool strict) { return init(strict, nullptr); }
 
 std::shared_ptr<Group> init(bool strict,
                             std::function<AllGatherFn(int, int)> factory) {
   const weft::EnvLookup env = internal::jaccl_env();
+  if (launched_on_tcp(env)) return init_over_tcp(env, factory);
   if (env("JACCL_RANK") == nullptr || env("JACCL_IBV_DEVICES") == nullptr ||
       env("JACCL_COORDINATOR") == nullptr) {
     if (!strict) return nullptr;

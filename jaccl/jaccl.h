@@ -93,7 +93,8 @@ class Config {
 };
 
 // Whether the verbs library loads (librdma.dylib on macOS, libibverbs.so.1
-// on Linux, or WEFT_VERBS_LIBRARY).
+// on Linux, or WEFT_VERBS_LIBRARY); true without it when WEFT_FABRIC asks
+// for TCP (below).
 bool is_available();
 
 // A group from the environment (Config::from_env()). nullptr when a
@@ -101,6 +102,11 @@ bool is_available();
 // rank included), as in JACCL; with strict, std::runtime_error saying what
 // to set instead. Failures past that point (a coordinator that cannot be
 // reached, a rank out of range, no verbs library) always throw.
+// weft's addition: with WEFT_FABRIC=tcp (`weft-sim launch --fabric=tcp`
+// sets it) the group runs over weft's TCP fabric, formed from MLX's ring
+// hostfile (MLX_HOSTFILE, MLX_RANK, WEFT_COORDINATOR) as
+// weft::ProcessGroup::from_environment forms it; a missing or bad variable
+// then always throws, and so does a WEFT_FABRIC other than tcp or verbs.
 std::shared_ptr<Group> init(bool strict = false);
 
 // As init(strict), with the side channel made by `factory` (rank, size).

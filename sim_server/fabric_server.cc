@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -30,6 +31,40 @@
 #include "sim_server/shared_memory.h"
 
 namespace weft::sim_server {
+namespace {
+
+// A request in the words of the verbs call that sends it (the provider's),
+// for the hold report; nullptr for what is no call of the program's.
+const char* verbs_call(MsgType type) {
+  switch (type) {
+    case MsgType::kHello:
+      return "ibv_get_device_list";
+    case MsgType::kOpen:
+      return "ibv_create_qp";
+    case MsgType::kConnect:
+      return "ibv_modify_qp to ready-to-receive";
+    case MsgType::kPostSend:
+      return "ibv_post_send";
+    case MsgType::kPostRecv:
+      return "ibv_post_recv";
+    case MsgType::kClose:
+      return "ibv_destroy_qp";
+    case MsgType::kRegisterSlab:
+      return "a memory allocation (ibv_reg_mr or ibv_create_cq)";
+    case MsgType::kRegisterRegion:
+      return "ibv_reg_mr";
+    case MsgType::kUnregisterRegion:
+      return "ibv_dereg_mr";
+    case MsgType::kMoveToError:
+      return "ibv_modify_qp to the error state";
+    case MsgType::kQuery:
+      return "a query of the simulated world";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<FabricServer>> FabricServer::create(
     ServerOptions options) {
@@ -111,12 +146,14 @@ ServeResult FabricServer::serve() {
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
     for (const auto& c : clients_) fds.push_back({c->fd, POLLIN, 0});
+    const size_t clients = clients_.size();
+    if (options_.wake_fd >= 0) fds.push_back({options_.wake_fd, POLLIN, 0});
     const int n = ::poll(fds.data(), fds.size(), kTickMs);
     if (n < 0 && errno != EINTR) break;
     if (n > 0) {
       // Clients first (in the order they came), then new ones.
       std::vector<Client*> ready;
-      for (size_t i = 1; i < fds.size(); ++i) {
+      for (size_t i = 1; i <= clients; ++i) {
         if (fds[i].revents != 0) ready.push_back(clients_[i - 1].get());
       }
       for (Client* c : ready) read_client(*c);
@@ -146,19 +183,20 @@ ServeResult FabricServer::serve() {
       }
     }
     try_step();
+    report_holders();
     bool finished = true;
     for (const auto& r : ranks_) {
       if (r->expected && !r->gone) finished = false;
     }
     if (finished && !result_) {
-      bool missing = false;
+      std::vector<uint32_t> missing;
       for (const auto& r : ranks_) {
-        missing = missing || (r->expected && !r->ever_connected);
+        if (r->expected && !r->ever_connected) missing.push_back(r->index);
       }
       result_ = released_result_.value_or(
-          ServeResult{missing ? ServeResult::Outcome::kMissingRanks
-                              : ServeResult::Outcome::kFinished,
-                      world_->clock().now_ns(), ""});
+          ServeResult{missing.empty() ? ServeResult::Outcome::kFinished
+                                      : ServeResult::Outcome::kMissingRanks,
+                      world_->clock().now_ns(), "", std::move(missing)});
     }
   }
   return result_.value_or(ServeResult{ServeResult::Outcome::kStopped,
@@ -247,6 +285,9 @@ bool FabricServer::handle(Client& client, const Message& m) {
     }
     return handle_hello(client, m);
   }
+  if (const char* call = verbs_call(m.type)) {
+    ranks_[client.rank]->last_call = call;
+  }
   switch (m.type) {
     case MsgType::kOpen:
       return handle_open(client, m);
@@ -332,6 +373,8 @@ bool FabricServer::handle_hello(Client& client, const Message& m) {
   Rank& r = *ranks_[client.rank];
   r.client = &client;
   r.ever_connected = true;
+  r.since = SteadyClock::now();
+  r.last_call = verbs_call(MsgType::kHello);
   const std::string topology = world_->options().topology.to_json();
   w.ok = 1;
   w.rank = client.rank;
@@ -522,6 +565,7 @@ bool FabricServer::drain_ring(Client& client) {
       return false;
     }
     if (!queue_action(client, **m)) return false;
+    ranks_[client.rank]->last_call = verbs_call(type);
   }
 }
 
@@ -556,7 +600,9 @@ bool FabricServer::handle_wait(Client& client, const Message& m) {
   }
   Rank& r = *ranks_[client.rank];
   r.waiting = true;
+  r.since = SteadyClock::now();
   r.waits_in.assign(reinterpret_cast<const char*>(tail.data()), tail.size());
+  r.last_call = r.waits_in.empty() ? "a wait on the fabric" : r.waits_in;
   r.wake_at = wait->wake_at_ns >= 0 ? std::optional<TimeNs>(wait->wake_at_ns)
                                     : std::nullopt;
   // Each answer may drop the client (a failed write): then report it gone.

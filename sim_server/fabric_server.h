@@ -63,8 +63,18 @@ struct ServerOptions {
   // come by then counts as gone, and the run ends as kMissingRanks.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(60)};
   // Called about every 100 ms of wall time while serving (the launcher
-  // reaps its children there). Returning false stops serving.
+  // reaps its children there), and at once when `wake_fd` is readable.
+  // Returning false stops serving.
   std::function<bool()> tick;
+  // Polled with the clients when >= 0 (never read): a caller's self-pipe,
+  // so that a signal reaches tick() without waiting for the period.
+  int wake_fd = -1;
+  // When some ranks have waited on the fabric this long (wall time) while
+  // another rank, neither waiting nor gone, holds virtual time back (it
+  // computes, sleeps, waits on something else, or has not connected), one
+  // line on stderr names that rank and the last call the server saw from
+  // it, once per run; nothing else changes. Zero: never.
+  std::chrono::milliseconds hold_report{std::chrono::seconds(5)};
 };
 
 struct ServeResult {
@@ -78,6 +88,8 @@ struct ServeResult {
   Outcome outcome = Outcome::kFinished;
   TimeNs end_ns = 0;
   std::string report;  // deadlock or time limit: the report printed
+  // kMissingRanks: the expected ranks that never connected, in rank order.
+  std::vector<uint32_t> never_connected;
 };
 
 class FabricServer {
@@ -147,6 +159,8 @@ class FabricServer {
   bool answer(Rank& rank, uint32_t flags);
   void notice_crashes();
   void deadlock(const std::string& why, ServeResult::Outcome outcome);
+  // The hold_report line, when its time has come.
+  void report_holders();
   std::string report(const std::string& why,
                      ServeResult::Outcome outcome) const;
 
@@ -160,6 +174,7 @@ class FabricServer {
   // left at; sent to the others as it becomes visible (departures.h).
   DepartureLog departures_;
   std::optional<std::chrono::steady_clock::time_point> first_connect_;
+  bool holders_reported_ = false;
   bool released_ = false;
   std::optional<ServeResult> released_result_;  // kLeave: the report
   std::optional<ServeResult> result_;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -406,6 +407,7 @@ bool FabricServer::answer(Rank& r, uint32_t flags) {
       std::as_bytes(std::span<const StepDeparture>(departed))};
   r.departures_told = visible.size();
   r.waiting = false;
+  r.since = SteadyClock::now();
   r.wake_at.reset();
   const bool sent = send_to(*r.client, MsgType::kStep, parts);
   // Only now: the parts pointed into them.
@@ -473,6 +475,63 @@ std::string FabricServer::report(const std::string& why,
     absl::StrAppend(&out, "  ", f.to_text(), "\n");
   }
   return out;
+}
+
+// Once per run, when ranks have waited on the fabric for hold_report while
+// another rank held virtual time back: which rank, where the clock stands,
+// and the last call seen from it (its post ring read first, so its latest
+// posts count; reading the ring early changes nothing, as the order of a
+// rank's requests is kept). Only prints: the run goes on as it would.
+void FabricServer::report_holders() {
+  if (holders_reported_ || options_.hold_report.count() <= 0 || released_ ||
+      result_) {
+    return;
+  }
+  const auto now = SteadyClock::now();
+  const auto long_since = [&](const Rank& r) {
+    return now - r.since >= options_.hold_report;
+  };
+  std::string waiters;
+  bool holder = false;
+  for (const auto& r : ranks_) {
+    if (!r->expected || r->gone) continue;
+    const bool waits = r->client != nullptr && r->waiting;
+    if (waits && long_since(*r)) {
+      absl::StrAppendFormat(&waiters, "%s%u", waiters.empty() ? "" : ", ",
+                            r->index);
+    }
+    holder = holder || (!waits && long_since(*r));
+  }
+  if (waiters.empty() || !holder) return;
+  holders_reported_ = true;
+  const long long held_s =
+      std::chrono::duration_cast<std::chrono::seconds>(options_.hold_report)
+          .count();
+  for (auto& r : ranks_) {
+    if (!r->expected || r->gone || (r->client != nullptr && r->waiting) ||
+        !long_since(*r)) {
+      continue;
+    }
+    std::string who = absl::StrFormat("rank %u", r->index);
+    std::string doing = "has not connected yet (made no verbs call)";
+    if (r->client != nullptr) {
+      (void)drain_ring(*r->client);  // may drop it: then say what is known
+    }
+    if (r->client != nullptr) {
+      who = absl::StrFormat("rank %u (pid %d, %s)", r->index, r->client->pid,
+                            r->client->program);
+      doing = absl::StrCat("has not waited on the fabric since its last call, ",
+                           r->last_call);
+    }
+    std::fprintf(stderr,
+                 "weft-sim serve: %s has held virtual time at %s for %lld s "
+                 "of wall time: it %s, while rank(s) %s wait on the fabric "
+                 "(a rank that computes, sleeps or waits on anything else "
+                 "holds the clock; the run goes on)\n",
+                 who.c_str(), micros(world_->clock().now_ns()).c_str(), held_s,
+                 doing.c_str(), waiters.c_str());
+  }
+  std::fflush(stderr);
 }
 
 void FabricServer::deadlock(const std::string& why,

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -60,6 +61,31 @@ absl::Status validate(const Config& config, bool own_bootstrap) {
   Config checked = config;
   checked.coordinator = "unused:1";
   return checked.validate();
+}
+
+// WEFT_FABRIC names the fabric this process is to run on (weft-sim launch
+// sets it for every rank); a Config for the other fabric would form a
+// group somewhere the launcher did not put it.
+absl::Status check_launched_fabric(const EnvLookup& getenv,
+                                   const Config& config) {
+  const char* named = getenv("WEFT_FABRIC");
+  if (named == nullptr || *named == '\0') return absl::OkStatus();
+  const std::string_view fabric(named);
+  const bool tcp = !config.tcp_hosts.empty();
+  if (fabric == (tcp ? "tcp" : "verbs")) return absl::OkStatus();
+  if (fabric != "tcp" && fabric != "verbs") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "WEFT_FABRIC='%s' is not a fabric: set it to tcp or verbs, or unset "
+        "it",
+        fabric));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "WEFT_FABRIC=%s (weft-sim launch sets it) says this process runs on "
+      "%s, but its Config %s: form the group from the environment "
+      "(ProcessGroup::from_environment(), jaccl::init()), or unset "
+      "WEFT_FABRIC",
+      fabric, fabric == "tcp" ? "TCP" : "verbs",
+      tcp ? "lists TCP hosts" : "has RDMA devices and no TCP hosts"));
 }
 
 absl::StatusOr<std::unique_ptr<Bootstrap>> join(const Config& config,
@@ -162,6 +188,10 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
   }
   const bool own_bootstrap = static_cast<bool>(options.make_bootstrap);
   if (absl::Status s = validate(parts.config, own_bootstrap); !s.ok()) return s;
+  if (absl::Status s = check_launched_fabric(options.getenv, parts.config);
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = group.validate(); !s.ok()) return s;
   // Read before joining, so a bad value costs no connection; only the
   // verbs fabric registers memory regions.

@@ -82,7 +82,10 @@ class ProcessGroup {
   static absl::StatusOr<std::unique_ptr<ProcessGroup>> from_environment(
       const StartOptions& options = {});
   // As from_environment() with a Config made by the caller (validated
-  // here).
+  // here). With WEFT_FABRIC set (weft-sim launch sets it), a Config for
+  // another fabric (tcp_hosts empty under tcp, set under verbs) is
+  // InvalidArgument naming the variable, and so is a value other than tcp
+  // or verbs.
   static absl::StatusOr<std::unique_ptr<ProcessGroup>> start(
       const Config& config, const StartOptions& options = {});
 

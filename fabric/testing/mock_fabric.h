@@ -13,8 +13,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "fabric/completion.h"
 #include "fabric/endpoint.h"
 #include "fabric/fabric.h"
+#include "fabric/wc_status.h"
 #include "gmock/gmock.h"
 
 namespace weft::testing {
@@ -46,7 +48,15 @@ class MockFabric : public Fabric {
 
 // An action for MockEndpoint::poll that hands out `completions` once.
 // Usage: EXPECT_CALL(ep, poll).WillOnce(ReturnCompletions({c1, c2}));
+// A completion whose `status` was set and whose status_name was left at
+// its default ("success") gets its status's verbs name, as every fabric
+// gives it, so a test need only set `status`; a name set by hand stays.
 inline auto ReturnCompletions(std::vector<Completion> completions) {
+  for (Completion& c : completions) {
+    if (c.status_name == wc_status_name(WcStatus::kSuccess)) {
+      c.status_name = wc_status_name(c.status);
+    }
+  }
   return [completions](std::span<Completion> out) -> absl::StatusOr<size_t> {
     const size_t n = std::min(out.size(), completions.size());
     std::copy_n(completions.begin(), n, out.begin());

@@ -99,6 +99,11 @@ struct FabricServer::Rank {
   bool waiting = false;
   std::string waits_in;
   std::optional<TimeNs> wake_at;
+  // Wall time since it started or stopped waiting (connected, for one not
+  // connected yet: the server's start), and the last request seen from
+  // it in verbs' words: for ServerOptions::hold_report.
+  SteadyClock::time_point since = SteadyClock::now();
+  std::string last_call = "none";
   std::deque<Action> actions;
   // Completions not yet handed to the client: the Step body's tail; then
   // what RDMA WRITEs put into its regions.

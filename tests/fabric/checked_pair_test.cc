@@ -96,6 +96,19 @@ TEST_F(CheckedPairTest, ErrorCompletionIsNeverData) {
   EXPECT_EQ(error_place(s)->cause, ErrorCause::kCompletionError);
 }
 
+// The mock's completions carry the verbs name of the status a test set,
+// as a fabric's do, not the default "success".
+TEST_F(CheckedPairTest, TheMocksStatusNameFollowsTheStatus) {
+  Completion bad = recv(0, 0);
+  bad.status = WcStatus::kRemAccessErr;
+  EXPECT_CALL(ep_, poll(_)).WillOnce(ReturnCompletions({bad}));
+  Completion out[1];
+  ASSERT_EQ(*ep_.poll(out), 1u);
+  EXPECT_EQ(out[0].status, WcStatus::kRemAccessErr);
+  EXPECT_EQ(out[0].status_name, wc_status_name(WcStatus::kRemAccessErr));
+  EXPECT_NE(out[0].status_name, "success");
+}
+
 TEST_F(CheckedPairTest, ReceiveWithoutImmediateIsRejected) {
   CheckedPair pair(ep_);
   Completion c = recv(0, 0);

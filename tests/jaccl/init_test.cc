@@ -1,15 +1,18 @@
 // jaccl::init's refusals, as JACCL makes them (nullptr, or with strict an
 // exception saying what to set), and the ones weft adds (a bad rank, no
 // verbs library, a coordinator that never answers), which always throw.
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jaccl/jaccl.h"
 #include "tests/jaccl/jaccl_env.h"
+#include "tests/support/ports.h"
 
 namespace jaccl {
 namespace {
@@ -80,6 +83,40 @@ TEST(InitFromEnv, OneRankWorldIsNoGroup) {
   EXPECT_EQ(init(false), nullptr);
   EXPECT_THAT(strict_env_error(),
               HasSubstr("should define a valid mesh or a valid ring"));
+}
+
+// weft's addition: WEFT_FABRIC=tcp, which weft-sim launch --fabric=tcp
+// sets, forms the group over TCP from MLX's ring hostfile, where JACCL's
+// variables alone form none.
+TEST(InitFromEnv, WeftFabricTcpFormsTheGroupFromTheHostfile) {
+  testing::ScopedEnv env;
+  const std::vector<uint16_t> port = weft::testing::free_ports("127.0.0.1", 1);
+  ASSERT_EQ(port.size(), 1u);
+  testing::ScratchFile hosts("hosts.json",
+                             absl::StrFormat(R"([["127.0.0.1:%u"]])", port[0]));
+  env.set("MLX_HOSTFILE", hosts.path());
+  env.set("MLX_RANK", "0");
+  EXPECT_EQ(init(false), nullptr);
+  env.set("WEFT_FABRIC", "tcp");
+  EXPECT_TRUE(is_available());
+  const std::shared_ptr<Group> group = init(false);
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->rank(), 0);
+  EXPECT_EQ(group->size(), 1);
+}
+
+TEST(InitFromEnv, WeftFabricNamingNoFabricThrows) {
+  testing::ScopedEnv env;
+  env.set("WEFT_FABRIC", "rdma");
+  EXPECT_TRUE(is_available());  // so that init() says what is wrong
+  try {
+    init(false);
+    FAIL() << "WEFT_FABRIC=rdma was taken";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(),
+                AllOf(HasSubstr("[jaccl] WEFT_FABRIC=rdma names no fabric"),
+                      HasSubstr("tcp"), HasSubstr("verbs")));
+  }
 }
 
 Config two_rank_mesh() {

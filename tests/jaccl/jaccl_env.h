@@ -26,7 +26,9 @@ class ScopedEnv {
     for (const char* name :
          {"JACCL_RANK", "MLX_RANK", "JACCL_IBV_DEVICES", "MLX_IBV_DEVICES",
           "JACCL_COORDINATOR", "MLX_JACCL_COORDINATOR", "JACCL_RING",
-          "MLX_JACCL_RING", "WEFT_VERBS_LIBRARY", "WEFT_SIM_VERBS_RANKS"}) {
+          "MLX_JACCL_RING", "WEFT_VERBS_LIBRARY", "WEFT_SIM_VERBS_RANKS",
+          "WEFT_FABRIC", "WEFT_HOSTFILE", "MLX_HOSTFILE", "WEFT_RANK",
+          "WEFT_COORDINATOR", "WEFT_SECRET"}) {
       unset(name);
     }
   }

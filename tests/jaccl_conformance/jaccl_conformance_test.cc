@@ -228,5 +228,46 @@ TEST(ConfigInCode, ARingOfSixWithTheRankAsTextFromTheEnvironment) {
   }
 }
 
+// The launch contract over TCP: under `weft-sim launch --fabric=tcp` a
+// JACCL program, unchanged, gets its group over weft's TCP fabric from
+// the hostfile launch writes (WEFT_FABRIC=tcp), where JACCL's variables
+// alone would give it none.
+Launch launch_over_tcp(int ranks, const std::string& program) {
+  return parse_launch(run_tool(
+      WEFT_SIM_PATH, absl::StrCat("launch --fabric=tcp --timeout_s=120 "
+                                  "--ranks=",
+                                  ranks, " -- ", program)));
+}
+
+void expect_exits_zero(const Launch& l, int ranks) {
+  EXPECT_EQ(l.tool.code, 0) << l.tool.out << l.tool.err;
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_EQ(l.exits.count(r) ? l.exits.at(r) : "missing", "exited 0")
+        << "rank " << r << "\n"
+        << l.tool.out << l.tool.err;
+  }
+}
+
+TEST(OverTcp, JacclAllSumUnderLaunch) {
+  const Launch l = launch_over_tcp(3, WEFT_JACCL_ALL_SUM);
+  expect_exits_zero(l, 3);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_THAT(l.tool.out, HasSubstr(absl::StrCat("jaccl_all_sum: rank ", r,
+                                                   " of 3: sum 6, correct")));
+  }
+}
+
+TEST(OverTcp, ConformanceUnderLaunch) {
+  const Launch l = launch_over_tcp(
+      3, absl::StrCat(WEFT_JACCL_CONFORMANCE, " --max_count=1000"));
+  expect_exits_zero(l, 3);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_THAT(l.tool.out,
+                ::testing::ContainsRegex(absl::StrCat(
+                    "rank ", r, ": conformance OK, [0-9]+ checks")));
+  }
+  EXPECT_THAT(l.tool.out, ::testing::Not(HasSubstr("FAIL")));
+}
+
 }  // namespace
 }  // namespace weft::testing

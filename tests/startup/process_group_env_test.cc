@@ -11,6 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rendezvous/config.h"
+#include "rendezvous/tcp_hosts.h"
 #include "startup/process_group.h"
 #include "tests/support/scratch.h"
 
@@ -29,6 +31,15 @@ class ProcessGroupEnvironment : public ::testing::Test {
 
   // from_environment() over env_ alone.
   absl::Status start() {
+    return ProcessGroup::from_environment(options()).status();
+  }
+
+  // start() of a Config made by the caller, over env_ alone.
+  absl::Status start(const Config& config) {
+    return ProcessGroup::start(config, options()).status();
+  }
+
+  StartOptions options() {
     StartOptions options;
     options.getenv = [this](const char* name) -> const char* {
       auto it = env_.find(name);
@@ -40,7 +51,7 @@ class ProcessGroupEnvironment : public ::testing::Test {
       ++bootstraps_made_;
       return absl::InternalError("the test's bootstrap is not for use");
     };
-    return ProcessGroup::from_environment(options).status();
+    return options;
   }
 
   // A one-rank world: valid, so only the variable under test is wrong.
@@ -173,6 +184,37 @@ TEST_F(ProcessGroupEnvironment, TcpDoesNotReadTheMemoryRegionBudget) {
   env_["MLX_HOSTFILE"] = write_json("hosts.json", R"([["127.0.0.1:41000"]])");
   env_["WEFT_MR_BUDGET"] = "not read";
   EXPECT_EQ(start().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(bootstraps_made_, 1);
+}
+
+// WEFT_FABRIC, which weft-sim launch sets, names the fabric: a Config the
+// caller made for the other one is refused before the side channel, and
+// so is a value that names no fabric; a Config that agrees starts.
+TEST_F(ProcessGroupEnvironment, ACallersConfigMustRunOnTheLaunchedFabric) {
+  Config verbs;  // one rank, RDMA devices, no TCP hosts
+  Config tcp;
+  tcp.tcp_hosts = {{"127.0.0.1:41000"}};
+  tcp.devices = tcp_mesh_topology(tcp.tcp_hosts);
+  env_["WEFT_FABRIC"] = "tcp";
+  absl::Status s = start(verbs);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()),
+              AllOf(HasSubstr("WEFT_FABRIC=tcp"),
+                    HasSubstr("has RDMA devices and no TCP hosts"),
+                    HasSubstr("ProcessGroup::from_environment()")));
+  env_["WEFT_FABRIC"] = "verbs";
+  s = start(tcp);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()),
+              AllOf(HasSubstr("WEFT_FABRIC=verbs"), HasSubstr("TCP hosts")));
+  env_["WEFT_FABRIC"] = "sim";
+  s = start(verbs);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("WEFT_FABRIC='sim' is not a fabric"));
+  EXPECT_EQ(bootstraps_made_, 0);
+  env_["WEFT_FABRIC"] = "tcp";
+  EXPECT_EQ(start(tcp).code(), absl::StatusCode::kInternal);
   EXPECT_EQ(bootstraps_made_, 1);
 }
 

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -313,6 +315,48 @@ void expect_bad_input(const std::string& args, const std::string& what,
   testing::expect_bad_input(WEFT_BENCH_PATH, "weft-bench", args, what, env);
 }
 
+// nccl-tests' -d all and -o all: every type, and for a reducing op every
+// reduction, each measured and checked (a block each); an op that does not
+// reduce runs once per type.
+TEST(WeftBench, AllTypesAndAllReductionsAsNcclTests) {
+  const ToolResult r = bench("-d all -o all -b 1K -e 1K -w 0 -n 1 --ranks=3");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const char* const types[] = {
+      "bool",   "int8",   "int16", "int32",    "int64", "uint8",  "uint16",
+      "uint32", "uint64", "half",  "bfloat16", "float", "double", "complex64"};
+  const char* const redops[] = {"sum", "prod", "max", "min"};
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const std::vector<std::string>& row : result_rows(r.out)) {
+    ASSERT_EQ(row.size(), 13u);
+    EXPECT_EQ(row[8], "0") << row[2] << " " << row[3];
+    EXPECT_EQ(row[12], "0") << row[2] << " " << row[3];
+    seen.insert({row[2], row[3]});
+  }
+  EXPECT_EQ(seen.size(), std::size(types) * std::size(redops)) << r.out;
+  for (const char* type : types) {
+    for (const char* redop : redops) {
+      EXPECT_EQ(seen.count({type, redop}), 1u) << type << " " << redop;
+    }
+  }
+  const ToolResult gather =
+      bench("--op=all_gather -d all -o all -b 1K -e 1K -w 0 -n 1 --ranks=3");
+  ASSERT_EQ(gather.code, 0) << gather.out << gather.err;
+  const auto rows = result_rows(gather.out);
+  ASSERT_EQ(rows.size(), std::size(types)) << gather.out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][2], types[i]);
+    EXPECT_EQ(rows[i][3], "none");
+  }
+}
+
+// The chart is SVG: a file named for another format is refused before
+// anything is measured, not filled with SVG.
+TEST(WeftBench, APlotNamedForAnotherFormatIsBadInput) {
+  expect_bad_input("-b 4K -e 4K --plot=busbw.png",
+                   "--plot=busbw.png: weft-bench draws the chart as SVG only");
+  EXPECT_FALSE(std::filesystem::exists(::testing::TempDir() + "/busbw.png"));
+}
+
 TEST(WeftBench, BadInputExits2WithOneLine) {
   expect_bad_input("-g 2", "-g");
   expect_bad_input("-b", "needs a value");
@@ -380,6 +424,18 @@ TEST(WeftBenchTcp, AContraryWeftFabricIsBadInput) {
   expect_bad_input("--fabric=tcp -b 4K -e 4K",
                    "--fabric=tcp, but WEFT_FABRIC=verbs",
                    "WEFT_FABRIC=verbs MLX_HOSTFILE=hosts.json ");
+}
+
+// WEFT_FABRIC names the group this process is a rank of (weft-sim launch
+// sets it): a value that names no group fabric is refused, never read as
+// "run the simulator".
+TEST(WeftBench, AWeftFabricNamingNoGroupIsBadInput) {
+  for (const std::string value : {"rdma", "sim"}) {
+    expect_bad_input(
+        "-b 4K -e 4K",
+        "WEFT_FABRIC=" + value + " names no fabric weft-bench can join",
+        "WEFT_FABRIC=" + value + " ");
+  }
 }
 
 TEST(WeftBenchVerbs, MissingRdmaLibraryFailsCleanly) {

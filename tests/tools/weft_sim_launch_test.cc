@@ -8,9 +8,12 @@
 // weft-bench (its table, and rank 0's registration cache after it), and
 // all-sums from registered user memory, with and without loss.
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <regex>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "child_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -238,6 +242,43 @@ TEST(WeftBenchOnTheServer, FourProcessesAreCorrectAtEverySizeAndRepeatable) {
   EXPECT_EQ(trace_hash(a.out), trace_hash(b.out));
 }
 
+// The launch contract: launch names the fabric (WEFT_FABRIC=verbs, over
+// the simulated provider) and weft-bench without --fabric follows it, as
+// one rank of the group, instead of simulating a world of its own in each
+// process (which never reaches the server: "ranks missing").
+TEST(WeftBenchOnTheServer, LearnsTheFabricFromLaunch) {
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH, absl::StrCat("launch --ranks=2 --timeout_s=300 -- ",
+                                  WEFT_BENCH_PATH, " -b 4K -e 4K -n 1 -w 1"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("on a group of 2 on verbs (this is rank 0)"));
+  EXPECT_EQ(checked_rows(r.out), 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("weft-sim: finished at virtual time"));
+  // Told to simulate on its own, it refuses in one line.
+  const ToolResult sim =
+      run_tool(WEFT_SIM_PATH,
+               absl::StrCat("launch --ranks=2 --timeout_s=300 -- ",
+                            WEFT_BENCH_PATH, " --fabric=sim -b 4K -e 4K"));
+  EXPECT_EQ(sim.code, 1) << sim.out << sim.err;
+  EXPECT_EQ(count(sim.out, std::regex("\\): exited 2")), 2) << sim.out;
+  EXPECT_THAT(sim.err,
+              HasSubstr("weft-bench: --fabric=sim, but WEFT_FABRIC=verbs"));
+}
+
+// A rank that ends without a verbs call leaves the run "ranks missing";
+// launch says why in one line, naming the rank and how it ended.
+TEST(LaunchOnTheServer, ARankThatNeverReachesTheWorldIsExplained) {
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH, "launch --ranks=2 --timeout_s=60 -- /bin/sh -c 'exit 0'");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("weft-sim: ranks missing at virtual time"));
+  static const std::regex kWhy(
+      "weft-sim launch: rank\\(s\\) [01] \\(exited 0\\), [01] \\(exited "
+      "0\\) ended without a verbs call to the simulated world[^\n]*"
+      "WEFT_FABRIC=verbs");
+  EXPECT_EQ(count(r.err, kWhy), 1) << r.err;
+}
+
 // launch --trace writes the world's timeline; Perfetto draws it as
 // written: every track's slices nest, frames in flight on a link included.
 TEST(WeftBenchOnTheServer, TheTraceNestsOnEveryTrack) {
@@ -397,6 +438,196 @@ TEST(RegisteredMemoryOnTheServer, AllSumsFromRegisteredBuffersUnderLoss) {
   for (long long bytes : zero_copy_bytes(r.out)) {
     EXPECT_GT(bytes, 0) << r.out;
   }
+}
+
+// Signals: SIGINT and SIGTERM end launch as mpirun ends a job. Every rank
+// gets the signal, the run's line says so, the temporary directory (the
+// socket, the device JSON) is removed, and launch exits 128 + the signal.
+// The ranks print where the socket is, then sleep until ended.
+void expect_launch_interrupted(int signal, const std::string& name) {
+  ChildProcess launch({WEFT_SIM_PATH, "launch", "--ranks=2", "--timeout_s=120",
+                       "--", "/bin/sh", "-c",
+                       "echo \"socket $WEFT_SIM_SERVER\"; exec sleep 600"});
+  ASSERT_TRUE(launch.wait_for_line("socket "));
+  ASSERT_TRUE(launch.wait_for_line("socket "));  // both ranks run
+  const std::filesystem::path dir =
+      std::filesystem::path(launch.after("socket ")).parent_path();
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
+  ASSERT_EQ(::kill(launch.pid(), signal), 0);
+  EXPECT_EQ(launch.wait(), 128 + signal) << launch.out() << launch.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(launch.out(), HasSubstr("weft-sim: interrupted by " + name +
+                                      " at virtual time 0.000 us"));
+  EXPECT_EQ(count(launch.out(), std::regex("\\): killed by signal " +
+                                           std::to_string(signal))),
+            2)
+      << launch.out();
+}
+
+TEST(LaunchSignals, SigintEndsTheRanksAndRemovesTheDirectory) {
+  expect_launch_interrupted(SIGINT, "SIGINT");
+}
+
+TEST(LaunchSignals, SigtermEndsTheRanksAndRemovesTheDirectory) {
+  expect_launch_interrupted(SIGTERM, "SIGTERM");
+}
+
+// `launch ... | head -1`: the ranks write until the reader has gone (and
+// then die of SIGPIPE); launch's own lines find stdout closed, and it ends
+// quietly with 141, its directory removed.
+TEST(LaunchSignals, AClosedStdoutEndsQuietlyWith141) {
+  ChildProcess launch({WEFT_SIM_PATH, "launch", "--ranks=2", "--timeout_s=120",
+                       "--", "/bin/sh", "-c",
+                       "while echo \"socket $WEFT_SIM_SERVER\"; do :; done"});
+  ASSERT_TRUE(launch.wait_for_line("socket "));
+  const std::filesystem::path dir =
+      std::filesystem::path(launch.after("socket ")).parent_path();
+  launch.close_stdout();
+  EXPECT_EQ(launch.wait(), 141) << launch.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(launch.err(), ::testing::Not(HasSubstr("pipe"))) << launch.err();
+  EXPECT_THAT(launch.err(), ::testing::Not(HasSubstr("weft-sim: ")));
+}
+
+// serve: the same, for a server whose ranks were started by hand (none
+// here).
+void expect_serve_interrupted(int signal, const std::string& name) {
+  ChildProcess serve({WEFT_SIM_PATH, "serve", "--ranks=2"});
+  ASSERT_TRUE(serve.wait_for_line("weft-sim serve: 2 ranks; run each with"));
+  const std::string line = serve.after("WEFT_SIM_SERVER=");
+  const std::filesystem::path dir =
+      std::filesystem::path(line.substr(0, line.find(' '))).parent_path();
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
+  ASSERT_EQ(::kill(serve.pid(), signal), 0);
+  EXPECT_EQ(serve.wait(), 128 + signal) << serve.out() << serve.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(serve.out(), HasSubstr("weft-sim: interrupted by " + name));
+}
+
+TEST(ServeSignals, SigintRemovesTheDirectory) {
+  expect_serve_interrupted(SIGINT, "SIGINT");
+}
+
+TEST(ServeSignals, SigtermRemovesTheDirectory) {
+  expect_serve_interrupted(SIGTERM, "SIGTERM");
+}
+
+// `serve | head -1`: the reader takes the first line and goes; serve's
+// last line (when the ranks it waits for have not come within 1 s) finds
+// stdout closed, and it ends quietly with 141, its directory removed.
+TEST(ServeSignals, AClosedStdoutEndsQuietlyWith141) {
+  ChildProcess serve(
+      {WEFT_SIM_PATH, "serve", "--ranks=2", "--connect_timeout_s=1"});
+  ASSERT_TRUE(serve.wait_for_line("weft-sim serve: 2 ranks; run each with"));
+  const std::string line = serve.after("WEFT_SIM_SERVER=");
+  const std::filesystem::path dir =
+      std::filesystem::path(line.substr(0, line.find(' '))).parent_path();
+  serve.close_stdout();
+  EXPECT_EQ(serve.wait(), 141) << serve.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(serve.err(), ::testing::Not(HasSubstr("pipe"))) << serve.err();
+}
+
+// A rank that holds virtual time (here pingpong's client as rank 1 of 3,
+// blocked reading its peer's address from the test, which says nothing)
+// while the other two wait on the fabric is named on stderr once, after
+// --hold_report_s, with the call the server last saw from it; the run is
+// the same as without the report.
+struct HeldRun {
+  int code = -1;
+  std::string out;
+};
+
+HeldRun run_held(int hold_report_s) {
+  HeldRun run;
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (listener < 0 ||
+      ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listener, 1) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "cannot listen on 127.0.0.1";
+    return run;
+  }
+  const std::string held_port = std::to_string(ntohs(addr.sin_port));
+  const std::string port = std::to_string(free_port());
+  const std::string pair = " -g 1 -n 20 -p " + port;
+  ChildProcess launch(
+      {"/bin/sh", "-c",
+       absl::StrCat(foreign_env(), WEFT_SIM_PATH,
+                    " launch --ranks=3 --seed=1 --timeout_s=120 "
+                    "--hold_report_s=",
+                    hold_report_s, " -- ", kPingpong, " -d sim_0_2_0", pair,
+                    " : ", kPingpong, " -g 1 -d sim_1_0_0 -p ", held_port,
+                    " 127.0.0.1 : ", WEFT_WAIT_FOR_LISTENER, " ", port, " 60 ",
+                    kPingpong, " -d sim_2_0_0", pair, " 127.0.0.1")},
+      /*merge_stderr=*/true);
+  if (hold_report_s > 0) {
+    EXPECT_TRUE(launch.wait_for_line("has held virtual time")) << launch.out();
+  }
+  // Rank 1 is let go: its peer closes without a word.
+  pollfd p{listener, POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 60'000), 1) << launch.out();
+  const int held = ::accept(listener, nullptr, nullptr);
+  if (held >= 0) ::close(held);
+  ::close(listener);
+  run.code = launch.wait(std::chrono::seconds(120));
+  run.out = launch.out();
+  return run;
+}
+
+TEST(HeldClock, TheRankHoldingVirtualTimeIsNamedOnceAndTheRunIsUnchanged) {
+  if (!std::filesystem::exists(kPingpong)) GTEST_SKIP() << kPingpong;
+  const HeldRun held = run_held(1);
+  // Rank 1 exits 1 (no peer address); the pair finishes.
+  EXPECT_EQ(held.code, 1) << held.out;
+  EXPECT_EQ(count(held.out, std::regex("has held virtual time")), 1)
+      << held.out;
+  EXPECT_THAT(held.out,
+              ::testing::ContainsRegex(
+                  "weft-sim serve: rank 1 \\(pid [0-9]+, ibv_uc_pingpong\\) "
+                  "has held virtual time at 0.000 us for 1 s of wall time: it "
+                  "has not waited on the fabric since its last call, ibv_"
+                  "[a-z_]+, while rank\\(s\\) 0, 2 wait on the fabric"));
+  EXPECT_THAT(held.out, HasSubstr("weft-sim: finished at virtual time"));
+  EXPECT_EQ(count(held.out, std::regex("\\): exited 0")), 2) << held.out;
+  const HeldRun quiet = run_held(0);
+  EXPECT_EQ(quiet.code, 1) << quiet.out;
+  EXPECT_THAT(quiet.out, ::testing::Not(HasSubstr("has held virtual time")));
+  ASSERT_FALSE(trace_hash(held.out).empty()) << held.out;
+  EXPECT_EQ(trace_hash(held.out), trace_hash(quiet.out));
+  const std::regex summary("weft-sim: finished at virtual time [^\n]*");
+  std::smatch a, b;
+  ASSERT_TRUE(std::regex_search(held.out, a, summary)) << held.out;
+  ASSERT_TRUE(std::regex_search(quiet.out, b, summary)) << quiet.out;
+  EXPECT_EQ(a.str(), b.str());
+}
+
+// --socket places the server's socket where it says (its directory the
+// user's alone); the device JSON stays in launch's own directory.
+TEST(LaunchOnTheServer, TheSocketFlagPlacesTheSocket) {
+  std::string dir = ::testing::TempDir() + "/weft_socket_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string socket = dir + "/s";
+  const ToolResult r = run_tool(
+      WEFT_SIM_PATH, "launch --ranks=2 -n 1 --timeout_s=60 --socket=" + socket +
+                         " -- /bin/sh -c 'echo \"server $WEFT_SIM_SERVER\"'");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;  // no verbs call: ranks missing
+  EXPECT_THAT(r.out, HasSubstr("server " + socket + "\n"));
+  EXPECT_FALSE(std::filesystem::exists(socket));  // removed at the end
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LaunchOnTheServer, AProgramThatCannotRunIsBadInput) {
+  expect_bad_input(WEFT_SIM_PATH, "weft-sim",
+                   "launch --ranks=2 -- /nonexistent/prog",
+                   "cannot run '/nonexistent/prog'");
+  expect_bad_input(WEFT_SIM_PATH, "weft-sim",
+                   "launch --ranks=2 -- weft-no-such-program-anywhere",
+                   "no executable of that name on PATH");
 }
 
 }  // namespace

@@ -255,6 +255,15 @@ void expect_bad_input(const std::string& args, const std::string& what) {
   testing::expect_bad_input(WEFT_SIM_PATH, "weft-sim", args, what);
 }
 
+// Named, the study is the study: run's flags are refused in one line
+// rather than turned silently into `run` (which only `weft-sim` with no
+// command does, above).
+TEST(WeftSimStudy, NamedItRefusesRunsFlags) {
+  expect_bad_input("study --op=all_gather",
+                   "--op=all_gather is not a flag of weft-sim study");
+  expect_bad_input("study --bytes=4K", "--bytes=4K is not a flag");
+}
+
 TEST(WeftSimRun, BadInputExits2WithOneLine) {
   expect_bad_input("run --op=explode", "--op=explode");
   expect_bad_input("run --dtype=float128", "--dtype=float128");

@@ -5,11 +5,15 @@
 // reported with its replay line and a trace file, and bad flags exit 2 with
 // one line.
 
+#include <signal.h>
+
 #include <cctype>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "child_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -239,6 +243,52 @@ TEST(WeftSimSweep, SeedsThatOnceLivelockedEndCorrect) {
     EXPECT_THAT(r.out, HasSubstr(std::string("seed ") + seed + ": correct"))
         << r.out;
   }
+}
+
+// SIGINT or SIGTERM ends a long sweep once the seed running has finished:
+// the tally of the seeds it ran and which seeds those were, exit 128 + the
+// signal. The test waits for a failing seed's line (--require-correct
+// fails every seed that does not end correct), so some seeds have run.
+void expect_interrupted(int signal, const std::string& name) {
+  ChildProcess sweep({WEFT_SIM_PATH, "sweep", "--seeds=100000",
+                      "--require-correct", "--out=" + scratch_path("out")});
+  ASSERT_TRUE(sweep.wait_for_line("FAIL seed ")) << sweep.out();
+  ASSERT_EQ(::kill(sweep.pid(), signal), 0);
+  EXPECT_EQ(sweep.wait(), 128 + signal) << sweep.out() << sweep.err();
+  std::smatch m;
+  static const std::regex kLine(
+      "weft-sim sweep: interrupted by (SIG[A-Z]+) after ([0-9]+) of 100000 "
+      "seeds: ran seeds? 1(\\.\\.([0-9]+) \\(resume with --first-seed=([0-9]+) "
+      "--seeds=([0-9]+)\\))?; the tally counts those\n");
+  ASSERT_TRUE(std::regex_search(sweep.out(), m, kLine)) << sweep.out();
+  EXPECT_EQ(m[1].str(), name);
+  const long ran = std::stol(m[2].str());
+  ASSERT_GE(ran, 1);
+  if (ran > 1) {
+    EXPECT_EQ(std::stol(m[4].str()), ran);
+    EXPECT_EQ(std::stol(m[5].str()), ran + 1);
+    EXPECT_EQ(std::stol(m[6].str()), 100000 - ran);
+  }
+  // The seeds that failed were among those run.
+  static const std::regex kFail("FAIL seed ([0-9]+):");
+  for (std::sregex_iterator it(sweep.out().begin(), sweep.out().end(), kFail),
+       end;
+       it != end; ++it) {
+    EXPECT_LE(std::stol((*it)[1].str()), ran);
+  }
+  const std::map<std::string, long> counts = table_counts(sweep.out());
+  EXPECT_EQ(counts.count("total") ? counts.at("total") : -1, ran)
+      << sweep.out();
+  EXPECT_EQ(outcome_sum(counts), ran) << sweep.out();
+  EXPECT_EQ(hash_of(sweep.out()).size(), 16u) << sweep.out();
+}
+
+TEST(WeftSimSweep, SigintEndsWithThePartialTallyAndTheSeedsRun) {
+  expect_interrupted(SIGINT, "SIGINT");
+}
+
+TEST(WeftSimSweep, SigtermEndsWithThePartialTallyAndTheSeedsRun) {
+  expect_interrupted(SIGTERM, "SIGTERM");
 }
 
 TEST(WeftSimSweep, BadFlagsExitTwoWithOneLine) {

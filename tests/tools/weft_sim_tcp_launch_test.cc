@@ -3,6 +3,9 @@
 // coordinator, a fresh secret), a failing rank named with its status, the
 // wall-clock deadline ending a rank that never exits, and weft-bench as N
 // processes over the TCP fabric with every result checked.
+#include <signal.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "child_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -192,6 +196,58 @@ TEST(WeftSimTcpLaunch, BadInputExits2WithOneLine) {
   bad("--fabric=tcp --cables=9 -- true", "--cables");
   bad("--fabric=tcp --ranks=2", "give the program after --");
   bad("--fabric=tcp --ranks=3 -- true : true", "2 programs");
+  bad("--fabric=tcp --ranks=2 -- /nonexistent/prog",
+      "cannot run '/nonexistent/prog': No such file or directory");
+  bad("--fabric=tcp --ranks=2 -- /tmp", "cannot run '/tmp': not a file");
+}
+
+// Signals: launch passes SIGINT or SIGTERM on to every rank, removes the
+// hostfile's directory and exits 128 + the signal.
+void expect_interrupted(int signal, const std::string& name) {
+  ChildProcess launch({WEFT_SIM_PATH, "launch", "--fabric=tcp", "--ranks=2",
+                       "--timeout_s=120", "--", "/bin/sh", "-c",
+                       "echo \"hostfile $MLX_HOSTFILE\"; exec sleep 600"});
+  ASSERT_TRUE(launch.wait_for_line("hostfile "));
+  ASSERT_TRUE(launch.wait_for_line("hostfile "));  // both ranks run
+  const std::filesystem::path dir =
+      std::filesystem::path(launch.after("hostfile ")).parent_path();
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
+  ASSERT_EQ(::kill(launch.pid(), signal), 0);
+  EXPECT_EQ(launch.wait(), 128 + signal) << launch.out() << launch.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(launch.err(), HasSubstr("weft-sim launch: interrupted by " +
+                                      name + "; ending rank(s) 0, 1"));
+  const std::string killed =
+      "): killed by signal " + std::to_string(signal) + "\n";
+  EXPECT_THAT(launch.out(), HasSubstr("rank 0 (pid ")) << launch.out();
+  size_t killed_lines = 0;
+  for (size_t at = 0; (at = launch.out().find(killed, at)) != std::string::npos;
+       ++at) {
+    ++killed_lines;
+  }
+  EXPECT_EQ(killed_lines, 2u) << launch.out();
+}
+
+TEST(WeftSimTcpLaunch, SigintEndsTheRanksAndRemovesTheHostfile) {
+  expect_interrupted(SIGINT, "SIGINT");
+}
+
+TEST(WeftSimTcpLaunch, SigtermEndsTheRanksAndRemovesTheHostfile) {
+  expect_interrupted(SIGTERM, "SIGTERM");
+}
+
+// `launch --fabric=tcp ... | head -1`: quietly 141, the directory removed.
+TEST(WeftSimTcpLaunch, AClosedStdoutEndsQuietlyWith141) {
+  ChildProcess launch({WEFT_SIM_PATH, "launch", "--fabric=tcp", "--ranks=2",
+                       "--timeout_s=120", "--", "/bin/sh", "-c",
+                       "while echo \"hostfile $MLX_HOSTFILE\"; do :; done"});
+  ASSERT_TRUE(launch.wait_for_line("hostfile "));
+  const std::filesystem::path dir =
+      std::filesystem::path(launch.after("hostfile ")).parent_path();
+  launch.close_stdout();
+  EXPECT_EQ(launch.wait(), 141) << launch.err();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_THAT(launch.err(), ::testing::Not(HasSubstr("pipe"))) << launch.err();
 }
 
 // weft-bench as N processes on the TCP fabric, every result checked: its
@@ -226,6 +282,41 @@ void expect_bench_runs(int ranks) {
 
 TEST(WeftSimTcpLaunch, WeftBenchOnTwoRanks) { expect_bench_runs(2); }
 TEST(WeftSimTcpLaunch, WeftBenchOnThreeRanks) { expect_bench_runs(3); }
+
+// The launch contract: launch names the fabric (WEFT_FABRIC=tcp), and
+// weft-bench without --fabric follows it: one table, from rank 0, of a
+// group of two over TCP, never the simulator in each process.
+TEST(WeftSimTcpLaunch, WeftBenchLearnsTheFabricFromLaunch) {
+  const ToolResult r =
+      launch(absl::StrCat("--ranks=2 --timeout_s=120 -- ", WEFT_BENCH_PATH,
+                          " -b 4K -e 4K -w 1 -n 1"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("on a group of 2 on tcp (this is rank 0)"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("simulated")));
+  const std::vector<std::string> lines = lines_of(r.out);
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                          [](const std::string& l) {
+                            return l.rfind("# weft-bench ", 0) == 0;
+                          }),
+            1)
+      << r.out;
+}
+
+// A process under launch that is told to run something else refuses in
+// one line (exit 2) instead of running it.
+TEST(WeftSimTcpLaunch, WeftBenchRefusesAFabricLaunchDidNotStart) {
+  for (const char* fabric : {"sim", "verbs"}) {
+    const ToolResult r =
+        launch(absl::StrCat("--ranks=2 --timeout_s=120 -- ", WEFT_BENCH_PATH,
+                            " --fabric=", fabric, " -b 4K -e 4K"));
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("): exited 2\n")) << fabric;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("# weft-bench"))) << fabric;
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("weft-bench: --fabric=", fabric,
+                                              ", but WEFT_FABRIC=tcp")))
+        << r.err;
+  }
+}
 
 }  // namespace
 }  // namespace weft::testing

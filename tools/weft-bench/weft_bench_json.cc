@@ -74,16 +74,18 @@ std::string results_json(const std::vector<BenchBlock>& blocks,
   doc["time"] = context.time;
   doc["ranks"] = context.ranks;
   doc["where"] = context.where;
-  doc["config"] = {{"minbytes", options.min_bytes},
-                   {"maxbytes", options.max_bytes},
-                   {"stepbytes", options.step_bytes},
-                   {"stepfactor", options.step_factor},
-                   {"warmup_iters", options.warmup_iters},
-                   {"iters", options.iters},
-                   {"check", options.check},
-                   {"registered", options.registered},
-                   {"datatype", std::string(dtype_name(options.dtype))},
-                   {"model", options.model}};
+  doc["config"] = {
+      {"minbytes", options.min_bytes},
+      {"maxbytes", options.max_bytes},
+      {"stepbytes", options.step_bytes},
+      {"stepfactor", options.step_factor},
+      {"warmup_iters", options.warmup_iters},
+      {"iters", options.iters},
+      {"check", options.check},
+      {"registered", options.registered},
+      {"datatype", options.all_dtypes ? std::string("all")
+                                      : std::string(dtype_name(options.dtype))},
+      {"model", options.model}};
   nlohmann::json out = nlohmann::json::array();
   for (const BenchBlock& block : blocks) out.push_back(block_json(block));
   doc["blocks"] = std::move(out);

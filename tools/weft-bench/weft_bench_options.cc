@@ -1,9 +1,14 @@
 #include "tools/weft-bench/weft_bench_options.h"
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -35,10 +40,12 @@ ABSL_FLAG(std::string, check, "1",
           "(the #wrong column), 0 skips the check (N/A)");
 ABSL_FLAG(std::string, datatype, "float",
           "-d: float, half, double, bfloat16, int8..int64, uint8..uint64, "
-          "bool, complex64 (nccl-tests' or weft's names)");
+          "bool, complex64 (nccl-tests' or weft's names), or all (every "
+          "type, a block each, as nccl-tests' -d all)");
 ABSL_FLAG(std::string, redop, "",
           "-o: reduction of all_reduce, reduce_scatter and reduce: sum, "
-          "prod, max, min (default sum)");
+          "prod, max, min (default sum), or all (each, a block each, as "
+          "nccl-tests' -o all)");
 ABSL_FLAG(std::string, root, "0", "-r: root rank of broadcast and reduce");
 ABSL_FLAG(std::string, op, "all_reduce",
           "collective(s), comma-separated: all_reduce, all_gather, "
@@ -64,14 +71,16 @@ ABSL_FLAG(bool, registered, false,
           "register each rank's input and output with the group once per "
           "row (Group::register_memory), so operations send from and "
           "receive into them instead of staging through weft's frames");
-ABSL_FLAG(std::string, fabric, "sim",
+ABSL_FLAG(std::string, fabric, "",
           "sim: simulated ranks in this process (--ranks, --link, ...), "
           "virtual time; verbs: this process is one rank of a group formed "
           "from JACCL's environment (JACCL_RANK, JACCL_IBV_DEVICES, "
           "JACCL_COORDINATOR), wall time; tcp: this process is one rank of a "
           "group over TCP formed from MLX's ring hostfile (MLX_HOSTFILE, "
-          "MLX_RANK), wall time: start it under weft-sim launch --fabric=tcp "
-          "--ranks=N");
+          "MLX_RANK), wall time. Default: WEFT_FABRIC when it is set "
+          "(weft-sim launch sets it: verbs under --fabric=sim, tcp under "
+          "--fabric=tcp), else sim; a --fabric that contradicts WEFT_FABRIC "
+          "is refused");
 
 namespace weft::tools::weft_bench {
 
@@ -101,24 +110,50 @@ constexpr harness::CollectiveKind kAllOps[] = {
     harness::CollectiveKind::kAllToAll,
     harness::CollectiveKind::kSendRecv};
 
-absl::StatusOr<std::vector<BenchOp>> parse_ops(ReduceOp redop,
-                                               bool redop_given) {
+// What -d and -o chose: one type and reduction, or every one ("all").
+struct DataChoice {
+  DType dtype = DType::kFloat32;
+  bool all_dtypes = false;
+  ReduceOp redop = ReduceOp::kSum;
+  bool redop_given = false;
+  bool all_redops = false;
+};
+
+// `op` once for each type and, where it reduces, each reduction chosen.
+void add_blocks(BenchOp op, const DataChoice& d, std::vector<BenchOp>* out) {
+  std::vector<ReduceOp> redops = {op.redop};
+  if (d.all_redops && harness::reduces(op.kind)) {
+    redops = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin};
+  }
+  std::vector<DType> dtypes = {d.dtype};
+  if (d.all_dtypes) {
+    dtypes.clear();
+    for (int t = 0; t < kDTypeCount; ++t) dtypes.push_back(DType(t));
+  }
+  for (DType dtype : dtypes) {
+    for (ReduceOp redop : redops) out->push_back({op.kind, redop, dtype});
+  }
+}
+
+absl::StatusOr<std::vector<BenchOp>> parse_ops(const DataChoice& d) {
   std::vector<BenchOp> out;
   const std::string text = absl::GetFlag(FLAGS_op);
   for (absl::string_view piece : absl::StrSplit(text, ',')) {
     if (piece == "all") {
-      for (harness::CollectiveKind k : kAllOps) out.push_back({k, redop});
+      for (harness::CollectiveKind k : kAllOps) {
+        add_blocks({k, d.redop, d.dtype}, d, &out);
+      }
       continue;
     }
-    BenchOp op{harness::CollectiveKind::kAllReduce, redop};
-    ReduceOp named = redop;
+    BenchOp op{harness::CollectiveKind::kAllReduce, d.redop, d.dtype};
+    ReduceOp named = d.redop;
     if (!harness::parse_collective(base::to_std(piece), &op.kind, &named) ||
         op.kind == harness::CollectiveKind::kBarrier) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--op: \"", piece, "\" is not a collective weft-bench measures"));
     }
-    if (!redop_given) op.redop = named;  // all_max: max
-    out.push_back(op);
+    if (!d.redop_given) op.redop = named;  // all_max: max
+    add_blocks(op, d, &out);
   }
   return out;
 }
@@ -202,17 +237,21 @@ absl::Status parse_iterations(BenchOptions* o) {
   return absl::OkStatus();
 }
 
-absl::Status parse_data(BenchOptions* o, ReduceOp* redop, bool* redop_given) {
+absl::Status parse_data(BenchOptions* o, DataChoice* d) {
   const std::string dtype = absl::GetFlag(FLAGS_datatype);
-  if (!parse_dtype(weft_dtype_name(dtype), &o->dtype)) {
+  d->all_dtypes = dtype == "all";
+  if (!d->all_dtypes && !parse_dtype(weft_dtype_name(dtype), &d->dtype)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--datatype=", dtype, " is not a type (see --help)"));
   }
+  o->dtype = d->dtype;
+  o->all_dtypes = d->all_dtypes;
   const std::string r = absl::GetFlag(FLAGS_redop);
-  *redop_given = !r.empty();
-  if (*redop_given && !parse_reduce_op(r, redop)) {
+  d->redop_given = !r.empty();
+  d->all_redops = r == "all";
+  if (d->redop_given && !d->all_redops && !parse_reduce_op(r, &d->redop)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--redop=", r, " is none of sum, prod, max, min"));
+        absl::StrCat("--redop=", r, " is none of sum, prod, max, min, all"));
   }
   absl::StatusOr<uint64_t> root = cli::parse_uint(
       "root", absl::GetFlag(FLAGS_root), 0, Topology::kMaxRanks - 1);
@@ -222,6 +261,14 @@ absl::Status parse_data(BenchOptions* o, ReduceOp* redop, bool* redop_given) {
 }
 
 }  // namespace
+
+std::optional<FabricKind> parse_fabric(std::string_view name) {
+  for (FabricKind kind :
+       {FabricKind::kSim, FabricKind::kVerbs, FabricKind::kTcp}) {
+    if (name == fabric_name(kind)) return kind;
+  }
+  return std::nullopt;
+}
 
 const char* fabric_name(FabricKind fabric) {
   switch (fabric) {
@@ -235,23 +282,54 @@ const char* fabric_name(FabricKind fabric) {
   return "sim";
 }
 
+absl::StatusOr<FabricKind> choose_fabric(std::string_view flag_text,
+                                         const char* launched) {
+  // Abseil's strings, not std::string_view, on older Abseil.
+  const std::string flag(flag_text);
+  const std::string env = launched == nullptr ? "" : launched;
+  std::optional<FabricKind> from_env;
+  if (!env.empty()) {
+    from_env = parse_fabric(env);
+    // Only a group fabric can be what launch (or a user) chose for this
+    // process: never run the simulator in its place.
+    if (!from_env || *from_env == FabricKind::kSim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "WEFT_FABRIC=", env,
+          " names no fabric weft-bench can join as one rank: set it to tcp "
+          "or verbs (weft-sim launch sets it), or unset it to run the "
+          "simulator"));
+    }
+  }
+  if (flag.empty()) return from_env.value_or(FabricKind::kSim);
+  const std::optional<FabricKind> chosen = parse_fabric(flag);
+  if (!chosen) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--fabric=", flag, " is none of sim, verbs, tcp"));
+  }
+  if (from_env && *chosen != *from_env) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--fabric=", flag, ", but WEFT_FABRIC=", env,
+        " says this process is one rank of a group on ", env,
+        *chosen == FabricKind::kSim
+            ? " (weft-sim launch sets it), where --fabric=sim would run every "
+              "rank in each process: leave out --fabric"
+            : ": leave out --fabric",
+        ", or unset WEFT_FABRIC"));
+  }
+  return *chosen;
+}
+
 absl::StatusOr<BenchOptions> bench_options() {
   BenchOptions o;
-  const std::string fabric = absl::GetFlag(FLAGS_fabric);
-  if (fabric == "verbs") {
-    o.fabric = FabricKind::kVerbs;
-  } else if (fabric == "tcp") {
-    o.fabric = FabricKind::kTcp;
-  } else if (fabric != "sim") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--fabric=", fabric, " is none of sim, verbs, tcp"));
-  }
+  absl::StatusOr<FabricKind> fabric =
+      choose_fabric(absl::GetFlag(FLAGS_fabric), std::getenv("WEFT_FABRIC"));
+  if (!fabric.ok()) return fabric.status();
+  o.fabric = *fabric;
   if (absl::Status s = parse_sizes(&o); !s.ok()) return s;
   if (absl::Status s = parse_iterations(&o); !s.ok()) return s;
-  ReduceOp redop = ReduceOp::kSum;
-  bool redop_given = false;
-  if (absl::Status s = parse_data(&o, &redop, &redop_given); !s.ok()) return s;
-  absl::StatusOr<std::vector<BenchOp>> ops = parse_ops(redop, redop_given);
+  DataChoice data;
+  if (absl::Status s = parse_data(&o, &data); !s.ok()) return s;
+  absl::StatusOr<std::vector<BenchOp>> ops = parse_ops(data);
   if (!ops.ok()) return ops.status();
   o.ops = *std::move(ops);
   absl::StatusOr<std::vector<harness::AlgorithmRequest>> algorithms =
@@ -272,6 +350,14 @@ absl::StatusOr<BenchOptions> bench_options() {
   }
   o.json_path = absl::GetFlag(FLAGS_json);
   o.plot_path = absl::GetFlag(FLAGS_plot);
+  // The chart is SVG: a .png (or any other name) would hold SVG text that
+  // viewers refuse by the name.
+  if (!o.plot_path.empty() && !absl::EndsWithIgnoreCase(o.plot_path, ".svg")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--plot=", o.plot_path,
+        ": weft-bench draws the chart as SVG only; name the file FILE.svg "
+        "(convert it afterwards for another format)"));
+  }
   o.model = absl::GetFlag(FLAGS_model);
   return o;
 }

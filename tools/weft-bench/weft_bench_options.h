@@ -7,7 +7,8 @@
 //   --datatype/-d --redop/-o --root/-r                           data
 //   --op --algorithm                 what to run (comma-separated lists)
 //   --json --plot --model            outputs
-//   --fabric                         sim (default), verbs or tcp
+//   --fabric                         sim, verbs or tcp (default:
+//                                    WEFT_FABRIC, else sim)
 //   --recovery --send_queue          the group
 //   --registered                     registered buffers
 // (the FlagSet kBenchFlags).
@@ -15,7 +16,9 @@
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,10 +35,25 @@ enum class FabricKind : uint8_t { kSim, kVerbs, kTcp };
 
 // "sim", "verbs", "tcp", as --fabric and the JSON name them.
 const char* fabric_name(FabricKind fabric);
+// The inverse of fabric_name; nullopt for any other text.
+std::optional<FabricKind> parse_fabric(std::string_view name);
 
+// The fabric of one run: --fabric's `flag` ("" when not given) and
+// WEFT_FABRIC's value (`launched`, nullptr or "" when unset), which
+// `weft-sim launch` sets for every rank. Without the flag, the variable
+// decides (else sim); a flag that contradicts it, or a variable naming no
+// group fabric (tcp, verbs), is InvalidArgument saying what to change, so
+// a process under launch never benchmarks something other than the group
+// it was started in.
+absl::StatusOr<FabricKind> choose_fabric(std::string_view flag,
+                                         const char* launched);
+
+// One block of rows: a collective, its reduction and its element type
+// (-o all and -d all make one for each, as nccl-tests runs each).
 struct BenchOp {
   harness::CollectiveKind kind = harness::CollectiveKind::kAllReduce;
   ReduceOp redop = ReduceOp::kSum;
+  DType dtype = DType::kFloat32;
 };
 
 struct BenchOptions {
@@ -53,7 +71,8 @@ struct BenchOptions {
   bool check = true;
   // Buffers registered with the group (Group::register_memory).
   bool registered = false;
-  DType dtype = DType::kFloat32;
+  DType dtype = DType::kFloat32;  // -d; every op's own when not all_dtypes
+  bool all_dtypes = false;        // -d all: every dtype, a block each
   uint32_t root = 0;
   std::vector<BenchOp> ops;
   std::vector<harness::AlgorithmRequest> algorithms;

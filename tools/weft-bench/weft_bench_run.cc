@@ -2,8 +2,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -38,7 +40,7 @@ absl::StatusOr<BenchRow> measure_row(BenchRunner& runner, const BenchOp& op,
   BenchRow row;
   row.size_bytes = shape.size_bytes;
   row.count = shape.count;
-  row.type = std::string(nccl_type_name(dtype_name(options.dtype)));
+  row.type = std::string(nccl_type_name(dtype_name(op.dtype)));
   row.redop = harness::reduces(op.kind) ? std::string(reduce_op_name(op.redop))
                                         : "none";
   row.root = harness::has_root(op.kind) ? int64_t{options.root} : -1;
@@ -62,9 +64,21 @@ absl::StatusOr<BenchRow> measure_row(BenchRunner& runner, const BenchOp& op,
 
 std::vector<PlotSeries> plot_series(const std::vector<BenchBlock>& blocks) {
   std::vector<PlotSeries> out;
+  // -d all and -o all give an op and algorithm several blocks: their lines
+  // are told apart by type and reduction.
+  std::map<std::string, int> blocks_named;
+  for (const BenchBlock& block : blocks) {
+    ++blocks_named[absl::StrCat(block.op, " ", block.algorithm)];
+  }
   for (const BenchBlock& block : blocks) {
     PlotSeries s;
     s.name = absl::StrCat(block.op, " ", block.algorithm);
+    if (blocks_named[s.name] > 1 && !block.rows.empty()) {
+      absl::StrAppend(&s.name, " ", block.rows[0].type,
+                      block.rows[0].redop == "none"
+                          ? ""
+                          : absl::StrCat(" ", block.rows[0].redop));
+    }
     for (const BenchRow& row : block.rows) {
       const std::optional<double> busbw = busbw_gbs(row, row.out_of_place);
       if (!busbw) continue;
@@ -101,20 +115,20 @@ absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
 harness::CollectiveSpec spec_of(const BenchOp& op,
                                 harness::AlgorithmRequest algorithm,
                                 uint64_t bytes, const BenchOptions& options) {
-  return {op.kind,      op.redop,  options.dtype, bytes,
-          options.root, algorithm, false};
+  return {op.kind, op.redop, op.dtype, bytes, options.root, algorithm, false};
 }
 
 namespace {
 
-// Says once per op, on stderr, that sizes below what it carries were raised.
-void note_raised(const BenchBlock& block, const BlockSizes& sizes,
-                 const BenchOptions& options, uint32_t ranks) {
+// Says once per op and type, on stderr, that sizes below what it carries
+// were raised.
+void note_raised(const BenchBlock& block, const BlockSizes& sizes, DType dtype,
+                 uint32_t ranks) {
   const std::string line = absl::StrFormat(
       "weft-bench: %s of %s on %u ranks moves at least %u bytes (count 1); "
       "smaller sizes are measured at %u bytes\n",
-      block.op, nccl_type_name(dtype_name(options.dtype)), ranks,
-      sizes.smallest_bytes, sizes.smallest_bytes);
+      block.op, nccl_type_name(dtype_name(dtype)), ranks, sizes.smallest_bytes,
+      sizes.smallest_bytes);
   std::fputs(line.c_str(), stderr);
 }
 
@@ -123,7 +137,8 @@ void note_raised(const BenchBlock& block, const BlockSizes& sizes,
 BenchRun run_blocks(BenchRunner& runner, const BenchOptions& options) {
   BenchRun run;
   const bool print = runner.reports();
-  std::set<std::string> noted;  // ops whose raised sizes were reported
+  // Ops (and types) whose raised sizes were reported.
+  std::set<std::string> noted;
   for (const BenchOp& op : options.ops) {
     for (harness::AlgorithmRequest algorithm : options.algorithms) {
       BenchBlock block;
@@ -131,8 +146,10 @@ BenchRun run_blocks(BenchRunner& runner, const BenchOptions& options) {
       block.algorithm = std::string(harness::algorithm_request_name(algorithm));
       const BlockSizes sizes = block_sizes(spec_of(op, algorithm, 0, options),
                                            options.sizes, runner.ranks());
-      if (sizes.raised && print && noted.insert(block.op).second) {
-        note_raised(block, sizes, options, runner.ranks());
+      if (sizes.raised && print &&
+          noted.insert(absl::StrCat(block.op, " ", static_cast<int>(op.dtype)))
+              .second) {
+        note_raised(block, sizes, op.dtype, runner.ranks());
       }
       if (print) {
         std::fputs(block_header(block, options, runner.describe()).c_str(),

@@ -37,6 +37,10 @@ struct CommandArgs {
 CommandArgs parse_command_flags(int argc, char** argv,
                                 std::string_view command);
 
+// The command named on the command line ("study" in `weft-sim study`), or
+// "" when none was and the default command runs.
+std::string_view named_command();
+
 // study_command.cc: --max_bytes.
 extern const cli::FlagSet kStudyFlags;
 // p2p_command.cc: --frames, --frame_bytes, --check_determinism.

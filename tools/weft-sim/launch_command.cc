@@ -17,13 +17,15 @@
 #include "tools/cli/world_flags.h"
 #include "tools/weft-sim/commands.h"
 #include "tools/weft-sim/launch.h"
+#include "tools/weft-sim/rank_processes.h"
 
 ABSL_DECLARE_FLAG(std::string, ranks);
 ABSL_DECLARE_FLAG(std::string, cables);
 
 ABSL_FLAG(std::string, fabric, "sim",
           "launch: sim (the simulation server; the ranks run verbs programs "
-          "over weft's simulated provider; Linux) or tcp (real TCP on this "
+          "over weft's simulated provider, with WEFT_FABRIC=verbs; Linux) or "
+          "tcp (real TCP on this "
           "machine, no server; of the world flags only --ranks and --cables "
           "apply: each rank gets MLX_HOSTFILE, a JSON hostfile of --cables "
           "addresses per rank on --host, on ports free when chosen, in a "
@@ -102,6 +104,9 @@ int run_launch(int argc, char** argv) {
       return cli::bad_input(
           "give the program after --: weft-sim launch -n 2 -- PROGRAM ARGS "
           "(several programs, one per rank, separated by ':')");
+    }
+    if (absl::Status s = check_runnable(p[0]); !s.ok()) {
+      return cli::bad_input(s);
     }
   }
   const std::string fabric = absl::GetFlag(FLAGS_fabric);

@@ -121,19 +121,19 @@ std::string users_of(const cli::FlagSet* set) {
 
 // The command named on the command line ("" when none was: the default
 // command runs), set by dispatch().
-std::string_view named_command;
+std::string_view named;
 
 // --help: the usage message, then every flag, set by set; after a command
 // (weft-sim run --help), that command's summary and its own flags. Exits 0.
 int print_help() {
   std::vector<const cli::FlagSet*> sets;
-  if (named_command.empty()) {
+  if (named.empty()) {
     sets = all_flag_sets();
     std::printf("weft-sim: %s\n\n",
                 std::string(absl::ProgramUsageMessage()).c_str());
   } else {
     for (const Command& c : kCommands) {
-      if (c.name != named_command) continue;
+      if (c.name != named) continue;
       sets.assign(c.flag_sets.begin(), c.flag_sets.end());
       std::printf("weft-sim %.*s: %.*s\n\n", static_cast<int>(c.name.size()),
                   c.name.data(), static_cast<int>(c.summary.size()),
@@ -173,7 +173,7 @@ int dispatch(int argc, char** argv) {
   const std::string_view name = argv[1];
   for (const Command& c : kCommands) {
     if (c.name != name) continue;
-    named_command = c.name;
+    named = c.name;
     std::vector<char*> rest{argv[0]};
     rest.insert(rest.end(), argv + 2, argv + argc);
     rest.push_back(nullptr);
@@ -194,6 +194,8 @@ int dispatch(int argc, char** argv) {
 }
 
 }  // namespace
+
+std::string_view named_command() { return named; }
 
 CommandArgs parse_command_flags(int argc, char** argv,
                                 std::string_view command) {

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,10 +10,49 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "absl/strings/str_format.h"
 
 namespace weft::tools::weft_sim {
+
+namespace {
+
+// Why `path` cannot be executed ("" when it can).
+std::string not_executable(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "not a file";
+  if (::access(path.c_str(), X_OK) != 0) return std::strerror(errno);
+  return "";
+}
+
+}  // namespace
+
+absl::Status check_runnable(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    const std::string why = not_executable(program);
+    if (why.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot run '%s': %s; give the path of an executable program", program,
+        why));
+  }
+  // execvp's search, with its default when PATH is unset.
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "/bin:/usr/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (not_executable(candidate).empty()) return absl::OkStatus();
+    start = end + 1;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "cannot run '%s': no executable of that name on PATH; give its path "
+      "or a program on PATH",
+      program));
+}
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) {
@@ -90,6 +130,15 @@ void RankProcesses::kill_all() {
     int status = 0;
     if (::waitpid(r.pid, &status, 0) == r.pid) r.status = status;
   }
+}
+
+void RankProcesses::end(int signal, Clock::duration grace) {
+  reap();
+  for (const RankProcess& r : ranks_) {
+    if (!r.status) ::kill(r.pid, signal);
+  }
+  wait_until(Clock::now() + grace);
+  kill_all();
 }
 
 bool RankProcesses::all_exited() const {

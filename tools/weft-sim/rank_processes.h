@@ -38,6 +38,12 @@ struct RankProcess {
   std::optional<int> status;  // waitpid's, once reaped
 };
 
+// OK when `program` can be started as execvp() would start it: a path
+// (holding a '/') to an executable file, or a name found as one in a
+// directory of PATH. InvalidArgument naming it and saying why otherwise,
+// so that launch refuses before any rank starts.
+absl::Status check_runnable(const std::string& program);
+
 // "exited 3", "killed by signal 9".
 std::string describe_status(int status);
 // True for a status of a process that exited 0.
@@ -68,6 +74,9 @@ class RankProcesses {
                   const std::function<bool()>& stop = {});
   // SIGKILL to every rank still running; reaps them all.
   void kill_all();
+  // `signal` to every rank still running, then up to `grace` for them to
+  // exit, then kill_all().
+  void end(int signal, Clock::duration grace);
 
   const std::vector<RankProcess>& ranks() const { return ranks_; }
   bool all_exited() const;

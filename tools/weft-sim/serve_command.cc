@@ -10,6 +10,7 @@
 // group variables (JACCL_RANK, JACCL_IBV_DEVICES with the world's device
 // JSON, JACCL_COORDINATOR on loopback), the way mpirun starts an MPI job.
 // Linux only, as the provider is.
+#include <signal.h>
 #include <stdlib.h>
 
 #include <chrono>
@@ -27,6 +28,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sim_server/fabric_server.h"
 #include "tools/cli/cli_common.h"
@@ -35,6 +37,7 @@
 #include "tools/weft-sim/free_ports.h"
 #include "tools/weft-sim/launch.h"
 #include "tools/weft-sim/rank_processes.h"
+#include "tools/weft-sim/stop_signals.h"
 #include "tools/weft-sim/temp_dir.h"
 
 ABSL_FLAG(std::string, socket, "",
@@ -50,11 +53,17 @@ ABSL_FLAG(std::string, on_crash, "error",
 ABSL_FLAG(std::string, connect_timeout_s, "60",
           "serve, launch: seconds the ranks have to connect, from the first "
           "connection (1..3600)");
+ABSL_FLAG(std::string, hold_report_s, "5",
+          "serve, launch: when ranks have waited on the fabric this many "
+          "seconds of wall time while another rank holds virtual time back "
+          "(it computes, sleeps, waits on something else or has not "
+          "connected), name that rank and its last verbs call on stderr, "
+          "once; the run is unchanged (0: never; 0..3600)");
 namespace weft::tools::weft_sim {
 
 const cli::FlagSet kServeFlags("serve", "simulation server", FLAGS_socket,
                                FLAGS_on_deadlock, FLAGS_on_crash,
-                               FLAGS_connect_timeout_s);
+                               FLAGS_connect_timeout_s, FLAGS_hold_report_s);
 
 namespace {
 
@@ -89,13 +98,18 @@ absl::StatusOr<sim_server::ServerOptions> server_options(
       "connect_timeout_s", absl::GetFlag(FLAGS_connect_timeout_s), 1, 3600);
   if (!timeout.ok()) return timeout.status();
   o.connect_timeout = std::chrono::seconds(*timeout);
+  absl::StatusOr<uint64_t> hold = cli::parse_uint(
+      "hold_report_s", absl::GetFlag(FLAGS_hold_report_s), 0, 3600);
+  if (!hold.ok()) return hold.status();
+  o.hold_report = std::chrono::seconds(*hold);
   return o;
 }
 
-// Prints the end of a run (and writes the trace); the exit code.
+// Prints the end of a run (and writes the trace); the exit code. A run a
+// signal stopped (`signal` not 0) ends "interrupted by SIGINT".
 int finish(const FabricServer& server, const ServeResult& result,
-           const cli::WorldFlags& world) {
-  const char* outcome = "finished";
+           const cli::WorldFlags& world, int signal) {
+  std::string outcome = "finished";
   if (result.outcome == ServeResult::Outcome::kDeadlock) outcome = "deadlock";
   if (result.outcome == ServeResult::Outcome::kTimeLimit) {
     outcome = "time limit";
@@ -104,10 +118,13 @@ int finish(const FabricServer& server, const ServeResult& result,
   if (result.outcome == ServeResult::Outcome::kMissingRanks) {
     outcome = "ranks missing";
   }
+  if (signal != 0) {
+    outcome = absl::StrCat("interrupted by ", StopSignals::name(signal));
+  }
   std::printf(
       "weft-sim: %s at virtual time %.3f us, %u faults injected, "
       "trace hash %s\n",
-      outcome, static_cast<double>(result.end_ns) / kNsPerUs,
+      outcome.c_str(), static_cast<double>(result.end_ns) / kNsPerUs,
       static_cast<unsigned>(server.world().injected_faults().size()),
       server.world().trace().hash_hex().c_str());
   if (!world.trace_path.empty()) {
@@ -120,26 +137,29 @@ int finish(const FabricServer& server, const ServeResult& result,
     std::printf("trace written to %s\n", world.trace_path.c_str());
   }
   std::fflush(stdout);
+  if (signal != 0) return StopSignals::exit_code();
   return result.outcome == ServeResult::Outcome::kFinished ? cli::kExitOk
                                                            : cli::kExitFailed;
 }
 
 // Where the drop-in libibverbs.so.1 lives: $WEFT_SIM_DROPIN_DIR, else the
-// build tree's (for a weft-sim run from its build tree), else the
-// installed one next to the installed weft-sim.
+// one that belongs with this weft-sim, found relative to it: an installed
+// weft-sim's <libdir>/weft/dropin, a build tree's sim_verbs/dropin. Never
+// another tree's: an installation must not run what a rebuild of the
+// checkout it came from made.
 std::optional<std::string> dropin_dir() {
   std::error_code ec;
   std::vector<std::filesystem::path> candidates;
   if (const char* dir = std::getenv("WEFT_SIM_DROPIN_DIR")) {
     candidates.emplace_back(dir);
   }
-#ifdef WEFT_DROPIN_BUILD_DIR
-  candidates.emplace_back(WEFT_DROPIN_BUILD_DIR);
-#endif
   const std::filesystem::path self =
       std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     candidates.push_back(self.parent_path() / WEFT_DROPIN_INSTALLED_FROM_BIN);
+#ifdef WEFT_DROPIN_BUILD_FROM_BIN
+    candidates.push_back(self.parent_path() / WEFT_DROPIN_BUILD_FROM_BIN);
+#endif
   }
   for (const std::filesystem::path& candidate : candidates) {
     if (std::filesystem::exists(candidate / "libibverbs.so.1", ec)) {
@@ -175,7 +195,33 @@ std::vector<EnvSetting> rank_env(const LaunchEnv& env, uint32_t rank) {
           {"JACCL_COORDINATOR", env.coordinator, true},
           {"MLX_JACCL_COORDINATOR", env.coordinator, true},
           {"LD_LIBRARY_PATH", path},
-          {"WEFT_VERBS_LIBRARY", env.dropin + "/libibverbs.so.1"}};
+          {"WEFT_VERBS_LIBRARY", env.dropin + "/libibverbs.so.1"},
+          // launch's word on the fabric, which weft's programs follow
+          // (weft-bench, ProcessGroup, jaccl::init): verbs, over the
+          // simulated provider.
+          {"WEFT_FABRIC", "verbs"}};
+}
+
+// Ranks whose process ended before it made a verbs call: the run ends as
+// "ranks missing", and one line says why (a program that does its RDMA
+// other than through the simulated provider, or none at all).
+void explain_missing(const ServeResult& result, const RankProcesses& ranks) {
+  std::string ended;
+  for (uint32_t missing : result.never_connected) {
+    for (const RankProcess& r : ranks.ranks()) {
+      if (r.rank != missing || !r.status) continue;
+      absl::StrAppendFormat(&ended, "%s%u (%s)", ended.empty() ? "" : ", ",
+                            r.rank, describe_status(*r.status));
+    }
+  }
+  if (ended.empty()) return;
+  std::fprintf(stderr,
+               "weft-sim launch: rank(s) %s ended without a verbs call to "
+               "the simulated world, so the run ends as ranks missing: under "
+               "--fabric=sim every rank does its RDMA through weft's "
+               "simulated provider (LD_LIBRARY_PATH, WEFT_VERBS_LIBRARY; weft "
+               "programs follow WEFT_FABRIC=verbs)\n",
+               ended.c_str());
 }
 
 }  // namespace
@@ -195,6 +241,10 @@ int run_serve(int argc, char** argv) {
     dir.emplace(*std::move(made));
     options->socket_path = dir->file("socket");
   }
+  // A signal ends serving at once; the socket and its directory go.
+  const StopSignals signals;
+  options->wake_fd = signals.fd();
+  options->tick = [] { return StopSignals::received() == 0; };
   absl::StatusOr<std::unique_ptr<sim_server::FabricServer>> server =
       FabricServer::create(*std::move(options));
   if (!server.ok()) return cli::bad_input(server.status());
@@ -205,7 +255,10 @@ int run_serve(int argc, char** argv) {
       (*server)->socket_path().c_str());
   std::fflush(stdout);
   const ServeResult result = (*server)->serve();
-  return finish(**server, result, *world);
+  if (StopSignals::quiet()) return StopSignals::exit_code();
+  const int code = finish(**server, result, *world, StopSignals::received());
+  // Stdout closed while the lines above went out: quietly, 141.
+  return StopSignals::received() != 0 ? StopSignals::exit_code() : code;
 }
 
 int launch_on_sim(const LaunchRequest& request) {
@@ -221,7 +274,10 @@ int launch_on_sim(const LaunchRequest& request) {
   }
   absl::StatusOr<TempDir> dir = TempDir::create();
   if (!dir.ok()) return cli::bad_input(dir.status());
-  options->socket_path = dir->file("socket");
+  // --socket as serve takes it (its directory must be the user's alone);
+  // the device JSON stays in the temporary directory.
+  options->socket_path = absl::GetFlag(FLAGS_socket);
+  if (options->socket_path.empty()) options->socket_path = dir->file("socket");
   for (uint32_t r = 0; r < request.ranks; ++r) {
     options->expected_ranks.push_back(r);
   }
@@ -230,13 +286,16 @@ int launch_on_sim(const LaunchRequest& request) {
       RankProcesses::Clock::now() + std::chrono::seconds(request.timeout_s);
   bool timed_out = false;
   sim_server::FabricServer* served = nullptr;
+  // A signal stops serving at once; the ranks are then ended with it.
+  const StopSignals signals;
+  options->wake_fd = signals.fd();
   options->tick = [&]() {
     ranks.reap();
     for (const RankProcess& r : ranks.ranks()) {
       if (r.status && served != nullptr) served->rank_gone(r.rank);
     }
     timed_out = RankProcesses::Clock::now() > deadline;
-    return !timed_out;
+    return !timed_out && StopSignals::received() == 0;
   };
   absl::StatusOr<std::unique_ptr<sim_server::FabricServer>> server =
       FabricServer::create(*std::move(options));
@@ -262,10 +321,21 @@ int launch_on_sim(const LaunchRequest& request) {
     }
   }
   const ServeResult result = served->serve();
+  if (const int signal = StopSignals::received(); signal != 0) {
+    // Ended as mpirun ends its job: the ranks get the signal (a closed
+    // stdout: SIGTERM), then SIGKILL after the grace period.
+    ranks.end(StopSignals::quiet() ? SIGTERM : signal, kExitGrace);
+    if (StopSignals::quiet()) return StopSignals::exit_code();
+    finish(*served, result, request.world, signal);
+    ranks.print_exits();
+    return StopSignals::exit_code();
+  }
+  explain_missing(result, ranks);
   // The ranks the server ended exit on their own; give them a moment, then
   // make sure none outlives the launcher.
   if (!timed_out) {
-    ranks.wait_until(RankProcesses::Clock::now() + kExitGrace);
+    ranks.wait_until(RankProcesses::Clock::now() + kExitGrace,
+                     [] { return StopSignals::received() != 0; });
   }
   ranks.kill_all();
   if (timed_out) {
@@ -274,9 +344,11 @@ int launch_on_sim(const LaunchRequest& request) {
                  "killed them\n",
                  static_cast<unsigned long long>(request.timeout_s));
   }
-  int code = finish(*served, result, request.world);
+  int code = finish(*served, result, request.world, 0);
   const bool all_ok = ranks.print_exits();
   if (!all_ok || timed_out) code = cli::kExitFailed;
+  // A closed stdout (the lines above went nowhere) or a signal at the end.
+  if (StopSignals::received() != 0) return StopSignals::exit_code();
   return code;
 }
 

@@ -2,8 +2,9 @@
 // link, mesh and ring, every collective at sizes from 4 KiB to 64 MiB with
 // low-rate faults on (study_plan.h), one table, a Perfetto trace of one
 // representative run, and one hash of every run's trace. Exits 0 only when
-// every outcome was an allowed one. Given any of `run`'s flags (--op,
-// --bytes, ...), it runs that single collective instead.
+// every outcome was an allowed one. As the default command (no command
+// named), given any of `run`'s flags (--op, --bytes, ...), it runs that
+// single collective instead; `weft-sim study` refuses them.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -280,7 +281,11 @@ int run_study(int argc, char** argv) {
   absl::StatusOr<std::vector<std::string>> args =
       cli::normalise_flags(argc, argv);
   if (!args.ok()) return cli::bad_input(args.status());
-  if (sets_collective_flag(*args)) return run_collective(argc, argv);
+  // `weft-sim --op=...` is one collective; `weft-sim study --op=...` is
+  // refused below (--op is run's), never silently another command.
+  if (named_command().empty() && sets_collective_flag(*args)) {
+    return run_collective(argc, argv);
+  }
   const CommandArgs parsed = parse_command_flags(argc, argv, "study");
   if (parsed.exit_code) return *parsed.exit_code;
   const std::vector<std::string>& given_args = parsed.given;

@@ -3,7 +3,9 @@
 // the sweep prints each failing seed with the command that replays it and
 // a Perfetto trace, then a table of outcomes, the liveness line, the wall
 // time and cost per seed, and the combined trace hash. Exits 0 when every
-// seed passed every oracle, 1 when any failed, 2 for bad flags.
+// seed passed every oracle, 1 when any failed, 2 for bad flags; SIGINT or
+// SIGTERM ends it after the seed running, with the tally of the seeds run
+// and which they were (exit 130, 143).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 #include "tools/cli/progress.h"
 #include "tools/weft-sim/commands.h"
 #include "tools/weft-sim/sim_json.h"
+#include "tools/weft-sim/stop_signals.h"
 #include "tools/weft-sim/sweep_case.h"
 #include "tools/weft-sim/sweep_flags.h"
 #include "tools/weft-sim/sweep_json.h"
@@ -192,6 +195,39 @@ uint64_t shard_seeds(const SweepFlags& f) {
          (f.shard_index < f.seeds % f.shard_count ? 1 : 0);
 }
 
+// The seeds an interrupted sweep ran: the first `ran` of its shard, which
+// go up from the first by the shard count.
+std::string seeds_run(const SweepFlags& f, uint64_t ran) {
+  const uint64_t first = f.first_seed + f.shard_index;
+  const uint64_t last = first + (ran - 1) * f.shard_count;
+  if (ran == 0) return "no seed had finished";
+  if (ran == 1) return absl::StrCat("ran seed ", first);
+  if (f.shard_count == 1) {
+    return absl::StrCat("ran seeds ", first, "..", last, " (resume with ",
+                        "--first-seed=", last + 1, " --seeds=", f.seeds - ran,
+                        ")");
+  }
+  return absl::StrCat("ran seeds ", first, ", ", first + f.shard_count,
+                      ", ..., ", last, " (in steps of ", f.shard_count, ")");
+}
+
+// The table and the lines after it, for a whole sweep or the part an
+// interrupted one ran.
+void print_summary(const SweepTally& tally, const SweepFlags& flags,
+                   std::chrono::steady_clock::time_point start) {
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::fputs(sweep_table(tally, flags.check_determinism).c_str(), stdout);
+  std::printf("wall time: %.2f s, %.1f seeds/s\n", wall_s,
+              wall_s > 0 ? static_cast<double>(tally.seeds) / wall_s : 0.0);
+  std::fputs(sweep_cost_line(tally, flags.first_seed, flags.shard_index,
+                             flags.shard_count)
+                 .c_str(),
+             stdout);
+  std::printf("trace hash: %s\n", hash_hex(tally.folded_hash).c_str());
+}
+
 }  // namespace
 
 int run_sweep(int argc, char** argv) {
@@ -222,7 +258,10 @@ int run_sweep(int argc, char** argv) {
   cli::Progress progress("sweep", "seeds", total);
   uint64_t traces = 0;
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
-  for (uint64_t i = flags->shard_index; i < flags->seeds;
+  // Checked between seeds: the seed running when one comes finishes first.
+  const StopSignals signals;
+  for (uint64_t i = flags->shard_index;
+       i < flags->seeds && StopSignals::received() == 0;
        i += flags->shard_count) {
     if (absl::Status s =
             run_seed(flags->first_seed + i, *flags, &tally, &traces, &progress,
@@ -233,18 +272,22 @@ int run_sweep(int argc, char** argv) {
     std::fflush(stdout);
     progress.update(tally.seeds, sweep_progress_counts(tally));
   }
+  if (const int signal = StopSignals::received(); signal != 0) {
+    progress.clear();
+    if (StopSignals::quiet()) return StopSignals::exit_code();
+    std::printf(
+        "weft-sim sweep: interrupted by %s after %llu of %llu seeds: %s; "
+        "the tally counts those%s\n",
+        StopSignals::name(signal), static_cast<unsigned long long>(tally.seeds),
+        static_cast<unsigned long long>(total),
+        seeds_run(*flags, tally.seeds).c_str(),
+        json->empty() ? "" : " (--json not written)");
+    print_summary(tally, *flags, start);
+    std::fflush(stdout);
+    return StopSignals::exit_code();
+  }
   progress.finish(tally.seeds, sweep_progress_counts(tally));
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  std::fputs(sweep_table(tally, flags->check_determinism).c_str(), stdout);
-  std::printf("wall time: %.2f s, %.1f seeds/s\n", wall_s,
-              wall_s > 0 ? static_cast<double>(tally.seeds) / wall_s : 0.0);
-  std::fputs(sweep_cost_line(tally, flags->first_seed, flags->shard_index,
-                             flags->shard_count)
-                 .c_str(),
-             stdout);
-  std::printf("trace hash: %s\n", hash_hex(tally.folded_hash).c_str());
+  print_summary(tally, *flags, start);
   if (!json->empty()) {
     if (absl::Status s =
             write_json(*json, sweep_json(*flags, std::move(cases), tally));

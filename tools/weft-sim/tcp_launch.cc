@@ -3,6 +3,8 @@
 // backend reads (MLX_HOSTFILE: for each rank, --cables "ip:port"
 // addresses on --host, ports free when chosen), its MLX_RANK, the side
 // channel's WEFT_COORDINATOR and a WEFT_SECRET new to this launch.
+#include <signal.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include "tools/weft-sim/free_ports.h"
 #include "tools/weft-sim/launch.h"
 #include "tools/weft-sim/rank_processes.h"
+#include "tools/weft-sim/stop_signals.h"
 #include "tools/weft-sim/temp_dir.h"
 
 ABSL_DECLARE_FLAG(std::string, cables);
@@ -95,13 +98,29 @@ std::vector<EnvSetting> rank_env(const TcpGroup& group, uint32_t rank) {
 }
 
 // Waits for every rank, ending them all at the deadline, or 10 seconds
-// after one fails. Says on stderr which rank failed and which were killed.
+// after one fails, or with the signal launch got (StopSignals). Says on
+// stderr which rank failed and which were killed.
 void wait_for_ranks(RankProcesses& ranks, uint64_t timeout_s) {
   using Clock = RankProcesses::Clock;
   const Clock::time_point deadline =
       Clock::now() + std::chrono::seconds(timeout_s);
-  if (ranks.wait_until(deadline,
-                       [&] { return ranks.first_failure() != nullptr; })) {
+  const auto signalled = [] { return StopSignals::received() != 0; };
+  if (ranks.wait_until(deadline, [&] {
+        return ranks.first_failure() != nullptr || signalled();
+      })) {
+    return;
+  }
+  if (signalled()) {
+    if (!StopSignals::quiet()) {
+      std::fprintf(stderr,
+                   "weft-sim launch: interrupted by %s; ending rank(s) %s\n",
+                   StopSignals::name(StopSignals::received()),
+                   ranks.running_list().c_str());
+    }
+    // As mpirun ends its job: the ranks get the signal (a closed stdout:
+    // SIGTERM), then SIGKILL after the grace period.
+    ranks.end(StopSignals::quiet() ? SIGTERM : StopSignals::received(),
+              kExitGrace);
     return;
   }
   if (const RankProcess* failed = ranks.first_failure()) {
@@ -112,7 +131,7 @@ void wait_for_ranks(RankProcesses& ranks, uint64_t timeout_s) {
                  static_cast<long long>(kExitGrace.count()));
     const Clock::time_point grace =
         std::min(deadline, Clock::now() + kExitGrace);
-    if (ranks.wait_until(grace)) return;
+    if (ranks.wait_until(grace, signalled)) return;
     std::fprintf(stderr, "weft-sim launch: killed rank(s) %s, still running\n",
                  ranks.running_list().c_str());
   } else {
@@ -131,6 +150,8 @@ int launch_on_tcp(const LaunchRequest& request) {
   absl::StatusOr<uint64_t> cables =
       cli::parse_uint("cables", absl::GetFlag(FLAGS_cables), 1, 8);
   if (!cables.ok()) return cli::bad_input(cables.status());
+  // Installed before the hostfile exists, so that no signal leaves it.
+  const StopSignals signals;
   absl::StatusOr<TempDir> dir = TempDir::create();
   if (!dir.ok()) return cli::bad_input(dir.status());
   absl::StatusOr<TcpGroup> group =
@@ -147,7 +168,11 @@ int launch_on_tcp(const LaunchRequest& request) {
     }
   }
   wait_for_ranks(ranks, request.timeout_s);
-  return ranks.print_exits() ? cli::kExitOk : cli::kExitFailed;
+  if (StopSignals::quiet()) return StopSignals::exit_code();
+  const bool all_ok = ranks.print_exits();
+  // A signal, or stdout closed while the lines above went out.
+  if (StopSignals::received() != 0) return StopSignals::exit_code();
+  return all_ok ? cli::kExitOk : cli::kExitFailed;
 }
 
 }  // namespace weft::tools::weft_sim
