@@ -6,7 +6,7 @@
 # every machine with the same build, so a change to the simulator or the
 # engine can be judged on them when wall times move with the machine's
 # neighbours (BM_RingScale's rate_ratio moves by 0.1 from one run to the
-# next; docs/simulator.md, "Counted, not timed").
+# next; docs/measurements.md, "Counted, not timed").
 #
 # The last-level cache is simulated at 1 MiB, one core's L2 on the
 # machines weft's CI runs on: what the state the ranks touch between two

@@ -162,7 +162,7 @@ int Provider::await_other_threads(std::unique_lock<std::mutex>& lock,
           "rank %u waits in %s, but its thread %d (%s) %s: a rank waits on "
           "the fabric only when every thread of its process waits, in verbs "
           "or on another of its threads, so virtual time stands still "
-          "(docs/simulator.md, \"Programs with threads\")%s",
+          "(docs/simulation-server.md, \"Programs with threads\")%s",
           remote_->rank(), what, census.thread,
           ThreadCensus::thread_name(census.thread),
           ThreadCensus::describe(census.activity, census.syscall),

@@ -4,13 +4,13 @@
  * switchable. Load it with WEFT_VERBS_LIBRARY=<path to libweft_sim_verbs.so>,
  * or run a program linked against rdma-core's libibverbs.so.1 with
  * LD_LIBRARY_PATH=<its drop-in directory>, which holds it as
- * libibverbs.so.1 and librdma.dylib (docs/verbs-macos.md).
+ * libibverbs.so.1 and librdma.dylib (docs/simulated-verbs.md).
  *
  * One provider instance per process simulates every rank of one world; the
  * calls below (exported with C linkage, found with dlsym) say which rank the
  * next ibv_get_device_list() lists devices for, and let tests inspect and
  * rebuild the world. The world is built from the environment on first use
- * (docs/verbs-macos.md lists the variables):
+ * (docs/simulated-verbs.md lists the variables):
  *
  *   WEFT_SIM_VERBS_RANKS=N           ranks of a full mesh (default 2)
  *   WEFT_SIM_VERBS_CABLES=N          cables per pair of the mesh (default 1)

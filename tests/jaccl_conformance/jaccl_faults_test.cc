@@ -14,8 +14,8 @@
 // error) is named by every survivor at its next liveness check, 50 ms of
 // virtual time later at most, long before the deadline, and at the same
 // virtual time on every run: the simulation server says when it left, in
-// virtual time (docs/simulator.md, "A rank that leaves"), so the run's end
-// time and trace hash repeat.
+// virtual time (docs/simulation-server.md, "A rank that leaves"), so the run's
+// end time and trace hash repeat.
 #include <functional>
 #include <map>
 #include <string>

@@ -3,7 +3,7 @@
 // run's end (finished, deadlock, ...), its virtual time and trace hash.
 // Also writes the device layout a program builds its Config from, naming
 // the devices as the simulated world names them
-// (sim_<rank>_<peer>_<cable>, docs/simulator.md).
+// (sim_<rank>_<peer>_<cable>, docs/simulation-server.md).
 #ifndef WEFT_TESTS_JACCL_CONFORMANCE_JACCL_LAUNCH_H_
 #define WEFT_TESTS_JACCL_CONFORMANCE_JACCL_LAUNCH_H_
 

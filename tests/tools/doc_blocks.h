@@ -26,8 +26,8 @@
 // pids, the PSNs ibv_uc_pingpong draws, a CQ's address, wall-clock
 // figures, launch's ports, secrets and directories, the checkout's path.
 // Virtual time is exact, so every other figure must match to the digit. `<!--
-// doc-test: launch-faults-table -->` before a table in docs/verbs-macos.md
-// marks the rows weft_sim_docs_test.cc runs.
+// doc-test: launch-faults-table -->` before a table in
+// docs/simulation-server.md marks the rows weft_sim_docs_test.cc runs.
 #ifndef WEFT_TESTS_TOOLS_DOC_BLOCKS_H_
 #define WEFT_TESTS_TOOLS_DOC_BLOCKS_H_
 

@@ -1,7 +1,7 @@
 // What the pages show `weft-sim launch` printing is what it prints.
 //
-// docs/verbs-macos.md ("Running your own verbs program on simulated Macs"),
-// docs/simulator.md ("The simulation server", "Programs with threads", whose
+// docs/simulation-server.md ("Running your own verbs program on simulated
+// Macs", "weft-sim launch", "Deadlocks", "Programs with threads", whose
 // samples run tests/tools/threaded_ring.cc) and docs/jaccl.md (a JACCL
 // program, one of the installed examples, on the server and over TCP)
 // mark each such sample
@@ -16,7 +16,7 @@
 // everything else, the virtual time and trace hash above all, must be
 // exactly as shown. A "..." line stands for lines left out.
 //
-// verbs-macos.md's table after `<!-- doc-test: launch-faults-table -->`
+// simulation-server.md's table after `<!-- doc-test: launch-faults-table -->`
 // gives, for one-line fault plans, how the page's pingpong run ends: each
 // row runs that command with --faults naming a file holding the row's plan
 // line.
@@ -123,7 +123,7 @@ TerminalRun run_in_terminal(const std::vector<std::string>& commands) {
 }
 
 // How launch's summary says the run ended, and whether every rank exited
-// 0: the exit code launch gives (docs/simulator.md). A launch over TCP
+// 0: the exit code launch gives (docs/simulation-server.md). A launch over TCP
 // (`--fabric=tcp`, docs/tcp.md) has no simulated world and no summary: it
 // exits 0 when every rank did.
 int expected_launch_code(const std::vector<std::string>& lines, bool tcp) {
@@ -239,7 +239,7 @@ std::string cell(absl::string_view text) {
 
 TEST(DocsFaultTable, EachPlanEndsThePingpongAsThePageSays) {
   ASSERT_TRUE(std::filesystem::exists(kPingpong));
-  const std::string page = "docs/verbs-macos.md";
+  const std::string page = "docs/simulation-server.md";
   const std::vector<std::string> lines = page_lines(page);
   // The command the rows change: the page's first launch sample without a
   // fault plan.

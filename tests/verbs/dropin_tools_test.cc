@@ -290,10 +290,10 @@ bool shows(const std::vector<std::string>& shown,
   return skipping || at == actual.size();
 }
 
-// The drop-in section of docs/verbs-macos.md shows commands with their
+// The drop-in section of docs/simulated-verbs.md shows commands with their
 // output: each runs and prints what the page shows.
 TEST(DropinToolsTest, TheDocsShowWhatTheToolsPrint) {
-  std::ifstream file(std::string(WEFT_SOURCE_DIR) + "/docs/verbs-macos.md");
+  std::ifstream file(std::string(WEFT_SOURCE_DIR) + "/docs/simulated-verbs.md");
   ASSERT_TRUE(file.good());
   const std::string page((std::istreambuf_iterator<char>(file)),
                          std::istreambuf_iterator<char>());

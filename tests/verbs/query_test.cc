@@ -57,7 +57,7 @@ TEST_F(QueryTest, DeviceLooksLikeARealOne) {
   EXPECT_EQ(attr.sys_image_guid, attr.node_guid);
   EXPECT_EQ(attr.vendor_id, 0x02005eu);  // the GUIDs' company id
   EXPECT_EQ(attr.phys_port_cnt, 1);
-  EXPECT_EQ(attr.max_sge, 16);  // as documented in docs/verbs-macos.md
+  EXPECT_EQ(attr.max_sge, 16);  // as documented in docs/simulated-verbs.md
   EXPECT_EQ(attr.max_qp_wr, 1024);
   EXPECT_EQ(attr.max_cqe, 4096);
   EXPECT_EQ(attr.atomic_cap, IBV_ATOMIC_NONE);

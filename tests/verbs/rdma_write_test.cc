@@ -9,8 +9,8 @@
 // never registered, a range outside the region, a region without
 // IBV_ACCESS_REMOTE_WRITE, or no receive for an immediate) still completes
 // successfully at the writer while nothing changes at the target. Expected
-// values are the verbs API's and docs/verbs-macos.md's ("What the data path
-// carries").
+// values are the verbs API's and docs/simulated-verbs.md's ("What the data
+// path carries").
 #include <endian.h>
 #include <infiniband/verbs.h>
 
@@ -239,7 +239,7 @@ TEST_F(RdmaWriteTest, AnEventForAWriteWithImmediateFindsItsBytesInMemory) {
   EXPECT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
 }
 
-// docs/verbs-macos.md: a plain write reaches the target's memory at the
+// docs/simulated-verbs.md: a plain write reaches the target's memory at the
 // target's next poll_cq, even one that finds nothing.
 TEST_F(RdmaWriteTest, APlainWriteIsInMemoryAfterTheTargetPolls) {
   const std::vector<uint8_t> data = pattern(16, 2);

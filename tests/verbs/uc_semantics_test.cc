@@ -7,8 +7,8 @@
 // UC's delivery rules: a message with no receive posted is dropped, a
 // receive too small completes with IBV_WC_LOC_LEN_ERR and puts the queue
 // pair in error (ibv_query_qp says IBV_QPS_ERR), where everything flushes.
-// Expected values are verbs' and docs/verbs-macos.md's ("What the data path
-// carries").
+// Expected values are verbs' and docs/simulated-verbs.md's ("What the data
+// path carries").
 #include <endian.h>
 #include <infiniband/verbs.h>
 
