@@ -217,10 +217,14 @@ absl::Status run_planned(const StudyConfig& c, const PlannedRow& planned,
         reproduce_command(*row, row_world_args(c, t, planned.seed)));
   }
   if (planned.traced) {
-    tally->traced = absl::StrFormat("%s %s %u bytes over the %s (seed %u)",
-                                    harness::api_name(planned.spec),
-                                    dtype_name(planned.spec.dtype),
-                                    planned.spec.bytes, t.name, planned.seed);
+    // Row r (from 0) runs with --seed + r, so the traced row's seed is not
+    // the header's: say where it comes from.
+    tally->traced = absl::StrFormat(
+        "%s %s %u bytes over the %s (seed %u: each row runs with --seed plus "
+        "its place in the table, here %u + %u)",
+        harness::api_name(planned.spec), dtype_name(planned.spec.dtype),
+        planned.spec.bytes, t.name, planned.seed, c.world.seed,
+        planned.seed - c.world.seed);
   }
   return absl::OkStatus();
 }
