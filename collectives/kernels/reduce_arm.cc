@@ -107,12 +107,9 @@ struct BFloat16Lanes {
 // ---- The float ops, with the semantics of reduce.cc's FloatMax/FloatMin:
 // NaN in acc is kept, NaN in `in` wins otherwise, ties keep acc. FMAX and
 // FMAXNM would not do: they pick +0 over -0 and choose NaNs their own way.
-// When both operands of FADD or FMUL are NaNs of one kind (quiet or
-// signalling), Arm returns the first one, quieted; which operand comes first
-// is the compiler's choice (it treats + and * as commutative, here and in the
-// portable kernels). gcc 12 and clang 14 put acc first, and
-// tests/arm/reduce_arm_check.cc checks that.
-// A NaN sum or product is the canonical quiet NaN, as in reduce.cc.
+// A NaN sum or product is the canonical quiet NaN, as in reduce.cc: which
+// NaN FADD or FMUL passes on depends on which operand comes first, and the
+// compiler treats + and * as commutative.
 inline float32x4_t canonical_if_nan(float32x4_t r) {
   return vbslq_f32(vceqq_f32(r, r), r, vdupq_n_f32(__builtin_nanf("")));
 }
