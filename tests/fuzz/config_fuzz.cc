@@ -10,6 +10,10 @@
 // Properties: every input gives a Config or an InvalidArgument/NotFound
 // error with a message; a Config passes validate() and holds exactly what
 // the variables and JSON say, picked by the documented precedence.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -79,6 +83,19 @@ std::optional<uint32_t> decimal(std::string_view text) {
   return v;
 }
 
+// A port as the socket module reads it: decimal digits only, any number of
+// leading zeros, a value up to kMaxPort.
+std::optional<uint32_t> port_value(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  uint32_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = std::min<uint32_t>(v * 10 + uint32_t(c - '0'), kMaxPort + 1);
+  }
+  if (v > kMaxPort) return std::nullopt;
+  return v;
+}
+
 // The first set variable among `vars`, in order.
 const std::optional<std::string>& first_set(
     const Input& in, std::initializer_list<Variable> vars) {
@@ -89,13 +106,37 @@ const std::optional<std::string>& first_set(
   return kUnset;
 }
 
+// "[ipv6]:port": when accepted, the host is what the brackets hold, an
+// IPv6 address inet_pton(3) takes, and the port the digits after "]:".
+void check_bracketed(std::string_view text,
+                     const absl::StatusOr<HostPort>& hp) {
+  if (!hp.ok()) {
+    WEFT_FUZZ_CHECK(hp.status().code() == absl::StatusCode::kInvalidArgument);
+    return;
+  }
+  const size_t close = text.find(']');
+  WEFT_FUZZ_CHECK(close != std::string_view::npos &&
+                  hp->host == text.substr(1, close - 1));
+  in6_addr bytes{};
+  WEFT_FUZZ_CHECK(inet_pton(AF_INET6, hp->host.c_str(), &bytes) == 1);
+  WEFT_FUZZ_CHECK(text.substr(close + 1, 1) == ":" &&
+                  port_value(text.substr(close + 2)) == hp->port);
+}
+
 void check_host_port(std::string_view text) {
   absl::StatusOr<HostPort> hp = parse_host_port(text);
+  if (!text.empty() && text.front() == '[') return check_bracketed(text, hp);
+  // "host:port": the host is not empty and has no colon (an IPv6 address
+  // needs brackets), the port is decimal within range.
   const size_t colon = text.rfind(':');
   std::optional<uint32_t> port;
-  if (colon != std::string_view::npos) port = decimal(text.substr(colon + 1));
-  const bool valid = colon != std::string_view::npos && colon > 0 &&
-                     port.has_value() && *port <= kMaxPort;
+  if (colon != std::string_view::npos) {
+    port = port_value(text.substr(colon + 1));
+  }
+  const bool valid =
+      colon != std::string_view::npos && colon > 0 &&
+      text.substr(0, colon).find(':') == std::string_view::npos &&
+      port.has_value() && *port <= kMaxPort;
   WEFT_FUZZ_CHECK(hp.ok() == valid);
   if (!hp.ok()) {
     WEFT_FUZZ_CHECK(hp.status().code() == absl::StatusCode::kInvalidArgument);
