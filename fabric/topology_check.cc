@@ -1,5 +1,6 @@
 #include "fabric/topology_check.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"

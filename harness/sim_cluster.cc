@@ -10,6 +10,7 @@
 #include "base/absl_compat.h"
 #include "collectives/inprocess_bootstrap.h"
 #include "collectives/registered_memory.h"
+#include "fabric/topology_check.h"
 #include "harness/call_program.h"
 #include "harness/rank_call.h"
 #include "harness/reference.h"
@@ -31,7 +32,8 @@ constexpr TimeNs kSettleNs = kNsPerMs;
 namespace {
 
 absl::Status check_cables(const CollectiveSpec& spec, Algorithm algorithm,
-                          const Topology& topology) {
+                          const Topology& topology,
+                          const TopologyWording& wording) {
   const uint32_t n = topology.ranks();
   if (spec.kind == CollectiveKind::kSendRecv) {
     for (uint32_t r = 0; r < n; ++r) {
@@ -44,19 +46,12 @@ absl::Status check_cables(const CollectiveSpec& spec, Algorithm algorithm,
     }
     return absl::OkStatus();
   }
-  if (n < 2) return absl::OkStatus();
-  if (algorithm == Algorithm::kRing && !topology.has_ring()) {
-    return absl::InvalidArgumentError(
-        "the ring algorithm needs a cable between each pair of consecutive "
-        "ranks; use --algorithm=mesh or a ring topology");
-  }
-  if (algorithm != Algorithm::kRing && !topology.is_full_mesh()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "algorithm %s needs a cable between every pair of ranks; use "
-        "--algorithm=ring or auto",
-        algorithm_name(algorithm)));
-  }
-  return absl::OkStatus();
+  // The algorithm as resolved: auto is the ring on what is not a full mesh,
+  // so it needs what the ring needs, and gets the same line.
+  return check_topology(topology,
+                        algorithm == Algorithm::kRing ? TopologyNeeds::kRing
+                                                      : TopologyNeeds::kMesh,
+                        wording);
 }
 
 }  // namespace
@@ -136,7 +131,8 @@ void SimCluster::cancel_unfinished(
 
 absl::Status check_collective(const CollectiveSpec& spec,
                               const Topology& topology,
-                              const GroupOptions& options) {
+                              const GroupOptions& options,
+                              const TopologyWording& wording) {
   absl::StatusOr<CollectiveShape> shape = shape_of(spec, topology.ranks());
   if (!shape.ok()) return shape.status();
   if (spec.in_place && spec.kind == CollectiveKind::kSendRecv) {
@@ -146,7 +142,7 @@ absl::Status check_collective(const CollectiveSpec& spec,
   }
   return check_cables(
       spec, resolve_algorithm(spec, *shape, topology.is_full_mesh(), options),
-      topology);
+      topology, wording);
 }
 
 absl::Status SimCluster::check(const CollectiveSpec& spec) const {

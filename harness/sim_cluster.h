@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/group.h"
 #include "collectives/group_options.h"
+#include "fabric/topology_check.h"
 #include "harness/cluster.h"
 #include "harness/collective_spec.h"
 #include "harness/outcome.h"
@@ -71,11 +72,12 @@ struct CaseRun {
 
 // InvalidArgument when `spec` cannot run on a group of `topology` with
 // `options`: a bad shape (shape_of), an algorithm needing cables the
-// topology lacks, send/recv without a cable from each rank to the next, in
-// place send/recv.
+// topology lacks (check_topology's line, in `wording`), send/recv without a
+// cable from each rank to the next, in place send/recv.
 absl::Status check_collective(const CollectiveSpec& spec,
                               const Topology& topology,
-                              const GroupOptions& options);
+                              const GroupOptions& options,
+                              const TopologyWording& wording = {});
 
 class SimCluster final : public Cluster {
  public:

@@ -12,8 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/topology.h"
+#include "fabric/topology_check.h"
 #include "jaccl/internal/env.h"
 #include "jaccl/jaccl.h"
 
@@ -67,6 +69,14 @@ Config& Config::set_devices_from_file(const char* dev_file) {
   if (!topology.ok()) {
     throw std::runtime_error("[jaccl] " +
                              std::string(topology.status().message()));
+  }
+  // A one-way cable or a rank joined to none, in the words every reader of
+  // a device file uses (JACCL refuses them only at init, as neither a mesh
+  // nor a ring).
+  if (absl::Status s = weft::check_topology(
+          *topology, weft::TopologyNeeds::kLinks, {.source = dev_file});
+      !s.ok()) {
+    throw std::runtime_error("[jaccl] " + std::string(s.message()));
   }
   const uint32_t n = topology->ranks();
   std::vector<std::vector<std::vector<std::string>>> devices(n);

@@ -124,9 +124,7 @@ std::shared_ptr<Group> init(const Config& cfg, bool strict) {
   }
   if (!cfg.is_valid()) {
     if (!strict) return nullptr;
-    throw std::runtime_error(
-        "[jaccl] The configuration should define a valid mesh or a valid "
-        "ring.");
+    throw std::runtime_error(internal::invalid_cabling(cfg.devices_));
   }
   weft::Config config;
   config.rank = internal::checked_rank(cfg.rank_text_, cfg.rank_);

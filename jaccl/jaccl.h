@@ -75,7 +75,9 @@ class Config {
   // when both are set (one warning line on stderr when they differ). A
   // variable that is not set leaves its field unset (the Config is then not
   // valid). Throws std::runtime_error when the device file cannot be read
-  // or parsed.
+  // or parsed, or names a cable one way only (or a different number of
+  // cables each way), or a rank joined to no rank: one line naming the file
+  // and the cells, as every weft reader of a device file says it.
   static Config from_env();
 
   friend std::shared_ptr<Group> init(const Config& cfg, bool strict);

@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "base/absl_compat.h"
+#include "fabric/topology_check.h"
 #include "rendezvous/tcp_hosts.h"
 
 namespace weft {
@@ -21,6 +22,10 @@ namespace {
 // Enough digits for any port or rank; longer strings are rejected before
 // they can overflow.
 constexpr size_t kMaxDigits = 9;
+
+// How a weft::Config user runs the ring (JACCL's switch), in
+// check_topology's advice.
+constexpr std::string_view kUseRing = "set JACCL_RING=1";
 
 std::optional<uint32_t> parse_decimal(std::string_view text) {
   if (text.empty() || text.size() > kMaxDigits) return std::nullopt;
@@ -212,6 +217,16 @@ absl::StatusOr<Cabling> read_cabling(const EnvLookup& getenv,
     absl::StatusOr<Topology> devices =
         load_named<Topology>(**devs, load_devices);
     if (!devices.ok()) return devices.status();
+    // The file's own faults (a one-way cable, a rank joined to none) named
+    // with the variable and the file, as every reader of one says them.
+    const std::string source =
+        absl::StrFormat("%s: %s", (*devs)->name, (*devs)->value);
+    if (absl::Status s =
+            check_topology(*devices, TopologyNeeds::kLinks,
+                           {.source = source, .use_ring = kUseRing});
+        !s.ok()) {
+      return s;
+    }
     return Cabling{*std::move(devices), {}, "device JSON"};
   }
   absl::StatusOr<TcpHosts> loaded = load_named<TcpHosts>(**hosts, load_hosts);
@@ -266,18 +281,9 @@ absl::Status check_tcp(const Config& c) {
 }
 
 absl::Status check_cabling(const Config& c) {
-  if (c.ring && !c.devices.has_ring()) {
-    return absl::InvalidArgumentError(
-        "ring is on (JACCL_RING) but the device JSON does not join every "
-        "rank i to rank i+1 (mod size) in both directions; cable the ring or "
-        "list its devices");
-  }
-  if (!c.ring && !c.devices.is_full_mesh()) {
-    return absl::InvalidArgumentError(
-        "the device JSON does not join every pair of ranks, which the mesh "
-        "needs; set JACCL_RING=1 for a ring, or cable every pair");
-  }
-  return absl::OkStatus();
+  return check_topology(c.devices,
+                        c.ring ? TopologyNeeds::kRing : TopologyNeeds::kMesh,
+                        {.source = "device JSON", .use_ring = kUseRing});
 }
 
 }  // namespace

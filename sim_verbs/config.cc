@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "base/absl_compat.h"
+#include "fabric/topology_check.h"
 
 namespace weft::sim_verbs {
 namespace {
@@ -49,6 +50,13 @@ absl::Status read_topology(Config* config) {
     if (!topology.ok()) {
       return bad("WEFT_SIM_VERBS_TOPOLOGY", path,
                  base::to_std(topology.status().message()));
+    }
+    // A one-way cable or a rank joined to none, in the words every reader
+    // of a device file uses, before any rank opens a device.
+    if (absl::Status s =
+            check_topology(*topology, TopologyNeeds::kLinks, {.source = path});
+        !s.ok()) {
+      return bad("WEFT_SIM_VERBS_TOPOLOGY", path, base::to_std(s.message()));
     }
     config->topology = *std::move(topology);
   } else {

@@ -7,8 +7,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "fabric/topology_check.h"
 #include "nlohmann/json.hpp"
 
 namespace jaccl::internal {
@@ -64,6 +66,17 @@ weft::Topology to_topology(const Devices& devices) {
                              std::string(topology.status().message()));
   }
   return *std::move(topology);
+}
+
+std::string invalid_cabling(const Devices& devices) {
+  if (devices.size() >= 2) {
+    const absl::Status s = weft::check_topology(
+        to_topology(devices), weft::TopologyNeeds::kMeshOrRing,
+        {.source = "the devices", .use_ring = "set JACCL_RING=1"});
+    if (!s.ok()) return "[jaccl] " + std::string(s.message());
+  }
+  return "[jaccl] The configuration should define a valid mesh or a valid "
+         "ring.";
 }
 
 bool chooses_ring(const Config& cfg) {

@@ -53,6 +53,44 @@ TEST(InitFromEnv, MissingVariables) {
   EXPECT_THAT(strict_env_error(), HasSubstr("JACCL_COORDINATOR"));
 }
 
+// A device file with a one-way cable or a rank joined to none is refused
+// when it is read, with or without strict, in the line every weft reader of
+// a device file gives (fabric/topology_check.h).
+TEST(InitFromEnv, AOneWayCableOrAnIsolatedRankThrowsTheFilesLine) {
+  struct Case {
+    const char* name;
+    const char* json;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"one_way.json", R"([[null, "a"], [null, null]])",
+       "rank 0 names device a toward rank 1 (cell [0][1]) but rank 1 names "
+       "none toward rank 0 (cell [1][0] is null); name rank 1's device "
+       "toward rank 0 in cell [1][0], or set cell [0][1] to null"},
+      {"isolated.json",
+       R"([[null, "a", null], ["b", null, null], [null, null, null]])",
+       "rank 2 is joined to no rank (row 2 and column 2 are all null); give "
+       "it cables to ranks 1 and 0 (its ring neighbours; to every rank for "
+       "the mesh), or run with fewer ranks (remove row 2 and column 2)"},
+  };
+  for (const Case& c : cases) {
+    testing::ScopedEnv env;
+    testing::ScratchFile file(c.name, c.json);
+    env.set("JACCL_RANK", "0");
+    env.set("JACCL_IBV_DEVICES", file.path());
+    env.set("JACCL_COORDINATOR", "127.0.0.1:1");
+    for (bool strict : {false, true}) {
+      try {
+        init(strict);
+        ADD_FAILURE() << c.name << " was taken";
+      } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "[jaccl] " + file.path() + ": " + c.says);
+      }
+    }
+  }
+}
+
 // from_env() without a rank variable has no rank: init(cfg) forms no group
 // (JACCL would start every such process as rank 0).
 TEST(InitFromEnv, ConfigWithoutARankIsNoGroup) {
@@ -131,6 +169,25 @@ TEST(InitFromConfig, InvalidTopologyIsNullOrThrows) {
   c.set_devices({{{}}});
   EXPECT_EQ(init(c, false), nullptr);
   EXPECT_THAT(strict_error(c), HasSubstr("valid mesh or a valid ring"));
+}
+
+// Devices neither the mesh nor the ring runs on: strict says which pair to
+// join, in the words weft-sim and weft-bench use for the same cables.
+TEST(InitFromConfig, CablesNeitherTheMeshNorTheRingRunsOnSayWhatToJoin) {
+  Config c;
+  // A line 0-1-2-3: the ring lacks 3-0.
+  c.set_devices({{{}, {"a"}, {}, {}},
+                 {{"b"}, {}, {"c"}, {}},
+                 {{}, {"d"}, {}, {"e"}},
+                 {{}, {}, {"f"}, {}}});
+  c.set_rank(0);
+  c.set_coordinator("127.0.0.1:1");
+  EXPECT_EQ(init(c, false), nullptr);
+  EXPECT_EQ(strict_error(c),
+            "[jaccl] the devices: ranks 3 and 0 are not joined (cells [3][0] "
+            "and [0][3] are null), so neither the ring (each rank joined to "
+            "the next) nor the mesh (every pair joined) runs on these cables; "
+            "join ranks 3 and 0 for the ring, or every pair for the mesh");
 }
 
 // Past JACCL's checks, a bad rank throws even without strict.

@@ -361,6 +361,29 @@ TEST_F(ConfigFromEnvironment, DeviceJsonFromAnyLoader) {
   EXPECT_THAT(c->devices.devices(0, 1), ElementsAre("rdma_en2", "rdma_en5"));
 }
 
+// The loader's file passes the one check every reader of a device file
+// makes (fabric/topology_check.h), named with the variable and the path.
+TEST_F(ConfigFromEnvironment, AOneWayCableIsRefusedNamingTheFileAndCells) {
+  env_["JACCL_RANK"] = "0";
+  env_["JACCL_IBV_DEVICES"] = "/nowhere/devices.json";
+  env_["JACCL_COORDINATOR"] = "10.0.0.1:5000";
+  absl::StatusOr<Config> c = Config::from_environment(
+      [this](const char* name) -> const char* {
+        auto it = env_.find(name);
+        return it == env_.end() ? nullptr : it->second.c_str();
+      },
+      [](const std::string&) {
+        return Topology::parse_json(R"([[null, "a"], [null, null]])");
+      });
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(message(c.status()),
+            "JACCL_IBV_DEVICES: /nowhere/devices.json: rank 0 names device a "
+            "toward rank 1 (cell [0][1]) but rank 1 names none toward rank 0 "
+            "(cell [1][0] is null); name rank 1's device toward rank 0 in "
+            "cell [1][0], or set cell [0][1] to null");
+}
+
 Config valid_config() {
   Config c;
   c.rank = 1;
@@ -401,7 +424,7 @@ TEST(ConfigValidate, RejectsInconsistentFields) {
          c.devices = *Topology::ring(4);
          c.size = 4;
        }},
-      {"does not join every rank",
+      {"rank 2 is joined to no rank",
        [](Config& c) {
          c.devices = *Topology::parse_json(
              R"([[null, "a", null], ["a", null, null], [null, null, null]])");

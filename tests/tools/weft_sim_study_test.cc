@@ -271,7 +271,7 @@ TEST(WeftSimRun, BadInputExits2WithOneLine) {
   expect_bad_input("run --algorithm=fast", "--algorithm=fast");
   expect_bad_input("run --redop=avg", "--redop=avg");
   expect_bad_input("run --algorithm=mesh --topology=ring",
-                   "every pair of ranks");
+                   "--topology=ring: ranks 0 and 2 are not joined");
   expect_bad_input("run --op=broadcast --root=8", "root 8");
   expect_bad_input("run --op=send_recv --in_place", "in-place");
   expect_bad_input("run --iterations=0", "--iterations=0");

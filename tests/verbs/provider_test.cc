@@ -3,10 +3,13 @@
 // provider, since VerbsFabric's error handling is only as good as what the
 // provider rejects.
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -143,6 +146,28 @@ class ProviderTest : public ::testing::Test {
   Side a_, b_;
   std::vector<abi::ibv_qp*> qps_;
 };
+
+// The provider's own device file (what weft-sim launch's ranks and a
+// standalone world load) passes the one check every reader of a device
+// file makes (fabric/topology_check.h): no device is listed, and the
+// provider's error says the file's line.
+TEST_F(ProviderTest, ADeviceFileWithAOneWayCableListsNoDeviceAndSaysWhy) {
+  const std::string path = ::testing::TempDir() + "/weft_provider_" +
+                           std::to_string(getpid()) + "_one_way.json";
+  std::ofstream(path) << R"([[null, "a"], [null, null]])";
+  provider_.configure({{"WEFT_SIM_VERBS_TOPOLOGY", path}});
+  int n = -1;
+  EXPECT_EQ(api_->get_device_list(&n), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(provider_.last_error(),
+            "weft simulated verbs provider: WEFT_SIM_VERBS_TOPOLOGY=" + path +
+                ": " + path +
+                ": rank 0 names device a toward rank 1 (cell [0][1]) but rank "
+                "1 names none toward rank 0 (cell [1][0] is null); name rank "
+                "1's device toward rank 0 in cell [1][0], or set cell [0][1] "
+                "to null");
+  std::remove(path.c_str());
+}
 
 TEST_F(ProviderTest, InitNeedsExactlyItsAttributeMask) {
   provider_.configure({});

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/absl_compat.h"
+#include "fabric/topology_check.h"
 #include "harness/memory_estimate.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/memory_check.h"
@@ -73,6 +74,9 @@ namespace {
 
 constexpr uint64_t kMaxTimeLimitMs = 86'400'000;  // one day of virtual time
 
+// How weft-sim and weft-bench users run the ring.
+constexpr std::string_view kUseRing = "use --algorithm=ring or auto";
+
 absl::Status flag_error(std::string_view flag, const absl::Status& s) {
   return absl::InvalidArgumentError(
       absl::StrCat("--", base::to_absl(flag), ": ", s.message()));
@@ -107,12 +111,22 @@ absl::Status check_generated_size(const std::string& name, uint64_t ranks,
       memory_size_text(*limit->bytes), name == "mesh" ? " or a ring" : ""));
 }
 
-absl::StatusOr<Topology> topology_from_flags(std::string* name) {
+absl::StatusOr<Topology> topology_from_flags(std::string* name,
+                                             std::string* source) {
   const std::string devices = absl::GetFlag(FLAGS_devices);
   if (!devices.empty()) {
     *name = devices;
+    *source = absl::StrCat("--devices: ", devices);
     absl::StatusOr<Topology> t = Topology::load_json_file(devices);
     if (!t.ok()) return flag_error("devices", t.status());
+    // Every command refuses a file with a one-way cable or a rank joined to
+    // none here, before any output, in the same words.
+    if (absl::Status s =
+            check_topology(*t, TopologyNeeds::kLinks,
+                           {.source = *source, .use_ring = kUseRing});
+        !s.ok()) {
+      return s;
+    }
     return t;
   }
   absl::StatusOr<uint64_t> ranks =
@@ -122,6 +136,7 @@ absl::StatusOr<Topology> topology_from_flags(std::string* name) {
       "cables", absl::GetFlag(FLAGS_cables), 1, Topology::kMaxCables);
   if (!cables.ok()) return cables.status();
   *name = absl::GetFlag(FLAGS_topology);
+  *source = absl::StrCat("--topology=", *name);
   if (absl::Status s = check_generated_size(*name, *ranks, *cables); !s.ok())
     return s;
   absl::StatusOr<Topology> t;
@@ -165,9 +180,14 @@ absl::StatusOr<sim::FaultPlan> faults_from_flags() {
 
 }  // namespace
 
+TopologyWording WorldFlags::wording() const {
+  return {.source = topology_source, .use_ring = kUseRing};
+}
+
 absl::StatusOr<WorldFlags> world_flags() {
   WorldFlags out;
-  absl::StatusOr<Topology> topology = topology_from_flags(&out.topology_name);
+  absl::StatusOr<Topology> topology =
+      topology_from_flags(&out.topology_name, &out.topology_source);
   if (!topology.ok()) return topology.status();
   out.options.topology = *std::move(topology);
   out.link_name = absl::GetFlag(FLAGS_link);

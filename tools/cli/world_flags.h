@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "fabric/topology_check.h"
 #include "sim/world.h"
 #include "tools/cli/flag_scope.h"
 
@@ -20,6 +21,14 @@ struct WorldFlags {
   std::string topology_name;  // "mesh", "ring" or the device JSON path
   std::string link_name;      // as given to --link
   std::string trace_path;     // empty: no trace file
+  // What check_topology's lines start with: "--devices: <path>", or
+  // "--topology=<name>" for a generated topology.
+  std::string topology_source;
+
+  // The words of check_topology's lines on this world's topology
+  // (fabric/topology_check.h): its source, and the ring as --algorithm.
+  // Valid while this WorldFlags is.
+  TopologyWording wording() const;
 };
 
 // --ranks, --devices, --topology, --cables, --link, --loss, --duplicate,
@@ -30,7 +39,9 @@ extern const FlagSet kWorldFlags;
 // one world; weft-sim run traces one).
 inline constexpr std::string_view kTraceFlagName = "trace";
 
-// Reads and validates the shared flags (after absl::ParseCommandLine).
+// Reads and validates the shared flags (after absl::ParseCommandLine). A
+// device JSON must pass check_topology(..., TopologyNeeds::kLinks): every
+// cable named both ways, as many each way, no rank joined to none.
 absl::StatusOr<WorldFlags> world_flags();
 
 }  // namespace weft::tools::cli

@@ -116,7 +116,9 @@ absl::Status GroupRunner::check(const harness::CollectiveSpec& spec) const {
   harness::CollectiveSpec s = spec;
   if (!mesh_allowed() && s.algorithm == harness::AlgorithmRequest::kAuto)
     s.algorithm = harness::AlgorithmRequest::kRing;
-  return harness::check_collective(s, config().devices, group_options_);
+  return harness::check_collective(
+      s, config().devices, group_options_,
+      {.source = "device JSON", .use_ring = "use --algorithm=ring or auto"});
 }
 
 Algorithm GroupRunner::algorithm(const harness::CollectiveSpec& spec) const {

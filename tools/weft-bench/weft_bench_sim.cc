@@ -33,8 +33,8 @@ std::string SimRunner::describe() const {
 }
 
 absl::Status SimRunner::check(const harness::CollectiveSpec& spec) const {
-  if (absl::Status s = harness::check_collective(spec, flags_.options.topology,
-                                                 group_options_);
+  if (absl::Status s = harness::check_collective(
+          spec, flags_.options.topology, group_options_, flags_.wording());
       !s.ok()) {
     return s;
   }

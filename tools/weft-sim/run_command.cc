@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/absl_compat.h"
+#include "harness/sim_cluster.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/world_flags.h"
 #include "tools/weft-sim/collective_flags.h"
@@ -108,6 +109,12 @@ int run_collective(int argc, char** argv) {
   request.iterations = collective->iterations;
   request.timeout_ns = collective->timeout_ns;
   request.trace_path = flags->trace_path;
+  if (absl::Status s =
+          harness::check_collective(request.spec, request.world.topology,
+                                    request.group, flags->wording());
+      !s.ok()) {
+    return cli::bad_input(s);
+  }
   if (absl::Status s = check_row_memory(request, "this run", /*announce=*/true);
       !s.ok())
     return cli::bad_input(s);

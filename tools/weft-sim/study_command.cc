@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/absl_compat.h"
+#include "fabric/topology_check.h"
 #include "tools/cli/byte_size.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/progress.h"
@@ -295,6 +296,14 @@ int run_study(int argc, char** argv) {
   const std::vector<std::string>& given_args = parsed.given;
   absl::StatusOr<cli::WorldFlags> flags = cli::world_flags();
   if (!flags.ok()) return cli::bad_input(flags.status());
+  // Every row runs with the automatic algorithm: a given topology neither
+  // the mesh nor the ring runs on is refused before the table's header.
+  if (absl::Status s =
+          check_topology(flags->options.topology, TopologyNeeds::kMeshOrRing,
+                         flags->wording());
+      !s.ok()) {
+    return cli::bad_input(s);
+  }
   absl::StatusOr<StudyConfig> config = study_config(given_args, *flags);
   if (!config.ok()) return cli::bad_input(config.status());
   std::string names;
