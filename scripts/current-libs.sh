@@ -9,7 +9,14 @@
 # exits 0: Homebrew's formulae already are the current releases, so
 # scripts/test.sh there is this check.
 #
-# Usage: scripts/current-libs.sh
+# Usage: scripts/current-libs.sh [--libcxx]
+#   --libcxx                  the nearest thing to a Mac's toolchain: every
+#                             library and weft built with clang 19 and
+#                             libc++ 19 (Debian 12's clang-19, libc++-19-dev,
+#                             libc++abi-19-dev; Apple clang 17 is LLVM 19
+#                             based, and Apple's standard library is libc++),
+#                             into their own prefix (prefix-libcxx) and
+#                             build/current-libs-libcxx
 #   WEFT_DEPS_DIR=<dir>       cache of sources, library builds and the prefix
 #                             (default /var/cache/weft-current-libs)
 #   WEFT_DEBIAN_MIRROR=<uri>  Debian mirror for trixie's sources (default: the
@@ -59,12 +66,31 @@ case "$(uname -s)" in
     ;;
 esac
 
+libcxx=0
+for arg in "$@"; do
+  case "$arg" in
+    --libcxx) libcxx=1 ;;
+    *) echo "current-libs: unknown argument $arg (the only one is --libcxx)" >&2; exit 2 ;;
+  esac
+done
+
 jobs="${WEFT_JOBS:-2}"
 deps="${WEFT_DEPS_DIR:-/var/cache/weft-current-libs}"
 mkdir -p "$deps"
 deps=$(cd "$deps" && pwd)
 prefix="$deps/prefix"
 build_dir="$root/build/current-libs"
+# The compiler every build below uses, and its flags.
+toolchain=(-DCMAKE_CXX_COMPILER=c++)
+compiler=c++
+if [ "$libcxx" -eq 1 ]; then
+  prefix="$deps/prefix-libcxx"
+  build_dir="$root/build/current-libs-libcxx"
+  compiler=clang++-19
+  toolchain=(-DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_CXX_FLAGS=-stdlib=libc++
+             "-DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++"
+             "-DCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++")
+fi
 packages="abseil googletest benchmark"
 
 script_start=$(date +%s)
@@ -86,6 +112,17 @@ sudo_if_needed() {
 
 # weft's own build dependencies (the system ones), and dpkg-source.
 scripts/setup.sh
+if [ "$libcxx" -eq 1 ]; then
+  missing=()
+  for p in clang-19 libc++-19-dev libc++abi-19-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "current-libs: installing ${missing[*]}"
+    sudo_if_needed apt-get update -qq
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+fi
 if ! dpkg-query -W -f='${Status}' dpkg-dev 2>/dev/null | grep -q "install ok installed"; then
   echo "current-libs: installing dpkg-dev (apt-get source needs dpkg-source)"
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev >/dev/null
@@ -183,7 +220,7 @@ end_phase "fetch"
 build_lib() {
   local name="$1" version="$2" src="$3" flags stamp
   shift 3
-  flags=$(printf '%s\n' "$@" "$(c++ --version | head -n 1)" | cksum | awk '{ print $1 }')
+  flags=$(printf '%s\n' "$@" "${toolchain[@]}" "$("$compiler" --version | head -n 1)" | cksum | awk '{ print $1 }')
   stamp="$prefix/.weft-stamps/$name-$version-$flags"
   if [ -f "$stamp" ]; then
     echo "current-libs: $name $version already in $prefix"
@@ -197,7 +234,7 @@ build_lib() {
     -DCMAKE_INSTALL_PREFIX="$prefix" \
     -DCMAKE_INSTALL_LIBDIR=lib \
     -DCMAKE_PREFIX_PATH="$prefix" \
-    "$@" >"$deps/build/$name.configure.log" 2>&1 || {
+    "${toolchain[@]}" "$@" >"$deps/build/$name.configure.log" 2>&1 || {
     cat "$deps/build/$name.configure.log" >&2
     echo "current-libs: configuring $name failed" >&2
     exit 1
@@ -247,7 +284,7 @@ if [ -f "$build_dir/CMakeCache.txt" ] &&
   rm -rf "$build_dir/CMakeCache.txt" "$build_dir/CMakeFiles"
 fi
 mkdir -p "$build_dir"
-cmake -S "$root" -B "$build_dir" -G Ninja \
+cmake -S "$root" -B "$build_dir" -G Ninja "${toolchain[@]}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" >"$build_dir/configure.log" 2>&1 || {
   cat "$build_dir/configure.log" >&2
   echo "current-libs: configuring weft failed" >&2
@@ -283,6 +320,11 @@ for bin in "$build_dir"/bin/*; do
   stray=$(ldd "$bin" | awk -v p="$prefix/" '/lib(absl|gtest|gmock|benchmark)/ && index($3, p) != 1 { print $1 " => " $3 }')
   if [ -n "$stray" ]; then
     echo "current-libs: $(basename "$bin") loads libraries outside $prefix: $stray" >&2
+    status=1
+  fi
+  # Built with libc++, nothing may bring in libstdc++ as well.
+  if [ "$libcxx" -eq 1 ] && ldd "$bin" | grep -q 'libstdc++'; then
+    echo "current-libs: $(basename "$bin") loads libstdc++ in a libc++ build" >&2
     status=1
   fi
 done

@@ -3,9 +3,11 @@
 # packages through apt-get, or Homebrew formulae on macOS. Safe to run again:
 # it installs only what is missing.
 #
-# Usage: scripts/setup.sh [--optional]
+# Usage: scripts/setup.sh [--optional] [--clang]
 #   --optional  also what only the comparisons need (Debian's libgloo-dev,
 #               for scripts/compare-gloo.sh; it has no Homebrew formula)
+#   --clang     also clang and its sanitizer runtime (Debian), which the asan
+#               preset builds with; macOS's Xcode clang already has both
 set -euo pipefail
 
 # ibverbs-utils: rdma-core's ibv_devices, ibv_devinfo and ibv_uc_pingpong,
@@ -18,12 +20,17 @@ debian_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-de
 brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json shellcheck
                pkgconf ccache)
 optional_debian_packages=(libgloo-dev)
-if [ "${1:-}" = "--optional" ]; then
-  debian_packages+=("${optional_debian_packages[@]}")
-elif [ $# -gt 0 ]; then
-  echo "weft setup: unknown argument $1 (the only one is --optional)" >&2
-  exit 2
-fi
+clang_debian_packages=(clang libclang-rt-dev)
+for arg in "$@"; do
+  case "$arg" in
+    --optional) debian_packages+=("${optional_debian_packages[@]}") ;;
+    --clang) debian_packages+=("${clang_debian_packages[@]}") ;;
+    *)
+      echo "weft setup: unknown argument $arg (the arguments are --optional and --clang)" >&2
+      exit 2
+      ;;
+  esac
+done
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -18,6 +18,9 @@
 //       processes whose lines interleave as the host schedules them, so
 //       weft_sim_docs_test.cc runs it in a terminal and compares the lines
 //       as a multiset.
+//   <!-- doc-test: launch: wall clock -->   the same, for a program that
+//       measures wall time (weft-bench over TCP): its timings are masked
+//       too (masked_wall_clock() below), every other column must match.
 //   <!-- doc-test: exempt: REASON -->   not run; REASON (not empty) says
 //       why: a source excerpt, a setup or build command, a wall-clock
 //       measurement, a Mac transcript, an emulator run, ...
@@ -55,7 +58,8 @@ enum class Kind { kNone, kRun, kLaunch, kExempt, kBad };
 
 struct Marker {
   Kind kind = Kind::kNone;
-  std::string reason;  // kExempt's reason; kBad's complaint
+  std::string reason;       // kExempt's reason; kBad's complaint
+  bool wall_clock = false;  // kLaunch: its timings are wall-clock figures
 };
 
 // The marker `line` holds, if any.
@@ -68,13 +72,15 @@ inline Marker marker_of(absl::string_view line) {
   line = absl::StripAsciiWhitespace(line);
   if (line == "run") return {Kind::kRun, ""};
   if (line == "launch") return {Kind::kLaunch, ""};
+  if (line == "launch: wall clock") return {Kind::kLaunch, "", true};
   if (absl::ConsumePrefix(&line, "exempt:")) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty()) return {Kind::kBad, "exempt needs a reason"};
     return {Kind::kExempt, std::string(line)};
   }
   return {Kind::kBad, absl::StrCat("unknown doc-test marker '", line,
-                                   "': run, launch or exempt: REASON")};
+                                   "': run, launch, launch: wall clock or "
+                                   "exempt: REASON")};
 }
 
 inline bool is_fence(absl::string_view line) {
@@ -209,6 +215,21 @@ inline std::string masked(absl::string_view line) {
     out = std::regex_replace(out, re, with);
   }
   return out;
+}
+
+// What a `launch: wall clock` block masks besides masked(): in a row of
+// weft-bench's table the time, algbw and busbw columns (out of place and in
+// place), and the average bus bandwidth under it. Sizes, counts, types,
+// reductions, roots and #wrong still count.
+inline std::string masked_wall_clock(const std::string& line) {
+  static const auto* const kRow = new std::regex(
+      "^( +[0-9]+ +[0-9]+ +[a-z0-9_]+ +[a-z_]+ +-?[0-9]+)"
+      " +[0-9.]+ +[0-9.]+ +[0-9.]+( +[0-9]+)"
+      " +[0-9.]+ +[0-9.]+ +[0-9.]+( +[0-9]+)$");
+  static const auto* const kAverage =
+      new std::regex("^(# Avg bus bandwidth +: )[0-9.]+$");
+  std::string out = std::regex_replace(line, *kRow, "$1 T T T$2 T T T$3");
+  return std::regex_replace(out, *kAverage, "$1T");
 }
 
 // Where a block's lines and a run's first part ways.

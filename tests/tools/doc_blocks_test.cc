@@ -137,9 +137,45 @@ TEST(CompareInOrder, OnlyWhatVariesIsMasked) {
                    .same);
 }
 
+TEST(WallClockMask, TimingsOfABenchRowAreMaskedTheRestCounts) {
+  const std::string row =
+      "        4096          1024     float     sum      -1   351.45    0.01"
+      "    0.01       0   231.80    0.02    0.02       0";
+  const std::string slower =
+      "        4096          1024     float     sum      -1  1091.93    0.02"
+      "    0.02       0   248.42    0.07    0.07       0";
+  EXPECT_EQ(masked_wall_clock(row), masked_wall_clock(slower));
+  EXPECT_NE(masked_wall_clock(row), row);
+  // A wrong element, another size or another type still differs.
+  const std::string wrong =
+      "        4096          1024     float     sum      -1   351.45    0.01"
+      "    0.01       3   231.80    0.02    0.02       0";
+  const std::string other_size =
+      "       16384          4096     float     sum      -1   351.45    0.01"
+      "    0.01       0   231.80    0.02    0.02       0";
+  const std::string other_type =
+      "        4096          1024    double     sum      -1   351.45    0.01"
+      "    0.01       0   231.80    0.02    0.02       0";
+  EXPECT_NE(masked_wall_clock(row), masked_wall_clock(wrong));
+  EXPECT_NE(masked_wall_clock(row), masked_wall_clock(other_size));
+  EXPECT_NE(masked_wall_clock(row), masked_wall_clock(other_type));
+  EXPECT_EQ(masked_wall_clock("# Avg bus bandwidth    : 0.112868"),
+            masked_wall_clock("# Avg bus bandwidth    : 3.5"));
+  EXPECT_NE(masked_wall_clock("# #wrong total         : 0"),
+            masked_wall_clock("# #wrong total         : 1"));
+  // Lines that are not a row are left as they are.
+  EXPECT_EQ(masked_wall_clock("weft-sim: finished at virtual time 15.237 us"),
+            "weft-sim: finished at virtual time 15.237 us");
+}
+
 TEST(Markers, RunLaunchAndExemptWithAReason) {
   EXPECT_EQ(marker_of("<!-- doc-test: run -->").kind, Kind::kRun);
   EXPECT_EQ(marker_of("  <!-- doc-test: launch -->").kind, Kind::kLaunch);
+  EXPECT_FALSE(marker_of("<!-- doc-test: launch -->").wall_clock);
+  const Marker wall = marker_of("<!-- doc-test: launch: wall clock -->");
+  EXPECT_EQ(wall.kind, Kind::kLaunch);
+  EXPECT_TRUE(wall.wall_clock);
+  EXPECT_EQ(marker_of("<!-- doc-test: launch: fast -->").kind, Kind::kBad);
   const Marker exempt = marker_of("<!-- doc-test: exempt: source excerpt -->");
   EXPECT_EQ(exempt.kind, Kind::kExempt);
   EXPECT_EQ(exempt.reason, "source excerpt");

@@ -60,6 +60,7 @@ struct Sample {
   std::string where;  // page:line of the fence
   std::vector<std::string> commands;
   std::vector<std::string> shown;
+  bool wall_clock = false;  // `launch: wall clock`: timings masked too
 };
 
 std::vector<Sample> samples_of(const std::string& page) {
@@ -69,6 +70,7 @@ std::vector<Sample> samples_of(const std::string& page) {
     if (b.marker.kind != docs::Kind::kLaunch) continue;
     Sample s;
     s.where = b.where();
+    s.wall_clock = b.marker.wall_clock;
     for (const docs::Step& step : docs::steps_of(b.body)) {
       EXPECT_TRUE(s.shown.empty())
           << s.where << ": commands come before the output";
@@ -87,6 +89,9 @@ std::string for_this_build(const std::string& command, uint16_t port) {
       {"build/default/bin/weft-bench", WEFT_BENCH_PATH},
       {"build/default/tests/install/scratch/examples/", WEFT_EXAMPLES_DIR "/"},
       {"tests/tools/wait_for_listener.sh", WEFT_WAIT_FOR_LISTENER},
+#ifdef WEFT_JACCL_ALL_SUM
+      {"build/default/bin/jaccl_all_sum", WEFT_JACCL_ALL_SUM},
+#endif
 #ifdef WEFT_THREADED_RING
       {"build/default/bin/weft_test_threaded_ring", WEFT_THREADED_RING},
 #endif
@@ -141,7 +146,11 @@ int expected_launch_code(const std::vector<std::string>& lines, bool tcp) {
 
 // Whether the run printed what the page shows; what differs, if not.
 std::string compare(const std::vector<std::string>& shown,
-                    const std::vector<std::string>& printed) {
+                    const std::vector<std::string>& printed, bool wall_clock) {
+  const auto mask = [wall_clock](const std::string& l) {
+    return wall_clock ? docs::masked_wall_clock(docs::masked(l))
+                      : docs::masked(l);
+  };
   std::multiset<std::string> want;
   std::multiset<std::string> got;
   bool partial = false;
@@ -149,7 +158,7 @@ std::string compare(const std::vector<std::string>& shown,
     if (absl::StripAsciiWhitespace(l) == "...") {
       partial = true;
     } else if (!l.empty()) {
-      want.insert(docs::masked(l));
+      want.insert(mask(l));
     }
   }
   for (const std::string& l : printed) {
@@ -157,7 +166,7 @@ std::string compare(const std::vector<std::string>& shown,
     // of wall time: on a loaded host that can happen to any sample, and it
     // changes nothing else.
     if (l.find(" has held virtual time at ") != std::string::npos) continue;
-    got.insert(docs::masked(l));
+    got.insert(mask(l));
   }
   std::vector<std::string> missing;
   std::vector<std::string> extra;
@@ -199,7 +208,7 @@ TEST_P(DocsSamples, PrintWhatThePageShows) {
       tcp = tcp || c.find("launch --fabric=tcp") != std::string::npos;
     }
     const TerminalRun r = run_in_terminal(commands);
-    EXPECT_EQ(compare(s.shown, r.lines), "")
+    EXPECT_EQ(compare(s.shown, r.lines, s.wall_clock), "")
         << "the page shows:\n"
         << absl::StrJoin(s.shown, "\n") << "\nthe commands printed:\n"
         << absl::StrJoin(r.lines, "\n");

@@ -1,0 +1,42 @@
+# Where the AddressSanitizer runtime lives, for builds whose flags ask for it
+# (the asan preset). Sets WEFT_ASAN_RUNTIME: the shared runtime's path, or ""
+# when the build has no ASan.
+#
+# gcc links libasan.so into every executable and shared library, and the
+# loader finds it on the default search path. clang links its runtime
+# statically into executables unless asked for the shared one
+# (-shared-libasan, which the asan preset passes): a shared library built
+# with -Wl,--no-undefined (the simulated verbs provider) then links, and
+# every binary loads the one runtime. That runtime lives in clang's resource
+# directory, off the loader's path, so binaries carry an rpath to it.
+#
+# Programs built without ASan (rdma-core's tools, JACCL's examples) can load
+# an instrumented provider only with the runtime preloaded: tests that run
+# them set LD_PRELOAD to WEFT_ASAN_RUNTIME (tests/CMakeLists.txt).
+set(WEFT_ASAN_RUNTIME "")
+if(CMAKE_CXX_FLAGS MATCHES "fsanitize=[^ ]*address")
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND NOT APPLE)
+    if(NOT CMAKE_EXE_LINKER_FLAGS MATCHES "shared-libasan")
+      message(FATAL_ERROR
+        "ASan with clang needs -shared-libasan in CMAKE_EXE_LINKER_FLAGS and "
+        "CMAKE_SHARED_LINKER_FLAGS (the asan preset passes it): the simulated "
+        "verbs provider links with -Wl,--no-undefined.")
+    endif()
+    set(runtime_name libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
+  else()
+    set(runtime_name libasan.so)
+  endif()
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${runtime_name}
+                  OUTPUT_VARIABLE WEFT_ASAN_RUNTIME
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${WEFT_ASAN_RUNTIME}" OR NOT EXISTS "${WEFT_ASAN_RUNTIME}")
+    message(FATAL_ERROR
+      "${CMAKE_CXX_COMPILER} -print-file-name=${runtime_name} found no ASan "
+      "runtime (it printed '${WEFT_ASAN_RUNTIME}'): install the compiler's "
+      "sanitizer runtime (Debian: libclang-rt-dev for clang, libasan for gcc).")
+  endif()
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND NOT APPLE)
+    get_filename_component(runtime_dir "${WEFT_ASAN_RUNTIME}" DIRECTORY)
+    add_link_options("LINKER:-rpath,${runtime_dir}")
+  endif()
+endif()
