@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/topology.h"
 #include "fabric/topology_check.h"
@@ -70,14 +69,18 @@ Config& Config::set_devices_from_file(const char* dev_file) {
     throw std::runtime_error("[jaccl] " +
                              std::string(topology.status().message()));
   }
-  // A one-way cable or a rank joined to none, in the words every reader of
-  // a device file uses (JACCL refuses them only at init, as neither a mesh
-  // nor a ring).
-  if (absl::Status s = weft::check_topology(
-          *topology, weft::TopologyNeeds::kLinks, {.source = dev_file});
-      !s.ok()) {
-    throw std::runtime_error("[jaccl] " + std::string(s.message()));
+  // A pair with a different number of cables each way, in the words every
+  // reader of a device file uses. A one-way cable or a rank joined to none
+  // leaves the Config not valid, as JACCL does; init names the finding.
+  for (const weft::TopologyFinding& f :
+       weft::find_topology_problems(*topology, weft::TopologyNeeds::kLinks,
+                                    {.source = dev_file})
+           .findings) {
+    if (f.problem == weft::TopologyProblem::kCableCounts) {
+      throw std::runtime_error("[jaccl] " + f.text);
+    }
   }
+  devices_source_ = dev_file;
   const uint32_t n = topology->ranks();
   std::vector<std::vector<std::vector<std::string>>> devices(n);
   for (uint32_t i = 0; i < n; ++i) {

@@ -4,6 +4,7 @@
 // WEFT_FABRIC=tcp (weft-sim launch --fabric=tcp), a group over TCP from
 // the ring hostfile, as weft::ProcessGroup::from_environment forms it.
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -123,8 +124,13 @@ std::shared_ptr<Group> init(const Config& cfg, bool strict) {
         "(or call Config::set_rank).");
   }
   if (!cfg.is_valid()) {
-    if (!strict) return nullptr;
-    throw std::runtime_error(internal::invalid_cabling(cfg.devices_));
+    const std::string why =
+        internal::invalid_cabling(cfg.devices_, cfg.devices_source_);
+    if (strict) throw std::runtime_error(why);
+    // JACCL returns no group here, and MLX then picks another backend; a
+    // file the user did give is worth one line saying why it was not used.
+    if (!cfg.devices_.empty()) std::fprintf(stderr, "%s\n", why.c_str());
+    return nullptr;
   }
   weft::Config config;
   config.rank = internal::checked_rank(cfg.rank_text_, cfg.rank_);

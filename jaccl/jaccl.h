@@ -75,9 +75,11 @@ class Config {
   // when both are set (one warning line on stderr when they differ). A
   // variable that is not set leaves its field unset (the Config is then not
   // valid). Throws std::runtime_error when the device file cannot be read
-  // or parsed, or names a cable one way only (or a different number of
-  // cables each way), or a rank joined to no rank: one line naming the file
-  // and the cells, as every weft reader of a device file says it.
+  // or parsed, or gives a pair a different number of cables each way (which
+  // JACCL's mesh would run over the first cable alone and weft cannot): one
+  // line naming the file and the cells, as every weft reader of a device
+  // file says it. A cable named one way only or a rank joined to no rank
+  // makes the Config not valid, as in JACCL: init says which.
   static Config from_env();
 
   friend std::shared_ptr<Group> init(const Config& cfg, bool strict);
@@ -89,6 +91,8 @@ class Config {
   bool rank_missing_ = false;             // set_rank(nullptr): no rank given
   std::string coordinator_;
   std::vector<std::vector<std::vector<std::string>>> devices_;
+  // Where devices_ came from, for messages: the device file's path.
+  std::string devices_source_ = "the devices";
   bool prefer_ring_;
   AllGatherFn all_gather_fn_;
   std::function<AllGatherFn(int, int)> all_gather_factory_;

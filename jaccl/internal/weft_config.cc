@@ -68,11 +68,11 @@ weft::Topology to_topology(const Devices& devices) {
   return *std::move(topology);
 }
 
-std::string invalid_cabling(const Devices& devices) {
+std::string invalid_cabling(const Devices& devices, std::string_view source) {
   if (devices.size() >= 2) {
     const absl::Status s = weft::check_topology(
         to_topology(devices), weft::TopologyNeeds::kMeshOrRing,
-        {.source = "the devices", .use_ring = "set JACCL_RING=1"});
+        {.source = source, .use_ring = "set JACCL_RING=1"});
     if (!s.ok()) return "[jaccl] " + std::string(s.message());
   }
   return "[jaccl] The configuration should define a valid mesh or a valid "

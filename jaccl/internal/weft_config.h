@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fabric/topology.h"
@@ -19,12 +20,12 @@ using Devices = std::vector<std::vector<std::vector<std::string>>>;
 // valid, else the ring. REQUIRES: cfg.is_valid().
 bool chooses_ring(const Config& cfg);
 
-// Why a Config with these devices, which is not valid (Config::is_valid),
-// is refused: the devices' first finding of weft::check_topology for a mesh or
-// a ring (the one line every reader of a device file gives), or JACCL's own
-// words when weft's check finds nothing (fewer than two ranks, a ring whose
-// pairs have different cable counts).
-std::string invalid_cabling(const Devices& devices);
+// Why a Config with these devices (read from `source`), which is not valid
+// (Config::is_valid), is refused: the devices' first finding of
+// weft::check_topology for a mesh or a ring (the one line every reader of a
+// device file gives), or JACCL's own words when weft's check finds nothing
+// (fewer than two ranks, a ring whose pairs have different cable counts).
+std::string invalid_cabling(const Devices& devices, std::string_view source);
 
 // The rank set as text (`text`, checked: a plain decimal number) or as a
 // number (`rank`, checked: not negative). Throws std::runtime_error naming

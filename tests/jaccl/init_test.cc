@@ -53,10 +53,11 @@ TEST(InitFromEnv, MissingVariables) {
   EXPECT_THAT(strict_env_error(), HasSubstr("JACCL_COORDINATOR"));
 }
 
-// A device file with a one-way cable or a rank joined to none is refused
-// when it is read, with or without strict, in the line every weft reader of
-// a device file gives (fabric/topology_check.h).
-TEST(InitFromEnv, AOneWayCableOrAnIsolatedRankThrowsTheFilesLine) {
+// A device file with a one-way cable or a rank joined to none is no mesh
+// and no ring, so, as in JACCL, init(false) forms no group (and says why on
+// stderr) and init(true) throws; both say it in the line every weft reader
+// of a device file gives (fabric/topology_check.h), naming the file.
+TEST(InitFromEnv, AOneWayCableOrAnIsolatedRankIsNoGroupAndNamesTheFile) {
   struct Case {
     const char* name;
     const char* json;
@@ -79,14 +80,33 @@ TEST(InitFromEnv, AOneWayCableOrAnIsolatedRankThrowsTheFilesLine) {
     env.set("JACCL_RANK", "0");
     env.set("JACCL_IBV_DEVICES", file.path());
     env.set("JACCL_COORDINATOR", "127.0.0.1:1");
-    for (bool strict : {false, true}) {
-      try {
-        init(strict);
-        ADD_FAILURE() << c.name << " was taken";
-      } catch (const std::runtime_error& e) {
-        EXPECT_EQ(std::string(e.what()),
-                  "[jaccl] " + file.path() + ": " + c.says);
-      }
+    const std::string line = "[jaccl] " + file.path() + ": " + c.says;
+    ::testing::internal::CaptureStderr();
+    const std::shared_ptr<Group> group = init(false);
+    const std::string said = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(group, nullptr) << c.name;
+    EXPECT_EQ(said, line + "\n") << c.name;
+    EXPECT_EQ(strict_env_error(), line) << c.name;
+  }
+}
+
+// A pair with a different number of cables each way, which JACCL's mesh
+// would run over the first cable alone and weft cannot, is refused when the
+// file is read, with or without strict.
+TEST(InitFromEnv, ADifferentNumberOfCablesEachWayThrowsTheFilesLine) {
+  testing::ScopedEnv env;
+  testing::ScratchFile file("counts.json",
+                            R"([[null, ["a", "b"]], ["c", null]])");
+  env.set("JACCL_RANK", "0");
+  env.set("JACCL_IBV_DEVICES", file.path());
+  env.set("JACCL_COORDINATOR", "127.0.0.1:1");
+  for (bool strict : {false, true}) {
+    try {
+      init(strict);
+      ADD_FAILURE() << "counts.json was taken, strict " << strict;
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), AllOf(HasSubstr("[jaccl] " + file.path() + ": "),
+                                  HasSubstr("rank 0 gives rank 1 two cables")));
     }
   }
 }
