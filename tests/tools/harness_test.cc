@@ -172,6 +172,26 @@ TEST(Outcome, ClassifiesEveryVerdict) {
   hung.outcome = RunResult::Outcome::kHang;
   EXPECT_EQ(classify(hung, ranks).verdict, Verdict::kHang);
   EXPECT_FALSE(classify(hung, ranks).allowed());
+  EXPECT_TRUE(verdict_failed(Verdict::kHang));
+}
+
+// The time limit is the user's budget running out, not a defect found: a
+// verdict of its own, neither allowed nor failed, printed "time limit".
+TEST(Outcome, TimeLimitIsItsOwnVerdictNotAHang) {
+  std::vector<RankOutcome> ranks(2);
+  ranks[0].finished = true;
+  RunResult stopped;
+  stopped.outcome = RunResult::Outcome::kTimeLimit;
+  const Outcome o = classify(stopped, ranks);
+  EXPECT_EQ(o.verdict, Verdict::kTimeLimit);
+  EXPECT_EQ(o.summary(), "time limit");
+  EXPECT_FALSE(o.allowed());
+  EXPECT_TRUE(verdict_inconclusive(o.verdict));
+  EXPECT_FALSE(verdict_failed(o.verdict));
+  // Wrong bytes are a defect whatever stopped the run.
+  ranks[0].checked = true;
+  ranks[0].wrong_elements = 1;
+  EXPECT_EQ(classify(stopped, ranks).verdict, Verdict::kCorrupt);
 }
 
 WorldOptions ring_world(uint32_t ranks) {
