@@ -106,7 +106,8 @@ TEST(WeftSimJson, StudyJsonHoldsThePrintedTable) {
       sim("--max_bytes=64K --error=0.002 --trace= --json=" + path);
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
   const Json doc = Json::parse(read_text(path));
-  EXPECT_EQ(doc["format_version"], 1);
+  EXPECT_EQ(doc["format_version"], 2);
+  EXPECT_EQ(doc["tool"], "weft-sim");
   EXPECT_EQ(doc["command"], "study");
   const auto rows = table_rows(r.out);
   ASSERT_EQ(doc["rows"].size(), rows.size());
@@ -185,7 +186,8 @@ TEST(WeftSimJson, SweepJsonHoldsEverySeedAndTheTally) {
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
   const Json doc = Json::parse(read_text(path));
   EXPECT_EQ(doc["command"], "sweep");
-  EXPECT_EQ(doc["sweep_version"], 3);
+  EXPECT_EQ(doc["format_version"], 4);
+  EXPECT_FALSE(doc.contains("sweep_version"));
   ASSERT_EQ(doc["cases"].size(), 20u);
   std::map<std::string, uint64_t> verdicts;
   std::vector<std::string> replays;
