@@ -64,6 +64,8 @@ std::string_view verdict_name(Verdict verdict) {
       return "typed error";
     case Verdict::kHang:
       return "hang";
+    case Verdict::kTimeLimit:
+      return "time limit";
     case Verdict::kCorrupt:
       return "CORRUPT";
     case Verdict::kUntypedError:
@@ -74,6 +76,14 @@ std::string_view verdict_name(Verdict verdict) {
 
 bool verdict_allowed(Verdict verdict) {
   return verdict == Verdict::kCorrect || verdict == Verdict::kTypedError;
+}
+
+bool verdict_inconclusive(Verdict verdict) {
+  return verdict == Verdict::kTimeLimit;
+}
+
+bool verdict_failed(Verdict verdict) {
+  return !verdict_allowed(verdict) && !verdict_inconclusive(verdict);
 }
 
 std::string Outcome::summary() const {
@@ -99,6 +109,11 @@ Outcome classify(const sim::RunResult& run,
   if (out.verdict == Verdict::kCorrupt) return out;
   bool all_finished = true;
   for (const RankOutcome& r : ranks) all_finished &= r.finished;
+  if (run.outcome == sim::RunResult::Outcome::kTimeLimit) {
+    // The user's budget, not a defect: its own verdict, with no detail.
+    out.verdict = Verdict::kTimeLimit;
+    return out;
+  }
   if (!run.completed() || !all_finished) {
     out.verdict = Verdict::kHang;
     out.detail = std::string(sim::outcome_name(run.outcome));

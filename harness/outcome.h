@@ -8,8 +8,12 @@
 //                  with rank, cause and peer (a refusal because the group
 //                  had already failed, kGroupFailed, needs no peer); the
 //                  others ended OK and correct
-//   hang           the simulator stopped the run (no event left, time limit,
-//                  livelock) before every rank's operations ended
+//   hang           the simulator stopped the run (no event left, livelock)
+//                  before every rank's operations ended
+//   time limit     the run's virtual-time limit (--time_limit_ms) passed
+//                  before every rank's operations ended: the user's budget
+//                  ran out, which is neither an allowed outcome nor a defect
+//                  found (a longer limit may end either way)
 //   CORRUPT        a rank ended OK with bytes that differ from the reference
 //   untyped error  an error without rank, peer or cause
 //
@@ -34,13 +38,20 @@ enum class Verdict : uint8_t {
   kCorrect,
   kTypedError,
   kHang,
+  kTimeLimit,
   kCorrupt,
   kUntypedError,
 };
-inline constexpr int kVerdictCount = 5;
-// "correct", "typed error", "hang", "CORRUPT", "untyped error".
+inline constexpr int kVerdictCount = 6;
+// "correct", "typed error", "hang", "time limit", "CORRUPT", "untyped error".
 std::string_view verdict_name(Verdict verdict);
+// Correct or typed error: what the fault semantics promise.
 bool verdict_allowed(Verdict verdict);
+// Not allowed and not a defect either: only the time limit, which says the
+// run needed more virtual time than it was given.
+bool verdict_inconclusive(Verdict verdict);
+// Not allowed and not inconclusive: the run found a problem.
+bool verdict_failed(Verdict verdict);
 
 // What one rank ended with.
 struct RankOutcome {
@@ -64,8 +75,8 @@ struct Outcome {
   // A typed error's place (cause, rank, peer), as the detail names it.
   std::optional<ErrorPlace> place;
 
-  // "correct", "typed error (sequence: rank 3, peer 2)", "hang (time
-  // limit)", "CORRUPT (rank 2: 17 wrong elements)", ...
+  // "correct", "typed error (sequence: rank 3, peer 2)", "hang (livelock)",
+  // "time limit", "CORRUPT (rank 2: 17 wrong elements)", ...
   std::string summary() const;
   bool allowed() const { return verdict_allowed(verdict); }
 };

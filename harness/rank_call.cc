@@ -14,13 +14,32 @@ constexpr std::byte kPoison{0xcd};
 
 }  // namespace
 
-RankCall::RankCall(const Reference& reference, uint32_t rank)
-    : spec_(reference.spec()), rank_(rank), ranks_(reference.ranks()) {
+RankCall::RankCall(const Reference& reference, uint32_t rank,
+                   RankBuffers recycled)
+    : spec_(reference.spec()),
+      rank_(rank),
+      ranks_(reference.ranks()),
+      in_storage_(std::move(recycled.in)),
+      out_storage_(std::move(recycled.out)) {
+  const std::byte* const in_before = in_storage_.data();
+  const std::byte* const out_before = out_storage_.data();
+  // Sizes from 0: a layout that leaves a buffer out leaves it empty.
+  in_storage_.clear();
+  out_storage_.clear();
   if (spec_.in_place) {
     lay_out_in_place(reference);
   } else {
     lay_out_out_of_place(reference);
   }
+  // A buffer that moved was allocated (a recycled one only grows).
+  allocations_ = (in_storage_.data() != in_before ? 1 : 0) +
+                 (out_storage_.data() != out_before ? 1 : 0);
+}
+
+RankBuffers RankCall::release_buffers() {
+  in_ = {};
+  out_ = {};
+  return RankBuffers{std::move(in_storage_), std::move(out_storage_)};
 }
 
 void RankCall::lay_out_out_of_place(const Reference& reference) {

@@ -38,11 +38,22 @@ struct RegisteredCalls {
   std::vector<RegisteredMemory> registrations;
 };
 
+// A rank's two buffers between runs: what one RankCall leaves for the next
+// (RankCall::release_buffers), so a run of the same size or smaller reuses
+// memory the process already touched. A large buffer allocated and freed
+// at every run costs a page fault per page at every run.
+struct RankBuffers {
+  std::vector<std::byte> in;
+  std::vector<std::byte> out;
+};
+
 class RankCall {
  public:
-  // Allocates and fills rank `rank`'s buffers for reference.spec().
+  // Lays out and fills rank `rank`'s buffers for reference.spec() in
+  // `recycled` (allocating only where it is too small).
   // REQUIRES: not in place for send/recv.
-  RankCall(const Reference& reference, uint32_t rank);
+  RankCall(const Reference& reference, uint32_t rank,
+           RankBuffers recycled = {});
   RankCall(const RankCall&) = delete;
   RankCall& operator=(const RankCall&) = delete;
 
@@ -65,6 +76,13 @@ class RankCall {
   // *out; the first registration's error stops it.
   absl::Status register_with(Group& group, std::vector<RegisteredMemory>* out);
 
+  // How many of its buffers the constructor had to allocate (0, 1 or 2):
+  // those `recycled` could not hold.
+  uint32_t allocations() const { return allocations_; }
+  // The buffers, for the next run's RankCall; this one has none after.
+  // REQUIRES: no operation uses them any more.
+  RankBuffers release_buffers();
+
  private:
   void lay_out_in_place(const Reference& reference);
   void lay_out_out_of_place(const Reference& reference);
@@ -76,6 +94,7 @@ class RankCall {
   std::vector<std::byte> out_storage_;
   std::span<const std::byte> in_;
   std::span<std::byte> out_;
+  uint32_t allocations_ = 0;
 };
 
 }  // namespace weft::harness

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <utility>
+#include <vector>
 
 #include "harness/plain_arithmetic.h"
 
@@ -77,13 +79,16 @@ void generate_integers(uint64_t base, uint32_t rank, uint64_t first,
 }  // namespace
 
 Reference::Reference(const CollectiveSpec& spec, const CollectiveShape& shape,
-                     uint32_t ranks, uint64_t seed)
+                     uint32_t ranks, uint64_t seed,
+                     std::vector<std::byte> recycled)
     : spec_(spec),
       shape_(shape),
       ranks_(ranks),
       seed_(seed),
       elem_(dtype_size(spec.dtype)),
-      stride_(1) {
+      stride_(1),
+      reduced_(std::move(recycled)) {
+  reduced_.clear();
   const bool sums_or_products =
       spec.op == ReduceOp::kSum || spec.op == ReduceOp::kProd;
   if (reduces(spec.kind) && sums_or_products) {
@@ -150,7 +155,9 @@ void Reference::fill_input(uint32_t rank, std::span<std::byte> in) const {
 const std::vector<std::byte>& Reference::reduced() {
   if (have_reduced_) return reduced_;
   const uint64_t total = shape_.in_bytes / elem_;
+  const std::byte* const before = reduced_.data();
   reduced_.resize(total * elem_);
+  allocated_ = reduced_.data() != before;
   std::vector<std::byte> scratch(kChunkElements * elem_);
   for (uint64_t first = 0; first < total; first += kChunkElements) {
     const uint64_t n = std::min(kChunkElements, total - first);
@@ -201,6 +208,11 @@ void Reference::expected(uint32_t rank, uint64_t first, uint64_t count,
     case CollectiveKind::kBarrier:
       return;
   }
+}
+
+std::vector<std::byte> Reference::release_reduced() {
+  have_reduced_ = false;
+  return std::move(reduced_);
 }
 
 uint64_t Reference::wrong_elements(uint32_t rank,

@@ -25,9 +25,13 @@ namespace weft::harness {
 
 class Reference {
  public:
-  // REQUIRES: `shape` is shape_of(spec, ranks).
+  // REQUIRES: `shape` is shape_of(spec, ranks). `recycled`: a buffer a
+  // previous Reference released (release_reduced), used for the reduction
+  // where it is large enough, so a series of runs does not allocate (and
+  // fault in) the reduction's memory anew each time.
   Reference(const CollectiveSpec& spec, const CollectiveShape& shape,
-            uint32_t ranks, uint64_t seed);
+            uint32_t ranks, uint64_t seed,
+            std::vector<std::byte> recycled = {});
 
   const CollectiveSpec& spec() const { return spec_; }
   const CollectiveShape& shape() const { return shape_; }
@@ -41,6 +45,12 @@ class Reference {
   // Computes (once) and keeps the element-wise reduction the reductions
   // need.
   uint64_t wrong_elements(uint32_t rank, std::span<const std::byte> out);
+
+  // Whether computing the reduction allocated its buffer (`recycled` was
+  // too small); false before it is computed.
+  bool allocated() const { return allocated_; }
+  // The reduction's buffer, for the next Reference.
+  std::vector<std::byte> release_reduced();
 
  private:
   // `count` elements of rank `rank`'s input starting at element `first`.
@@ -60,6 +70,7 @@ class Reference {
                      // (element + rank) % stride_ == 0
   std::vector<std::byte> reduced_;
   bool have_reduced_ = false;
+  bool allocated_ = false;
 };
 
 }  // namespace weft::harness

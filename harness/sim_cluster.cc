@@ -158,13 +158,17 @@ absl::StatusOr<CaseRun> SimCluster::run(const CollectiveSpec& spec,
   out.algorithm = resolve_algorithm(spec, out.shape,
                                     world_->options().topology.is_full_mesh(),
                                     group_options_);
-  Reference reference(spec, out.shape, n, options.data_seed);
+  Reference reference(spec, out.shape, n, options.data_seed,
+                      std::move(spare_reduced_));
+  spare_buffers_.resize(n);
   std::vector<std::unique_ptr<RankCall>> calls;
   std::vector<std::unique_ptr<CallProgram>> programs;
   std::vector<RankProgram*> raw;
   const CallOptions call{out.algorithm, options.timeout_ns};
   for (uint32_t r = 0; r < n; ++r) {
-    calls.push_back(std::make_unique<RankCall>(reference, r));
+    calls.push_back(
+        std::make_unique<RankCall>(reference, r, std::move(spare_buffers_[r])));
+    buffer_allocations_ += calls[r]->allocations();
     programs.push_back(std::make_unique<CallProgram>(
         *groups_[r], calls[r]->starters(call), options.iterations));
     raw.push_back(programs.back().get());
@@ -214,7 +218,20 @@ absl::StatusOr<CaseRun> SimCluster::run(const CollectiveSpec& spec,
     kept->registrations = std::move(registrations);
     keep_until_closed(std::move(kept));
   }
+  registrations.clear();  // released before their buffers are reused
+  recycle(calls, reference);
   return out;
+}
+
+void SimCluster::recycle(std::vector<std::unique_ptr<RankCall>>& calls,
+                         Reference& reference) {
+  buffer_allocations_ += reference.allocated() ? 1 : 0;
+  spare_reduced_ = reference.release_reduced();
+  // Kept calls (above) leave their ranks no buffers: the next run
+  // allocates.
+  for (uint32_t r = 0; r < calls.size(); ++r) {
+    spare_buffers_[r] = calls[r]->release_buffers();
+  }
 }
 
 }  // namespace weft::harness

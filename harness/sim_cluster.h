@@ -19,6 +19,7 @@
 #ifndef WEFT_HARNESS_SIM_CLUSTER_H_
 #define WEFT_HARNESS_SIM_CLUSTER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,6 +34,8 @@
 #include "harness/cluster.h"
 #include "harness/collective_spec.h"
 #include "harness/outcome.h"
+#include "harness/rank_call.h"
+#include "harness/reference.h"
 #include "sim/world.h"
 
 namespace weft::harness {
@@ -124,17 +127,29 @@ class SimCluster final : public Cluster {
   absl::Status check(const CollectiveSpec& spec) const;
 
   // Runs `spec` on every rank. check()'s errors; otherwise the run, whatever
-  // its outcome.
+  // its outcome. Each rank's buffers and the reference's reduction are
+  // kept for the next run, which allocates only what it needs beyond them.
   absl::StatusOr<CaseRun> run(const CollectiveSpec& spec,
                               const RunOptions& options);
+
+  // Buffers run() allocated so far (a rank's input or output, the
+  // reference's reduction): once per size a run grows to, not per run.
+  uint64_t buffer_allocations() const { return buffer_allocations_; }
 
  private:
   SimCluster(std::unique_ptr<sim::World> world, GroupOptions group_options);
   void cancel_unfinished(
       const std::vector<std::unique_ptr<CallProgram>>& programs);
 
+  // What the last run's calls and reference released (run()).
+  void recycle(std::vector<std::unique_ptr<RankCall>>& calls,
+               Reference& reference);
+
   std::unique_ptr<sim::World> world_;
   GroupOptions group_options_;
+  std::vector<RankBuffers> spare_buffers_;  // per rank, between runs
+  std::vector<std::byte> spare_reduced_;
+  uint64_t buffer_allocations_ = 0;
   std::vector<std::shared_ptr<void>> kept_;     // destroyed after groups_
   std::vector<std::unique_ptr<Group>> groups_;  // destroyed before world_
 };

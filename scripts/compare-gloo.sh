@@ -171,7 +171,7 @@ for n in $ranks_list; do
     g=$(median_of 8 "$s" "${gloo_files[@]}")
     ratio=$(awk -v w="$wt" -v g="$gt" 'BEGIN { if (w == "-" || g == "-" || w == 0) print "-"; else printf "%.2f", g / w }')
     printf "  %10s  %10s  %7s  %10s  %7s  %9s\n" "$s" "$wt" "$w" "$gt" "$g" "$ratio"
-    json_rows="$json_rows${json_rows:+,}{\"ranks\":$n,\"size\":$s,\"weft_time_us\":$(jnum "$wt"),\"gloo_time_us\":$(jnum "$gt"),\"weft_busbw_gbs\":$(jnum "$w"),\"gloo_busbw_gbs\":$(jnum "$g"),\"ratio\":$(jnum "$ratio"),\"weft_rounds\":[$(raw_busbw "$s" "${weft_files[@]}")],\"gloo_rounds\":[$(raw_busbw "$s" "${gloo_files[@]}")]}"
+    json_rows="$json_rows${json_rows:+,}{\"ranks\":$n,\"bytes\":$s,\"weft_time_us\":$(jnum "$wt"),\"gloo_time_us\":$(jnum "$gt"),\"weft_busbw_gb_per_s\":$(jnum "$w"),\"gloo_busbw_gb_per_s\":$(jnum "$g"),\"ratio\":$(jnum "$ratio"),\"weft_rounds\":[$(raw_busbw "$s" "${weft_files[@]}")],\"gloo_rounds\":[$(raw_busbw "$s" "${gloo_files[@]}")]}"
     if (( s == 16 << 20 || s == 64 << 20 )); then
       targets="$targets# weft >= Gloo at $s B, $n processes: $(verdict "$ratio" 1) ($ratio)"$'\n'
     fi
@@ -186,7 +186,7 @@ echo
 printf "%s" "$targets"
 echo "# send/recv >= 0.70 of plain TCP: $(verdict "${sr:--}" 0.70) (${sr:--})"
 if [[ -n "$json" ]]; then
-  printf '{"tool":"compare-gloo","rounds":%s,"all_reduce":[%s],"sendrecv_ratio":%s}\n' \
+  printf '{"format_version":2,"tool":"compare-gloo","rounds":%s,"all_reduce":[%s],"sendrecv_ratio":%s}\n' \
     "$rounds" "$json_rows" "$(jnum "${sr:--}")" >"$json"
 fi
 exit "$failed"

@@ -19,7 +19,7 @@ set -euo pipefail
 merge() {
   awk '
     /^FAIL seed / { print; fails++ }
-    /^(correct|typed error|hang|CORRUPT|untyped error|ranks disagree|not live|nondeterministic) +[0-9]+ +[0-9.]+%$/ {
+    /^(correct|typed error|hang|time limit|CORRUPT|untyped error|ranks disagree|not live|nondeterministic) +[0-9]+ +[0-9.]+%$/ {
       name = $0; sub(/ +[0-9]+ +[0-9.]+%$/, "", name)
       n = $0; sub(/%$/, "", n); split(n, f, " +"); count[name] += f[length(f) - 1]
       if (!(name in order)) { order[name] = ++rows; names[rows] = name }

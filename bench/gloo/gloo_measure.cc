@@ -171,8 +171,9 @@ absl::Status write_gloo_json(const std::string& path, const BenchBlock& block,
       .time = "wall",
       .ranks = run.ranks,
       .where = absl::StrFormat("Gloo ring all-reduce, tcp on %s", run.address)};
-  nlohmann::json doc =
-      nlohmann::json::parse(results_json({block}, options, context));
+  // weft-bench's document (docs/json.md), under this tool's name.
+  nlohmann::ordered_json doc =
+      nlohmann::ordered_json::parse(results_json({block}, options, context));
   doc["tool"] = "gloo_allreduce";
   return tools::cli::write_text_file(path, doc.dump(1) + "\n");
 }

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -532,8 +533,19 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   const std::optional<ErrorPlace> place = error_place(status);
   const ErrorCause cause = place ? place->cause : ErrorCause::kUnknown;
   const uint32_t blamed = place ? place->peer : kNoPeer;
+  // Tell the peers the failure in its own words: relayed from a peer's
+  // abort, that is the text the abort carried, not this rank's wrapping
+  // of it, which would nest once more at every hop around a ring.
+  std::string_view text = base::to_std(status.message());
+  if (origin != rank_) {
+    for (const auto& lane : lanes_) {
+      if (lane->abort_origin() != origin) continue;
+      text = lane->abort_text();
+      break;
+    }
+  }
   for (const auto& lane : lanes_) {
-    lane->send_abort(cause, origin, blamed, base::to_std(status.message()));
+    lane->send_abort(cause, origin, blamed, text);
   }
   bool first = true;
   for (const auto& op : queue_) {

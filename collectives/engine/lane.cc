@@ -440,8 +440,9 @@ void Lane::resend_abort() {
 absl::Status Lane::abort_error(const FrameHeader& h,
                                std::span<const std::byte> text) {
   liveness_.note_abort(h.origin, h.blamed);
-  const std::string message(reinterpret_cast<const char*>(text.data()),
-                            text.size());
+  abort_text_.assign(reinterpret_cast<const char*>(text.data()),
+                     std::min<size_t>(text.size(), kMaxAbortText));
+  const std::string& message = abort_text_;
   // A cause this version does not know is reported as unknown.
   const auto cause = h.cause <= static_cast<uint8_t>(ErrorCause::kGroupFailed)
                          ? static_cast<ErrorCause>(h.cause)
@@ -522,6 +523,8 @@ void Lane::check_invariants() const {
               "more receives posted than free slots");
   WEFT_ASSERT(abort_copies_ <= kAbortCopies, "more abort copies than allowed");
   WEFT_ASSERT(abort_bytes_ <= kMaxAbortText, "an abort message too long");
+  WEFT_ASSERT(abort_text_.size() <= kMaxAbortText,
+              "a received abort message too long");
   WEFT_ASSERT(!abort_busy_ || abort_copies_ > 0,
               "an abort send in flight, but none was sent");
 }

@@ -275,6 +275,11 @@ class Lane {
     return liveness_.abort_origin();
   }
   uint32_t abort_blamed() const { return liveness_.abort_blamed(); }
+  // The text the peer's abort carried: the failure's own words as the
+  // rank where it began wrote them (empty until an abort arrived). A rank
+  // forwards this, never its own wrapping of it, so the text does not
+  // nest once per hop around a ring.
+  std::string_view abort_text() const { return abort_text_; }
   // Best effort; errors are ignored (the group has failed already).
   void send_abort(ErrorCause cause, uint32_t origin, uint32_t blamed,
                   std::string_view message);
@@ -495,6 +500,7 @@ class Lane {
   uint32_t user_frames_ = 0;   // slots with a user payload
   uint32_t abort_copies_ = 0;  // abort frames sent
   uint32_t abort_bytes_ = 0;
+  std::string abort_text_;  // abort_text(), at most kMaxAbortText bytes
   SendSequence send_sequence_;
   ReceiveChecker receive_checker_;
   LaneStats stats_;

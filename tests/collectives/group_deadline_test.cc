@@ -4,6 +4,7 @@
 // cancels; after any of these the group refuses new work.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -155,6 +156,64 @@ TEST(GroupDeadline, AbortCancelsAndPeersHearOfIt) {
   EXPECT_EQ(error_place(later.status())->cause, ErrorCause::kGroupFailed);
   EXPECT_THAT(std::string(later.status().message()),
               HasSubstr("abort() was called"));
+}
+
+// How often `needle` occurs in `text`.
+int occurrences(std::string_view text, std::string_view needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string_view::npos;
+       at = text.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// One rank fails (abort()); the others hear of it hop by hop. Each relays
+// the failure in its origin's own words, so every rank's message names the
+// origin once and ends with the origin's text, however many hops away it
+// is (it used to wrap the previous hop's message at every hop: 4 times on
+// the far side of an 8-rank ring).
+TEST(GroupDeadline, AFailureRelayedAroundTheGroupNamesItsOriginOnce) {
+  constexpr uint32_t kRanks = 8;
+  constexpr uint32_t kOrigin = 3;
+  for (const Topology& topology :
+       {*Topology::ring(kRanks), *Topology::mesh(kRanks)}) {
+    SCOPED_TRACE(topology.ranks());
+    sim::WorldOptions w;
+    w.topology = topology;
+    w.time_limit_ns = 1000 * kTimeoutNs;
+    GroupOptions o;
+    o.timeout_ns = 100 * kTimeoutNs;  // the abort arrives long before
+    absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    PreparedCase c(
+        Case{.kind = Kind::kAllReduce, .dtype = DType::kInt32, .count = 200000},
+        kRanks);
+    std::vector<std::vector<Starter>> scripts(kRanks);
+    for (uint32_t r = 0; r < kRanks; ++r) scripts[r].push_back(*c.starter(r));
+    scripts[kOrigin][0] = [&](Group& g) {
+      Operation op = (*c.starter(kOrigin))(g);
+      g.abort();
+      return op;
+    };
+    ScriptRun run = cluster->run_scripts(std::move(scripts));
+    ASSERT_TRUE(run.run.completed()) << run.run.report;
+    EXPECT_EQ(run.results[kOrigin][0].code(), absl::StatusCode::kCancelled);
+    for (uint32_t r = 0; r < kRanks; ++r) {
+      if (r == kOrigin) continue;
+      const absl::Status& s = run.results[r][0];
+      const std::string m(s.message());
+      EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << "rank " << r << s;
+      EXPECT_EQ(error_place(s)->cause, ErrorCause::kCancelled) << s;
+      EXPECT_EQ(occurrences(m, "aborted the group after a failure"), 1)
+          << "rank " << r << ": " << m;
+      EXPECT_EQ(occurrences(m, "began on rank"), 1) << m;
+      EXPECT_THAT(m, HasSubstr("began on rank 3 (cancelled): rank 3: "
+                               "abort() was called; pending operations were "
+                               "cancelled"))
+          << "rank " << r;
+    }
+  }
 }
 
 }  // namespace

@@ -172,6 +172,26 @@ TEST(Outcome, ClassifiesEveryVerdict) {
   hung.outcome = RunResult::Outcome::kHang;
   EXPECT_EQ(classify(hung, ranks).verdict, Verdict::kHang);
   EXPECT_FALSE(classify(hung, ranks).allowed());
+  EXPECT_TRUE(verdict_failed(Verdict::kHang));
+}
+
+// The time limit is the user's budget running out, not a defect found: a
+// verdict of its own, neither allowed nor failed, printed "time limit".
+TEST(Outcome, TimeLimitIsItsOwnVerdictNotAHang) {
+  std::vector<RankOutcome> ranks(2);
+  ranks[0].finished = true;
+  RunResult stopped;
+  stopped.outcome = RunResult::Outcome::kTimeLimit;
+  const Outcome o = classify(stopped, ranks);
+  EXPECT_EQ(o.verdict, Verdict::kTimeLimit);
+  EXPECT_EQ(o.summary(), "time limit");
+  EXPECT_FALSE(o.allowed());
+  EXPECT_TRUE(verdict_inconclusive(o.verdict));
+  EXPECT_FALSE(verdict_failed(o.verdict));
+  // Wrong bytes are a defect whatever stopped the run.
+  ranks[0].checked = true;
+  ranks[0].wrong_elements = 1;
+  EXPECT_EQ(classify(stopped, ranks).verdict, Verdict::kCorrupt);
 }
 
 WorldOptions ring_world(uint32_t ranks) {
@@ -194,6 +214,38 @@ TEST(SimCluster, RunsAreCorrectTimedAndRepeatable) {
   EXPECT_EQ(run.wrong_elements, 0u);
   auto again = *SimCluster::create(ring_world(4), GroupOptions{});
   EXPECT_EQ(again.run(spec, options)->elapsed_ns, run.elapsed_ns);
+}
+
+// A series of runs (weft-bench's warm-up, timed and checking runs of each
+// size) allocates each rank's buffers and the reference's reduction once
+// per size it grows to, not once per run: a large buffer allocated anew
+// costs a page fault per page every time.
+TEST(SimCluster, RunsReuseTheBuffersOfTheRunBefore) {
+  constexpr uint32_t kRanks = 4;
+  auto cluster = *SimCluster::create(ring_world(kRanks), GroupOptions{});
+  CollectiveSpec spec;
+  spec.bytes = 1 << 20;
+  const auto run_correct = [&] {
+    const CaseRun run = *cluster.run(spec, RunOptions{});
+    EXPECT_EQ(run.outcome.verdict, Verdict::kCorrect) << run.outcome.summary();
+  };
+  run_correct();
+  // Every rank's input and output, and the reduction the check needs.
+  EXPECT_EQ(cluster.buffer_allocations(), 2 * kRanks + 1);
+  for (int i = 0; i < 3; ++i) run_correct();
+  EXPECT_EQ(cluster.buffer_allocations(), 2 * kRanks + 1);
+  // Smaller, or in place (one buffer of the same size): nothing new.
+  spec.in_place = true;
+  run_correct();
+  spec.bytes /= 2;
+  spec.in_place = false;
+  run_correct();
+  EXPECT_EQ(cluster.buffer_allocations(), 2 * kRanks + 1);
+  // Larger: every buffer grows, once.
+  spec.bytes *= 4;
+  run_correct();
+  run_correct();
+  EXPECT_EQ(cluster.buffer_allocations(), 2 * (2 * kRanks + 1));
 }
 
 TEST(SimCluster, RefusesWhatTheTopologyCannotRun) {

@@ -94,8 +94,8 @@ TEST(WeftBenchRun, ALaterRowFailingKeepsTheRowsBeforeItInTheJson) {
   ASSERT_EQ(doc["blocks"].size(), 1u);
   const nlohmann::json& results = doc["blocks"][0]["results"];
   ASSERT_EQ(results.size(), 2u);
-  EXPECT_EQ(results[0]["size"], 1024);
-  EXPECT_EQ(results[1]["size"], 2048);
+  EXPECT_EQ(results[0]["bytes"], 1024);
+  EXPECT_EQ(results[1]["bytes"], 2048);
   EXPECT_EQ(results[1]["in_place"]["time_us"], 10.0);
 }
 

@@ -108,7 +108,7 @@ TEST(WeftBench, JsonBusBandwidthIsAlgorithmBandwidthTimesTheFactor) {
       nlohmann::json::parse(read_text(path), nullptr, false);
   ASSERT_FALSE(doc.is_discarded());
   EXPECT_EQ(doc["ranks"], kRanks);
-  EXPECT_EQ(doc["time"], "virtual");
+  EXPECT_EQ(doc["clock"], "virtual");
   ASSERT_EQ(doc["blocks"].size(), 7u);
   for (const auto& block : doc["blocks"]) {
     const std::string op = block["op"];
@@ -122,11 +122,11 @@ TEST(WeftBench, JsonBusBandwidthIsAlgorithmBandwidthTimesTheFactor) {
           continue;
         }
         ASSERT_TRUE(m.is_object()) << op << " " << place;
-        const double size = row["size"];
+        const double size = row["bytes"];
         const double time_us = m["time_us"];
-        const double algbw = m["algbw_gbs"];
+        const double algbw = m["algbw_gb_per_s"];
         EXPECT_NEAR(algbw, size / 1e9 / (time_us / 1e6), 1e-9 * algbw) << op;
-        EXPECT_NEAR(m["busbw_gbs"].get<double>(), algbw * bus_factor(op),
+        EXPECT_NEAR(m["busbw_gb_per_s"].get<double>(), algbw * bus_factor(op),
                     1e-9 * algbw)
             << op;
         EXPECT_EQ(m["nwrong"], 0) << op;
@@ -237,7 +237,7 @@ TEST(WeftBench, ModelPrintsTheRingCostAndTheRatio) {
   for (const auto& block : doc["blocks"]) {
     for (const auto& row : block["results"]) {
       const auto& m = row["out_of_place"];
-      const double want = ring_model_us(block["op"], row["size"]);
+      const double want = ring_model_us(block["op"], row["bytes"]);
       EXPECT_NEAR(m["model_us"].get<double>(), want, 1e-6 * want);
       EXPECT_NEAR(m["ratio"].get<double>(), m["time_us"].get<double>() / want,
                   1e-6);
@@ -286,11 +286,11 @@ TEST(WeftBench, IdealLinkBandwidthsAreDashesNotZeros) {
   EXPECT_EQ(rows[0][11], "-");
   EXPECT_THAT(r.out, HasSubstr("# Avg bus bandwidth    : - \n"));
   const nlohmann::json doc = nlohmann::json::parse(read_text(path));
-  EXPECT_TRUE(doc["blocks"][0]["average_busbw_gbs"].is_null());
+  EXPECT_TRUE(doc["blocks"][0]["average_busbw_gb_per_s"].is_null());
   const nlohmann::json& m = doc["blocks"][0]["results"][0]["out_of_place"];
   EXPECT_EQ(m["time_us"], 0.0);
-  EXPECT_TRUE(m["algbw_gbs"].is_null()) << m;
-  EXPECT_TRUE(m["busbw_gbs"].is_null()) << m;
+  EXPECT_TRUE(m["algbw_gb_per_s"].is_null()) << m;
+  EXPECT_TRUE(m["busbw_gb_per_s"].is_null()) << m;
 }
 
 // all_to_all over 8 ranks of floats moves multiples of 32 bytes (one

@@ -106,7 +106,8 @@ TEST(WeftSimJson, StudyJsonHoldsThePrintedTable) {
       sim("--max_bytes=64K --error=0.002 --trace= --json=" + path);
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
   const Json doc = Json::parse(read_text(path));
-  EXPECT_EQ(doc["format_version"], 1);
+  EXPECT_EQ(doc["format_version"], 2);
+  EXPECT_EQ(doc["tool"], "weft-sim");
   EXPECT_EQ(doc["command"], "study");
   const auto rows = table_rows(r.out);
   ASSERT_EQ(doc["rows"].size(), rows.size());
@@ -125,21 +126,25 @@ TEST(WeftSimJson, StudyJsonHoldsThePrintedTable) {
 
 TEST(WeftSimJson, RunJsonHoldsItsRowAndReproduceLine) {
   const std::string path = scratch_path("run.json");
-  // A rank stalled past the time limit: a hang, which is not allowed, so
-  // the run exits 1 and prints a reproduce line.
+  // A rank stalled past the time limit: the verdict "time limit", which is
+  // not allowed but no defect either, so the run exits 5 (not 1) and
+  // prints a reproduce line.
   const std::string plan =
       write_scratch("stall.txt", "stall rank=1 at_ns=0 for_ns=100000000000\n");
   const ToolResult r =
       sim("run --ranks=4 --bytes=64K --time_limit_ms=10 "
           "--faults=" +
           plan + " --json=" + path);
-  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(r.code, 5) << r.out << r.err;
   const Json doc = Json::parse(read_text(path));
   EXPECT_EQ(doc["command"], "run");
   const auto rows = table_rows(r.out);
   ASSERT_EQ(rows.size(), 1u) << r.out;
   ASSERT_EQ(doc["rows"].size(), 1u);
   expect_row_matches(doc["rows"][0], rows[0]);
+  EXPECT_EQ(doc["rows"][0]["outcome"]["verdict"], "time limit");
+  EXPECT_EQ(doc["outcome_counts"]["time limit"], 1);
+  EXPECT_EQ(doc["outcome_counts"]["hang"], 0);
   EXPECT_EQ(doc["trace_hash"], line_after(r.out, "trace hash: "));
   const std::string reproduce = line_after(r.out, "reproduce: ");
   ASSERT_FALSE(reproduce.empty()) << r.out;
@@ -158,7 +163,7 @@ TEST(WeftSimJson, ANameThatIsNotUtf8IsReplacedNotFatal) {
       sim("run --ranks=2 --bytes=4K --time_limit_ms=10 "
           "--faults=" +
           plan + " --json=" + path);
-  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(r.code, 5) << r.out << r.err;  // the time limit
   const Json doc = Json::parse(read_text(path), nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << read_text(path);
   ASSERT_EQ(doc["reproduce"].size(), 1u);
@@ -181,7 +186,8 @@ TEST(WeftSimJson, SweepJsonHoldsEverySeedAndTheTally) {
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
   const Json doc = Json::parse(read_text(path));
   EXPECT_EQ(doc["command"], "sweep");
-  EXPECT_EQ(doc["sweep_version"], 3);
+  EXPECT_EQ(doc["format_version"], 4);
+  EXPECT_FALSE(doc.contains("sweep_version"));
   ASSERT_EQ(doc["cases"].size(), 20u);
   std::map<std::string, uint64_t> verdicts;
   std::vector<std::string> replays;

@@ -105,7 +105,8 @@ TEST(WeftSimStudy, EveryOpOnBothTopologiesWithAllowedOutcomes) {
                                       "send/recv", "barrier"};
   EXPECT_EQ(ops["mesh"], want);
   EXPECT_EQ(ops["ring"], want);
-  EXPECT_THAT(r.out, HasSubstr("0 hang, 0 CORRUPT, 0 untyped error"));
+  EXPECT_THAT(r.out,
+              HasSubstr("0 hang, 0 time limit, 0 CORRUPT, 0 untyped error"));
   EXPECT_NE(hash_of(r.out), "") << last_line(r.out);
   const std::vector<std::string> lines = lines_of(r.out);
   ASSERT_GE(lines.size(), 2u);
@@ -223,7 +224,10 @@ TEST(WeftSimStudy, ReproduceLinesRunAsPrinted) {
       sim("--max_bytes=4K --ranks=2 --time_limit_ms=10 --progress --trace= "
           "--faults=" +
           plan + " --json=" + json);
-  EXPECT_EQ(study.code, 1) << study.out << study.err;  // hangs are not allowed
+  // Every row stops at the time limit: exit 5, not 1 (no defect found).
+  EXPECT_EQ(study.code, 5) << study.out << study.err;
+  EXPECT_THAT(study.out, HasSubstr(" time limit, 0 CORRUPT"));
+  EXPECT_THAT(study.out, HasSubstr(", 0 hang, "));
   const std::string written = read_text(json);
   int lines = 0;
   for (const std::string& line : lines_of(study.out)) {
@@ -234,10 +238,10 @@ TEST(WeftSimStudy, ReproduceLinesRunAsPrinted) {
     EXPECT_THAT(line, Not(HasSubstr("--progress")));
     EXPECT_THAT(line, Not(HasSubstr("--max_bytes")));
     const ToolResult again = sim(line.substr(kPrefix.size()));
-    EXPECT_EQ(again.code, 1) << line << "\n" << again.err;
+    EXPECT_EQ(again.code, 5) << line << "\n" << again.err;
     const std::vector<StudyRow> rows = table_rows(again.out);
     ASSERT_EQ(rows.size(), 1u) << again.out;
-    EXPECT_THAT(rows[0].outcome, StartsWith("hang")) << line;
+    EXPECT_EQ(rows[0].outcome, "time limit") << line;
   }
   EXPECT_GT(lines, 0) << study.out;
   EXPECT_EQ(read_text(json), written) << "a reproduce line wrote the study's "

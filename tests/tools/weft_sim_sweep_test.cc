@@ -26,8 +26,8 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr int kSeeds = 20;
-const char* const kOutcomes[] = {"correct", "typed error", "hang", "CORRUPT",
-                                 "untyped error"};
+const char* const kOutcomes[] = {"correct",    "typed error", "hang",
+                                 "time limit", "CORRUPT",     "untyped error"};
 
 ToolResult sim(const std::string& args) {
   return run_tool(WEFT_SIM_PATH, args);

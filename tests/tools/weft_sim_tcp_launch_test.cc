@@ -264,7 +264,7 @@ void expect_bench_runs(int ranks) {
       nlohmann::json::parse(read_text(json), nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << read_text(json);
   EXPECT_EQ(doc["fabric"], "tcp");
-  EXPECT_EQ(doc["time"], "wall");
+  EXPECT_EQ(doc["clock"], "wall");
   EXPECT_EQ(doc["ranks"], ranks);
   ASSERT_EQ(doc["blocks"].size(), 3u);
   for (const nlohmann::json& block : doc["blocks"]) {

@@ -79,7 +79,7 @@ TEST(WeftDevicesTest, JsonReport) {
   const auto& d = doc["devices"][0];
   EXPECT_EQ(d["name"], "sim_0_1_0");
   EXPECT_EQ(d["ipv4"], "169.254.0.1");
-  EXPECT_EQ(d["active_mtu"], 1024);
+  EXPECT_EQ(d["active_mtu_bytes"], 1024);
   EXPECT_EQ(d["port_state"], "PORT_ACTIVE");
   EXPECT_EQ(d["ready"], true);
   ASSERT_EQ(d["gids"].size(), 2u);

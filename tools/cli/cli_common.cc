@@ -4,6 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/absl_compat.h"
+#include "fabric/assert.h"
+#include "harness/outcome.h"
 #include "tools/cli/flag_parse.h"
 
 namespace weft::tools::cli {
@@ -14,6 +16,19 @@ int bad_input(std::string_view what) {
 
 int bad_input(const absl::Status& status) {
   return bad_input(base::to_std(status.message()));
+}
+
+int verdicts_exit_code(std::span<const uint64_t> by_verdict) {
+  WEFT_ASSERT(by_verdict.size() == harness::kVerdictCount,
+              "one count per verdict");
+  bool time_limit = false;
+  for (size_t v = 0; v < by_verdict.size(); ++v) {
+    if (by_verdict[v] == 0) continue;
+    const auto verdict = static_cast<harness::Verdict>(v);
+    if (harness::verdict_failed(verdict)) return kExitFailed;
+    time_limit |= harness::verdict_inconclusive(verdict);
+  }
+  return time_limit ? kExitTimeLimit : kExitOk;
 }
 
 absl::StatusOr<bool> parse_on_off(std::string_view flag,

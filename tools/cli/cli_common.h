@@ -5,6 +5,7 @@
 #define WEFT_TOOLS_CLI_CLI_COMMON_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,11 @@ namespace weft::tools::cli {
 // Prints "weft-sim: <what>" as one line on stderr; returns kExitBadInput.
 int bad_input(std::string_view what);
 int bad_input(const absl::Status& status);
+
+// The exit code for runs counted by verdict (harness::Verdict order): 1 when
+// any run found a problem, else 5 (kExitTimeLimit) when any passed its time
+// limit, else 0.
+int verdicts_exit_code(std::span<const uint64_t> by_verdict);
 
 // `text` as an integer in [min, max]; InvalidArgument naming `flag`.
 absl::StatusOr<uint64_t> parse_uint(std::string_view flag,

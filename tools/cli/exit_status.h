@@ -11,6 +11,10 @@ namespace weft::tools::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;    // the run found a problem
 inline constexpr int kExitBadInput = 2;  // the user's input is wrong
+// A simulated run passed its virtual-time limit (--time_limit_ms) and found
+// no problem before it: the user's budget ran out, not a defect found. Not
+// 3 or 4, which are weft-devices' own.
+inline constexpr int kExitTimeLimit = 5;
 
 // Prints "<program>: <what>" on stderr as one line (newlines in `what`
 // become spaces); returns `code`.

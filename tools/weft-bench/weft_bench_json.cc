@@ -10,22 +10,27 @@
 namespace weft::tools::weft_bench {
 namespace {
 
-constexpr int kJsonVersion = 1;
+// Keys in the order written: format_version and tool first (docs/json.md).
+using Json = nlohmann::ordered_json;
+
+// 2: the shared vocabulary (docs/json.md): format_version (was version),
+// clock (was time), bytes (was size), min_bytes, max_bytes, step_bytes,
+// step_factor, *_gb_per_s (was *_gbs).
+constexpr int kJsonFormatVersion = 2;
 constexpr int kIndent = 1;
 
-nlohmann::json measurement_json(const BenchRow& row, const Measurement& m) {
+Json measurement_json(const BenchRow& row, const Measurement& m) {
   if (!m.ran) return nullptr;
-  nlohmann::json j;
-  j["error"] =
-      m.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.error);
+  Json j;
+  j["error"] = m.error.empty() ? Json(nullptr) : Json(m.error);
   if (!m.error.empty()) return j;
   j["time_us"] = m.time_us;
   const std::optional<double> algbw = algbw_gbs(row, m);
   const std::optional<double> busbw = busbw_gbs(row, m);
-  j["algbw_gbs"] = algbw ? nlohmann::json(*algbw) : nlohmann::json(nullptr);
-  j["busbw_gbs"] = busbw ? nlohmann::json(*busbw) : nlohmann::json(nullptr);
-  j["nwrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
-  nlohmann::json counters;
+  j["algbw_gb_per_s"] = algbw ? Json(*algbw) : Json(nullptr);
+  j["busbw_gb_per_s"] = busbw ? Json(*busbw) : Json(nullptr);
+  j["nwrong"] = m.checked ? Json(m.wrong) : Json(nullptr);
+  Json counters;
   for (const LinkCounters::Field& f : LinkCounters::kFields) {
     counters[f.name] = m.counters.*f.value;
   }
@@ -37,8 +42,8 @@ nlohmann::json measurement_json(const BenchRow& row, const Measurement& m) {
   return j;
 }
 
-nlohmann::json row_json(const BenchRow& row) {
-  return {{"size", row.size_bytes},
+Json row_json(const BenchRow& row) {
+  return {{"bytes", row.size_bytes},
           {"count", row.count},
           {"type", row.type},
           {"redop", row.redop},
@@ -49,15 +54,14 @@ nlohmann::json row_json(const BenchRow& row) {
           {"in_place", measurement_json(row, row.in_place)}};
 }
 
-nlohmann::json block_json(const BenchBlock& block) {
-  nlohmann::json results = nlohmann::json::array();
+Json block_json(const BenchBlock& block) {
+  Json results = Json::array();
   for (const BenchRow& row : block.rows) results.push_back(row_json(row));
   const std::optional<double> busbw = average_busbw_gbs(block);
   return {{"op", block.op},
           {"algorithm", block.algorithm},
           {"results", std::move(results)},
-          {"average_busbw_gbs",
-           busbw ? nlohmann::json(*busbw) : nlohmann::json(nullptr)},
+          {"average_busbw_gb_per_s", busbw ? Json(*busbw) : Json(nullptr)},
           {"wrong_total", wrong_total(block)},
           {"errors", error_count(block)}};
 }
@@ -67,18 +71,18 @@ nlohmann::json block_json(const BenchBlock& block) {
 std::string results_json(const std::vector<BenchBlock>& blocks,
                          const BenchOptions& options,
                          const JsonContext& context) {
-  nlohmann::json doc;
+  Json doc;
+  doc["format_version"] = kJsonFormatVersion;
   doc["tool"] = "weft-bench";
-  doc["version"] = kJsonVersion;
   doc["fabric"] = context.fabric;
-  doc["time"] = context.time;
+  doc["clock"] = context.time;
   doc["ranks"] = context.ranks;
   doc["where"] = context.where;
   doc["config"] = {
-      {"minbytes", options.min_bytes},
-      {"maxbytes", options.max_bytes},
-      {"stepbytes", options.step_bytes},
-      {"stepfactor", options.step_factor},
+      {"min_bytes", options.min_bytes},
+      {"max_bytes", options.max_bytes},
+      {"step_bytes", options.step_bytes},
+      {"step_factor", options.step_factor},
       {"warmup_iters", options.warmup_iters},
       {"iters", options.iters},
       {"check", options.check},
@@ -86,11 +90,11 @@ std::string results_json(const std::vector<BenchBlock>& blocks,
       {"datatype", options.all_dtypes ? std::string("all")
                                       : std::string(dtype_name(options.dtype))},
       {"model", options.model}};
-  nlohmann::json out = nlohmann::json::array();
+  Json out = Json::array();
   for (const BenchBlock& block : blocks) out.push_back(block_json(block));
   doc["blocks"] = std::move(out);
   if (context.fabric == "verbs") {
-    nlohmann::json caches = nlohmann::json::array();
+    Json caches = Json::array();
     for (const RegistrationCacheReport& c : context.registration_caches) {
       caches.push_back({{"device", c.device},
                         {"budget", c.budget},
@@ -102,9 +106,7 @@ std::string results_json(const std::vector<BenchBlock>& blocks,
     }
     doc["registration_caches"] = std::move(caches);
   }
-  return doc.dump(kIndent, ' ', false,
-                  nlohmann::json::error_handler_t::replace) +
-         "\n";
+  return doc.dump(kIndent, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 absl::Status write_results_json(const std::string& path,

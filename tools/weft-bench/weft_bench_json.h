@@ -1,26 +1,30 @@
-// weft-bench's results as JSON (--json FILE), for tools:
+// weft-bench's results as JSON (--json FILE), for tools, in weft's shared
+// JSON vocabulary (docs/json.md):
 //
-//   {"tool": "weft-bench", "version": 1, "fabric": "sim", "time": "virtual",
-//    "ranks": 8, "where": "...",
-//    "config": {"minbytes", "maxbytes", "stepbytes", "stepfactor",
-//               "warmup_iters", "iters", "check", "datatype", "model"},
+//   {"format_version": 2, "tool": "weft-bench", "fabric": "sim",
+//    "clock": "virtual", "ranks": 8, "where": "...",
+//    "config": {"min_bytes", "max_bytes", "step_bytes", "step_factor",
+//               "warmup_iters", "iters", "check", "registered", "datatype",
+//               "model"},
 //    "blocks": [{"op": "all_reduce", "algorithm": "auto",
-//                "results": [{"size", "count", "type", "redop", "root",
+//                "results": [{"bytes", "count", "type", "redop", "root",
 //                             "algorithm", "bus_factor",
-//                             "out_of_place": {"time_us", "algbw_gbs",
-//                                "busbw_gbs", "nwrong", "error",
-//                                "model_us", "ratio"} or null,
+//                             "out_of_place": {"error", "time_us",
+//                                "algbw_gb_per_s", "busbw_gb_per_s",
+//                                "nwrong", "counters", "model_us",
+//                                "ratio"} or null,
 //                             "in_place": {...} or null}],
-//                "average_busbw_gbs", "wrong_total", "errors"}],
+//                "average_busbw_gb_per_s", "wrong_total", "errors"}],
 //    "registration_caches": [{"device", "budget", "regions",
 //                             "registrations", "hits", "misses",
 //                             "evictions"}]}
 //
-// nwrong is null when unchecked; algbw_gbs and busbw_gbs are null where the
-// table shows "-" (size 0, or no time: --link=ideal); model_us and ratio only
-// with --model and where a model applies; a measurement that did not run
-// (in-place send/recv) is null. registration_caches is on verbs only: the
-// printing rank's cache per RDMA device it opened, over the whole run.
+// nwrong is null when unchecked; algbw_gb_per_s and busbw_gb_per_s are null
+// where the table shows "-" (size 0, or no time: --link=ideal); model_us
+// and ratio only with --model and where a model applies; a measurement
+// that did not run (in-place send/recv) is null. registration_caches is on
+// verbs only: the printing rank's cache per RDMA device it opened, over the
+// whole run.
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_
 

@@ -180,20 +180,24 @@ std::string format_text(const Report& report, bool verbose) {
 }
 
 std::string format_json(const Report& report) {
-  nlohmann::json doc;
+  // Keys in the order written, format_version and tool first: weft's shared
+  // JSON vocabulary (docs/json.md).
+  nlohmann::ordered_json doc;
+  doc["format_version"] = kJsonFormatVersion;
+  doc["tool"] = "weft-devices";
   doc["library"] = report.library;
-  doc["devices"] = nlohmann::json::array();
+  doc["devices"] = nlohmann::ordered_json::array();
   for (const verbs::DeviceInfo& d : report.devices) {
-    nlohmann::json device = {{"name", d.name},
-                             {"node_guid", guid_text(d)},
-                             {"ready", diagnose(d).empty()},
-                             {"problems", diagnose(d)}};
+    nlohmann::ordered_json device = {{"name", d.name},
+                                     {"node_guid", guid_text(d)},
+                                     {"ready", diagnose(d).empty()},
+                                     {"problems", diagnose(d)}};
     if (d.status.ok()) {
       device["port_state"] = std::string(verbs::port_state_name(d.port_state));
-      device["active_mtu"] = verbs::mtu_bytes(d.active_mtu);
+      device["active_mtu_bytes"] = verbs::mtu_bytes(d.active_mtu);
       device["link_layer"] = std::string(verbs::link_layer_name(d.link_layer));
       device["ipv4"] = ipv4_text(d);
-      nlohmann::json gids = nlohmann::json::array();
+      nlohmann::ordered_json gids = nlohmann::ordered_json::array();
       for (const verbs::GidEntry& g : d.gids) {
         gids.push_back({{"index", g.index},
                         {"gid", verbs::gid_text(g.gid)},
@@ -206,7 +210,7 @@ std::string format_json(const Report& report) {
   doc["diagnosis"] = diagnosis_lines(report);
   doc["exit_code"] = exit_code(report);
   return doc.dump(2, ' ', /*ensure_ascii=*/false,
-                  nlohmann::json::error_handler_t::replace) +
+                  nlohmann::ordered_json::error_handler_t::replace) +
          "\n";
 }
 

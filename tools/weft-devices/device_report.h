@@ -47,6 +47,14 @@ int exit_code(const Report& report);
 // The table, optionally every GID and the device limits, then diagnosis
 // lines.
 std::string format_text(const Report& report, bool verbose);
+// The report as JSON in weft's shared vocabulary (docs/json.md):
+//   {"format_version", "tool": "weft-devices", "library", "devices":
+//    [{"name", "node_guid", "ready", "problems", "port_state",
+//      "active_mtu_bytes", "link_layer", "ipv4", "gids": [{"index", "gid",
+//      "kind"}]}], "diagnosis", "exit_code"}
+// 2: the shared vocabulary (format_version and tool added; active_mtu
+// became active_mtu_bytes); 1 had no version key.
+inline constexpr int kJsonFormatVersion = 2;
 std::string format_json(const Report& report);
 
 }  // namespace weft::tools::weft_devices

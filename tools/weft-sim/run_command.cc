@@ -55,7 +55,8 @@ void print_row(const StudyRow& row, const cli::WorldFlags& flags,
         "the next one's input\n");
   }
   if (run.outcome.verdict != harness::Verdict::kCorrect) print_rank_errors(run);
-  if (run.outcome.verdict == harness::Verdict::kHang) {
+  if (run.outcome.verdict == harness::Verdict::kHang ||
+      run.outcome.verdict == harness::Verdict::kTimeLimit) {
     std::printf("%s\n", run.run.report.c_str());
   }
   if (!run.outcome.allowed()) {
@@ -127,7 +128,9 @@ int run_collective(int argc, char** argv) {
       return cli::bad_input(s);
     }
   }
-  return row->run.outcome.allowed() ? cli::kExitOk : cli::kExitFailed;
+  uint64_t by_verdict[harness::kVerdictCount] = {};
+  ++by_verdict[static_cast<size_t>(row->run.outcome.verdict)];
+  return cli::verdicts_exit_code(by_verdict);
 }
 
 }  // namespace weft::tools::weft_sim

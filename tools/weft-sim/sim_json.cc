@@ -39,9 +39,11 @@ absl::StatusOr<std::string> json_path() {
   return path;
 }
 
-nlohmann::ordered_json json_document(const std::string& command) {
+nlohmann::ordered_json json_document(const std::string& command,
+                                     int format_version) {
   nlohmann::ordered_json doc;
-  doc["format_version"] = kJsonFormatVersion;
+  doc["format_version"] = format_version;
+  doc["tool"] = "weft-sim";
   doc["command"] = command;
   return doc;
 }

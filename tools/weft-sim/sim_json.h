@@ -1,10 +1,11 @@
 // weft-sim's results as JSON (--json=FILE, the FlagSet kJsonFlags) for
-// study, run and sweep: what the command prints, as typed fields. The
-// format is documented in docs/simulator.md ("JSON output"), sweep's in
-// docs/faults.md; format_version changes when a field changes meaning or
-// goes away.
+// study, run and sweep: what the command prints, as typed fields, in weft's
+// shared JSON vocabulary (docs/json.md). The format is documented in
+// docs/simulator.md ("JSON output"), sweep's in docs/faults.md;
+// format_version changes when a field changes meaning or goes away.
 //
-//   study, run: {"format_version", "command", "ranks", "world",
+//   study, run: {"format_version", "tool": "weft-sim", "command", "ranks",
+//     "world",
 //     "rows": [{"topology", "op", "bytes", "dtype", "algorithm", "time_us",
 //               "algbw_gb_per_s", "busbw_gb_per_s" (null where the table
 //               shows "-"), "frames", "faults_injected", "detected",
@@ -29,7 +30,9 @@
 
 namespace weft::tools::weft_sim {
 
-inline constexpr int kJsonFormatVersion = 1;
+// study and run: 2 since the shared vocabulary ("tool" added) and the
+// verdict "time limit".
+inline constexpr int kJsonFormatVersion = 2;
 
 // --json.
 extern const cli::FlagSet kJsonFlags;
@@ -39,8 +42,9 @@ extern const cli::FlagSet kJsonFlags;
 // not writable, or the file is not writable.
 absl::StatusOr<std::string> json_path();
 
-// The document's head: format_version and command.
-nlohmann::ordered_json json_document(const std::string& command);
+// The document's head: format_version, tool and command.
+nlohmann::ordered_json json_document(const std::string& command,
+                                     int format_version = kJsonFormatVersion);
 
 // One row of the study's table.
 nlohmann::ordered_json row_json(const StudyRow& row);

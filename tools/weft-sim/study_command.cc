@@ -333,12 +333,7 @@ int run_study(int argc, char** argv) {
       return cli::bad_input(s);
     }
   }
-  for (int v = 0; v < harness::kVerdictCount; ++v) {
-    const bool allowed =
-        harness::verdict_allowed(static_cast<harness::Verdict>(v));
-    if (!allowed && tally.by_verdict[v] > 0) return cli::kExitFailed;
-  }
-  return cli::kExitOk;
+  return cli::verdicts_exit_code(tally.by_verdict);
 }
 
 }  // namespace weft::tools::weft_sim

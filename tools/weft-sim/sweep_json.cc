@@ -99,8 +99,7 @@ Json sweep_seed_json(const SweepCase& c, const SweepRun& run,
 }
 
 Json sweep_json(const SweepFlags& flags, Json cases, const SweepTally& tally) {
-  Json doc = json_document("sweep");
-  doc["sweep_version"] = kSweepJsonVersion;
+  Json doc = json_document("sweep", kSweepJsonFormatVersion);
   doc["seeds"] = flags.seeds;
   doc["first_seed"] = flags.first_seed;
   doc["shard"] = absl::StrCat(flags.shard_index, "/", flags.shard_count);

@@ -2,7 +2,7 @@
 // JSON"): every seed's case, outcome and faults by kind, then the tally
 // the sweep prints (no wall time, so the same flags write the same file).
 //
-//   {"format_version", "sweep_version", "command": "sweep", "seeds",
+//   {"format_version", "tool": "weft-sim", "command": "sweep", "seeds",
 //    "first_seed", "shard", "recovery", "cases": [{"seed", "case":
 //      {"ranks", "topology", "cables", "max_frame_bytes", "depth",
 //      "ring_directions", "send_queue_bytes", "mesh_exchange_max_bytes",
@@ -30,11 +30,13 @@
 
 namespace weft::tools::weft_sim {
 
-// The sweep document's own version, beside format_version: 3 since
-// operations may run on registered buffers ("registered"; a seed's world,
-// program and faults are drawn as in 2); 2 since seeds draw programs (1: a
-// list of at most three collectives, "ops_run" and "target").
-inline constexpr int kSweepJsonVersion = 3;
+// The sweep document's format_version (docs/json.md): 4 since the shared
+// vocabulary, which folded the sweep's own "sweep_version" into it ("tool"
+// added; the verdict "time limit" counted). Before, format_version was 1
+// and sweep_version 3 since operations may run on registered buffers
+// ("registered"), 2 since seeds draw programs (1: a list of at most three
+// collectives, "ops_run" and "target").
+inline constexpr int kSweepJsonFormatVersion = 4;
 
 // One seed: its case, how it ended, and (when it failed an oracle, `why`
 // not empty) why and the command that replays it.

@@ -76,6 +76,13 @@ absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
   SweepRun out;
   out.verdict = run->outcome.verdict;
   out.summary = run->outcome.summary();
+  if (out.verdict == harness::Verdict::kTimeLimit) {
+    // A seed's time limit is not a budget the user chose: it lies past
+    // every operation's deadline (sweep_case.cc), so reaching it means a
+    // deadline did not end its operation: a hang.
+    out.verdict = harness::Verdict::kHang;
+    out.summary = "hang (time limit)";
+  }
   out.ranks_disagree =
       out.verdict != harness::Verdict::kHang &&
       ranks_disagree(

@@ -7,7 +7,9 @@
 // (ranks_disagree below), and liveness: a run that no fatal
 // fault struck (crash, dead link, queue pair error, error completion) must
 // end correct, since its faults stop and recovery has time to repair what
-// they did.
+// they did. A seed's virtual-time limit lies past every deadline of its
+// program, so a seed that reaches it is a hang, never the verdict "time
+// limit" (the user's own budget, --time_limit_ms, which a sweep has not).
 #ifndef WEFT_TOOLS_WEFT_SIM_SWEEP_RUN_H_
 #define WEFT_TOOLS_WEFT_SIM_SWEEP_RUN_H_
 
