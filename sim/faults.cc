@@ -74,6 +74,39 @@ class Fields {
     return absl::OkStatus();
   }
 
+  // `key`=A,B: two rank numbers.
+  absl::Status rank_pair(absl::string_view key, uint32_t* a, uint32_t* b) {
+    absl::string_view v;
+    if (absl::Status s = required(key, &v); !s.ok()) return s;
+    std::pair<absl::string_view, absl::string_view> ab =
+        absl::StrSplit(v, absl::MaxSplits(',', 1));
+    if (v.find(',') == absl::string_view::npos ||
+        !absl::SimpleAtoi(ab.first, a) || !absl::SimpleAtoi(ab.second, b)) {
+      return error(absl::StrCat(key, "=", v, " is not two rank numbers A,B"));
+    }
+    return absl::OkStatus();
+  }
+
+  // An optional cable index; kAllCables when absent.
+  absl::Status cable(uint32_t* out) {
+    absl::string_view v;
+    *out = kAllCables;
+    if (!take("cable", &v)) return absl::OkStatus();
+    if (!absl::SimpleAtoi(v, out) || *out >= Topology::kMaxCables) {
+      return error(absl::StrFormat(
+          "cable=%s is not a cable index in 0..%u (0 is a pair's first cable)",
+          v, Topology::kMaxCables - 1));
+    }
+    return absl::OkStatus();
+  }
+
+  bool has(absl::string_view key) const {
+    for (const auto& kv : fields_) {
+      if (kv.first == key) return true;
+    }
+    return false;
+  }
+
   absl::Status frame(uint64_t* out) {
     absl::string_view v;
     if (absl::Status s = required("frame", &v); !s.ok()) return s;
@@ -158,6 +191,24 @@ absl::Status parse_error_fields(Fields& f, ScriptedFault* fault) {
   return absl::OkStatus();
 }
 
+// link_down's ends (from= and to=, or between=), cable= and at_ns=.
+absl::Status parse_link_down(Fields& f, ScriptedFault* fault) {
+  absl::Status s;
+  if (f.has("between")) {
+    if (f.has("from") || f.has("to")) {
+      return f.error("link_down takes from= and to=, or between=, not both");
+    }
+    fault->both_ways = true;
+    s.Update(f.rank_pair("between", &fault->rank, &fault->peer));
+  } else {
+    s.Update(f.rank("from", &fault->rank));
+    s.Update(f.rank("to", &fault->peer));
+  }
+  s.Update(f.cable(&fault->cable));
+  s.Update(f.time("at_ns", &fault->at_ns));
+  return s;
+}
+
 // Everything after the kind keyword of a scripted fault.
 absl::Status parse_fault(Fields& f, ScriptedFault* fault) {
   absl::Status s;
@@ -184,9 +235,7 @@ absl::Status parse_fault(Fields& f, ScriptedFault* fault) {
       s.Update(f.time("at_ns", &fault->at_ns));
       break;
     case FaultKind::kLinkDown:
-      s.Update(f.rank("from", &fault->rank));
-      s.Update(f.rank("to", &fault->peer));
-      s.Update(f.time("at_ns", &fault->at_ns));
+      s.Update(parse_link_down(f, fault));
       break;
     case FaultKind::kStall:
       s.Update(f.rank("rank", &fault->rank));
@@ -323,11 +372,19 @@ bool ScriptedFault::names_a_pair() const {
   return kind != FaultKind::kCrash && kind != FaultKind::kStall;
 }
 
+bool ScriptedFault::takes_link(uint32_t from, uint32_t to,
+                               uint32_t link_cable) const {
+  if (kind != FaultKind::kLinkDown) return false;
+  if (cable != kAllCables && cable != link_cable) return false;
+  return (rank == from && peer == to) ||
+         (both_ways && rank == to && peer == from);
+}
+
 bool operator==(const ScriptedFault& a, const ScriptedFault& b) {
   return a.kind == b.kind && a.rank == b.rank && a.peer == b.peer &&
-         a.frame == b.frame && a.at_ns == b.at_ns &&
-         a.duration_ns == b.duration_ns && a.status == b.status &&
-         a.side == b.side;
+         a.frame == b.frame && a.at_ns == b.at_ns && a.cable == b.cable &&
+         a.both_ways == b.both_ways && a.duration_ns == b.duration_ns &&
+         a.status == b.status && a.side == b.side;
 }
 
 std::string ScriptedFault::where(size_t index) const {
@@ -361,9 +418,15 @@ std::string ScriptedFault::to_text() const {
                              at_ns);
     case FaultKind::kCrash:
       return absl::StrFormat("crash rank=%u at_ns=%d", rank, at_ns);
-    case FaultKind::kLinkDown:
-      return absl::StrFormat("link_down from=%u to=%u at_ns=%d", rank, peer,
-                             at_ns);
+    case FaultKind::kLinkDown: {
+      // A link_down of every cable, one way, reads as it always did.
+      std::string out =
+          both_ways ? absl::StrFormat("link_down between=%u,%u", rank, peer)
+                    : absl::StrFormat("link_down from=%u to=%u", rank, peer);
+      if (cable != kAllCables) absl::StrAppend(&out, " cable=", cable);
+      absl::StrAppend(&out, " at_ns=", at_ns);
+      return out;
+    }
     case FaultKind::kStall:
       return absl::StrFormat("stall rank=%u at_ns=%d for_ns=%d", rank, at_ns,
                              duration_ns);
@@ -441,6 +504,15 @@ absl::Status FaultPlan::check_world(const Topology& topology) const {
           "name a cabled pair (rank %u is cabled to %s)",
           f.where(i), f.rank, f.peer, f.rank,
           cabled_peers_text(topology, f.rank)));
+    }
+    const size_t cables = pair ? topology.devices(f.rank, f.peer).size() : 0;
+    if (f.kind == FaultKind::kLinkDown && f.cable != kAllCables &&
+        f.cable >= cables) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s names cable %u, but ranks %u and %u have %u cable%s in this "
+          "world; name a cable in 0..%u, or leave cable= out for all",
+          f.where(i), f.cable, f.rank, f.peer, cables, cables == 1 ? "" : "s",
+          cables - 1));
     }
   }
   return absl::OkStatus();

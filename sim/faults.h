@@ -16,6 +16,9 @@
 //   qp_error rank=1 peer=2 at_ns=40000  rank 1's queue pairs to 2 fail
 //   crash rank=3 at_ns=40000
 //   link_down from=0 to=1 at_ns=1000    one direction; all its cables
+//   link_down from=0 to=1 cable=1 at_ns=1000   one direction, cable 1 only
+//   link_down between=0,1 at_ns=1000    both directions, all cables
+//   link_down between=0,1 cable=0 at_ns=1000   both directions, cable 0
 //   stall rank=2 at_ns=1000 for_ns=50000
 #ifndef WEFT_SIM_FAULTS_H_
 #define WEFT_SIM_FAULTS_H_
@@ -41,7 +44,7 @@ enum class FaultKind : uint8_t {
   kError,      // an error completion on the sending or receiving side
   kQpError,    // all of a rank's queue pairs to a peer forced into error
   kCrash,      // a rank dies: never stepped again, its NIC goes silent
-  kLinkDown,   // one direction of every cable between two ranks goes dead
+  kLinkDown,   // one or both directions of one or every cable of a pair die
   kStall,      // a rank is not stepped for a while (its NIC still works)
 };
 inline constexpr int kFaultKindCount = 9;
@@ -73,6 +76,9 @@ struct FaultRates {
   friend bool operator==(const FaultRates&, const FaultRates&) = default;
 };
 
+// ScriptedFault::cable of a link_down that takes every cable of the pair.
+inline constexpr uint32_t kAllCables = 0xffffffff;
+
 struct ScriptedFault {
   FaultKind kind = FaultKind::kNone;
   // The sending rank (drop, duplicate, delay, error, link_down) or the rank
@@ -87,6 +93,10 @@ struct ScriptedFault {
   TimeNs at_ns = 0;
   // delay: by how much; stall: for how long.
   TimeNs duration_ns = 0;
+  // link_down only: the cable (an index into topology.devices(rank, peer)),
+  // or kAllCables; and whether peer->rank dies too (`between=`).
+  uint32_t cable = kAllCables;
+  bool both_ways = false;
   // error only.
   WcStatus status = WcStatus::kSuccess;
   FaultSide side = FaultSide::kRecv;
@@ -99,6 +109,9 @@ struct ScriptedFault {
   // Whether it names a pair of ranks (`rank` and `peer`): every kind but
   // crash and stall.
   bool names_a_pair() const;
+  // Whether this link_down takes the direction from -> to of `cable`
+  // (always false for other kinds; time is not looked at).
+  bool takes_link(uint32_t from, uint32_t to, uint32_t cable) const;
   // The plan line, e.g. "drop from=1 to=2 frame=3".
   std::string to_text() const;
   // Where it came from, for messages: "fault plan line 3
@@ -131,7 +144,8 @@ struct FaultPlan {
   // InvalidArgument, naming the fault's line (or entry) and what to do,
   // when a scripted fault names a rank outside the topology's, a rank
   // paired with itself, or a pair of ranks no cable joins (a link_down or
-  // a frame fault there would never happen, yet count as injected).
+  // a frame fault there would never happen, yet count as injected), or a
+  // link_down's cable=K the pair does not have.
   absl::Status check_world(const Topology& topology) const;
 
   friend bool operator==(const FaultPlan&, const FaultPlan&) = default;

@@ -244,6 +244,9 @@ bool World::crashed(uint32_t rank) const { return core_->crashed(rank); }
 bool World::delivers(uint32_t rank, uint32_t peer) const {
   return core_->delivers(rank, peer);
 }
+bool World::cable_up(uint32_t rank, uint32_t peer, uint32_t cable) const {
+  return core_->cable_up(rank, peer, cable);
+}
 bool World::stalled(uint32_t rank) const { return core_->stalled(rank); }
 const Trace& World::trace() const { return core_->trace(); }
 const Counters& World::counters() const { return core_->counters(); }

@@ -189,12 +189,15 @@ class World {
 
   bool crashed(uint32_t rank) const;
   // Whether a frame `rank` sends to `peer` now could arrive: neither rank
-  // crashed, the link direction is not down, and on some cable both queue
-  // pairs (rank's towards peer and peer's towards rank) are ready to send
+  // crashed, and on some cable whose direction rank -> peer is not down both
+  // queue pairs (rank's towards peer and peer's towards rank) are ready to send
   // and receive. What stops a failing rank's abort from reaching a peer:
   // judges use it to tell a rank that could not be told from one that was
   // not. False for ranks out of range or without endpoints to each other.
   bool delivers(uint32_t rank, uint32_t peer) const;
+  // Whether no link_down has taken the direction rank -> peer of cable
+  // `cable` (an index into topology.devices(rank, peer)) by now.
+  bool cable_up(uint32_t rank, uint32_t peer, uint32_t cable) const;
   // True while a fault plan's stall of `rank` lasts (its end is an event).
   bool stalled(uint32_t rank) const;
   const Trace& trace() const;

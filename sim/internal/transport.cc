@@ -41,7 +41,14 @@ uint32_t Transport::link_index(uint32_t rank, uint32_t peer, uint32_t cable) {
       cable;
   auto [it, inserted] =
       link_by_key_.try_emplace(key, static_cast<uint32_t>(links_.size()));
-  if (inserted) links_.push_back(Link{0, cable, prng_.fork(key), {}, {}});
+  if (inserted) {
+    TimeNs down_at_ns = kNeverNs;
+    for (const ScriptedFault& f : options_.faults.script) {
+      if (f.takes_link(rank, peer, cable))
+        down_at_ns = std::min(down_at_ns, f.at_ns);
+    }
+    links_.push_back(Link{0, cable, down_at_ns, prng_.fork(key), {}, {}});
+  }
   check_sometimes();
   return it->second;
 }
@@ -59,8 +66,6 @@ uint32_t Transport::pair_index(uint32_t rank, uint32_t peer) {
     const ScriptedFault& f = script[i];
     if (f.rank != rank || f.peer != peer) continue;
     if (f.is_frame_fault()) pair.script.push_back(i);
-    if (f.kind == FaultKind::kLinkDown)
-      pair.down_at_ns = std::min(pair.down_at_ns, f.at_ns);
   }
   std::stable_sort(pair.script.begin(), pair.script.end(),
                    [&](uint32_t a, uint32_t b) {
@@ -192,7 +197,7 @@ void Transport::depart(uint32_t qp_num, uint64_t ticket) {
   m.depart_ns = now;
   // A dead link direction drops everything, before any fault is drawn.
   Fate fate;
-  if (now >= pair.down_at_ns) {
+  if (now >= links_[ep->link()].down_at_ns) {
     fate.drop_reason = DropReason::kLinkDown;
   } else if (rates_any_ || pair.script_cursor < pair.script.size()) {
     fate = fate_of(*ep, pair);
@@ -379,7 +384,7 @@ void Transport::arrive(uint32_t message) {
   const Pair& pair = pairs_[m.pair];
   SimEndpoint* dst = core_.endpoint(m.dst_qp);
   DropReason reason = DropReason::kNone;
-  if (core_.now() >= pair.down_at_ns) {
+  if (core_.now() >= links_[m.link].down_at_ns) {
     reason = DropReason::kLinkDown;
   } else if (core_.crashed(pair.peer)) {
     reason = DropReason::kPeerCrashed;

@@ -1,7 +1,7 @@
 // Transport: the frame path of a simulated world. It owns the link
 // directions (each reserved for serialisation, with its departures and its
-// undelayed arrivals queued in order), the pairs of ranks (frames counted,
-// link_down, the pair's fault script), the frames in flight with the
+// undelayed arrivals queued in order, link_down), the pairs of ranks
+// (frames counted, the pair's fault script), the frames in flight with the
 // payload buffers of those whose sender's loan ended first, and the fault
 // fate of each departing frame. WorldCore owns the clock, the event queue,
 // the queue pair registry, trace and counters: it composes a Transport,
@@ -104,6 +104,7 @@ class Transport {
   struct Link {
     TimeNs busy_until_ns = 0;
     uint32_t cable = 0;  // index into topology.devices(rank, peer)
+    TimeNs down_at_ns = kNeverNs;  // the first link_down that takes it
     Prng prng;
     internal::RingQueue<Departure> departures;
     // Undelayed frames arrive in the order they left, so their arrival
@@ -119,7 +120,6 @@ class Transport {
     uint32_t rank = 0;
     uint32_t peer = 0;
     uint64_t frames = 0;           // frames that tried to leave so far
-    TimeNs down_at_ns = kNeverNs;  // link_down
     std::vector<uint32_t> script;  // frame faults for this pair, by frame
     size_t script_cursor = 0;
   };

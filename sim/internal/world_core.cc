@@ -136,7 +136,9 @@ void WorldCore::handle(const internal::Event& e) {
 
 void WorldCore::scripted(uint32_t index, bool end) {
   const ScriptedFault& f = options_.faults.script[index];
-  TraceEvent e = trace_event(TraceKind::kFault, f.rank, f.peer, 0);
+  // A link_down of one cable names it; every other fault traces cable 0.
+  TraceEvent e = trace_event(TraceKind::kFault, f.rank, f.peer,
+                             f.cable == kAllCables ? 0 : f.cable);
   e.fault = f.kind;
   e.start_ns = f.duration_ns;
   if (end) {
@@ -163,15 +165,16 @@ void WorldCore::scripted(uint32_t index, bool end) {
   }
 }
 
+bool WorldCore::cable_up(uint32_t rank, uint32_t peer, uint32_t cable) const {
+  for (const ScriptedFault& f : options_.faults.script) {
+    if (f.takes_link(rank, peer, cable) && f.at_ns <= now()) return false;
+  }
+  return true;
+}
+
 bool WorldCore::delivers(uint32_t rank, uint32_t peer) const {
   if (rank >= ranks() || peer >= ranks() || crashed_[rank] || crashed_[peer]) {
     return false;
-  }
-  for (const ScriptedFault& f : options_.faults.script) {
-    if (f.kind == FaultKind::kLinkDown && f.rank == rank && f.peer == peer &&
-        f.at_ns <= now()) {
-      return false;
-    }
   }
   auto ready = [&](uint32_t from, uint32_t to, uint32_t cable) {
     for (const internal::SimEndpoint* ep : endpoints_) {
@@ -182,10 +185,12 @@ bool WorldCore::delivers(uint32_t rank, uint32_t peer) const {
     }
     return false;
   };
+  // Some cable whose direction rank -> peer is up, with a ready queue pair
+  // at both ends.
   for (const internal::SimEndpoint* ep : endpoints_) {
     if (ep != nullptr && ep->rank() == rank && ep->peer() == peer &&
         ep->state() == internal::QpState::kRts &&
-        ready(peer, rank, ep->cable())) {
+        cable_up(rank, peer, ep->cable()) && ready(peer, rank, ep->cable())) {
       return true;
     }
   }

@@ -53,6 +53,8 @@ class WorldCore {
   bool crashed(uint32_t rank) const { return crashed_[rank]; }
   // World::delivers. O(endpoints).
   bool delivers(uint32_t rank, uint32_t peer) const;
+  // World::cable_up. O(fault script).
+  bool cable_up(uint32_t rank, uint32_t peer, uint32_t cable) const;
   // True when `rank` is inside a stall window at `now()`.
   bool stalled(uint32_t rank) const;
 

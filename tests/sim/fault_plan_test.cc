@@ -138,6 +138,71 @@ TEST(FaultPlan, RatesMayStopAtATime) {
   }
 }
 
+TEST(FaultPlan, LinkDownTakesACableAndBothWays) {
+  const FaultPlan plan = *FaultPlan::parse(
+      "link_down from=0 to=1 cable=1 at_ns=1000\n"
+      "link_down between=2,3 at_ns=5\n"
+      "link_down between=3,1 cable=0 at_ns=7\n");
+  const auto& s = plan.script;
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].cable, 1u);
+  EXPECT_FALSE(s[0].both_ways);
+  EXPECT_EQ(s[1].cable, kAllCables);
+  EXPECT_TRUE(s[1].both_ways);
+  EXPECT_EQ(s[1].rank, 2u);
+  EXPECT_EQ(s[1].peer, 3u);
+  EXPECT_TRUE(s[0].takes_link(0, 1, 1));
+  EXPECT_FALSE(s[0].takes_link(0, 1, 0));
+  EXPECT_FALSE(s[0].takes_link(1, 0, 1));
+  EXPECT_TRUE(s[1].takes_link(3, 2, 4));
+  EXPECT_TRUE(s[2].takes_link(1, 3, 0));
+  EXPECT_FALSE(s[2].takes_link(1, 3, 1));
+  // Written back as read; an old plan's line is unchanged.
+  EXPECT_EQ(plan.to_text(),
+            "link_down from=0 to=1 cable=1 at_ns=1000\n"
+            "link_down between=2,3 at_ns=5\n"
+            "link_down between=3,1 cable=0 at_ns=7\n");
+  EXPECT_EQ(*FaultPlan::parse(plan.to_text()), plan);
+  EXPECT_EQ(FaultPlan::parse("link_down from=0 to=1 at_ns=1000")->to_text(),
+            "link_down from=0 to=1 at_ns=1000\n");
+  // The same ends one way and both ways are different faults.
+  EXPECT_NE(*FaultPlan::parse("link_down from=0 to=1 at_ns=1"),
+            *FaultPlan::parse("link_down between=0,1 at_ns=1"));
+  const std::pair<const char*, const char*> bad[] = {
+      {"link_down between=0,1 from=0 to=1 at_ns=1",
+       "line 1: link_down takes from= and to=, or between=, not both"},
+      {"link_down between=0 at_ns=1", "between=0 is not two rank numbers A,B"},
+      {"link_down between=0,x at_ns=1", "is not two rank numbers"},
+      {"link_down from=0 to=1 cable=x at_ns=1", "cable=x is not a cable index"},
+      {"link_down from=0 to=1 cable=8 at_ns=1", "cable=8 is not a cable index"},
+      {"link_down between=0,1 cable=1", "missing at_ns="},
+      {"drop from=0 to=1 frame=1 cable=1", "unknown key cable= for drop"},
+  };
+  for (const auto& [text, expected] : bad) {
+    absl::StatusOr<FaultPlan> refused = FaultPlan::parse(text);
+    ASSERT_FALSE(refused.ok()) << text;
+    EXPECT_THAT(std::string(refused.status().message()), HasSubstr(expected))
+        << text;
+  }
+}
+
+TEST(FaultPlan, ACableThePairDoesNotHaveIsRefusedNamingTheLine) {
+  const FaultPlan plan = *FaultPlan::parse(
+      "# one bad cable\nlink_down between=0,1 cable=2 at_ns=1000\n");
+  EXPECT_TRUE(plan.check_world(*Topology::mesh(4, 3)).ok());
+  const absl::Status s = plan.check_world(*Topology::mesh(4, 2));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "fault plan line 2 (\"link_down between=0,1 cable=2 at_ns=1000\") "
+            "names cable 2, but ranks 0 and 1 have 2 cables in this world; "
+            "name a cable in 0..1, or leave cable= out for all");
+  EXPECT_THAT(
+      std::string(FaultPlan::parse("link_down from=1 to=2 cable=1 at_ns=0")
+                      ->check_world(*Topology::ring(4))
+                      .message()),
+      HasSubstr("have 1 cable in this world; name a cable in 0..0"));
+}
+
 TEST(FaultPlan, RanksAreCheckedAgainstTheWorld) {
   const FaultPlan plan = *FaultPlan::parse("drop from=1 to=5 frame=1");
   EXPECT_FALSE(plan.check_world(*Topology::mesh(4)).ok());

@@ -132,6 +132,88 @@ TEST(Faults, LinkDownDropsOneDirectionFromItsTime) {
   EXPECT_THAT(immediates(poll_all(*p.a)), ::testing::ElementsAre(7));
 }
 
+// Receives that completed successfully.
+size_t received(const std::vector<Completion>& cs) {
+  size_t n = 0;
+  for (const Completion& c : cs) {
+    if (c.ok() && c.id.kind == WorkKind::kRecv) ++n;
+  }
+  return n;
+}
+
+// 0 -> 1 over `cable` of two: how many of two frames arrive, and how many
+// of two the other way.
+std::pair<size_t, size_t> both_ways_over(const char* plan, uint32_t cable) {
+  WorldOptions options = options_with(plan);
+  options.topology = *Topology::mesh(2, 2);
+  auto p = make_pair(std::move(options), cable);
+  exchange(p, 2);
+  for (uint32_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(p.a->post_recv(recv_id(1, i), p.frame_a(i * 128, 128)).ok());
+    EXPECT_TRUE(
+        p.b->post_send(send_id(0, i), p.frame_b(i * 128, 128), 100, i).ok());
+  }
+  p.world->run_until_idle();
+  return {received(poll_all(*p.b)), received(poll_all(*p.a))};
+}
+
+// cable=K takes that cable only; between= takes both directions.
+TEST(Faults, LinkDownOfOneCableLeavesTheOtherCableWorking) {
+  using Arrived = std::pair<size_t, size_t>;
+  EXPECT_EQ(both_ways_over("link_down from=0 to=1 cable=1 at_ns=0", 0),
+            Arrived(2, 2));
+  EXPECT_EQ(both_ways_over("link_down from=0 to=1 cable=1 at_ns=0", 1),
+            Arrived(0, 2));
+  EXPECT_EQ(both_ways_over("link_down from=1 to=0 cable=0 at_ns=0", 0),
+            Arrived(2, 0));
+  EXPECT_EQ(both_ways_over("link_down between=0,1 cable=1 at_ns=0", 1),
+            Arrived(0, 0));
+  EXPECT_EQ(both_ways_over("link_down between=0,1 cable=1 at_ns=0", 0),
+            Arrived(2, 2));
+  EXPECT_EQ(both_ways_over("link_down between=1,0 at_ns=0", 0), Arrived(0, 0));
+  EXPECT_EQ(both_ways_over("link_down from=0 to=1 at_ns=0", 1), Arrived(0, 2));
+}
+
+// What a run injected is written back in the form it was given, so a
+// replay (weft-sim shrink) pulls the same cable the same ways.
+TEST(Faults, InjectedLinkDownsKeepTheirCableAndDirections) {
+  const char* kPlan =
+      "link_down between=0,1 cable=1 at_ns=100\n"
+      "link_down from=1 to=0 cable=0 at_ns=200\n"
+      "link_down from=0 to=1 at_ns=300\n";
+  WorldOptions options = options_with(kPlan);
+  options.topology = *Topology::mesh(2, 2);
+  auto p = make_pair(options, 0);
+  p.world->advance_to(300);
+  FaultPlan injected;
+  injected.script = p.world->injected_faults();
+  EXPECT_EQ(injected.to_text(), kPlan);
+}
+
+TEST(Faults, CableUpAndDeliversFollowOneCablesLinkDown) {
+  WorldOptions options =
+      options_with("link_down between=0,1 cable=1 at_ns=300");
+  options.topology = *Topology::mesh(2, 2);
+  {
+    auto p = make_pair(options, 1);
+    EXPECT_TRUE(p.world->cable_up(0, 1, 1));
+    EXPECT_TRUE(p.world->delivers(0, 1));
+    p.world->advance_to(300);
+    EXPECT_FALSE(p.world->cable_up(0, 1, 1));
+    EXPECT_FALSE(p.world->cable_up(1, 0, 1));
+    EXPECT_TRUE(p.world->cable_up(0, 1, 0));
+    // Only cable 1 has queue pairs, and it is down both ways.
+    EXPECT_FALSE(p.world->delivers(0, 1));
+    EXPECT_FALSE(p.world->delivers(1, 0));
+  }
+  {
+    auto p = make_pair(options, 0);
+    p.world->advance_to(300);
+    EXPECT_TRUE(p.world->delivers(0, 1));  // over cable 0
+    EXPECT_TRUE(p.world->delivers(1, 0));
+  }
+}
+
 // World::delivers: what stops a frame from rank to peer (a judge's view of
 // whether an abort could still travel), each at its time.
 TEST(Faults, DeliversFollowsQueuePairErrorsDeadLinksAndCrashes) {

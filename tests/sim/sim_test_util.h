@@ -20,7 +20,7 @@ namespace weft::sim::testing {
 
 inline constexpr uint64_t kSlabBytes = 1 << 20;
 
-// Two ranks, one cable each way, endpoints connected.
+// Two ranks, endpoints connected over one of their cables.
 struct Pair {
   std::unique_ptr<World> world;
   std::unique_ptr<Endpoint> a;  // rank 0 -> 1
@@ -43,14 +43,14 @@ inline WorldOptions two_rank_options(LinkModel link = LinkModel::tb5()) {
   return options;
 }
 
-inline Pair make_pair(WorldOptions options) {
+inline Pair make_pair(WorldOptions options, uint32_t cable = 0) {
   Pair p;
   auto world = World::create(std::move(options));
   EXPECT_TRUE(world.ok()) << world.status();
   p.world = *std::move(world);
   const Topology& topo = p.world->options().topology;
-  auto a = p.world->fabric(0).open(topo.devices(0, 1)[0], 1);
-  auto b = p.world->fabric(1).open(topo.devices(1, 0)[0], 0);
+  auto a = p.world->fabric(0).open(topo.devices(0, 1)[cable], 1);
+  auto b = p.world->fabric(1).open(topo.devices(1, 0)[cable], 0);
   EXPECT_TRUE(a.ok() && b.ok());
   p.a = *std::move(a);
   p.b = *std::move(b);

@@ -332,5 +332,24 @@ TEST(WeftSimRun, AFaultOnAnUncabledPairIsRefusedNamingTheLine) {
   EXPECT_EQ(mesh.code, 0) << mesh.out << mesh.err;
 }
 
+// A cable the pair does not have would never go down: refused, naming the
+// file and line; the same plan on a world with that cable runs.
+TEST(WeftSimRun, ACableThePairDoesNotHaveIsRefusedNamingTheLine) {
+  const std::string plan = write_scratch(
+      "cable.plan",
+      "# the second cable of 0-1\nlink_down between=0,1 cable=1 at_ns=1000\n");
+  expect_bad_input("run --ranks=4 --faults=" + plan,
+                   plan +
+                       ": fault plan line 2 (\"link_down between=0,1 "
+                       "cable=1 at_ns=1000\") names cable 1, but ranks 0 "
+                       "and 1 have 1 cable in this world; name a cable in "
+                       "0..0, or leave cable= out for all");
+  const ToolResult two =
+      sim("run --ranks=4 --cables=2 --bytes=4K --faults=" + plan);
+  EXPECT_THAT(two.err, ::testing::Not(HasSubstr("names cable")))
+      << two.out << two.err;
+  EXPECT_THAT(two.out, HasSubstr("faults"));
+}
+
 }  // namespace
 }  // namespace weft::testing
