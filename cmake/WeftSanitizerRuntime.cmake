@@ -36,7 +36,25 @@ if(CMAKE_CXX_FLAGS MATCHES "fsanitize=[^ ]*address")
       "sanitizer runtime (Debian: libclang-rt-dev for clang, libasan for gcc).")
   endif()
   if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND NOT APPLE)
+    # In the linker flags rather than add_link_options, so the projects the
+    # install tests build against an installed weft get them too.
     get_filename_component(runtime_dir "${WEFT_ASAN_RUNTIME}" DIRECTORY)
-    add_link_options("LINKER:-rpath,${runtime_dir}")
+    foreach(kind EXE SHARED MODULE)
+      string(APPEND CMAKE_${kind}_LINKER_FLAGS " -Wl,-rpath,${runtime_dir}")
+    endforeach()
   endif()
+endif()
+
+# WEFT_NO_FUNCTION_SANITIZER: the flag that turns off clang's UBSan check of
+# calls through a function pointer of another type (-fsanitize=function,
+# part of "undefined" in clang, not in gcc), for the code that calls the
+# verbs library. weft loads Apple's librdma.dylib and rdma-core's
+# libibverbs.so.1 with dlsym and calls them through pointers declared with
+# its own copy of their C ABI (verbs/abi.h): the same layout and calling
+# convention, but other C++ types, which that check compares. Empty for gcc
+# and for builds without UBSan.
+set(WEFT_NO_FUNCTION_SANITIZER "")
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND
+   CMAKE_CXX_FLAGS MATCHES "fsanitize=[^ ]*undefined")
+  set(WEFT_NO_FUNCTION_SANITIZER -fno-sanitize=function)
 endif()

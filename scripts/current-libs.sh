@@ -80,10 +80,14 @@ mkdir -p "$deps"
 deps=$(cd "$deps" && pwd)
 prefix="$deps/prefix"
 build_dir="$root/build/current-libs"
-# The compiler every build below uses, and its flags.
+# The compiler every build below uses, and its flags. The C compiler only
+# runs CMake's probes (with the same linker flags), so it is left out of the
+# libraries' stamps.
 toolchain=(-DCMAKE_CXX_COMPILER=c++)
+c_compiler=()
 compiler=c++
 if [ "$libcxx" -eq 1 ]; then
+  c_compiler=(-DCMAKE_C_COMPILER=clang-19)
   prefix="$deps/prefix-libcxx"
   build_dir="$root/build/current-libs-libcxx"
   compiler=clang++-19
@@ -234,7 +238,7 @@ build_lib() {
     -DCMAKE_INSTALL_PREFIX="$prefix" \
     -DCMAKE_INSTALL_LIBDIR=lib \
     -DCMAKE_PREFIX_PATH="$prefix" \
-    "${toolchain[@]}" "$@" >"$deps/build/$name.configure.log" 2>&1 || {
+    "${toolchain[@]}" ${c_compiler[@]+"${c_compiler[@]}"} "$@" >"$deps/build/$name.configure.log" 2>&1 || {
     cat "$deps/build/$name.configure.log" >&2
     echo "current-libs: configuring $name failed" >&2
     exit 1
@@ -284,7 +288,7 @@ if [ -f "$build_dir/CMakeCache.txt" ] &&
   rm -rf "$build_dir/CMakeCache.txt" "$build_dir/CMakeFiles"
 fi
 mkdir -p "$build_dir"
-cmake -S "$root" -B "$build_dir" -G Ninja "${toolchain[@]}" \
+cmake -S "$root" -B "$build_dir" -G Ninja "${toolchain[@]}" ${c_compiler[@]+"${c_compiler[@]}"} \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" >"$build_dir/configure.log" 2>&1 || {
   cat "$build_dir/configure.log" >&2
   echo "current-libs: configuring weft failed" >&2
