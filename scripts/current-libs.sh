@@ -114,18 +114,12 @@ sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-# weft's own build dependencies (the system ones), and dpkg-source.
-scripts/setup.sh
+# weft's own build dependencies (the system ones; with --libcxx clang 19
+# and libc++ 19 too), and dpkg-source.
 if [ "$libcxx" -eq 1 ]; then
-  missing=()
-  for p in clang-19 libc++-19-dev libc++abi-19-dev; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ "${#missing[@]}" -gt 0 ]; then
-    echo "current-libs: installing ${missing[*]}"
-    sudo_if_needed apt-get update -qq
-    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
+  scripts/setup.sh --libcxx
+else
+  scripts/setup.sh
 fi
 if ! dpkg-query -W -f='${Status}' dpkg-dev 2>/dev/null | grep -q "install ok installed"; then
   echo "current-libs: installing dpkg-dev (apt-get source needs dpkg-source)"

@@ -8,6 +8,8 @@
 #               for scripts/compare-gloo.sh; it has no Homebrew formula)
 #   --clang     also clang and its sanitizer runtime (Debian), which the asan
 #               preset builds with; macOS's Xcode clang already has both
+#   --libcxx    also clang 19 and libc++ 19 (Debian), which
+#               scripts/current-libs.sh --libcxx builds with
 set -euo pipefail
 
 # ibverbs-utils: rdma-core's ibv_devices, ibv_devinfo and ibv_uc_pingpong,
@@ -21,12 +23,14 @@ brew_formulae=(cmake ninja googletest google-benchmark abseil nlohmann-json shel
                pkgconf ccache)
 optional_debian_packages=(libgloo-dev)
 clang_debian_packages=(clang libclang-rt-dev)
+libcxx_debian_packages=(clang-19 libc++-19-dev libc++abi-19-dev)
 for arg in "$@"; do
   case "$arg" in
     --optional) debian_packages+=("${optional_debian_packages[@]}") ;;
     --clang) debian_packages+=("${clang_debian_packages[@]}") ;;
+    --libcxx) debian_packages+=("${libcxx_debian_packages[@]}") ;;
     *)
-      echo "weft setup: unknown argument $arg (the arguments are --optional and --clang)" >&2
+      echo "weft setup: unknown argument $arg (the arguments are --optional, --clang and --libcxx)" >&2
       exit 2
       ;;
   esac
