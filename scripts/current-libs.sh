@@ -331,7 +331,10 @@ end_phase "weft build"
 
 ctest_log="$build_dir/ctest.log"
 ctest_status=0
-ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure >"$ctest_log" 2>&1 || ctest_status=$?
+# The prefix's shared libraries are off the loader's path: what the tests
+# install (weft-sim, the examples) finds them as a user of the prefix would.
+LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure >"$ctest_log" 2>&1 || ctest_status=$?
 grep -E "tests passed|tests failed" "$ctest_log" | sed 's/^/current-libs: ctest: /'
 if [ "$ctest_status" -ne 0 ]; then
   sed -n '/The following tests FAILED/,$p' "$ctest_log" >&2
