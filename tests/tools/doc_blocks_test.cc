@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -137,25 +138,35 @@ TEST(CompareInOrder, OnlyWhatVariesIsMasked) {
                    .same);
 }
 
+// One side of a weft-bench row: time (us), algbw = busbw (GB/s), #wrong.
+struct Side {
+  const char* time;
+  const char* bandwidth;
+  int wrong;
+};
+
+// A row of weft-bench's table, in its column widths.
+std::string bench_row(int bytes, int count, const char* type, Side out,
+                      Side in) {
+  return absl::StrFormat("%12d%14d%10s     sum      -1%9s%8s%8s%8d%9s%8s%8s%8d",
+                         bytes, count, type, out.time, out.bandwidth,
+                         out.bandwidth, out.wrong, in.time, in.bandwidth,
+                         in.bandwidth, in.wrong);
+}
+
 TEST(WallClockMask, TimingsOfABenchRowAreMaskedTheRestCounts) {
-  const std::string row =
-      "        4096          1024     float     sum      -1   351.45    0.01"
-      "    0.01       0   231.80    0.02    0.02       0";
-  const std::string slower =
-      "        4096          1024     float     sum      -1  1091.93    0.02"
-      "    0.02       0   248.42    0.07    0.07       0";
+  const Side out{"351.45", "0.01", 0};
+  const Side in{"231.80", "0.02", 0};
+  const std::string row = bench_row(4096, 1024, "float", out, in);
+  const std::string slower = bench_row(4096, 1024, "float", {"1091.93", "0.02", 0},
+                                       {"248.42", "0.07", 0});
   EXPECT_EQ(masked_wall_clock(row), masked_wall_clock(slower));
   EXPECT_NE(masked_wall_clock(row), row);
   // A wrong element, another size or another type still differs.
   const std::string wrong =
-      "        4096          1024     float     sum      -1   351.45    0.01"
-      "    0.01       3   231.80    0.02    0.02       0";
-  const std::string other_size =
-      "       16384          4096     float     sum      -1   351.45    0.01"
-      "    0.01       0   231.80    0.02    0.02       0";
-  const std::string other_type =
-      "        4096          1024    double     sum      -1   351.45    0.01"
-      "    0.01       0   231.80    0.02    0.02       0";
+      bench_row(4096, 1024, "float", {"351.45", "0.01", 3}, in);
+  const std::string other_size = bench_row(16384, 4096, "float", out, in);
+  const std::string other_type = bench_row(4096, 1024, "double", out, in);
   EXPECT_NE(masked_wall_clock(row), masked_wall_clock(wrong));
   EXPECT_NE(masked_wall_clock(row), masked_wall_clock(other_size));
   EXPECT_NE(masked_wall_clock(row), masked_wall_clock(other_type));
