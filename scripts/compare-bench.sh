@@ -10,7 +10,7 @@
 # fabric, and put its table in the change's note.
 #
 # Usage: scripts/compare-bench.sh [--base=REV] [--target=NAME]
-#          [--filter=REGEX] [--rounds=N] [--min_time=SECONDS]
+#          [--filter=REGEX] [--rounds=N] [--min_time=SECONDS] [--limit=SECONDS]
 #   --base      the revision to compare against (default: main)
 #   --target    the benchmark binary (default: weft_sim_bench)
 #   --filter    --benchmark_filter for both (default: the simulator's
@@ -18,6 +18,7 @@
 #   --rounds    interleaved rounds (default 5; compare.py's U test needs 3
 #               or more per side to say anything)
 #   --min_time  --benchmark_min_time per run, in seconds (default 0.2)
+#   --limit     most seconds one run of the binary may take (default 600)
 #   WEFT_COMPARE_DIR=<dir>  where the base checkout, both builds and the
 #                           results go (default build/compare-bench)
 #
@@ -35,6 +36,7 @@ target=weft_sim_bench
 filter='BM_AllReduceLoop|BM_SimStream'
 rounds=5
 min_time=0.2
+limit_s=600
 for arg in "$@"; do
   case "$arg" in
     --base=*) base=${arg#*=} ;;
@@ -42,12 +44,16 @@ for arg in "$@"; do
     --filter=*) filter=${arg#*=} ;;
     --rounds=*) rounds=${arg#*=} ;;
     --min_time=*) min_time=${arg#*=} ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --limit=*) limit_s=${arg#*=} ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "compare-bench: unknown argument $arg (see the usage at the top of $0)" >&2; exit 2 ;;
   esac
 done
 case "$rounds" in
   ''|*[!0-9]*|0) echo "compare-bench: --rounds=$rounds is not a positive whole number" >&2; exit 2 ;;
+esac
+case "$limit_s" in
+  ''|*[!0-9]*|0) echo "compare-bench: --limit=$limit_s is not a positive number of seconds" >&2; exit 2 ;;
 esac
 case "$min_time" in
   ''|*[!0-9.]*) echo "compare-bench: --min_time=$min_time is not a number of seconds" >&2; exit 2 ;;
@@ -97,13 +103,21 @@ mkdir -p "$dir/base-build" "$dir/head-build"
 build "$base ($(git rev-parse --short "$base_commit"))" "$base_src" "$dir/base-build"
 build "the working tree" "$root" "$dir/head-build"
 
-# One run of side $1's binary, its JSON in $2.
+# shellcheck source=scripts/lib/deadline.sh
+. scripts/lib/deadline.sh
+# One run of side $1's binary, its JSON in $2, within --limit seconds.
 run_one() {
   local bin="$dir/$1-build/bin/$target"
-  if ! "$bin" --benchmark_filter="$filter" --benchmark_min_time="$min_time" \
-       --benchmark_format=json --benchmark_out="$2" --benchmark_out_format=json >/dev/null 2>"$2.err"; then
+  rm -f "$dir/overran"
+  if ! run_with_deadline "$limit_s" "$dir/overran" "$bin" --benchmark_filter="$filter" \
+       --benchmark_min_time="$min_time" --benchmark_format=json \
+       --benchmark_out="$2" --benchmark_out_format=json >/dev/null 2>"$2.err"; then
     cat "$2.err" >&2
-    echo "compare-bench: $bin failed" >&2
+    if [ -e "$dir/overran" ]; then
+      echo "compare-bench: $bin overran its ${limit_s} s deadline (--limit)" >&2
+    else
+      echo "compare-bench: $bin failed" >&2
+    fi
     exit 1
   fi
 }
@@ -118,11 +132,12 @@ for ((r = 1; r <= rounds; r++)); do
   fi
 done
 
-# Every round's iterations of one side in one file: compare.py takes
-# entries of the same name as repetitions.
+# Every round's iterations of one side in one file, and each benchmark's
+# median over the rounds as an aggregate: compare.py takes entries of the
+# same name as repetitions for its U test, and -a shows the medians.
 merge() {
   "$python" - "$dir/$1.json" "$dir"/run-"$1"-*.json <<'EOF'
-import json, sys
+import json, statistics, sys
 out, files = sys.argv[1], sys.argv[2:]
 merged = None
 for f in files:
@@ -134,6 +149,16 @@ for f in files:
         merged["benchmarks"] = runs
     else:
         merged["benchmarks"].extend(runs)
+by_name = {}
+for b in merged["benchmarks"]:
+    by_name.setdefault(b["name"], []).append(b)
+for name, runs in by_name.items():
+    median = dict(runs[0])
+    median.update(name=name + "_median", run_name=name, run_type="aggregate",
+                  aggregate_name="median", repetitions=len(runs),
+                  real_time=statistics.median(r["real_time"] for r in runs),
+                  cpu_time=statistics.median(r["cpu_time"] for r in runs))
+    merged["benchmarks"].append(median)
 with open(out, "w") as fh:
     json.dump(merged, fh)
 EOF
@@ -141,4 +166,4 @@ EOF
 merge base
 merge head
 echo "compare-bench: $target, base $base ($(git rev-parse --short "$base_commit")) against the working tree, $rounds interleaved rounds, filter '$filter'"
-"$python" "$compare_py" benchmarks "$dir/base.json" "$dir/head.json"
+"$python" "$compare_py" --no-color -a benchmarks "$dir/base.json" "$dir/head.json"
