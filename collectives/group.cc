@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -52,7 +54,8 @@ Group::Group(std::shared_ptr<collectives::internal::Engine> engine,
                              : static_cast<uint32_t>(members_.size())),
       rank_(rank),
       options_(options) {
-  if (is_whole_world(members_, *topology_)) std::vector<uint32_t>().swap(members_);
+  if (is_whole_world(members_, *topology_))
+    std::vector<uint32_t>().swap(members_);
   group_id_ = group_id_of(*this);
   const uint32_t n = size();
   mesh_cables_ = n == 1 ? 1 : Topology::kMaxCables;
@@ -191,6 +194,9 @@ absl::StatusOr<RegisteredMemory> Group::register_memory(
 
 Progress Group::progress() { return engine_->progress(); }
 void Group::abort() { engine_->abort(); }
+void Group::revoke(std::string_view reason) {
+  engine_->revoke(std::string(reason));
+}
 void Group::watch(std::function<absl::Status()> check) {
   engine_->watch(std::move(check), kWatchIntervalNs);
 }

@@ -32,7 +32,7 @@
 // sizes, dtypes, roots and algorithm choices; a rank that does not gets
 // kMismatch errors instead of corrupt data, on every rank.
 //
-// Not thread-safe, except abort().
+// Not thread-safe, except abort() and revoke().
 #ifndef WEFT_COLLECTIVES_GROUP_H_
 #define WEFT_COLLECTIVES_GROUP_H_
 
@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -172,6 +173,21 @@ class Group {
   Progress progress();
   // Thread-safe: pending and later operations end with Cancelled.
   void abort();
+  // Revokes the group (ULFM's MPIX_Comm_revoke, NCCL's ncclCommRevoke):
+  // not collective, idempotent (the first reason stands), callable from
+  // any thread. Every pending and later operation on this rank, and on
+  // every rank the revocation reaches, ends with Aborted (cause kRevoked)
+  // saying which rank revoked and `reason` (at most 448 bytes are kept).
+  // It takes effect at this rank's next engine step (the thread driving
+  // the group, or the next call) and travels as a failure does: sent to
+  // every peer joined by a cable and relayed by each, each hop at most one
+  // frame's flight behind the data the sender had already handed to that
+  // cable (docs/fault-tolerance.md has the figures). A rank hears of it at
+  // its own next step: a rank that calls nothing never learns. Best
+  // effort over a lossy cable, as abort() is (three copies). Nothing
+  // changes on a group that failed already (its first error stands).
+  // Shared with split groups (one engine).
+  void revoke(std::string_view reason);
   // How often watch()'s check is consulted while an operation runs: a
   // dead peer is noticed this long after its side channel closed at most,
   // for one non-blocking check (a socket poll) per interval.

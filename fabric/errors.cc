@@ -41,6 +41,8 @@ std::string_view error_cause_name(ErrorCause cause) {
       return "fabric failure";
     case ErrorCause::kGroupFailed:
       return "group failed";
+    case ErrorCause::kRevoked:
+      return "revoked";
   }
   return "unknown";
 }

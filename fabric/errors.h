@@ -19,17 +19,21 @@ inline constexpr uint32_t kNoPeer = 0xffff'ffffu;
 // What went wrong, coarsely: lets callers and oracles classify errors.
 enum class ErrorCause : uint8_t {
   kUnknown = 0,
-  kBadInput,          // the caller's arguments
-  kCompletionError,   // a work completion with a non-success status
-  kSequence,          // a sequence gap, duplicate or reorder
-  kMismatch,          // ranks called different collectives
-  kDeadline,          // a peer stayed silent past the deadline
-  kPeerUnavailable,   // a peer is known to be gone
-  kCancelled,         // abort()
-  kResource,          // a fabric limit (queue pairs, memory regions, depth)
-  kFabric,            // the fabric itself failed (library, device, port)
-  kGroupFailed,       // an earlier error poisoned the group
+  kBadInput,         // the caller's arguments
+  kCompletionError,  // a work completion with a non-success status
+  kSequence,         // a sequence gap, duplicate or reorder
+  kMismatch,         // ranks called different collectives
+  kDeadline,         // a peer stayed silent past the deadline
+  kPeerUnavailable,  // a peer is known to be gone
+  kCancelled,        // abort()
+  kResource,         // a fabric limit (queue pairs, memory regions, depth)
+  kFabric,           // the fabric itself failed (library, device, port)
+  kGroupFailed,      // an earlier error poisoned the group
+  kRevoked,          // Group::revoke(), on this rank or a peer
 };
+// The last cause this version knows; a higher value read off the wire (a
+// newer peer's) is reported as kUnknown.
+inline constexpr ErrorCause kLastErrorCause = ErrorCause::kRevoked;
 
 std::string_view error_cause_name(ErrorCause cause);
 

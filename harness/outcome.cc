@@ -17,7 +17,8 @@ bool is_typed(const absl::Status& status) {
   const std::optional<ErrorPlace> place = error_place(status);
   if (!place || place->rank == kNoPeer || place->cause == ErrorCause::kUnknown)
     return false;
-  return place->peer != kNoPeer || place->cause == ErrorCause::kGroupFailed;
+  return place->peer != kNoPeer || place->cause == ErrorCause::kGroupFailed ||
+         place->cause == ErrorCause::kRevoked;
 }
 
 // Caught first-hand, not relayed by a peer's abort or a refusal.

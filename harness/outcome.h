@@ -6,7 +6,8 @@
 //   correct        every rank ended OK with the reference bytes
 //   typed error    some rank ended with an error carrying an ErrorPlace
 //                  with rank, cause and peer (a refusal because the group
-//                  had already failed, kGroupFailed, needs no peer); the
+//                  had already failed, kGroupFailed, and the revoking
+//                  rank's own revocation, kRevoked, need no peer); the
 //                  others ended OK and correct
 //   hang           the simulator stopped the run (no event left, livelock)
 //                  before every rank's operations ended

@@ -107,12 +107,35 @@ std::shared_ptr<OpState> Engine::finished(absl::Status status) {
 }
 
 absl::Status Engine::refusal() const {
+  // A revoked group refuses with the revocation itself: who revoked and
+  // why, the same on every rank it reached (ULFM's MPI_ERR_REVOKED).
+  if (const std::optional<ErrorPlace> place = error_place(failure_);
+      place && place->cause == ErrorCause::kRevoked) {
+    return failure_;
+  }
   return make_error(
       absl::StatusCode::kFailedPrecondition,
       ErrorPlace{rank_, kNoPeer, "", ErrorCause::kGroupFailed},
       absl::StrFormat("this group failed earlier and refuses new work; "
                       "rebuild it. The first error was: %s",
                       failure_.message()));
+}
+
+void Engine::revoke(std::string reason) {
+  {
+    std::lock_guard<std::mutex> lock(revoke_mu_);
+    if (revoke_requested_.load(std::memory_order_relaxed)) return;
+    if (reason.size() > kMaxAbortText) reason.resize(kMaxAbortText);
+    revoke_reason_ = std::move(reason);
+  }
+  revoke_requested_.store(true, std::memory_order_release);
+}
+
+absl::Status Engine::revoked_error(std::string_view reason) const {
+  return make_error(
+      absl::StatusCode::kAborted,
+      ErrorPlace{rank_, kNoPeer, "", ErrorCause::kRevoked},
+      absl::StrFormat("rank %u revoked the group: %s", rank_, reason));
 }
 
 std::shared_ptr<OpState> Engine::submit(std::unique_ptr<OpRunner> runner,
@@ -410,6 +433,15 @@ Progress Engine::serve_failed() {
 Progress Engine::progress() {
   moved_ = false;
   if (!failure_.ok()) return serve_failed();
+  if (revoke_requested_.load(std::memory_order_acquire)) {
+    std::string reason;
+    {
+      std::lock_guard<std::mutex> lock(revoke_mu_);
+      reason = revoke_reason_;
+    }
+    fail(revoked_error(reason), rank_, /*every_op=*/true, reason);
+    return Progress::done();
+  }
   if (abort_requested_.load(std::memory_order_relaxed)) {
     fail(make_error(absl::StatusCode::kCancelled,
                     ErrorPlace{rank_, kNoPeer, "", ErrorCause::kCancelled},
@@ -523,7 +555,8 @@ void Engine::finish_sends(TimeNs until_ns) {
   step_until(until_ns, finished);
 }
 
-void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
+void Engine::fail(absl::Status status, uint32_t origin, bool every_op,
+                  std::string_view own_text) {
   // Once per group: the group is unusable from here on.
   base::log(
       base::LogLevel::kInfo,
@@ -536,7 +569,8 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op) {
   // Tell the peers the failure in its own words: relayed from a peer's
   // abort, that is the text the abort carried, not this rank's wrapping
   // of it, which would nest once more at every hop around a ring.
-  std::string_view text = base::to_std(status.message());
+  std::string_view text =
+      own_text.empty() ? base::to_std(status.message()) : own_text;
   if (origin != rank_) {
     for (const auto& lane : lanes_) {
       if (lane->abort_origin() != origin) continue;

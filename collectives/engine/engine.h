@@ -27,7 +27,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -119,6 +121,12 @@ class Engine {
   Progress progress();
   // Thread-safe: the next progress() fails everything with Cancelled.
   void abort() { abort_requested_.store(true, std::memory_order_relaxed); }
+  // Thread-safe and idempotent (the first reason stands): the next
+  // progress() fails the engine with revoked_error(), ending every pending
+  // operation with it, and tells every peer, whose engines end theirs with
+  // it too and relay it. Later operations are refused with the same error.
+  // Nothing changes on an engine that failed already.
+  void revoke(std::string reason);
   // Whether the last progress() moved anything (it may report kWaiting
   // even so: nothing more can move until a completion or a timer).
   bool moved() const { return moved_; }
@@ -168,9 +176,13 @@ class Engine {
   // when there is none against the first lane to `peer` (or none at all).
   void count_deadline(const Lane* charged, uint32_t peer);
   absl::Status refusal() const;
+  // Aborted (kRevoked): this rank revoked the group, for `reason`.
+  absl::Status revoked_error(std::string_view reason) const;
   // Ends the running operation with `status`, and the queued ones with it
-  // too (`every_op`) or with the refusal; tells every peer.
-  void fail(absl::Status status, uint32_t origin, bool every_op);
+  // too (`every_op`) or with the refusal; tells every peer, in `own_text`
+  // when set (a revocation's reason) and else in the status's message.
+  void fail(absl::Status status, uint32_t origin, bool every_op,
+            std::string_view own_text = {});
 
   const Clock& clock_;
   Fabric* idle_fabric_ = nullptr;
@@ -190,6 +202,9 @@ class Engine {
   absl::Status failure_;
   uint64_t unblamed_deadlines_ = 0;  // deadlines that named no peer's lane
   std::atomic<bool> abort_requested_{false};
+  std::atomic<bool> revoke_requested_{false};
+  std::mutex revoke_mu_;
+  std::string revoke_reason_;            // guarded by revoke_mu_; set once
   std::function<absl::Status()> watch_;  // empty: not watching
   TimeNs watch_interval_ns_ = 0;
   TimeNs next_watch_ns_ = kNeverNs;  // when the watch is due

@@ -444,10 +444,20 @@ absl::Status Lane::abort_error(const FrameHeader& h,
                      std::min<size_t>(text.size(), kMaxAbortText));
   const std::string& message = abort_text_;
   // A cause this version does not know is reported as unknown.
-  const auto cause = h.cause <= static_cast<uint8_t>(ErrorCause::kGroupFailed)
+  const auto cause = h.cause <= static_cast<uint8_t>(kLastErrorCause)
                          ? static_cast<ErrorCause>(h.cause)
                          : ErrorCause::kUnknown;
   ErrorPlace where = place(cause);
+  if (cause == ErrorCause::kRevoked) {
+    // Not a failure but a decision: name the rank that made it and its
+    // reason, whoever relayed it.
+    where.peer = h.origin;
+    if (h.origin != peer_) where.device.clear();
+    return make_error(
+        absl::StatusCode::kAborted, where,
+        absl::StrFormat("rank %u revoked the group: %s (heard from peer %u)",
+                        h.origin, message, peer_));
+  }
   // Blame the peer the failure blamed (a crashed rank, say), not the
   // messenger.
   if (h.blamed != kNoPeer && h.blamed != where.rank) {
