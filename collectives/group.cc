@@ -20,16 +20,18 @@ using collectives::internal::OpKind;
 
 namespace {
 
-// FNV-1a over the members' world ranks: the same on every member, and
-// different for groups over different ranks (frames of a sub-group are
-// never taken for the parent's).
-// FNV-1a over the members' world ranks, four bytes each.
-uint32_t group_id_of(const Group& group) {
+// FNV-1a over the members' world ranks, four bytes each, and then, for a
+// group made by shrink() (epoch above 0), over the epoch: the same on every
+// member, and different for groups over different ranks (frames of a
+// sub-group are never taken for the parent's) and for a shrunk group and
+// one split over the same ranks before.
+uint32_t group_id_of(const Group& group, uint32_t epoch) {
   uint32_t h = 2166136261u;
-  for (uint32_t r = 0; r < group.size(); ++r) {
-    const uint32_t m = group.world_rank(r);
-    for (int i = 0; i < 4; ++i) h = (h ^ ((m >> (8 * i)) & 0xff)) * 16777619u;
-  }
+  auto mix = [&h](uint32_t v) {
+    for (int i = 0; i < 4; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 16777619u;
+  };
+  for (uint32_t r = 0; r < group.size(); ++r) mix(group.world_rank(r));
+  if (epoch > 0) mix(epoch);
   return h;
 }
 
@@ -56,7 +58,9 @@ Group::Group(std::shared_ptr<collectives::internal::Engine> engine,
       options_(options) {
   if (is_whole_world(members_, *topology_))
     std::vector<uint32_t>().swap(members_);
-  group_id_ = group_id_of(*this);
+  epoch_ = engine_->epoch();
+  group_id_ = group_id_of(*this, epoch_);
+  engine_->register_group(group_id_);
   const uint32_t n = size();
   mesh_cables_ = n == 1 ? 1 : Topology::kMaxCables;
   ring_cables_ = mesh_cables_;

@@ -213,6 +213,48 @@ class Group {
   // Works on a failed group too.
   GroupCounters counters() const;
 
+  // ---- After a failure (docs/fault-tolerance.md; ULFM's MPIX_Comm_agree
+  // and MPIX_Comm_shrink). Both are collective over the ranks still
+  // alive, work on a failed or revoked group, and need every pair of the
+  // group's ranks joined by a cable (a mesh; InvalidArgument otherwise:
+  // the survivors of a ring are not a ring). No operation may be queued
+  // on the group's engine (FailedPrecondition). They decide by a
+  // fault-tolerant agreement over the group's own lanes: every rank that
+  // returns OK gets the same answer, even when ranks fail while it runs.
+  // A rank learns that another failed from the group's watch (the side
+  // channel; on the simulator, its record of departures), from the
+  // fabric (an error completion, retransmissions exhausted, a peer that
+  // closed its end), or, at the start, from the error that failed the
+  // group (the peer a deadline or a departure named). A rank that fails
+  // silently, with no watch set, is waited for until the deadline
+  // (CallOptions::timeout_ns, else GroupOptions::timeout_ns):
+  // DeadlineExceeded naming it.
+
+  // What agree() decides.
+  struct Agreed {
+    // The AND of the flags of every rank whose proposal was decided.
+    uint32_t flags = 0;
+    // This group's ranks left out: failed, or reported failed by a rank
+    // when it proposed. Ascending.
+    std::vector<uint32_t> failed;
+  };
+  // Every rank proposes `flags`; the answer is the same on every rank
+  // that returns OK. The group stays as it was (failed or not).
+  absl::StatusOr<Agreed> agree(uint32_t flags, CallOptions c = {});
+  // REQUIRES: *agreed outlives the operation; set once it ended OK.
+  Operation agree_async(uint32_t flags, Agreed* agreed, CallOptions c = {});
+  // A new group of the ranks the agreement kept, in this group's rank
+  // order (new rank i is the i-th of them), sharing this group's engine
+  // and cables, on every rank that returns OK. From then on this group
+  // and the groups split from it refuse new work (FailedPrecondition,
+  // kGroupFailed), and frames of their operations are dropped where they
+  // are found: the new group's id differs from every earlier group's.
+  // A rank the agreement left out gets FailedPrecondition (cause
+  // kExcluded) and must leave the job.
+  absl::StatusOr<std::unique_ptr<Group>> shrink(CallOptions c = {});
+  // REQUIRES: *shrunk outlives the operation; set once it ended OK.
+  Operation shrink_async(std::unique_ptr<Group>* shrunk, CallOptions c = {});
+
   // A sub-group of `ranks` (this group's ranks; the new group's rank i is
   // ranks[i]), sharing this group's cables and engine. Local: every member
   // must call it with the same list, in the same order relative to other
@@ -243,6 +285,14 @@ class Group {
       const collectives::internal::OpCall& call, uint64_t bytes,
       Algorithm algorithm);
   Operation start(const collectives::internal::OpCall& call);
+  // Starts the agreement behind agree() and shrink(); on_decided gets the
+  // decision (this group's ranks) and gives the operation's status.
+  Operation start_agreement(
+      uint32_t flags, CallOptions c,
+      std::function<absl::Status(const std::vector<uint32_t>& members,
+                                 const std::vector<uint32_t>& failed,
+                                 uint32_t flags)>
+          on_decided);
   uint32_t cables(uint32_t a, uint32_t b) const;  // group ranks
 
   std::shared_ptr<collectives::internal::Engine> engine_;
@@ -254,8 +304,12 @@ class Group {
   uint32_t size_;
   uint32_t rank_;
   GroupOptions options_;
+  // The engine's epoch when the group was made (Engine::epoch): a group
+  // of an earlier one was replaced by shrink().
+  uint32_t epoch_ = 0;
   uint32_t group_id_;
   uint32_t op_seq_ = 0;
+  uint32_t agree_seq_ = 0;  // agree() and shrink() calls so far
   // Per peer that send/recv has been used with: its sequence.
   std::map<uint32_t, uint32_t> sent_seq_;
   std::map<uint32_t, uint32_t> recv_seq_;

@@ -144,7 +144,8 @@ Operation Group::start(const collectives::internal::OpCall& call) {
   const TimeNs timeout_ns = call.options.timeout_ns > 0
                                 ? call.options.timeout_ns
                                 : options_.timeout_ns;
-  return Operation(engine_->submit(std::move(runner), timeout_ns), engine_);
+  return Operation(engine_->submit(std::move(runner), timeout_ns, epoch_),
+                   engine_);
 }
 
 }  // namespace weft

@@ -43,6 +43,8 @@ std::string_view error_cause_name(ErrorCause cause) {
       return "group failed";
     case ErrorCause::kRevoked:
       return "revoked";
+    case ErrorCause::kExcluded:
+      return "excluded";
   }
   return "unknown";
 }

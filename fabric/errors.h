@@ -30,10 +30,11 @@ enum class ErrorCause : uint8_t {
   kFabric,           // the fabric itself failed (library, device, port)
   kGroupFailed,      // an earlier error poisoned the group
   kRevoked,          // Group::revoke(), on this rank or a peer
+  kExcluded,         // Group::shrink() decided a group without this rank
 };
 // The last cause this version knows; a higher value read off the wire (a
 // newer peer's) is reported as kUnknown.
-inline constexpr ErrorCause kLastErrorCause = ErrorCause::kRevoked;
+inline constexpr ErrorCause kLastErrorCause = ErrorCause::kExcluded;
 
 std::string_view error_cause_name(ErrorCause cause);
 

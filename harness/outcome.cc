@@ -18,7 +18,8 @@ bool is_typed(const absl::Status& status) {
   if (!place || place->rank == kNoPeer || place->cause == ErrorCause::kUnknown)
     return false;
   return place->peer != kNoPeer || place->cause == ErrorCause::kGroupFailed ||
-         place->cause == ErrorCause::kRevoked;
+         place->cause == ErrorCause::kRevoked ||
+         place->cause == ErrorCause::kExcluded;
 }
 
 // Caught first-hand, not relayed by a peer's abort or a refusal.

@@ -222,6 +222,13 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
 }
 
 Group& ProcessGroup::group() { return *parts_->group; }
+
+absl::Status ProcessGroup::shrink(CallOptions c) {
+  absl::StatusOr<std::unique_ptr<Group>> shrunk = parts_->group->shrink(c);
+  if (!shrunk.ok()) return shrunk.status();
+  parts_->group = *std::move(shrunk);
+  return absl::OkStatus();
+}
 Fabric& ProcessGroup::fabric() { return *parts_->fabric; }
 Bootstrap& ProcessGroup::bootstrap() { return *parts_->bootstrap; }
 const Config& ProcessGroup::config() const { return parts_->config; }

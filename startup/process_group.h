@@ -94,6 +94,14 @@ class ProcessGroup {
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
   Group& group();
+  // Group::shrink() (docs/fault-tolerance.md) on group(), which the
+  // shrunk group then replaces: from here on group() is the group of the
+  // survivors, with its own rank and size, sharing the fabric, the engine
+  // and its watch. On an error group() stays as it was. The side channel
+  // keeps the old ranks: after a shrink its check names only the first
+  // rank whose process died (a TCP side channel fails as a whole then),
+  // so a second death is found by the fabric or at the deadline.
+  absl::Status shrink(CallOptions c = {});
   Fabric& fabric();
   Bootstrap& bootstrap();
   const Config& config() const;

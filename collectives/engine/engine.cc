@@ -1,6 +1,7 @@
 #include "collectives/engine/engine.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,6 +12,8 @@
 #include "absl/strings/str_format.h"
 #include "base/absl_compat.h"
 #include "base/logging.h"
+#include "collectives/engine/op_lane.h"
+#include "collectives/internal/op_kind.h"
 #include "fabric/assert.h"
 #include "fabric/errors.h"
 
@@ -23,6 +26,10 @@ uint64_t lane_key(uint32_t peer, uint32_t cable) {
   return (uint64_t{peer} << 32) | cable;
 }
 constexpr TimeNs kMaxProbeAfterNs = 10 * kNsPerMs;
+// How long, in deadlines of the agreement, its last messages to members it
+// suspected keep going out (a member reported failed may be alive, slow,
+// and waiting to learn it was left out).
+constexpr TimeNs kLingeringDeadlines = 8;
 
 }  // namespace
 
@@ -34,7 +41,8 @@ Engine::Engine(const Clock& clock, uint32_t rank,
       lanes_(std::move(lanes)),
       poll_batch_(Endpoint::kMaxPollBatch),
       waiting_(lanes_.size(), 0),
-      prefetch_(ranks_sharing_core >= kPrefetchMinRanks) {
+      prefetch_(ranks_sharing_core >= kPrefetchMinRanks),
+      lane_state_(lanes_.size(), kLaneLive) {
   for (uint32_t i = 0; i < lanes_.size(); ++i) {
     lanes_[i]->set_index(i);
     by_peer_.emplace_back(lane_key(lanes_[i]->peer(), lanes_[i]->cable()),
@@ -139,7 +147,21 @@ absl::Status Engine::revoked_error(std::string_view reason) const {
 }
 
 std::shared_ptr<OpState> Engine::submit(std::unique_ptr<OpRunner> runner,
-                                        TimeNs timeout_ns) {
+                                        TimeNs timeout_ns, uint32_t epoch) {
+  if (epoch != epoch_) {
+    return finished(
+        make_error(absl::StatusCode::kFailedPrecondition,
+                   ErrorPlace{rank_, kNoPeer, "", ErrorCause::kGroupFailed},
+                   "this group was shrunk and refuses new work; use the group "
+                   "shrink() returned"));
+  }
+  if (agreement_ != nullptr) {
+    return finished(make_error(
+        absl::StatusCode::kFailedPrecondition,
+        ErrorPlace{rank_, kNoPeer, "", ErrorCause::kBadInput},
+        "an agreement (agree() or shrink()) is running; start operations "
+        "once it has ended"));
+  }
   if (!failure_.ok()) return finished(refusal());
   if (queue_.size() >= kMaxQueued) {
     return finished(make_error(
@@ -170,7 +192,13 @@ absl::Status Engine::poll_lanes(bool* advanced) {
   static_assert(Endpoint::kMaxPollBatch >= 2 * GroupOptions::kMaxDepth + 2,
                 "one poll must drain a lane (see progress())");
   for (const auto& lane : lanes_) {
+    const uint8_t state = lane_state_[lane->index()];
+    if (state == kLaneDead) continue;
     absl::Status s = lane->poll(poll_batch_, advanced);
+    if (!s.ok() && state == kLaneDetached) {
+      lane_state_[lane->index()] = kLaneDead;
+      continue;
+    }
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -274,9 +302,15 @@ absl::Status Engine::service_lanes(TimeNs now_ns, bool* advanced,
     return silent;
   };
   for (const auto& lane : lanes_) {
+    const uint8_t state = lane_state_[lane->index()];
+    if (state == kLaneDead) continue;
     const Lane::Watch watch{waiting_[lane->index()] != 0, probe_ns};
     absl::Status s =
         lane->service_at(now_ns, watch, suspect_now, advanced, wake_ns);
+    if (!s.ok() && state == kLaneDetached) {
+      lane_state_[lane->index()] = kLaneDead;
+      continue;
+    }
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -328,6 +362,7 @@ absl::Status Engine::consult_watch(TimeNs now_ns) {
   const std::optional<ErrorPlace> from = error_place(said);
   const uint32_t peer =
       from.has_value() && from->peer != rank_ ? from->peer : kNoPeer;
+  note_dead(peer);
   // A peer that has done its part of the running operation may leave: a
   // rank that finished the job's last collective exits while others still
   // wait on a third. Only a departure this operation waits on ends it; the
@@ -421,17 +456,241 @@ GroupCounters Engine::counters() const {
 
 Progress Engine::serve_failed() {
   // Only tell the peers again (each copy goes once the previous left); what
-  // arrives is drained and ignored.
+  // arrives is drained and ignored. Once an agreement ran, the lanes are
+  // also served (acknowledgements, resends): its last messages still
+  // reach the members, and a shrink to come finds its lanes alive.
   bool advanced = false;
+  const TimeNs now_ns = clock_.now_ns();
+  TimeNs wake_ns = kNeverNs;
   for (const auto& lane : lanes_) {
+    if (lane_state_[lane->index()] == kLaneDead) continue;
     (void)lane->poll(poll_batch_, &advanced);
     lane->resend_abort();
+    if (!agreed_.empty()) {
+      (void)lane->service_at(
+          now_ns, Lane::Watch{}, [] { return kNoPeer; }, &advanced, &wake_ns);
+    }
   }
+  if (lingering_ != nullptr) flush_lingering(&advanced);
   return Progress::done();
+}
+
+void Engine::register_group(uint32_t group_id) {
+  if (std::find(live_ids_.begin(), live_ids_.end(), group_id) ==
+      live_ids_.end()) {
+    live_ids_.push_back(group_id);
+  }
+}
+
+void Engine::note_dead(uint32_t peer) {
+  if (peer == kNoPeer || peer == rank_) return;
+  auto at = std::lower_bound(known_dead_.begin(), known_dead_.end(), peer);
+  if (at == known_dead_.end() || *at != peer) known_dead_.insert(at, peer);
+}
+
+void Engine::suspect(uint32_t peer) {
+  note_dead(peer);
+  if (agreement_ == nullptr) return;
+  const std::vector<uint32_t>& members = agreement_->members;
+  for (uint32_t r = 0; r < members.size(); ++r) {
+    if (members[r] == peer) agreement_->agreement->suspect(r);
+  }
+}
+
+bool Engine::retired(const OpIdentity& op) const {
+  if (std::find(retired_ids_.begin(), retired_ids_.end(), op.group_id) !=
+      retired_ids_.end()) {
+    return true;
+  }
+  if (op.kind != kAgreeKind) return false;
+  for (const auto& [group_id, seq] : agreed_) {
+    if (group_id == op.group_id && !seq_after(op.op_seq, seq)) return true;
+  }
+  return false;
+}
+
+bool Engine::stale(const OpIdentity& op) const {
+  return retired(op) ||
+         (op.kind != kAgreeKind && std::find(live_ids_.begin(), live_ids_.end(),
+                                             op.group_id) != live_ids_.end());
+}
+
+void Engine::flush_lingering(bool* advanced) {
+  if (clock_.now_ns() < lingering_until_ns_) {
+    (void)lingering_->send_pending(advanced);
+    if (!lingering_->all_sent()) return;
+    // Everything went: nothing more to wait for.
+  }
+  lingering_.reset();
+}
+
+absl::Status Engine::drop_retired() {
+  for (const auto& lane : lanes_) {
+    if (lane_state_[lane->index()] == kLaneDead) continue;
+    while (lane->inbox_size() > 0 && retired(lane->inbox(0).header.op)) {
+      absl::Status s =
+          OpLane(lane.get()).consume_front([](std::span<const std::byte>) {
+            return absl::OkStatus();
+          });
+      if (!s.ok()) return s;
+      moved_ = true;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<OpState> Engine::submit_agreement(AgreementRun run,
+                                                  TimeNs timeout_ns) {
+  if (agreement_ != nullptr || !queue_.empty()) {
+    return finished(make_error(
+        absl::StatusCode::kFailedPrecondition,
+        ErrorPlace{rank_, kNoPeer, "", ErrorCause::kBadInput},
+        agreement_ != nullptr
+            ? "another agreement (agree() or shrink()) is running on this "
+              "group's engine; wait for it first"
+            : "operations are still queued on this group's engine; wait for "
+              "them (or revoke the group) before agree() or shrink()"));
+  }
+  auto op = std::make_shared<OpState>();
+  op->timeout_ns = timeout_ns;
+  op->deadline_ns = deadline_after(clock_.now_ns(), timeout_ns);
+  agreement_ = std::make_unique<AgreementRun>(std::move(run));
+  agreement_op_ = op;
+  // What the members knew failed when they proposed is theirs to report;
+  // the rest the detector finds while it runs.
+  return op;
+}
+
+void Engine::begin_epoch(std::span<const uint32_t> members) {
+  retired_ids_.insert(retired_ids_.end(), live_ids_.begin(), live_ids_.end());
+  live_ids_.clear();
+  for (const auto& lane : lanes_) {
+    if (std::find(members.begin(), members.end(), lane->peer()) ==
+        members.end()) {
+      lane_state_[lane->index()] = kLaneDetached;
+    }
+  }
+  failure_ = absl::OkStatus();
+  abort_requested_.store(false, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(revoke_mu_);
+    revoke_requested_.store(false, std::memory_order_relaxed);
+    revoke_reason_.clear();
+  }
+  ++epoch_;
+}
+
+Progress Engine::run_agreement() {
+  AgreementRun& run = *agreement_;
+  Agreement& a = *run.agreement;
+  OpState& op = *agreement_op_;
+  bool advanced = false;
+  auto end = [&](absl::Status status) {
+    op.status = std::move(status);
+    op.done = true;
+    agreement_.reset();
+    agreement_op_.reset();
+    return Progress::done();
+  };
+  if (abort_requested_.load(std::memory_order_relaxed)) {
+    absl::Status cancelled =
+        make_error(absl::StatusCode::kCancelled,
+                   ErrorPlace{rank_, kNoPeer, "", ErrorCause::kCancelled},
+                   "abort() was called; the agreement was cancelled");
+    if (failure_.ok()) fail(cancelled, rank_, /*every_op=*/true);
+    return end(cancelled);
+  }
+  // A lane's error: an abort from the peer fails this engine's group (if
+  // it had not failed) but says nothing of the peer; any other error of a
+  // member's lane has the agreement suspect it.
+  auto lane_failed = [&](const Lane& lane, absl::Status s) {
+    if (lane_state_[lane.index()] == kLaneDetached) {
+      lane_state_[lane.index()] = kLaneDead;  // outside every group now
+      return;
+    }
+    if (s.code() != absl::StatusCode::kAborted) suspect(lane.peer());
+    if (failure_.ok()) {
+      const uint32_t origin = lane.abort_origin().value_or(rank_);
+      fail(std::move(s), origin, /*every_op=*/true);
+    }
+  };
+  for (const auto& lane : lanes_) {
+    if (lane_state_[lane->index()] == kLaneDead) continue;
+    absl::Status s = lane->poll(poll_batch_, &advanced);
+    if (!s.ok()) lane_failed(*lane, std::move(s));
+    if (lane->peer_departed()) suspect(lane->peer());
+  }
+  TimeNs now_ns = clock_.now_ns();
+  if (watch_ && now_ns >= next_watch_ns_) {
+    next_watch_ns_ = deadline_after(now_ns, watch_interval_ns_);
+    // A watch names one gone rank a call, each in turn.
+    for (size_t i = 0; i <= run.members.size(); ++i) {
+      const absl::Status said = watch_();
+      const std::optional<ErrorPlace> from = error_place(said);
+      if (said.ok() || !from.has_value() || from->peer == kNoPeer ||
+          from->peer == rank_) {
+        break;
+      }
+      const bool known = std::binary_search(known_dead_.begin(),
+                                            known_dead_.end(), from->peer);
+      suspect(from->peer);
+      if (known) break;
+    }
+  }
+  if (absl::Status s = a.advance(&advanced); !s.ok()) {
+    // A member that sent what no agreement sends is left out.
+    const std::optional<ErrorPlace> from = error_place(s);
+    if (from.has_value()) suspect(from->peer);
+    advanced = true;
+  }
+  std::fill(waiting_.begin(), waiting_.end(), 0);
+  a.mark_waiting(waiting_);
+  const TimeNs probe_ns =
+      std::clamp<TimeNs>(op.timeout_ns / kProbesPerDeadline,
+                         RecoveryOptions::kMinRtoNs, kMaxProbeAfterNs);
+  now_ns = clock_.now_ns();
+  TimeNs wake_ns = kNeverNs;
+  bool again = false;
+  for (const auto& lane : lanes_) {
+    if (lane_state_[lane->index()] == kLaneDead) continue;
+    const Lane::Watch watch{waiting_[lane->index()] != 0, probe_ns};
+    absl::Status s = lane->service_at(
+        now_ns, watch, [] { return kNoPeer; }, &again, &wake_ns);
+    if (!s.ok()) lane_failed(*lane, std::move(s));
+  }
+  advanced |= again;
+  if (a.done()) {
+    agreed_.emplace_back(a.identity().group_id, a.identity().op_seq);
+    absl::Status decided = run.on_decided(a.outcome());
+    if (!a.all_sent()) {
+      lingering_ = std::move(run.agreement);
+      lingering_until_ns_ =
+          deadline_after(now_ns, kLingeringDeadlines * op.timeout_ns);
+    }
+    return end(std::move(decided));
+  }
+  if (now_ns >= op.deadline_ns) {
+    const uint32_t awaited = a.awaited();
+    const uint32_t peer = awaited == kNoPeer ? kNoPeer : run.members[awaited];
+    absl::Status late = make_error(
+        absl::StatusCode::kDeadlineExceeded,
+        ErrorPlace{rank_, peer, "", ErrorCause::kDeadline},
+        absl::StrFormat("%s did not decide within its %d ns deadline: %s",
+                        describe_op(a.identity()), op.timeout_ns,
+                        a.outstanding()));
+    if (failure_.ok()) fail(late, rank_, /*every_op=*/true);
+    return end(std::move(late));
+  }
+  moved_ = advanced;
+  if (again) return Progress::advanced();
+  wake_ns = std::min(wake_ns, op.deadline_ns);
+  if (watch_) wake_ns = std::min(wake_ns, next_watch_ns_);
+  return waiting(now_ns, wake_ns, advanced);
 }
 
 Progress Engine::progress() {
   moved_ = false;
+  if (agreement_ != nullptr) return run_agreement();
   if (!failure_.ok()) return serve_failed();
   if (revoke_requested_.load(std::memory_order_acquire)) {
     std::string reason;
@@ -456,6 +715,10 @@ Progress Engine::progress() {
   TimeNs wake_ns = kNeverNs;
   TimeNs serviced_ns = kNeverNs;  // the clock the lanes were serviced at
   absl::Status s = poll_lanes(&advanced);
+  if (s.ok() && (!retired_ids_.empty() || !agreed_.empty())) {
+    s = drop_retired();
+    if (lingering_ != nullptr) flush_lingering(&advanced);
+  }
   if (s.ok()) s = run_queue(&advanced);
   // A frame the lanes' timers sent (a resend, an acknowledgement) can
   // change what the operation waits on, and so what the timers owe next.
@@ -511,8 +774,9 @@ Progress Engine::progress() {
     // The caller comes back at that timer (or a completion); done once
     // nothing is pending.
     const bool settled =
-        std::all_of(lanes_.begin(), lanes_.end(),
-                    [](const auto& l) { return l->settled(); });
+        std::all_of(lanes_.begin(), lanes_.end(), [this](const auto& l) {
+          return lane_state_[l->index()] != kLaneLive || l->settled();
+        });
     return settled ? Progress::done() : waiting(serviced_ns, wake_ns, advanced);
   }
   if (running_) {
@@ -566,6 +830,9 @@ void Engine::fail(absl::Status status, uint32_t origin, bool every_op,
   const std::optional<ErrorPlace> place = error_place(status);
   const ErrorCause cause = place ? place->cause : ErrorCause::kUnknown;
   const uint32_t blamed = place ? place->peer : kNoPeer;
+  if (cause == ErrorCause::kPeerUnavailable || cause == ErrorCause::kDeadline) {
+    note_dead(blamed);
+  }
   // Tell the peers the failure in its own words: relayed from a peer's
   // abort, that is the text the abort carried, not this rank's wrapping
   // of it, which would nest once more at every hop around a ring.

@@ -28,12 +28,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "collectives/engine/agreement.h"
 #include "collectives/engine/lane.h"
 #include "collectives/engine/op_runner.h"
 #include "collectives/engine/user_memory.h"
@@ -50,6 +52,15 @@ struct OpState {
   TimeNs deadline_ns = kNeverNs;
   bool done = false;
   absl::Status status;
+};
+
+// An agreement to run (Group::agree, Group::shrink; agreement.h).
+struct AgreementRun {
+  std::unique_ptr<Agreement> agreement;
+  // The world rank of each group rank of the agreeing group.
+  std::vector<uint32_t> members;
+  // Called once, when this rank decided: the operation's status.
+  std::function<absl::Status(const AgreementOutcome&)> on_decided;
 };
 
 class Engine {
@@ -111,9 +122,35 @@ class Engine {
   void finish_sends(TimeNs until_ns);
 
   // Queues an operation behind those already queued. On a failed engine the
-  // result is finished with the refusal.
+  // result is finished with the refusal; so it is for a group of an epoch
+  // before the engine's (shrink() replaced it).
   std::shared_ptr<OpState> submit(std::unique_ptr<OpRunner> runner,
-                                  TimeNs timeout_ns);
+                                  TimeNs timeout_ns, uint32_t epoch);
+  // Runs an agreement, on a failed engine too: each step polls and serves
+  // the lanes of its members, and what would fail a collective (a lane's
+  // error, the watch naming a peer, a departure) only has the agreement
+  // suspect that member. Ends with on_decided's status, or with
+  // DeadlineExceeded after `timeout_ns` naming a member it still waits on.
+  // FailedPrecondition while operations are queued or another agreement
+  // runs.
+  std::shared_ptr<OpState> submit_agreement(AgreementRun run,
+                                            TimeNs timeout_ns);
+  // Groups: the epoch a new group belongs to, and its id (frames of a
+  // group of an earlier epoch are dropped wherever they are found).
+  uint32_t epoch() const { return epoch_; }
+  void register_group(uint32_t group_id);
+  // The world ranks this engine learned are gone: named by the watch, or
+  // blamed by the failure that failed it (a deadline, a departure).
+  const std::vector<uint32_t>& known_dead() const { return known_dead_; }
+  // A shrink decided: the groups of the current epoch are retired (their
+  // frames dropped, their calls refused), the engine is healthy again,
+  // and its lanes to world ranks outside `members` are detached (their
+  // errors fail nothing; the first one stops them).
+  void begin_epoch(std::span<const uint32_t> members);
+  // A frame of an operation that can no longer want it: of a retired
+  // group, of a finished agreement, or (while an agreement runs) of an
+  // operation of this epoch's groups, which failed.
+  bool stale(const OpIdentity& op) const;
   static std::shared_ptr<OpState> finished(absl::Status status);
 
   // One non-blocking step. kDone when nothing is queued and every frame
@@ -145,6 +182,17 @@ class Engine {
   void prefetch_state() const;
   // progress() of a failed engine.
   Progress serve_failed();
+  // progress() while an agreement runs.
+  Progress run_agreement();
+  // Has the running agreement suspect world rank `peer` (when a member).
+  void suspect(uint32_t peer);
+  void note_dead(uint32_t peer);
+  // Drops the frames of retired groups and finished agreements found at
+  // the head of an inbox.
+  absl::Status drop_retired();
+  // Sends what lingering_ still owes.
+  void flush_lingering(bool* advanced);
+  bool retired(const OpIdentity& op) const;
   absl::Status poll_lanes(bool* advanced);
   absl::Status run_queue(bool* advanced);
   // Services every lane at `now_ns`; *wake_ns is the earliest lane timer.
@@ -203,6 +251,26 @@ class Engine {
   uint64_t unblamed_deadlines_ = 0;  // deadlines that named no peer's lane
   std::atomic<bool> abort_requested_{false};
   std::atomic<bool> revoke_requested_{false};
+  // The agreement running (nullptr: none) and its operation.
+  std::unique_ptr<AgreementRun> agreement_;
+  std::shared_ptr<OpState> agreement_op_;
+  // An agreement that ended with messages to suspected members not sent:
+  // sent while their lanes take them, until its deadline.
+  std::unique_ptr<Agreement> lingering_;
+  TimeNs lingering_until_ns_ = 0;
+  uint32_t epoch_ = 0;
+  std::vector<uint32_t> live_ids_;     // group ids of this epoch
+  std::vector<uint32_t> retired_ids_;  // group ids of earlier epochs
+  // Per group id, the last agreement finished (its late frames dropped).
+  std::vector<std::pair<uint32_t, uint32_t>> agreed_;
+  // Per lane: live; detached (its peer is outside the groups of this
+  // epoch, begin_epoch(): served, but its errors fail nothing and its
+  // first error makes it dead); dead (neither polled nor served).
+  static constexpr uint8_t kLaneLive = 0;
+  static constexpr uint8_t kLaneDetached = 1;
+  static constexpr uint8_t kLaneDead = 2;
+  std::vector<uint8_t> lane_state_;
+  std::vector<uint32_t> known_dead_;  // sorted
   std::mutex revoke_mu_;
   std::string revoke_reason_;            // guarded by revoke_mu_; set once
   std::function<absl::Status()> watch_;  // empty: not watching

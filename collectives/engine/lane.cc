@@ -96,13 +96,17 @@ absl::Status Lane::handle_polled(const absl::StatusOr<size_t>& n,
                       absl::StrFormat("polling the endpoint failed: %s",
                                       n.status().message()));
   }
-  absl::Status s;
-  for (size_t i = 0; i < *n && s.ok(); ++i) {
+  // Every completion is handled, even after one failed: a receive left
+  // unhandled would never be posted again, and a send never freed, which
+  // an agreement after the failure (engine/agreement.h) still needs.
+  absl::Status first;
+  for (size_t i = 0; i < *n; ++i) {
     *advanced = true;
-    s = handle(batch[i]);
+    absl::Status s = handle(batch[i]);
+    if (first.ok()) first = std::move(s);
   }
   WEFT_CHECK_INVARIANTS_OF(*this);
-  return s;
+  return first;
 }
 
 absl::Status Lane::handle(const Completion& c) {
@@ -157,7 +161,12 @@ absl::Status Lane::handle_recv(const Completion& c) {
   receive_.note_heard(c.immediate);
   if (h->flags & kFlagProbe) receive_.request_ack();
   if (h->type == FrameType::kAbort) {
-    return abort_error(*h, recv_body(slot).span().first(h->payload_bytes));
+    absl::Status aborted =
+        abort_error(*h, recv_body(slot).span().first(h->payload_bytes));
+    // Its receive is posted again: the lane outlives the failure when an
+    // agreement follows it.
+    if (absl::Status s = repost(slot); !s.ok()) return s;
+    return aborted;
   }
   absl::Status s = absorb_counters(*h);
   if (!s.ok()) return s;

@@ -7,6 +7,7 @@ namespace weft::collectives::internal {
 
 std::string op_kind_name(uint8_t kind, uint8_t reduce_op) {
   const auto op = static_cast<ReduceOp>(reduce_op);
+  if (kind == kAgreeKind) return "agree";
   switch (static_cast<OpKind>(kind)) {
     case OpKind::kAllReduce:
       return absl::StrCat("all_", base::to_absl(reduce_op_name(op)));

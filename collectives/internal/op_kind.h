@@ -19,6 +19,9 @@ enum class OpKind : uint8_t {
   kSendRecv,
   kBarrier,
 };
+// The kind byte of the frames of Group::agree() and shrink()'s agreement
+// (engine/agreement.h): not a collective, so no OpKind (no plan has one).
+inline constexpr uint8_t kAgreeKind = 16;
 
 // "all_sum" (all-reduce with its op), "all_gather", "sum_scatter", ...
 std::string op_kind_name(uint8_t kind, uint8_t reduce_op);

@@ -32,6 +32,7 @@ namespace weft {
 namespace {
 
 using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
 using ::weft::testing::free_ports;
 
 struct RankOutcome {
@@ -77,8 +78,9 @@ class TcpStart : public ::testing::Test {
 
   // Each rank's group ends as soon as its call returned, as a program's
   // would: a peer whose call still reads the last frames finishes it.
-  RankOutcome run_rank(uint32_t rank, const std::string& coordinator,
-                       size_t count) {
+  // from_environment() for `rank`, over its own variables.
+  absl::StatusOr<std::unique_ptr<ProcessGroup>> start(
+      uint32_t rank, const std::string& coordinator) {
     // Every wait of the start and the call is bounded by these.
     const std::map<std::string, std::string> env = {
         {"MLX_HOSTFILE", hostfile_},       {"WEFT_RANK", std::to_string(rank)},
@@ -89,9 +91,13 @@ class TcpStart : public ::testing::Test {
       auto it = env.find(name);
       return it == env.end() ? nullptr : it->second.c_str();
     };
+    return ProcessGroup::from_environment(options);
+  }
+
+  RankOutcome run_rank(uint32_t rank, const std::string& coordinator,
+                       size_t count) {
     RankOutcome outcome;
-    absl::StatusOr<std::unique_ptr<ProcessGroup>> pg =
-        ProcessGroup::from_environment(options);
+    absl::StatusOr<std::unique_ptr<ProcessGroup>> pg = start(rank, coordinator);
     if (!pg.ok()) {
       outcome.status = pg.status();
       return outcome;
@@ -194,6 +200,81 @@ TEST_F(TcpStart, TheSharedSecretGuardsTheFabricToo) {
     ASSERT_TRUE(out[r].status.ok()) << "rank " << r << ": " << out[r].status;
     EXPECT_TRUE(out[r].requires_secret) << "rank " << r;
     EXPECT_TRUE(out[r].sums == expected) << "rank " << r;
+  }
+}
+
+// ProcessGroup::shrink(): one rank of four leaves (its ProcessGroup
+// closes: side channel and sockets), the three others' next all-sum ends
+// naming it, they shrink, and the group they hold from then on sums over
+// the three.
+TEST_F(TcpStart, TheSurvivorsShrinkAfterARankLeaves) {
+  constexpr uint32_t kRanks = 4;
+  constexpr uint32_t kLeaver = 3;
+  const std::vector<uint16_t> ports = free_ports("127.0.0.1", kRanks + 1);
+  ASSERT_EQ(ports.size(), kRanks + 1);
+  std::vector<std::vector<std::string>> rows;
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    rows.push_back({absl::StrFormat("127.0.0.1:%u", ports[r])});
+  }
+  write_hostfile(rows);
+  const std::string coordinator = absl::StrFormat("127.0.0.1:%u", ports.back());
+  constexpr size_t kCount = 5000;
+  struct Outcome {
+    absl::Status first, after_leave, shrink, last;
+    uint32_t size = 0;
+    uint32_t rank = 0;
+    std::vector<int32_t> sums;
+  };
+  std::vector<Outcome> out(kRanks);
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      absl::StatusOr<std::unique_ptr<ProcessGroup>> pg = start(r, coordinator);
+      if (!pg.ok()) {
+        out[r].first = pg.status();
+        return;
+      }
+      auto sum = [&](std::vector<int32_t>* sums) {
+        const uint32_t world = (*pg)->group().world_rank((*pg)->group().rank());
+        std::vector<int32_t> in(kCount);
+        for (size_t i = 0; i < kCount; ++i) {
+          in[i] = static_cast<int32_t>(world * 1000 + i);
+        }
+        sums->assign(kCount, 0);
+        return (*pg)->group().all_sum(std::as_bytes(std::span(in)),
+                                      std::as_writable_bytes(std::span(*sums)),
+                                      DType::kInt32);
+      };
+      std::vector<int32_t> sums;
+      out[r].first = sum(&sums);
+      if (r == kLeaver) return;  // its ProcessGroup closes here
+      out[r].after_leave = sum(&sums);
+      out[r].shrink = (*pg)->shrink();
+      if (!out[r].shrink.ok()) return;
+      out[r].size = (*pg)->group().size();
+      out[r].rank = (*pg)->group().rank();
+      out[r].last = sum(&out[r].sums);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const std::vector<int32_t> expected = expected_sums(kRanks - 1, kCount);
+  ASSERT_TRUE(out[kLeaver].first.ok()) << out[kLeaver].first;
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    if (r == kLeaver) continue;
+    SCOPED_TRACE(::testing::Message() << "rank " << r);
+    // A survivor still finishing the first all-sum when another survivor
+    // found the leaver gone has that one end with the news; otherwise
+    // the second does.
+    const absl::Status& told =
+        out[r].first.ok() ? out[r].after_leave : out[r].first;
+    // (or a refusal quoting it, when the news came between the calls).
+    ASSERT_FALSE(told.ok());
+    EXPECT_THAT(std::string(told.message()), HasSubstr("peer 3 closed"));
+    ASSERT_TRUE(out[r].shrink.ok()) << out[r].shrink;
+    EXPECT_EQ(out[r].size, kRanks - 1);
+    EXPECT_EQ(out[r].rank, r);
+    ASSERT_TRUE(out[r].last.ok()) << out[r].last;
+    EXPECT_TRUE(out[r].sums == expected);
   }
 }
 
