@@ -386,8 +386,7 @@ TEST(WeftBenchOnTheServer, RegisteredBuffersGoThroughTheCache) {
   ASSERT_EQ(caches.size(), 1u) << caches.dump();
   const nlohmann::json& c = caches[0];
   EXPECT_GT(c["misses"].get<uint64_t>(), 0u) << c.dump();
-  EXPECT_GT(c["registrations"].get<uint64_t>(),
-            c["regions"].get<uint64_t>())
+  EXPECT_GT(c["registrations"].get<uint64_t>(), c["regions"].get<uint64_t>())
       << c.dump();
   EXPECT_LE(c["regions"].get<uint64_t>(), 40u);
   std::filesystem::remove_all(dir);
@@ -444,6 +443,43 @@ TEST(RegisteredMemoryOnTheServer, AllSumsFromRegisteredBuffersUnderLoss) {
 // gets the signal, the run's line says so, the temporary directory (the
 // socket, the device JSON) is removed, and launch exits 128 + the signal.
 // The ranks print where the socket is, then sleep until ended.
+// examples/elastic_all_reduce: four processes, rank 2 killed 60 us in by
+// the fault plan; the survivors' all-sum ends naming it (the simulated
+// provider's departure record, in virtual time), they shrink and finish
+// every step, each sum checked over the members of its step. Twice: the
+// same run, the same virtual end time and trace.
+TEST(ElasticOnTheServer, TheSurvivorsShrinkAndFinishEveryStep) {
+  const std::string plan =
+      write_scratch("crash.plan", "crash rank=2 at_ns=60000\n");
+  std::string first_summary;
+  for (int run = 0; run < 2; ++run) {
+    const ToolResult r =
+        run_tool(WEFT_SIM_PATH,
+                 absl::StrCat("launch --ranks=4 --timeout_s=300 --seed=1 "
+                              "--on_crash=kill --faults=",
+                              plan, " -- ", WEFT_ELASTIC_ALL_REDUCE, " 30"));
+    // A rank was killed, so launch exits 1; the survivors exit 0.
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                           "rank 2 \\(pid [0-9]+\\): killed by signal 9"));
+    EXPECT_EQ(count(r.out, std::regex("\\): exited 0")), 3) << r.out << r.err;
+    for (int rank : {0, 1, 3}) {
+      const int now = rank == 3 ? 2 : rank;
+      EXPECT_THAT(r.out, HasSubstr(absl::StrCat(
+                             "elastic_all_reduce: rank ", rank, " (now ", now,
+                             " of 3): 30 all-sums correct, 1 "
+                             "shrink(s)")))
+          << r.out << r.err;
+    }
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        r.out, m, std::regex("finished at virtual time [^\\n]*")))
+        << r.out;
+    if (run == 0) first_summary = m.str();
+    EXPECT_EQ(m.str(), first_summary);
+  }
+}
+
 void expect_launch_interrupted(int signal, const std::string& name) {
   ChildProcess launch({WEFT_SIM_PATH, "launch", "--ranks=2", "--timeout_s=120",
                        "--", "/bin/sh", "-c",
