@@ -202,7 +202,9 @@ class Group {
   // operations end with Unavailable (cause kPeerUnavailable, that peer)
   // saying its side channel closed, peers are told, later calls are
   // refused. Shared with split groups (one engine; the last call wins). An
-  // empty function stops watching; without a check nothing changes.
+  // empty function stops watching; without a check nothing changes. A
+  // group formed on a fabric that keeps a record of departed peers
+  // (Fabric::departures: the simulator's) watches that from the start.
   // REQUIRES: `check` does not block and outlives its use here.
   void watch(std::function<absl::Status()> check);
   // OK while the group works; else the error that failed it.

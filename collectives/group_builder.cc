@@ -1,6 +1,7 @@
 #include "collectives/group_builder.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -200,6 +201,12 @@ absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
   auto engine = std::make_shared<collectives::internal::Engine>(
       fabric_.clock(), rank_, std::move(lanes_), fabric_.ranks_sharing_core());
   engine->set_idle_fabric(&fabric_);
+  // A fabric that keeps a record of departed peers (the simulator's) is
+  // the group's watch from the start: a crash is named within one watch
+  // interval, as the side channel names a dead process on hardware.
+  if (std::function<absl::Status()> departures = fabric_.departures()) {
+    engine->watch(std::move(departures), Group::kWatchIntervalNs);
+  }
   return std::unique_ptr<Group>(new Group(std::move(engine), topology_,
                                           /*members=*/{}, rank_, options_));
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -48,6 +49,15 @@ class Fabric {
   // idle() asks after it, so it ends with this error instead of waiting
   // for a clock that stands still. Default: OK.
   virtual absl::Status health() const { return absl::OkStatus(); }
+  // The fabric's own record of peers that left, as a liveness check for
+  // Group::watch: OK while no other rank has left; else Unavailable
+  // naming one (error_place: this rank, that peer, kPeerUnavailable), each
+  // in turn on successive calls, first to leave first. The simulator's
+  // fabric answers from its world's record of crashes, in virtual time;
+  // groups formed in one process (form_groups_in_process) watch it. Empty
+  // (the default): the fabric cannot say, and the side channel must.
+  // REQUIRES of the result: not called after the fabric is destroyed.
+  virtual std::function<absl::Status()> departures() const { return {}; }
 
   // Whether posted sends move only while the host calls into the fabric
   // (poll(), idle()): true for TCP, where bytes a socket buffer could not

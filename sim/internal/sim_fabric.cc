@@ -34,6 +34,23 @@ SimFabric::SimFabric(WorldCore& core, uint32_t rank)
 
 const Clock& SimFabric::clock() const { return core_.clock(); }
 
+std::function<absl::Status()> SimFabric::departures() const {
+  // Each call names the next rank that crashed, first to crash first
+  // (this rank's own crash is its fabric's health(), not a departure).
+  return [&core = core_, rank = rank_, next = size_t{0}]() mutable {
+    const auto& gone = core.departures();
+    while (next < gone.size() && gone[next].rank == rank) ++next;
+    if (next == gone.size()) return absl::OkStatus();
+    const WorldCore::Departure d = gone[next++];
+    return make_error(
+        absl::StatusCode::kUnavailable,
+        ErrorPlace{rank, d.rank, "", ErrorCause::kPeerUnavailable},
+        absl::StrFormat("rank %u crashed at %.3f us (the simulator's record "
+                        "of departures)",
+                        d.rank, static_cast<double>(d.at_ns) / kNsPerUs));
+  };
+}
+
 uint32_t SimFabric::ranks_sharing_core() const { return core_.ranks(); }
 
 absl::StatusOr<Slab*> SimFabric::create_slab(uint64_t bytes) {

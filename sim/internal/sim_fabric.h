@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -39,6 +40,8 @@ class SimFabric final : public Fabric {
   uint32_t rank() const override { return rank_; }
   const Clock& clock() const override;
   uint32_t ranks_sharing_core() const override;
+  // The world's record of crashed ranks (Fabric::departures).
+  std::function<absl::Status()> departures() const override;
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
   // Takes `slab` (memory mapped elsewhere: a rank's process's, shared with
   // the simulation server) as one of this fabric's slabs.

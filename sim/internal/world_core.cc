@@ -152,6 +152,7 @@ void WorldCore::scripted(uint32_t index, bool end) {
   injected_.push_back(f);
   record(e);
   if (f.kind == FaultKind::kCrash) {
+    if (!crashed_[f.rank]) departures_.push_back(Departure{f.rank, now()});
     crashed_[f.rank] = true;
     ready_.mark(f.rank);  // so the scheduler sees it finished
   }

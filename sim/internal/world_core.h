@@ -51,6 +51,12 @@ class WorldCore {
   Counters& counters() { return counters_; }
   const std::vector<ScriptedFault>& injected() const { return injected_; }
   bool crashed(uint32_t rank) const { return crashed_[rank]; }
+  // The ranks crashed so far, first to crash first, with their times.
+  struct Departure {
+    uint32_t rank = 0;
+    TimeNs at_ns = 0;
+  };
+  const std::vector<Departure>& departures() const { return departures_; }
   // World::delivers. O(endpoints).
   bool delivers(uint32_t rank, uint32_t peer) const;
   // World::cable_up. O(fault script).
@@ -174,6 +180,7 @@ class WorldCore {
   std::vector<std::unique_ptr<SimFabric>> fabrics_;
   std::vector<PrefetchLines> prefetch_lines_;  // by rank
   std::vector<bool> crashed_;
+  std::vector<Departure> departures_;
   std::vector<std::vector<std::pair<TimeNs, TimeNs>>> stalls_;  // per rank
   internal::EventQueue events_;
   internal::ReadySet ready_;

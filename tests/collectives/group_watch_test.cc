@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/sim_cluster.h"
+#include "sim/faults.h"
 #include "sim/world.h"
 #include "tests/collectives_suite/cases.h"
 
@@ -271,6 +272,36 @@ TEST(GroupWatch, ProgressDrivenRanksWakeForTheCheckAndPeersAreTold) {
   EXPECT_EQ(place->rank, 1u);
   EXPECT_EQ(place->peer, 2u) << one;
   EXPECT_EQ(place->cause, ErrorCause::kPeerUnavailable) << one;
+}
+
+// Groups formed on the simulator watch its record of crashes from the
+// start (Fabric::departures), with no check set by anyone: a crash is
+// named by every survivor within one watch interval, not at the deadline.
+TEST(GroupWatch, GroupsOnTheSimulatorWatchTheirWorldsRecordOfCrashes) {
+  constexpr TimeNs kCrashNs = 5000;
+  sim::WorldOptions w;
+  w.topology = *Topology::mesh(3);
+  w.faults = *sim::FaultPlan::parse("crash rank=2 at_ns=5000\n");
+  GroupOptions o;
+  o.timeout_ns = 100 * Group::kWatchIntervalNs;
+  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  PreparedCase c(
+      Case{.kind = Kind::kAllReduce, .dtype = DType::kInt32, .count = 200000},
+      3);
+  ScriptRun run =
+      cluster->run_scripts({{*c.starter(0)}, {*c.starter(1)}, {*c.starter(2)}});
+  ASSERT_TRUE(run.run.completed()) << run.run.report;
+  EXPECT_LE(run.run.end_ns, kCrashNs + Group::kWatchIntervalNs);
+  for (uint32_t r = 0; r < 2; ++r) {
+    const absl::Status& s = run.results[r][0];
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+    ASSERT_TRUE(error_place(s).has_value()) << s;
+    EXPECT_EQ(error_place(s)->peer, 2u) << s;
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("rank 2 crashed at 5.000 us (the simulator's "
+                          "record of departures)"));
+  }
 }
 
 // A rank that has done its part may leave (a job's last collective ends on
