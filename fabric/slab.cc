@@ -21,11 +21,6 @@ uint64_t next_slab_id() {
 
 }  // namespace
 
-Frame Frame::sub(uint32_t offset, uint32_t bytes) const {
-  assert(uint64_t{offset} + bytes <= bytes_);
-  return Frame(slab_, offset_ + offset, bytes);
-}
-
 absl::StatusOr<std::unique_ptr<Slab>> Slab::create(uint64_t bytes) {
   if (bytes == 0 || bytes > kMaxBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -68,11 +63,6 @@ absl::StatusOr<Frame> Slab::frame(uint64_t offset, uint32_t bytes) const {
                         offset, offset + bytes, id_, bytes_));
   }
   return Frame(this, offset, bytes);
-}
-
-bool Slab::contains(const Frame& frame) const {
-  return frame.slab() == this && frame.offset() <= bytes_ &&
-         frame.bytes() <= bytes_ - frame.offset();
 }
 
 }  // namespace weft

@@ -9,6 +9,7 @@
 #ifndef WEFT_FABRIC_SLAB_H_
 #define WEFT_FABRIC_SLAB_H_
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -33,9 +34,13 @@ class Frame {
   std::byte* data() const;
   std::span<std::byte> span() const { return {data(), bytes_}; }
 
-  // The sub-view [offset, offset + bytes) of this frame.
+  // The sub-view [offset, offset + bytes) of this frame. Inline: a lane
+  // splits every frame of a two-part post into header and payload.
   // REQUIRES: offset + bytes <= this->bytes().
-  Frame sub(uint32_t offset, uint32_t bytes) const;
+  Frame sub(uint32_t offset, uint32_t bytes) const {
+    assert(uint64_t{offset} + bytes <= bytes_);
+    return Frame(slab_, offset_ + offset, bytes);
+  }
 
   friend bool operator==(const Frame&, const Frame&) = default;
 
@@ -79,8 +84,12 @@ class Slab {
 
   // The frame [offset, offset + bytes); InvalidArgument outside the slab.
   absl::StatusOr<Frame> frame(uint64_t offset, uint32_t bytes) const;
-  // True when `frame` lies inside this slab.
-  bool contains(const Frame& frame) const;
+  // True when `frame` lies inside this slab. Inline: fabrics ask it at
+  // every post.
+  bool contains(const Frame& frame) const {
+    return frame.slab() == this && frame.offset() <= bytes_ &&
+           frame.bytes() <= bytes_ - frame.offset();
+  }
 
  private:
   Slab(std::byte* data, uint64_t bytes, uint64_t id, bool owns_memory)

@@ -48,17 +48,6 @@ void UcContract::connected() {
   state_ = State::kRts;
 }
 
-void UcContract::posted(WorkKind kind) {
-  ++(kind == WorkKind::kSend ? sends_ : recvs_);
-  WEFT_CHECK_INVARIANTS_OF(*this);
-}
-
-void UcContract::polled(WorkKind kind) {
-  uint32_t& count = kind == WorkKind::kSend ? sends_ : recvs_;
-  WEFT_ASSERT(count > 0, "a completion polled for work never posted");
-  --count;
-}
-
 void UcContract::check_invariants() const {
   WEFT_ASSERT(sends_ <= Endpoint::kMaxSends && recvs_ <= Endpoint::kMaxRecvs,
               "more work requests outstanding than an endpoint allows");
@@ -70,8 +59,7 @@ absl::Status UcContract::refuse_shape(const EndpointInfo& info,
   if (parts >= 1 && parts <= Endpoint::kMaxParts &&
       (!send || lengths == parts)) {
     return make_error(
-        absl::StatusCode::kUnimplemented,
-        place_of(info, ErrorCause::kResource),
+        absl::StatusCode::kUnimplemented, place_of(info, ErrorCause::kResource),
         absl::StrFormat("a %s of %u parts, but this endpoint takes %u per "
                         "message (max_parts(); on verbs the device's "
                         "max_sge); post one frame at a time here",

@@ -39,6 +39,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
+#include "fabric/assert.h"
 #include "fabric/endpoint.h"
 #include "fabric/slab.h"
 #include "fabric/work_id.h"
@@ -102,9 +103,17 @@ class UcContract {
   }
 
   // Counting: a post the fabric took, and each completion poll() hands
-  // out. REQUIRES (polled): one of that kind is outstanding.
-  void posted(WorkKind kind);
-  void polled(WorkKind kind);
+  // out. REQUIRES (polled): one of that kind is outstanding. Inline: every
+  // post and every completion counts.
+  void posted(WorkKind kind) {
+    ++(kind == WorkKind::kSend ? sends_ : recvs_);
+    WEFT_CHECK_INVARIANTS_OF(*this);
+  }
+  void polled(WorkKind kind) {
+    uint32_t& count = kind == WorkKind::kSend ? sends_ : recvs_;
+    WEFT_ASSERT(count > 0, "a completion polled for work never posted");
+    --count;
+  }
 
   // WEFT_ASSERTs the counts within the limits. O(1).
   void check_invariants() const;
@@ -147,9 +156,11 @@ class UcContract {
 
   // The refusals' statuses, out of line (and cold): only a refusal builds
   // one.
-  ABSL_ATTRIBUTE_COLD static absl::Status refuse_shape(
-      const EndpointInfo& info, size_t max_parts, size_t parts, size_t lengths,
-      bool send);
+  ABSL_ATTRIBUTE_COLD static absl::Status refuse_shape(const EndpointInfo& info,
+                                                       size_t max_parts,
+                                                       size_t parts,
+                                                       size_t lengths,
+                                                       bool send);
   ABSL_ATTRIBUTE_COLD static absl::Status refuse_kind(const EndpointInfo& info,
                                                       WorkId id, bool send);
   // `part` -1: the frame of a one-frame post.
@@ -158,8 +169,8 @@ class UcContract {
   ABSL_ATTRIBUTE_COLD static absl::Status refuse_length(
       const EndpointInfo& info, int part, uint32_t length,
       uint32_t frame_bytes);
-  ABSL_ATTRIBUTE_COLD static absl::Status refuse_total(
-      const EndpointInfo& info, uint64_t total);
+  ABSL_ATTRIBUTE_COLD static absl::Status refuse_total(const EndpointInfo& info,
+                                                       uint64_t total);
   ABSL_ATTRIBUTE_COLD static absl::Status refuse_not_connected(
       const EndpointInfo& info);
   ABSL_ATTRIBUTE_COLD absl::Status refuse_connect(

@@ -42,11 +42,12 @@ Destination make_destination(uint32_t qp_num, uint32_t rank,
   return d;
 }
 
+// Its status_name is left unset: the completion is packed into a Queued,
+// which drops the name, and gets it back when it is polled.
 Completion make_completion(WorkId id, WcStatus status, uint32_t bytes) {
   Completion c;
   c.id = id;
   c.status = status;
-  c.status_name = wc_status_name(status);
   c.byte_len = status == WcStatus::kSuccess ? bytes : 0;
   return c;
 }
@@ -196,7 +197,7 @@ absl::Status SimEndpoint::post_recv_parts(WorkId id,
       PostedRecv{id, parts[0], parts.size() > 1 ? parts[1] : Frame()});
 }
 
-absl::Status SimEndpoint::post_checked_recv(const PostedRecv& recv) {
+inline absl::Status SimEndpoint::post_checked_recv(const PostedRecv& recv) {
   contract_.posted(WorkKind::kRecv);
   ++core_.counters().posted_recvs;
   TraceEvent e = core_.trace_event(TraceKind::kPostRecv, rank_, peer_, cable_);
@@ -230,8 +231,8 @@ absl::Status SimEndpoint::post_send_parts(WorkId id,
                                           std::span<const Frame> parts,
                                           std::span<const uint32_t> lengths,
                                           uint32_t immediate) {
-  if (absl::Status s = contract_.check_send_parts(fabric_, info_, kMaxParts,
-                                                 id, parts, lengths);
+  if (absl::Status s = contract_.check_send_parts(fabric_, info_, kMaxParts, id,
+                                                  parts, lengths);
       !s.ok()) {
     return s;
   }
@@ -285,7 +286,7 @@ absl::Status SimEndpoint::post_rdma_write(WorkId id, const Frame& frame,
   return post(send);
 }
 
-absl::Status SimEndpoint::post(PostedSend send) {
+inline absl::Status SimEndpoint::post(PostedSend& send) {
   contract_.posted(WorkKind::kSend);
   ++core_.counters().posted_sends;
   TraceEvent e = core_.trace_event(TraceKind::kPostSend, rank_, peer_, cable_);
@@ -324,34 +325,6 @@ size_t SimEndpoint::drain(std::span<Completion> out) {
   }
   WEFT_CHECK_INVARIANTS_OF(*this);
   return n;
-}
-
-SimEndpoint::Queued SimEndpoint::Queued::of(const Completion& c, bool is_send,
-                                            FrameLoan loan) {
-  Queued q;
-  q.peer = c.id.peer;
-  q.slot = c.id.slot;
-  q.byte_len = c.byte_len;
-  q.immediate = c.immediate;
-  q.status = c.status;
-  q.loan = loan;
-  q.kind = c.id.kind;
-  q.has_immediate = c.has_immediate;
-  q.from_rdma_write = c.from_rdma_write;
-  q.is_send = is_send;
-  return q;
-}
-
-Completion SimEndpoint::Queued::completion() const {
-  Completion c;
-  c.id = WorkId{kind, peer, slot};
-  c.status = status;
-  c.status_name = wc_status_name(status);
-  c.byte_len = byte_len;
-  c.has_immediate = has_immediate;
-  c.immediate = immediate;
-  c.from_rdma_write = from_rdma_write;
-  return c;
 }
 
 bool SimEndpoint::uses_slab(const Slab* slab) const {
@@ -475,8 +448,7 @@ std::string SimEndpoint::describe() const {
       "polled)",
       self_.qp_num, info_.peer, info_.device, qp_state_name(state()),
       contract_.sends_outstanding(), contract_.recvs_outstanding(),
-      sends_.size(), recvs_.size(),
-      completions_.size());
+      sends_.size(), recvs_.size(), completions_.size());
   return out;
 }
 

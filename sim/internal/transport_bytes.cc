@@ -31,10 +31,18 @@ bool Transport::loan_reads(const internal::FrameLoan& loan,
 void Transport::copy_into(const InFlight& m,
                           const SimEndpoint::PostedRecv& recv) const {
   core_.counters().payload_bytes_copied += m.length;
+  // A one-part message into a one-part receive is one memcpy, without
+  // walking the parts.
+  const bool one_part_from = m.payload != kNoPayload || m.tail == nullptr;
+  if (one_part_from && recv.tail.bytes() == 0) {
+    if (m.length > 0)
+      std::memcpy(recv.frame.data(), bytes_of(m).data(), m.length);
+    return;
+  }
   // Up to two pieces on each side (a gather and a scatter of verbs'
-  // sg_list); a one-part message into a one-part receive is one memcpy.
+  // sg_list).
   std::span<const std::byte> from[2];
-  if (m.payload == kNoPayload && m.tail != nullptr) {
+  if (!one_part_from) {
     from[0] = {m.source, m.head_length};
     from[1] = {m.tail, m.length - m.head_length};
   } else {

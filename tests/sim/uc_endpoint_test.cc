@@ -153,6 +153,32 @@ TEST(UcEndpoint, FramesArrivingAtAQueuePairInErrorAreDropped) {
   EXPECT_EQ(p.world->counters().dropped_not_ready, 1u);
 }
 
+// A polled completion names its status as rdma-core's ibv_wc_status_str()
+// does: a frame too long for its receive, the receive flushed behind it,
+// and a send posted once the queue pair is in error.
+TEST(UcEndpoint, PolledCompletionsNameTheirStatus) {
+  auto p = make_pair(two_rank_options());
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 0), p.frame_b(0, 16)).ok());
+  ASSERT_TRUE(p.b->post_recv(recv_id(0, 1), p.frame_b(64, 64)).ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 0), p.frame_a(0, 64), 64, 1).ok());
+  p.world->run_until_idle();
+  auto sent = poll_all(*p.a);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].status_name, "success");
+  auto got = poll_all(*p.b);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].status, WcStatus::kLocLenErr);
+  EXPECT_EQ(got[0].status_name, "local length error");
+  EXPECT_EQ(got[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(got[1].status_name, "Work Request Flushed Error");
+  ASSERT_TRUE(p.a->move_to_error().ok());
+  ASSERT_TRUE(p.a->post_send(send_id(1, 1), p.frame_a(0, 8), 8, 2).ok());
+  sent = poll_all(*p.a);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(sent[0].status_name, "Work Request Flushed Error");
+}
+
 TEST(UcEndpoint, CompletedWorkCountsAsOutstandingUntilPolled) {
   auto p = make_pair(two_rank_options());
   for (uint32_t i = 0; i < Endpoint::kMaxSends; ++i) {
