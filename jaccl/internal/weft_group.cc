@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "collectives/dtype.h"
 #include "collectives/group.h"
+#include "jaccl/weft.h"
 
 namespace jaccl::internal {
 namespace {
@@ -183,3 +184,12 @@ void WeftGroup::barrier() {
 }
 
 }  // namespace jaccl::internal
+
+namespace jaccl {
+
+weft::ProcessGroup* weft_process_group(Group& group) {
+  auto* weft_group = dynamic_cast<internal::WeftGroup*>(&group);
+  return weft_group == nullptr ? nullptr : &weft_group->process_group();
+}
+
+}  // namespace jaccl

@@ -36,6 +36,8 @@ class WeftGroup final : public Group {
   void recv(void* output, size_t n_bytes, int src) override;
   void barrier() override;
 
+  weft::ProcessGroup& process_group() { return *process_group_; }
+
  private:
   void all_reduce(const char* op_name, const void* input, void* output,
                   size_t n_bytes, int dtype, weft::ReduceOp op);

@@ -36,6 +36,28 @@ using ::testing::HasSubstr;
 constexpr char kDeadline[] = "WEFT_TIMEOUT_S=5 ";
 constexpr double kDeadlineUs = 5e6;
 
+// Past JACCL: a JACCL program that includes weft's jaccl/weft.h shrinks
+// the group behind its jaccl::Group when a rank dies (rank 2, killed 50 us
+// in), and its later all_sums run over the three survivors.
+TEST(AfterACrash, AJacclProgramShrinksThroughWeftsHeaderAndFinishes) {
+  const std::string plan =
+      write_scratch("elastic.plan", "crash rank=2 at_ns=50000\n");
+  const Launch l =
+      launch(absl::StrCat("--ranks=4 --seed=1 --on_crash=kill --faults=", plan),
+             absl::StrCat(WEFT_JACCL_ELASTIC, " 20"));
+  EXPECT_EQ(l.end, "finished") << l.tool.out << l.tool.err;
+  EXPECT_EQ(l.exits.at(2), "killed by signal 9") << l.tool.out;
+  for (int rank : {0, 1, 3}) {
+    EXPECT_EQ(l.exits.at(rank), "exited 0") << l.tool.out << l.tool.err;
+    EXPECT_THAT(l.tool.out,
+                HasSubstr(absl::StrCat("jaccl_elastic: rank ", rank, " (now ",
+                                       rank == 3 ? 2 : rank,
+                                       " of 3): 20 all_sums correct, 1 "
+                                       "shrink(s)")))
+        << l.tool.out << l.tool.err;
+  }
+}
+
 TEST(UnderLoss, TheConformanceProgramIsExactOnEveryRank) {
   const Launch l =
       launch("--ranks=3 --seed=3 --loss=0.01 --duplicate=0.01 --reorder=0.01",
