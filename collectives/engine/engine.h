@@ -79,6 +79,10 @@ class Engine {
   // state stays in cache); on hardware a rank owns its core and never
   // prefetches.
   static constexpr uint32_t kPrefetchMinRanks = 64;
+  // A waited-on peer silent for this share of the deadline is probed
+  // (probe_after_ns), and never later than kMaxProbeAfterNs.
+  static constexpr TimeNs kProbesPerDeadline = 16;
+  static constexpr TimeNs kMaxProbeAfterNs = 10 * kNsPerMs;
 
   Engine(const Clock& clock, uint32_t rank,
          std::vector<std::unique_ptr<Lane>> lanes,
