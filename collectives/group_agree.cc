@@ -120,6 +120,12 @@ Operation Group::shrink_async(std::unique_ptr<Group>* shrunk, CallOptions c) {
           const std::vector<uint32_t>& members,
           const std::vector<uint32_t>& failed, uint32_t) -> absl::Status {
         std::shared_ptr<Engine> engine = weak.lock();
+        if (engine == nullptr) {  // the group went while it ran
+          return make_error(
+              absl::StatusCode::kCancelled,
+              ErrorPlace{world[rank], kNoPeer, "", ErrorCause::kCancelled},
+              "the group was destroyed while it shrank");
+        }
         const auto at = std::find(members.begin(), members.end(), rank);
         if (at == members.end()) {
           return make_error(

@@ -47,7 +47,7 @@ Engine::Engine(const Clock& clock, uint32_t rank,
 Engine::~Engine() {
   // Queued operations may point into buffers already freed: never run
   // them here.
-  if (failure_.ok() && queue_.empty()) {
+  if (failure_.ok() && queue_.empty() && agreement_ == nullptr) {
     step_until(deadline_after(clock_.now_ns(), kLingerNs),
                [](const Progress& p) { return p.is_done(); });
   }
