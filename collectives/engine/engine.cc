@@ -590,10 +590,13 @@ void Engine::idle(TimeNs wake_at_ns) {
 
 void Engine::finish_sends(TimeNs until_ns) {
   if (idle_fabric_ == nullptr || !idle_fabric_->host_moves_sends()) return;
+  // Lanes outside this epoch's groups (begin_epoch) are not waited for:
+  // a dead peer's never drain.
   auto finished = [this](const Progress&) {
     return !failure_.ok() || !queue_.empty() ||
-           std::none_of(lanes_.begin(), lanes_.end(),
-                        [](const auto& l) { return l->sends_pending(); });
+           std::none_of(lanes_.begin(), lanes_.end(), [this](const auto& l) {
+             return lane_state_[l->index()] == kLaneLive && l->sends_pending();
+           });
   };
   if (finished(Progress{})) return;
   step_until(until_ns, finished);

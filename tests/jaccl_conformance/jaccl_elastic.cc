@@ -1,7 +1,8 @@
 // A JACCL program that outlives a rank through weft's addition
 // (jaccl/weft.h): a loop of all_sums over jaccl::init()'s group; when one
 // throws (a peer died), it shrinks the weft::ProcessGroup behind the group
-// and runs the step again, now over the survivors, checking every sum.
+// and resumes from the lowest step a survivor has not finished (an all_min
+// over the survivors), checking every sum.
 // Argument: the number of steps. Prints one line at the end:
 //   jaccl_elastic: rank R (now r of n): S all_sums correct, K shrink(s)
 #include <cstdio>
@@ -42,6 +43,11 @@ int main(int argc, char** argv) {
         return 3;
       }
       ++shrinks;
+      // Every survivor resumes from the lowest step one has not finished
+      // (one may have finished this step before the others' failed).
+      int lowest = step;
+      group->all_min(&step, &lowest, sizeof(int), jaccl::Int32);
+      step = lowest;
       continue;
     }
     int expected = 0;

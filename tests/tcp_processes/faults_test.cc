@@ -120,6 +120,48 @@ INSTANTIATE_TEST_SUITE_P(Processes, KilledRank, ::testing::Values(0, 2),
                            return absl::StrCat("Rank", info.param);
                          });
 
+// Past the failure: three ranks loop checked all_sums ("elastic"), one is
+// SIGKILLed, and the other two shrink the group (ProcessGroup::shrink) and
+// run 50 more all_sums over themselves, each checked. The agreement runs
+// over the fabric, not the side channel, so it works when the rank killed
+// is rank 0, whose process holds the side channel's coordinator.
+class KilledRankSurvivors : public ::testing::TestWithParam<int> {};
+
+TEST_P(KilledRankSurvivors, ShrinkAndCarryOn) {
+  const int victim = GetParam();
+  const ScratchDir dir;
+  const Layout layout = Layout::loopback(3, dir.path());
+  RankProcesses procs;
+  for (int r = 0; r < 3; ++r) {
+    procs.start(layout, r, {"elastic", "--after=50"});
+  }
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(procs.wait_for(r, absl::StrCat("rank ", r, ": looping")))
+        << procs.report(r);
+  }
+  procs.signal(victim, SIGKILL);
+  ASSERT_TRUE(procs.wait_all_exited()) << procs.report(0) << procs.report(1);
+  EXPECT_EQ(procs.killed_by(victim), SIGKILL);
+  int new_rank = 0;
+  for (int r = 0; r < 3; ++r) {
+    if (r == victim) continue;
+    EXPECT_EQ(procs.exit_code(r), kExpected) << procs.report(r);
+    EXPECT_THAT(procs.out(r), HasSubstr("; shrinking")) << procs.report(r);
+    EXPECT_THAT(procs.out(r),
+                HasSubstr(absl::StrCat("rank ", r,
+                                       ": elastic: 50 all_sums OK after the "
+                                       "shrink, now rank ",
+                                       new_rank++, " of 2")))
+        << procs.report(r);
+    EXPECT_THAT(procs.out(r), Not(HasSubstr("WRONG")));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Processes, KilledRankSurvivors,
+                         ::testing::Values(0, 2), [](const auto& info) {
+                           return absl::StrCat("Rank", info.param);
+                         });
+
 // SIGSTOP longer than the deadline: the stopped rank's sockets stay open,
 // so only the deadline can end the survivors' operation; then SIGCONT
 // lets the stopped rank find its group failed, and it ends too.

@@ -7,6 +7,9 @@
 //   loop      checked all_sums until one fails or --seconds pass
 //   reset     as loop, but after --after all_sums it resets its fabric
 //             connections (SO_LINGER 0, then closed): an RST to each peer
+//   elastic   checked all_sums until one fails; then shrinks the group
+//             (ProcessGroup::shrink) and runs --after more over the
+//             survivors
 //   stranger  every-op, then waits until its fabric has refused
 //             --refusals connections and prints the last refusal
 // Flags: --expect_error=Code[,Code] (absl code names, e.g. Unavailable):
@@ -30,6 +33,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +42,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "collectives/dtype.h"
 #include "fabric/clock.h"
 #include "startup/process_group.h"
 #include "tcp/tcp_fabric.h"
@@ -75,8 +80,10 @@ struct Args {
 Args parse(int argc, char** argv) {
   Args a;
   if (argc < 2) {
-    std::fputs("tcp_rank: name a scenario: every-op, loop, reset, stranger\n",
-               stderr);
+    std::fputs(
+        "tcp_rank: name a scenario: every-op, loop, reset, elastic, "
+        "stranger\n",
+        stderr);
     std::exit(kUsage);
   }
   a.scenario = argv[1];
@@ -160,6 +167,52 @@ int loop(ProcessGroup& pg, const std::string& rank, const Args& args,
   return kOk;
 }
 
+// Checked all_sums until one fails (a rank died); then
+// ProcessGroup::shrink(), the survivors resume from the lowest step one of
+// them has not finished (an all_min over the shrunk group: one may have
+// finished a step whose sum the others never got), and run --after more.
+// An error before the shrink's, or after it, ends the rank as loop's do.
+int elastic(ProcessGroup& pg, const std::string& rank, const Args& args) {
+  const uint64_t count = args.number("count", 1 << 12);
+  const uint64_t after = args.number("after", 50);
+  const TimeNs end_ns = deadline_after(WallClock().now_ns(),
+                                       args.number("seconds", 20) * kNsPerS);
+  uint64_t step = 0;
+  uint64_t last = UINT64_MAX;  // set by the shrink
+  while (step < last) {
+    if (last == UINT64_MAX && WallClock().now_ns() >= end_ns) {
+      say(rank, "error: no rank died");
+      return kError;
+    }
+    absl::Status status;
+    if (!checked_all_sum(pg.group(), count, step, &status)) {
+      say(rank, absl::StrCat("elastic: WRONG result in step ", step));
+      return kWrong;
+    }
+    if (status.ok()) {
+      if (++step == 1) say(rank, "looping");
+      continue;
+    }
+    if (last != UINT64_MAX) return ended_with(rank, args, status);
+    say(rank,
+        absl::StrCat("elastic: step ", step, " failed (",
+                     absl::StatusCodeToString(status.code()), "); shrinking"));
+    if (absl::Status s = pg.shrink(); !s.ok()) return ended_with(rank, args, s);
+    int32_t mine = static_cast<int32_t>(step);
+    int32_t lowest = 0;
+    absl::Status m = pg.group().all_min(
+        std::as_bytes(std::span(&mine, 1)),
+        std::as_writable_bytes(std::span(&lowest, 1)), DType::kInt32);
+    if (!m.ok()) return ended_with(rank, args, m);
+    step = static_cast<uint64_t>(lowest);
+    last = step + after;
+  }
+  say(rank, absl::StrCat("elastic: ", after,
+                         " all_sums OK after the shrink, now rank ",
+                         pg.group().rank(), " of ", pg.group().size()));
+  return kOk;
+}
+
 int every_op(ProcessGroup& pg, const std::string& rank, const Args& args) {
   const Tally t = run_every_op(pg.group(), args.number("count", kLargeCount));
   if (t.wrong > 0) return kWrong;
@@ -214,6 +267,8 @@ int run(const Args& args) {
     code = loop(**pg, rank, args, /*reset_after=*/UINT64_MAX);
   } else if (args.scenario == "reset") {
     code = loop(**pg, rank, args, args.number("after", 3));
+  } else if (args.scenario == "elastic") {
+    code = elastic(**pg, rank, args);
   } else if (args.scenario == "stranger") {
     code = stranger(**pg, rank, args);
   } else {
