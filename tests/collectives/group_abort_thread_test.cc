@@ -1,9 +1,11 @@
-// abort() is the one thread-safe call: from another thread it ends the
-// pending operation that a progress loop drives (run under TSan by the tsan
-// preset), and the group then refuses new work.
+// abort() and revoke() are the thread-safe calls: from another thread each
+// ends the pending operation that a progress loop drives (run under TSan by
+// the tsan preset), and the group then refuses new work.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,40 +22,71 @@ namespace weft::testing {
 using harness::SimCluster;
 namespace {
 
-TEST(GroupAbortThread, AbortFromAnotherThreadEndsThePendingOperation) {
-  sim::WorldOptions w;
-  w.topology = *Topology::mesh(2);
-  GroupOptions o;
-  o.timeout_ns = GroupOptions::kMaxTimeoutNs;
-  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  Group& group = cluster->group(0);
+using ::testing::HasSubstr;
+
+// Starts an all-sum on rank 0 of two (rank 1 never calls, so without
+// `end` it waits for its deadline), drives it with progress() while
+// another thread calls `end` on the group, and returns how it ended
+// (Unavailable when it never did).
+absl::Status end_from_another_thread(SimCluster& cluster,
+                                     const std::function<void(Group&)>& end) {
+  Group& group = cluster.group(0);
   std::vector<float> in(1000, 1.0f);
   std::vector<float> out(1000);
-  // Rank 1 never calls: without abort() this waits for its deadline.
   Operation op =
       group.all_reduce_async(as_bytes(std::span<const float>(in)),
                              as_writable_bytes(std::span<float>(out)),
                              DType::kFloat32, ReduceOp::kSum);
   std::atomic<bool> driving{false};
-  std::thread aborter([&] {
+  std::thread other([&] {
     while (!driving.load()) {
     }
-    group.abort();
+    end(group);
   });
   constexpr uint64_t kMaxSteps = uint64_t{1} << 32;  // a bound, not a timer
-  uint64_t steps = 0;
-  for (; steps < kMaxSteps && !op.done(); ++steps) {
+  for (uint64_t steps = 0; steps < kMaxSteps && !op.done(); ++steps) {
     (void)op.progress();
     driving.store(true);
   }
-  aborter.join();
-  ASSERT_TRUE(op.done()) << "abort() did not end the operation";
-  EXPECT_EQ(op.status().code(), absl::StatusCode::kCancelled) << op.status();
-  EXPECT_EQ(error_place(op.status())->cause, ErrorCause::kCancelled);
-  Operation later = group.barrier_async();
+  other.join();
+  return op.done() ? op.status()
+                   : absl::UnavailableError("the operation did not end");
+}
+
+absl::StatusOr<SimCluster> two_ranks() {
+  sim::WorldOptions w;
+  w.topology = *Topology::mesh(2);
+  GroupOptions o;
+  o.timeout_ns = GroupOptions::kMaxTimeoutNs;
+  return SimCluster::create(w, o);
+}
+
+TEST(GroupAbortThread, AbortFromAnotherThreadEndsThePendingOperation) {
+  absl::StatusOr<SimCluster> cluster = two_ranks();
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const absl::Status s =
+      end_from_another_thread(*cluster, [](Group& g) { g.abort(); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_EQ(error_place(s)->cause, ErrorCause::kCancelled);
+  Operation later = cluster->group(0).barrier_async();
   ASSERT_TRUE(later.done());
   EXPECT_EQ(error_place(later.status())->cause, ErrorCause::kGroupFailed);
+}
+
+// revoke() too: the operation ends revoked, naming this rank and the
+// reason, and so does the next call.
+TEST(GroupAbortThread, RevokeFromAnotherThreadEndsThePendingOperation) {
+  absl::StatusOr<SimCluster> cluster = two_ranks();
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const absl::Status s = end_from_another_thread(
+      *cluster, [](Group& g) { g.revoke("from the watchdog thread"); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_EQ(error_place(s)->cause, ErrorCause::kRevoked);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("rank 0 revoked the group: from the watchdog thread"));
+  Operation later = cluster->group(0).barrier_async();
+  ASSERT_TRUE(later.done());
+  EXPECT_EQ(error_place(later.status())->cause, ErrorCause::kRevoked);
 }
 
 }  // namespace

@@ -3,13 +3,10 @@
 // rank the revocation reaches (relayed hop by hop), ends with Aborted
 // (kRevoked) naming the rank that revoked and its reason.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -216,39 +213,6 @@ TEST(GroupRevokeOnce, AGroupThatFailedKeepsItsFirstError) {
   EXPECT_EQ(error_place(later.status())->cause, ErrorCause::kGroupFailed);
   EXPECT_THAT(std::string(later.status().message()),
               Not(HasSubstr("too late")));
-}
-
-// From another thread while a progress loop drives the operation (run
-// under TSan by the tsan preset), as abort() is.
-TEST(GroupRevokeOnce, FromAnotherThreadEndsThePendingOperation) {
-  sim::WorldOptions w;
-  w.topology = *Topology::mesh(2);
-  GroupOptions o;
-  o.timeout_ns = GroupOptions::kMaxTimeoutNs;
-  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  Group& group = cluster->group(0);
-  std::vector<float> in(1000, 1.0f);
-  std::vector<float> out(1000);
-  // Rank 1 never calls: without revoke() this waits for its deadline.
-  Operation op =
-      group.all_reduce_async(as_bytes(std::span<const float>(in)),
-                             as_writable_bytes(std::span<float>(out)),
-                             DType::kFloat32, ReduceOp::kSum);
-  std::atomic<bool> driving{false};
-  std::thread revoker([&] {
-    while (!driving.load()) {
-    }
-    group.revoke("from the watchdog thread");
-  });
-  constexpr uint64_t kMaxSteps = uint64_t{1} << 32;  // a bound, not a timer
-  for (uint64_t steps = 0; steps < kMaxSteps && !op.done(); ++steps) {
-    (void)op.progress();
-    driving.store(true);
-  }
-  revoker.join();
-  ASSERT_TRUE(op.done()) << "revoke() did not end the operation";
-  expect_revoked(op.status(), 0, 0, "from the watchdog thread");
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // returns gets the same answer, also when a rank fails during the
 // agreement; the shrunk group computes over its members; the old group and
 // its late frames stay out of it; a rank left out learns it.
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -61,6 +63,60 @@ Operation sum_of_ranks(Group& group, std::vector<int32_t>* in,
       ReduceOp::kSum);
 }
 
+// Each rank's program of the shrink tests: an all-sum of 400 KB, long
+// enough that a crash or a stall lands inside it, then shrink() into
+// shrunk[r], then a one-int32 all-sum of the world ranks + 1 over the
+// shrunk group into sums[r]. `mark(r, step)` runs as step 1, 2 and 3 start
+// (the instants the previous step ended).
+struct ShrinkProgram {
+  explicit ShrinkProgram(uint32_t ranks)
+      : shrunk(ranks),
+        big(ranks, std::vector<int32_t>(100000)),
+        in(ranks, std::vector<int32_t>(1)),
+        sums(ranks, std::vector<int32_t>(1)) {}
+
+  std::vector<std::vector<Starter>> scripts(
+      bool sum_after = true, std::function<void(uint32_t, int)> mark = {}) {
+    std::vector<std::vector<Starter>> out(shrunk.size());
+    for (uint32_t r = 0; r < shrunk.size(); ++r) {
+      out[r].push_back([this, r](Group& g) {
+        return g.all_reduce_async(
+            std::as_bytes(std::span<const int32_t>(big[r])),
+            std::as_writable_bytes(std::span<int32_t>(big[r])), DType::kInt32,
+            ReduceOp::kSum);
+      });
+      out[r].push_back([this, r, mark](Group& g) {
+        if (mark) mark(r, 1);
+        return g.shrink_async(&shrunk[r]);
+      });
+      if (!sum_after) continue;
+      out[r].push_back([this, r, mark](Group&) {
+        if (mark) mark(r, 2);
+        return sum_of_ranks(*shrunk[r], &in[r], &sums[r]);
+      });
+      if (!mark) continue;
+      out[r].push_back([this, r, mark](Group& g) {
+        mark(r, 3);
+        return g.barrier_async();  // refused: only marks the time
+      });
+    }
+    return out;
+  }
+  // The world ranks of rank r's shrunk group, in its rank order.
+  std::vector<uint32_t> members(uint32_t r) const {
+    std::vector<uint32_t> world;
+    for (uint32_t m = 0; m < shrunk[r]->size(); ++m) {
+      world.push_back(shrunk[r]->world_rank(m));
+    }
+    return world;
+  }
+
+  std::vector<std::unique_ptr<Group>> shrunk;
+  std::vector<std::vector<int32_t>> big;
+  std::vector<std::vector<int32_t>> in;
+  std::vector<std::vector<int32_t>> sums;
+};
+
 TEST(GroupAgree, AHealthyGroupDecidesTheAndOfEveryRanksFlags) {
   constexpr uint32_t kRanks = 4;
   absl::StatusOr<SimCluster> cluster = cluster_of(kRanks, "");
@@ -101,25 +157,8 @@ void shrink_after_crash(bool watched) {
                  watched ? 4 * Group::kWatchIntervalNs : kTimeoutNs);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   if (!watched) unwatch(*cluster);
-  std::vector<std::unique_ptr<Group>> shrunk(kRanks);
-  std::vector<std::vector<int32_t>> big(kRanks, std::vector<int32_t>(100000));
-  std::vector<std::vector<int32_t>> in(kRanks, std::vector<int32_t>(1));
-  std::vector<std::vector<int32_t>> out(kRanks, std::vector<int32_t>(1));
-  std::vector<std::vector<Starter>> scripts(kRanks);
-  for (uint32_t r = 0; r < kRanks; ++r) {
-    // Long enough that the crash lands inside it.
-    scripts[r].push_back([&, r](Group& g) {
-      return g.all_reduce_async(
-          std::as_bytes(std::span<const int32_t>(big[r])),
-          std::as_writable_bytes(std::span<int32_t>(big[r])), DType::kInt32,
-          ReduceOp::kSum);
-    });
-    scripts[r].push_back(
-        [&, r](Group& g) { return g.shrink_async(&shrunk[r]); });
-    scripts[r].push_back(
-        [&, r](Group&) { return sum_of_ranks(*shrunk[r], &in[r], &out[r]); });
-  }
-  ScriptRun run = cluster->run_scripts(std::move(scripts));
+  ShrinkProgram p(kRanks);
+  ScriptRun run = cluster->run_scripts(p.scripts());
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   ASSERT_TRUE(cluster->crashed(kDead));
   for (uint32_t r = 0; r < kRanks; ++r) {
@@ -132,16 +171,11 @@ void shrink_after_crash(bool watched) {
           << run.results[r][0];
     }
     ASSERT_TRUE(run.results[r][1].ok()) << run.results[r][1];
-    ASSERT_NE(shrunk[r], nullptr);
-    ASSERT_EQ(shrunk[r]->size(), kRanks - 1);
-    std::vector<uint32_t> world;
-    for (uint32_t m = 0; m < shrunk[r]->size(); ++m) {
-      world.push_back(shrunk[r]->world_rank(m));
-    }
-    EXPECT_THAT(world, ElementsAre(0, 1, 3, 4));
-    EXPECT_EQ(shrunk[r]->world_rank(shrunk[r]->rank()), r);
+    ASSERT_NE(p.shrunk[r], nullptr);
+    EXPECT_THAT(p.members(r), ElementsAre(0, 1, 3, 4));
+    EXPECT_EQ(p.shrunk[r]->world_rank(p.shrunk[r]->rank()), r);
     ASSERT_TRUE(run.results[r][2].ok()) << run.results[r][2];
-    EXPECT_EQ(out[r][0], 1 + 2 + 4 + 5);
+    EXPECT_EQ(p.sums[r][0], 1 + 2 + 4 + 5);
     // The old group refuses new work.
     Operation old = cluster->group(r).barrier_async();
     ASSERT_TRUE(old.done());
@@ -167,30 +201,15 @@ TEST(GroupShrink, ARankThatFailsDuringTheShrinkLeavesTheSurvivorsAgreeing) {
     absl::StatusOr<SimCluster> cluster =
         cluster_of(kRanks, plan, 4 * Group::kWatchIntervalNs);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
-    std::vector<std::unique_ptr<Group>> shrunk(kRanks);
-    std::vector<std::vector<int32_t>> big(kRanks, std::vector<int32_t>(100000));
-    std::vector<std::vector<Starter>> scripts(kRanks);
-    for (uint32_t r = 0; r < kRanks; ++r) {
-      scripts[r].push_back([&, r](Group& g) {
-        return g.all_reduce_async(
-            std::as_bytes(std::span<const int32_t>(big[r])),
-            std::as_writable_bytes(std::span<int32_t>(big[r])), DType::kInt32,
-            ReduceOp::kSum);
-      });
-      scripts[r].push_back(
-          [&, r](Group& g) { return g.shrink_async(&shrunk[r]); });
-    }
-    ScriptRun run = cluster->run_scripts(std::move(scripts));
+    ShrinkProgram p(kRanks);
+    ScriptRun run = cluster->run_scripts(p.scripts(/*sum_after=*/false));
     ASSERT_TRUE(run.run.completed()) << run.run.report;
     std::optional<std::vector<uint32_t>> agreed;
     for (uint32_t r = 0; r < kRanks; ++r) {
       if (cluster->crashed(r)) continue;
       ASSERT_EQ(run.results[r].size(), 2u);
       ASSERT_TRUE(run.results[r][1].ok()) << r << run.results[r][1];
-      std::vector<uint32_t> world;
-      for (uint32_t m = 0; m < shrunk[r]->size(); ++m) {
-        world.push_back(shrunk[r]->world_rank(m));
-      }
+      const std::vector<uint32_t> world = p.members(r);
       if (!agreed.has_value()) agreed = world;
       EXPECT_EQ(world, *agreed) << "rank " << r;
       EXPECT_THAT(world, ::testing::Not(::testing::Contains(2u)));
@@ -206,31 +225,19 @@ TEST(GroupShrink, ARankReportedFailedLearnsItWasLeftOut) {
   absl::StatusOr<SimCluster> cluster =
       cluster_of(kRanks, "stall rank=3 at_ns=1000 for_ns=10000000\n");
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  std::vector<std::unique_ptr<Group>> shrunk(kRanks);
-  std::vector<std::vector<int32_t>> big(kRanks, std::vector<int32_t>(100000));
-  std::vector<std::vector<Starter>> scripts(kRanks);
-  for (uint32_t r = 0; r < kRanks; ++r) {
-    scripts[r].push_back([&, r](Group& g) {
-      return g.all_reduce_async(
-          std::as_bytes(std::span<const int32_t>(big[r])),
-          std::as_writable_bytes(std::span<int32_t>(big[r])), DType::kInt32,
-          ReduceOp::kSum);
-    });
-    scripts[r].push_back(
-        [&, r](Group& g) { return g.shrink_async(&shrunk[r]); });
-  }
-  ScriptRun run = cluster->run_scripts(std::move(scripts));
+  ShrinkProgram p(kRanks);
+  ScriptRun run = cluster->run_scripts(p.scripts(/*sum_after=*/false));
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   for (uint32_t r = 0; r < 3; ++r) {
     ASSERT_TRUE(run.results[r][1].ok()) << r << run.results[r][1];
-    ASSERT_NE(shrunk[r], nullptr);
-    EXPECT_EQ(shrunk[r]->size(), 3u);
+    ASSERT_NE(p.shrunk[r], nullptr);
+    EXPECT_EQ(p.shrunk[r]->size(), 3u);
   }
   const absl::Status& left_out = run.results[3][1];
   EXPECT_EQ(left_out.code(), absl::StatusCode::kFailedPrecondition) << left_out;
   ASSERT_TRUE(error_place(left_out).has_value()) << left_out;
   EXPECT_EQ(error_place(left_out)->cause, ErrorCause::kExcluded) << left_out;
-  EXPECT_EQ(shrunk[3], nullptr);
+  EXPECT_EQ(p.shrunk[3], nullptr);
 }
 
 TEST(GroupShrink, ARingIsRefused) {
@@ -245,12 +252,6 @@ TEST(GroupShrink, ARingIsRefused) {
   EXPECT_THAT(std::string(op.status().message()), HasSubstr("mesh"));
 }
 
-}  // namespace
-}  // namespace weft::testing
-
-namespace weft::testing {
-namespace {
-
 // Recovery in virtual time on the tb5 link: from the watch naming a crash
 // (the failed all-sum's end) to the end of the first all-sum of the
 // shrunk group of 7, at most 1 ms (docs/fault-tolerance.md has the
@@ -261,42 +262,19 @@ TEST(GroupShrink, RecoversWithinOneMillisecondOfTheDetection) {
       kRanks, "crash rank=5 at_ns=3000\n", 4 * Group::kWatchIntervalNs);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   const Clock& clock = cluster->world().clock();
-  std::vector<std::unique_ptr<Group>> shrunk(kRanks);
-  std::vector<std::vector<int32_t>> big(kRanks, std::vector<int32_t>(100000));
-  std::vector<std::vector<int32_t>> in(kRanks, std::vector<int32_t>(1));
-  std::vector<std::vector<int32_t>> out(kRanks, std::vector<int32_t>(1));
-  std::vector<TimeNs> failed_ns(kRanks, -1), shrunk_ns(kRanks, -1),
-      summed_ns(kRanks, -1);
-  std::vector<std::vector<Starter>> scripts(kRanks);
-  for (uint32_t r = 0; r < kRanks; ++r) {
-    scripts[r].push_back([&, r](Group& g) {
-      return g.all_reduce_async(
-          std::as_bytes(std::span<const int32_t>(big[r])),
-          std::as_writable_bytes(std::span<int32_t>(big[r])), DType::kInt32,
-          ReduceOp::kSum);
-    });
-    scripts[r].push_back([&, r](Group& g) {
-      failed_ns[r] = clock.now_ns();
-      return g.shrink_async(&shrunk[r]);
-    });
-    scripts[r].push_back([&, r](Group&) {
-      shrunk_ns[r] = clock.now_ns();
-      return sum_of_ranks(*shrunk[r], &in[r], &out[r]);
-    });
-    scripts[r].push_back([&, r](Group& g) {
-      summed_ns[r] = clock.now_ns();
-      return g.barrier_async();  // refused: only marks the time
-    });
-  }
-  ScriptRun run = cluster->run_scripts(std::move(scripts));
+  ShrinkProgram p(kRanks);
+  // [r][step]: when rank r's steps 1 (shrink), 2 (sum) and 3 started.
+  std::vector<std::array<TimeNs, 4>> at_ns(kRanks);
+  auto mark = [&](uint32_t r, int step) { at_ns[r][step] = clock.now_ns(); };
+  ScriptRun run = cluster->run_scripts(p.scripts(/*sum_after=*/true, mark));
   ASSERT_TRUE(run.run.completed()) << run.run.report;
   for (uint32_t r = 0; r < kRanks; ++r) {
     if (r == 5) continue;
     SCOPED_TRACE(::testing::Message() << "rank " << r);
     ASSERT_TRUE(run.results[r][2].ok()) << run.results[r][2];
-    EXPECT_EQ(out[r][0], 36 - 6);  // 1 + ... + 8, rank 5's 6 left out
-    EXPECT_GE(shrunk_ns[r], failed_ns[r]);
-    EXPECT_LE(summed_ns[r] - failed_ns[r], kNsPerMs);
+    EXPECT_EQ(p.sums[r][0], 36 - 6);  // 1 + ... + 8, rank 5's 6 left out
+    EXPECT_GE(at_ns[r][2], at_ns[r][1]);
+    EXPECT_LE(at_ns[r][3] - at_ns[r][1], kNsPerMs);
   }
 }
 
