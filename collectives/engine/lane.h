@@ -509,6 +509,43 @@ class Lane {
   Liveness liveness_;
 };
 
+// Where a frame's parts lie: inline, as every frame sent or received asks
+// them two or three times.
+inline Frame Lane::recv_frame(uint32_t slot) const {
+  return data_.sub(slot * slot_bytes_, slot_bytes_);
+}
+
+inline Frame Lane::send_frame(uint32_t slot) const {
+  if (slot == depth_) return control_.sub(0, kHeaderBytes);  // ack
+  if (slot == depth_ + 1) return abort_;
+  return data_.sub((depth_ + slot) * slot_bytes_, slot_bytes_);
+}
+
+inline Frame Lane::head(uint32_t index) const {
+  return control_.sub(kHeaderBytes + index * kHeaderBytes, kHeaderBytes);
+}
+
+inline Frame Lane::recv_head(uint32_t slot) const {
+  return split_ ? head(slot) : recv_frame(slot).sub(0, kHeaderBytes);
+}
+
+inline Frame Lane::body(const Frame& frame) const {
+  return split_ ? frame : frame.sub(kHeaderBytes, slot_bytes_ - kHeaderBytes);
+}
+
+inline Frame Lane::recv_body(uint32_t slot) const {
+  return body(recv_frame(slot));
+}
+
+inline Frame Lane::send_head(uint32_t slot) const {
+  if (slot >= depth_) return send_frame(slot);  // ack, abort: whole
+  return split_ ? head(depth_ + slot) : send_frame(slot).sub(0, kHeaderBytes);
+}
+
+inline Frame Lane::send_body(uint32_t slot) const {
+  return body(send_frame(slot));
+}
+
 template <typename SuspectFn>
 absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
                               SuspectFn&& suspect, bool* advanced,

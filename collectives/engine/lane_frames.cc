@@ -39,37 +39,6 @@ std::span<const std::byte> Lane::payload(const Arrival& a) const {
   return recv_body(a.slot).span().first(a.header.payload_bytes);
 }
 
-Frame Lane::recv_frame(uint32_t slot) const {
-  return data_.sub(slot * slot_bytes_, slot_bytes_);
-}
-
-Frame Lane::send_frame(uint32_t slot) const {
-  if (slot == depth_) return control_.sub(0, kHeaderBytes);  // ack
-  if (slot == depth_ + 1) return abort_;
-  return data_.sub((depth_ + slot) * slot_bytes_, slot_bytes_);
-}
-
-Frame Lane::head(uint32_t index) const {
-  return control_.sub(kHeaderBytes + index * kHeaderBytes, kHeaderBytes);
-}
-
-Frame Lane::recv_head(uint32_t slot) const {
-  return split_ ? head(slot) : recv_frame(slot).sub(0, kHeaderBytes);
-}
-
-Frame Lane::body(const Frame& frame) const {
-  return split_ ? frame : frame.sub(kHeaderBytes, slot_bytes_ - kHeaderBytes);
-}
-
-Frame Lane::recv_body(uint32_t slot) const { return body(recv_frame(slot)); }
-
-Frame Lane::send_head(uint32_t slot) const {
-  if (slot >= depth_) return send_frame(slot);  // ack, abort: whole
-  return split_ ? head(depth_ + slot) : send_frame(slot).sub(0, kHeaderBytes);
-}
-
-Frame Lane::send_body(uint32_t slot) const { return body(send_frame(slot)); }
-
 absl::Status Lane::send(const DataFrame& f) {
   const uint32_t slot = send_.free_slot();
   const auto bytes = static_cast<uint32_t>(f.payload.size());
