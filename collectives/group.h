@@ -200,7 +200,7 @@ class Group {
   // progress() is woken for it). A non-OK answer whose error_place() names
   // the rank that is gone fails the group: the running and queued
   // operations end with Unavailable (cause kPeerUnavailable, that peer)
-  // saying its side channel closed, peers are told, later calls are
+  // saying it is gone and what the check said, peers are told, later calls are
   // refused. Shared with split groups (one engine; the last call wins). An
   // empty function stops watching; without a check nothing changes. A
   // group formed on a fabric that keeps a record of departed peers

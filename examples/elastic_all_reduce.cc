@@ -52,7 +52,8 @@ absl::Status run(int steps) {
       std::printf(
           "elastic_all_reduce: rank %u: step %d failed (%s); "
           "shrinking\n",
-          me, step, std::string(s.message().substr(0, 80)).c_str());
+          me, step,
+          std::string(s.message().substr(0, s.message().find(';'))).c_str());
       if (absl::Status shrunk = (*pg)->shrink(); !shrunk.ok()) {
         return fail(me, "shrinking", shrunk);
       }

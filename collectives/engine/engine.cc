@@ -375,16 +375,17 @@ absl::Status Engine::consult_watch(TimeNs now_ns) {
       break;
     }
   }
+  // The watch is the side channel on hardware, the simulator's record of
+  // departures in a simulated world: its own words say which.
   const std::string who =
-      peer == kNoPeer ? "a peer's" : absl::StrFormat("peer %u's", peer);
+      peer == kNoPeer ? "a peer" : absl::StrFormat("peer %u", peer);
   const std::string what = absl::IsUnavailable(said)
-                               ? "closed: its process exited or was killed"
-                               : "failed, so a peer may be gone";
-  return make_error(
-      absl::StatusCode::kUnavailable, place,
-      absl::StrFormat("%s side channel %s; not waiting for it (the side "
-                      "channel says: %s)",
-                      who, what, said.message()));
+                               ? "is gone (its process exited or was killed)"
+                               : "may be gone (the liveness check failed)";
+  return make_error(absl::StatusCode::kUnavailable, place,
+                    absl::StrFormat("%s %s; not waiting for it (the check "
+                                    "says: %s)",
+                                    who, what, said.message()));
 }
 
 absl::Status Engine::check_departures() const {

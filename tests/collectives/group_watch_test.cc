@@ -160,7 +160,7 @@ TEST(GroupWatch, BlockingCallEndsSoonAfterThePeersProcessExits) {
   EXPECT_EQ(place->cause, ErrorCause::kPeerUnavailable);
   EXPECT_FALSE(place->device.empty()) << "the cable to the peer is named";
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr("peer 1's side channel closed: its process exited "
+              HasSubstr("peer 1 is gone (its process exited "
                         "or was killed"));
   // Within one interval of the exit, far before the 2 s deadline.
   EXPECT_GE(ended_ns, kExitNs);
@@ -170,7 +170,7 @@ TEST(GroupWatch, BlockingCallEndsSoonAfterThePeersProcessExits) {
   // Later calls are refused, with the first error.
   const absl::Status later = t->zero().barrier();
   EXPECT_EQ(error_place(later)->cause, ErrorCause::kGroupFailed) << later;
-  EXPECT_THAT(std::string(later.message()), HasSubstr("side channel closed"));
+  EXPECT_THAT(std::string(later.message()), HasSubstr("is gone (its process"));
 }
 
 TEST(GroupWatch, WithoutACheckTheExitIsWaitedOutToTheDeadline) {
@@ -262,8 +262,7 @@ TEST(GroupWatch, ProgressDrivenRanksWakeForTheCheckAndPeersAreTold) {
   EXPECT_LE(run.run.end_ns, kExitNs + Group::kWatchIntervalNs);
   const absl::Status& zero = run.results[0][0];
   EXPECT_EQ(zero.code(), absl::StatusCode::kUnavailable) << zero;
-  EXPECT_THAT(std::string(zero.message()),
-              HasSubstr("peer 2's side channel closed"));
+  EXPECT_THAT(std::string(zero.message()), HasSubstr("peer 2 is gone"));
   // Rank 1 has no check: it hears of the failure from rank 0.
   const absl::Status& one = run.results[1][0];
   ASSERT_FALSE(one.ok());
@@ -334,8 +333,7 @@ TEST(GroupWatch, ADepartureEndsOnlyOperationsThatWaitOnThePeer) {
   EXPECT_EQ(p2p.check(0), "");
   const absl::Status& needs_two = run.results[0][1];
   EXPECT_EQ(needs_two.code(), absl::StatusCode::kUnavailable) << needs_two;
-  EXPECT_THAT(std::string(needs_two.message()),
-              HasSubstr("peer 2's side channel closed"));
+  EXPECT_THAT(std::string(needs_two.message()), HasSubstr("peer 2 is gone"));
   EXPECT_LT(run.run.end_ns, 2 * Group::kWatchIntervalNs);
 }
 

@@ -96,7 +96,7 @@ TEST_P(KilledRank, EverySurvivorEndsWithAnErrorNamingItAndItsAddress) {
         absl::StrCat("peer ", victim, " at ", layout.addresses[victim]);
     const std::string said_by_side_channel =
         absl::StrCat("peer ", victim,
-                     "'s side channel closed: its process "
+                     " is gone (its process "
                      "exited or was killed");
     if (procs.out(r).find(said_by_fabric) != std::string::npos) {
       EXPECT_THAT(procs.out(r), HasSubstr("then start the group again"))
