@@ -117,8 +117,8 @@ Operation Group::shrink_async(std::unique_ptr<Group>* shrunk, CallOptions c) {
   return start_agreement(
       ~0u, c,
       [weak, topology, options, rank, world, shrunk](
-          const std::vector<uint32_t>& members,
-          const std::vector<uint32_t>& failed, uint32_t) -> absl::Status {
+          const std::vector<uint32_t>& members, const std::vector<uint32_t>&,
+          uint32_t) -> absl::Status {
         std::shared_ptr<Engine> engine = weak.lock();
         if (engine == nullptr) {  // the group went while it ran
           return make_error(
@@ -140,7 +140,6 @@ Operation Group::shrink_async(std::unique_ptr<Group>* shrunk, CallOptions c) {
         }
         std::vector<uint32_t> kept;
         for (uint32_t m : members) kept.push_back(world[m]);
-        (void)failed;
         engine->begin_epoch(kept);
         *shrunk = std::unique_ptr<Group>(
             new Group(std::move(engine), topology, std::move(kept),

@@ -78,13 +78,12 @@ bool Agreement::done() const {
 
 void Agreement::begin_round(uint32_t round) {
   round_ = round;
-  // The set collected in the last round goes out; this round collects
-  // the sets that arrive, and this member's own (it delivers to itself).
-  sending_ = collecting_;
+  // The set collected in the last round goes out, and stays as this
+  // member's own message to itself; this round adds the sets that arrive.
   heard_before_.swap(heard_);
   std::fill(heard_.begin(), heard_.end(), 0);
   heard_[me_] = 1;
-  enqueue(kRound, sending_);
+  enqueue(kRound, collecting_);
 }
 
 void Agreement::enqueue(uint32_t kind, const Set& value) {

@@ -103,7 +103,6 @@ class Agreement {
   absl::Status send_pending(bool* advanced);
   // REQUIRES: done().
   const AgreementOutcome& outcome() const { return outcome_; }
-  uint32_t round() const { return round_; }
   const OpIdentity& identity() const { return identity_; }
   // The lane index (Lane::index()) of each member it waits on, set in
   // `waiting` (probes go to a silent one).
@@ -156,10 +155,9 @@ class Agreement {
   StaleFn stale_;
   std::vector<uint8_t> suspected_;
   uint32_t round_ = 0;
-  // This round's collected set, and the set sent in this round's messages
-  // (what round - 1 collected).
+  // This round's collected set: what round - 1 collected (this member's
+  // message to itself) and the sets arrived in this round's messages.
   Set collecting_;
-  Set sending_;
   // Who this round's and the last round's messages came from (me always).
   std::vector<uint8_t> heard_;
   std::vector<uint8_t> heard_before_;

@@ -226,7 +226,11 @@ Progress Engine::run_agreement() {
     absl::Status late = make_error(
         absl::StatusCode::kDeadlineExceeded,
         ErrorPlace{rank_, peer, "", ErrorCause::kDeadline},
-        absl::StrFormat("%s did not decide within its %d ns deadline: %s",
+        absl::StrFormat("%s did not decide within its %d ns deadline: %s. "
+                        "Check that every rank still alive calls it (the "
+                        "same number of agree() and shrink() calls on the "
+                        "same group); a rank that died silently is named "
+                        "only by a watch (Group::watch)",
                         describe_op(a.identity()), op.timeout_ns,
                         a.outstanding()));
     if (failure_.ok()) fail(late, rank_, /*every_op=*/true);
