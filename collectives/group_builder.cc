@@ -146,7 +146,7 @@ absl::Status GroupBuilder::open_lanes() {
           control_at, abort_at, fabric_.clock());
       frames_at += config.frames_bytes(split);
       control_at += config.control_bytes(split);
-      abort_at += collectives::internal::kAbortFrameBytes;
+      abort_at += collectives::internal::kRareFramesBytes;
       absl::StatusOr<Destination> d = lane->destination();
       if (!d.ok()) return d.status();
       address.lanes.push_back({peer, cable, *d});

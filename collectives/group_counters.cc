@@ -4,7 +4,7 @@
 
 namespace weft {
 
-const std::array<LinkCounters::Field, 9> LinkCounters::kFields = {{
+const std::array<LinkCounters::Field, 10> LinkCounters::kFields = {{
     {"frames_sent", &LinkCounters::frames_sent},
     {"frames_resent", &LinkCounters::frames_resent},
     {"frames_received", &LinkCounters::frames_received},
@@ -14,6 +14,7 @@ const std::array<LinkCounters::Field, 9> LinkCounters::kFields = {{
     {"probes_sent", &LinkCounters::probes_sent},
     {"credit_stalls", &LinkCounters::credit_stalls},
     {"deadlines_hit", &LinkCounters::deadlines_hit},
+    {"lanes_moved", &LinkCounters::lanes_moved},
 }};
 
 // Every counter is in kFields (a new one added above but not there would

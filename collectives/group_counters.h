@@ -43,6 +43,11 @@ struct LinkCounters {
   // Operations that hit their deadline blaming this peer (the whole group
   // fails with the first; so 0 or 1 while the group lives).
   uint64_t deadlines_hit = 0;
+  // Times this cable's lane moved to another cable to the same peer, after
+  // this cable stopped answering while the other answered (a pulled cable
+  // of a pair with several): its frames go over the other cable from
+  // then on (PeerCounters::device names the device they use now).
+  uint64_t lanes_moved = 0;
 
   // Every counter with its name (the key weft-bench's JSON uses), in the
   // order above: for sums, differences and output without listing them
@@ -51,7 +56,7 @@ struct LinkCounters {
     const char* name;
     uint64_t LinkCounters::*value;
   };
-  static const std::array<Field, 9> kFields;
+  static const std::array<Field, 10> kFields;
 
   LinkCounters& operator+=(const LinkCounters& o);
   LinkCounters& operator-=(const LinkCounters& o);
@@ -62,7 +67,9 @@ struct LinkCounters {
 struct PeerCounters {
   uint32_t peer = 0;   // the peer's fabric (world) rank
   uint32_t cable = 0;  // which cable to that peer (device JSON order)
-  std::string device;  // this rank's device on that cable
+  // This rank's device the cable's lane uses: the cable's own, or, once
+  // the lane moved (lanes_moved), the other cable's it moved to.
+  std::string device;
   LinkCounters counts;
 };
 

@@ -66,7 +66,7 @@ struct GroupOptions {
   static constexpr uint32_t kMinFrameBytes = 4 << 10;
   static constexpr uint32_t kMaxFrameBytes = 512 << 10;
   static constexpr uint32_t kMinDepth = 4;
-  static constexpr uint32_t kMaxDepth = 28;  // + credit and abort sends <= 32
+  static constexpr uint32_t kMaxDepth = 28;  // + ack, abort, move sends <= 32
   static constexpr TimeNs kMaxTimeoutNs = 24 * 3600 * kNsPerS;
   static constexpr uint64_t kMaxSendQueueBytes = uint64_t{64} << 20;
 

@@ -181,8 +181,8 @@ void Engine::prefetch_state() const {
 
 absl::Status Engine::poll_lanes(bool* advanced) {
   // A lane has at most kMaxDepth receives, as many data sends, an
-  // acknowledgement and an abort outstanding: one poll drains it.
-  static_assert(Endpoint::kMaxPollBatch >= 2 * GroupOptions::kMaxDepth + 2,
+  // acknowledgement, an abort and a move outstanding: one poll drains it.
+  static_assert(Endpoint::kMaxPollBatch >= 2 * GroupOptions::kMaxDepth + 3,
                 "one poll must drain a lane (see progress())");
   for (const auto& lane : lanes_) {
     const uint8_t state = lane_state_[lane->index()];
@@ -192,6 +192,7 @@ absl::Status Engine::poll_lanes(bool* advanced) {
       lane_state_[lane->index()] = kLaneDead;
       continue;
     }
+    if (s.ok() && lane->has_moves()) s = serve_moves(*lane);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -305,7 +306,11 @@ absl::Status Engine::service_lanes(TimeNs now_ns, bool* advanced,
       continue;
     }
     if (!s.ok()) return s;
+    if (lane->cut() && state == kLaneLive) {
+      consider_move(*lane, now_ns, wake_ns);
+    }
   }
+  if (!moving_.empty()) resend_moves(now_ns, wake_ns);
   return absl::OkStatus();
 }
 
@@ -433,6 +438,7 @@ GroupCounters Engine::counters() const {
     p.counts.probes_sent = st.probes_sent;
     p.counts.credit_stalls = st.credit_stalls;
     p.counts.deadlines_hit = st.deadlines;
+    p.counts.lanes_moved = st.moves;
     out.total += p.counts;
     out.payload_bytes_zero_copy += st.bytes_zero_copy;
     out.payload_bytes_staged += st.bytes_staged;

@@ -14,6 +14,11 @@
 // operation that still needs it, with Unavailable naming it, and lets be
 // one that has everything it needed from it.
 //
+// A cable that stops answering while another cable to the same peer
+// answers is left: its lane moves to the other cable (lane.h, "Moving";
+// engine_moves.cc), the operation goes on, and the move is counted
+// (GroupCounters' lanes_moved) and logged at info.
+//
 // A watch (watch()) is a second way to learn of a dead peer: a check of the
 // side channel, consulted while an operation runs, at most once per
 // interval of the fabric clock. Fabrics that give no completion for
@@ -198,6 +203,18 @@ class Engine {
   void flush_lingering(bool* advanced);
   bool retired(const OpIdentity& op) const;
   absl::Status poll_lanes(bool* advanced);
+  // Moving lanes (engine_moves.cc). Begins moving `lane` (cut: its cable
+  // stopped answering) to another cable to its peer that answers, if any.
+  void consider_move(Lane& lane, TimeNs now_ns, TimeNs* wake_ns);
+  // Serves the kMove frames the peer sent over `carrier`.
+  absl::Status serve_moves(Lane& carrier);
+  // Sends again the kMove frames of moves still waiting for the peer's
+  // answer that are due; *wake_ns lowered to the next one due.
+  void resend_moves(TimeNs now_ns, TimeNs* wake_ns);
+  // The lane of `lane`'s peer, other than it, whose cable answers best
+  // (heard from last, no retransmission unanswered, not moving); nullptr
+  // when none was heard from after `lane`.
+  Lane* move_carrier(const Lane& lane) const;
   absl::Status run_queue(bool* advanced);
   // Services every lane at `now_ns`; *wake_ns is the earliest lane timer.
   absl::Status service_lanes(TimeNs now_ns, bool* advanced, TimeNs* wake_ns);
@@ -274,6 +291,7 @@ class Engine {
   static constexpr uint8_t kLaneDetached = 1;
   static constexpr uint8_t kLaneDead = 2;
   std::vector<uint8_t> lane_state_;
+  std::vector<uint32_t> moving_;  // lanes with a move under way
   std::vector<uint32_t> known_dead_;  // sorted
   std::mutex revoke_mu_;
   std::string revoke_reason_;            // guarded by revoke_mu_; set once

@@ -85,6 +85,7 @@ void FrameHeader::encode(std::span<std::byte, kHeaderBytes> out) const {
       put32(p, 36, sack);
       break;
     case FrameType::kAbort:
+    case FrameType::kMove:
       put32(p, 32, origin);
       put32(p, 36, blamed);
       break;
@@ -125,7 +126,7 @@ absl::StatusOr<FrameHeader> FrameHeader::decode(
   FrameHeader h;
   const uint8_t type = get8(p, 5);
   if (type < static_cast<uint8_t>(FrameType::kData) ||
-      type > static_cast<uint8_t>(FrameType::kAbort)) {
+      type > static_cast<uint8_t>(FrameType::kMove)) {
     return absl::DataLossError(
         absl::StrFormat("a frame of unknown type %u arrived", type));
   }
@@ -154,6 +155,7 @@ absl::StatusOr<FrameHeader> FrameHeader::decode(
       h.sack = get32(p, 36);
       break;
     case FrameType::kAbort:
+    case FrameType::kMove:
       h.origin = get32(p, 32);
       h.blamed = get32(p, 36);
       break;

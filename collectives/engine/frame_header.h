@@ -13,8 +13,9 @@
 //   48 chunk bytes u32 | 52 consumed u32 | 56 sequence u32 | 60 check u32
 // (check: FNV-1a over bytes 0..59 as fifteen little-endian u32 words).
 // Frames other than data have no item: bytes 32 and 36 carry the origin and
-// the blamed peer (abort) or the suspect and the selective acknowledgement
-// (acknowledgement). An acknowledgement has no operation either: bytes 20
+// the blamed peer (abort), the suspect and the selective acknowledgement
+// (acknowledgement), or the cable that moves and the move's generation
+// (move). An acknowledgement has no operation either: bytes 20
 // carry `heard` and its sequence field the sender's next data number.
 #ifndef WEFT_COLLECTIVES_ENGINE_FRAME_HEADER_H_
 #define WEFT_COLLECTIVES_ENGINE_FRAME_HEADER_H_
@@ -30,11 +31,14 @@
 namespace weft::collectives::internal {
 
 inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
-inline constexpr uint8_t kProtocolVersion = 4;
+inline constexpr uint8_t kProtocolVersion = 5;
 inline constexpr uint32_t kHeaderBytes = 64;
 
 // kAck: the counters alone (acknowledgement, credit report, probe reply).
-enum class FrameType : uint8_t { kData = 1, kAck = 2, kAbort = 3 };
+// kMove: the lane of another cable to the same peer moves to the cable this
+// frame came over (lane.h, "Moving"); its payload is the sender's new
+// endpoint's Destination.
+enum class FrameType : uint8_t { kData = 1, kAck = 2, kAbort = 3, kMove = 4 };
 
 // Header flags.
 // Data: report `consumed` as soon as this frame is consumed (the sender of
@@ -45,6 +49,8 @@ inline constexpr uint8_t kFlagReportNow = 1;
 inline constexpr uint8_t kFlagAckNow = 2;
 // Any frame: the sender heard nothing for a while; answer with kAck.
 inline constexpr uint8_t kFlagProbe = 4;
+// kMove: the answer to the peer's kMove (this side connected already).
+inline constexpr uint8_t kFlagMoveReply = 8;
 
 // What a data frame belongs to: identical on every rank running the same
 // operation, so any difference is a mismatch.
@@ -79,7 +85,8 @@ struct FrameHeader {
   uint32_t received = 0;
   uint32_t consumed = 0;
   // kAbort: the error cause, the rank where the failure started and the
-  // peer that failure blamed (kNoPeer: none).
+  // peer that failure blamed (kNoPeer: none). kMove: `origin` is the cable
+  // whose lane moves and `blamed` the move's generation (lane.h).
   uint8_t cause = 0;
   uint32_t origin = kNoPeer;
   uint32_t blamed = kNoPeer;

@@ -36,7 +36,7 @@ uint64_t LaneConfig::region_bytes() const {
   // Split or not, 2 x depth headers and the payloads: in the data frames
   // or among the control frames. (Every part is a multiple of 64 bytes.)
   const uint64_t bytes = frames_bytes(/*split=*/false) +
-                         control_bytes(/*split=*/false) + kAbortFrameBytes;
+                         control_bytes(/*split=*/false) + kRareFramesBytes;
   return (bytes + kRegionAlign - 1) / kRegionAlign * kRegionAlign;
 }
 
@@ -55,6 +55,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       send_(config, clock),
       receive_(config, clock),
       liveness_(clock.now_ns()) {
+  via_cable_ = cable;
   auto carve = [&](uint64_t at, uint64_t bytes) {
     absl::StatusOr<Frame> f = slab.frame(at, bytes);
     WEFT_ASSERT(f.ok(), "the lane's region does not lie in the slab");
@@ -64,6 +65,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
   data_ = carve(frames_offset, config.frames_bytes(split_));
   control_ = carve(control_offset, config.control_bytes(split_));
   abort_ = carve(abort_offset, kAbortFrameBytes);
+  move_ = carve(abort_offset + kAbortFrameBytes, kMoveFrameBytes);
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
@@ -120,8 +122,10 @@ absl::Status Lane::handle(const Completion& c) {
     send_.note_left(slot);
   } else if (slot == depth_) {
     ack_busy_ = false;
-  } else {
+  } else if (slot == depth_ + 1) {
     abort_busy_ = false;
+  } else {
+    move_busy_ = false;
   }
   return absl::OkStatus();
 }
@@ -158,6 +162,11 @@ absl::Status Lane::handle_recv(const Completion& c) {
   }
   if (target.has_value()) land_targeted(slot, *target, *h);
   liveness_.note_heard(clock_.now_ns());
+  if (resend_when_heard_) {
+    // Moved: the peer's new endpoint is connected, as this frame shows.
+    resend_when_heard_ = false;
+    if (absl::Status s = resend_unacknowledged(); !s.ok()) return s;
+  }
   receive_.note_heard(c.immediate);
   if (h->flags & kFlagProbe) receive_.request_ack();
   if (h->type == FrameType::kAbort) {
@@ -171,6 +180,7 @@ absl::Status Lane::handle_recv(const Completion& c) {
   absl::Status s = absorb_counters(*h);
   if (!s.ok()) return s;
   if (h->type == FrameType::kData) return place_data(slot, *h);
+  if (h->type == FrameType::kMove) return note_move(slot, *h);
   liveness_.note_suspect(h->suspect);
   // The peer posted data numbered up to h->seq before this frame, and a
   // cable keeps order: what has not arrived was lost. Say so at once.
@@ -505,7 +515,8 @@ void Lane::check_invariants() const {
                   (in_place_.empty() || in_place_.size() == depth_) &&
                   control_.bytes() ==
                       kHeaderBytes + (split_ ? 2 * depth_ * kHeaderBytes : 0) &&
-                  abort_.bytes() == kAbortFrameBytes,
+                  abort_.bytes() == kAbortFrameBytes &&
+                  move_.bytes() == kMoveFrameBytes,
               "the lane's frames do not match its depth");
   WEFT_ASSERT(
       static_cast<uint32_t>(std::count_if(
@@ -546,6 +557,10 @@ void Lane::check_invariants() const {
               "a received abort message too long");
   WEFT_ASSERT(!abort_busy_ || abort_copies_ > 0,
               "an abort send in flight, but none was sent");
+  WEFT_ASSERT(generation_ <= kMaxMoves && stats_.moves == generation_ &&
+                  retired_.size() == generation_ &&
+                  (pending_ == nullptr || pending_generation_ > generation_),
+              "the lane's moves do not add up");
 }
 
 }  // namespace weft::collectives::internal

@@ -55,6 +55,18 @@
 //  - Abort: a best-effort frame telling the peer this group failed, with
 //    the cause, the rank where it started, the peer it blamed and the
 //    message.
+//  - Moving (recovery on; the Engine decides, engine_moves.cc): when the
+//    lane's cable stops answering (kCutRounds retransmission rounds
+//    without an answer) while another cable to the same peer answers, the
+//    lane keeps its numbering, windows and frames and gets a new endpoint
+//    on that other cable's device. The two ends trade their new endpoints'
+//    destinations in kMove frames over the other cable's lane; the old
+//    endpoint goes into its error state (nothing more lands in the lane's
+//    frames through it), the receives are posted on the new one and every
+//    frame not yet acknowledged is sent again over it. The end that
+//    connects first sends its resends only once it hears from the other
+//    over the new endpoint (so they do not reach an endpoint not yet
+//    connected); the other sends its own at once, and a probe.
 //
 // The state is split along those lines: a SendWindow (numbering, credits,
 // pacing, the data send slots, retransmission timing), a ReceiveWindow
@@ -93,6 +105,7 @@
 #include "collectives/kernels/cache_lines.h"
 #include "fabric/assert.h"
 #include "fabric/clock.h"
+#include "fabric/destination.h"
 #include "fabric/endpoint.h"
 #include "fabric/errors.h"
 #include "fabric/sequence.h"
@@ -103,6 +116,19 @@ namespace weft::collectives::internal {
 inline constexpr uint32_t kMaxAbortText = 448;
 inline constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
 inline constexpr uint32_t kAbortCopies = 3;
+// The kMove frame: a header and the sender's new endpoint's Destination.
+inline constexpr uint32_t kMoveFrameBytes = kHeaderBytes + 64;
+static_assert(Destination::kWireBytes <= kMoveFrameBytes - kHeaderBytes,
+              "a Destination does not fit the move frame");
+// A lane's rarely written frames, apart from the rest: the abort frame
+// and the move frame.
+inline constexpr uint32_t kRareFramesBytes = kAbortFrameBytes + kMoveFrameBytes;
+// Retransmission rounds without an answer after which a lane's cable is
+// taken for cut (Moving), when another cable to the peer answers.
+inline constexpr uint32_t kCutRounds = 3;
+// Most moves of one lane; a lane cut again after that stays where it is
+// (its operations end at their deadline).
+inline constexpr uint32_t kMaxMoves = 4;
 
 // What a lane did, for tests and benchmarks.
 struct LaneStats {
@@ -125,6 +151,17 @@ struct LaneStats {
   // posted there and were moved into the lane's own frame.
   uint64_t bytes_received_in_place = 0;
   uint64_t bytes_moved_aside = 0;
+  uint64_t moves = 0;  // times the lane moved to another cable (Moving)
+};
+
+// A kMove frame the peer sent (Moving): the lane to it over `cable` moves,
+// for the `generation`th time, to the cable the frame came over, where the
+// peer's new endpoint is `destination`; `reply`: the peer connected already.
+struct MoveNotice {
+  uint32_t cable = 0;
+  uint32_t generation = 0;
+  Destination destination;
+  bool reply = false;
 };
 
 // One data frame of an operation, as its runner describes it to a lane
@@ -178,8 +215,8 @@ class Lane {
 
   // The data frames lie at [frames_offset, + config.frames_bytes(split))
   // of `slab`, the control frames at [control_offset, +
-  // config.control_bytes(split)) and the abort frame at [abort_offset, +
-  // kAbortFrameBytes), split = Endpoint::max_parts() >= 2: apart, so a
+  // config.control_bytes(split)) and the abort and move frames at
+  // [abort_offset, + kRareFramesBytes), split = Endpoint::max_parts() >= 2: apart, so a
   // group can keep its lanes' small control frames together
   // (GroupBuilder: an acknowledgement writes a page shared with other
   // lanes' instead of one of its own) and their abort frames, written
@@ -300,6 +337,54 @@ class Lane {
   }
   // An operation's deadline passed, blaming this lane's peer.
   void note_deadline() { ++stats_.deadlines; }
+
+  // ---- Moving to another cable (see the top of this file; the Engine
+  // drives it, engine_moves.cc).
+
+  // The cable stopped answering: kCutRounds retransmission rounds went
+  // unanswered (recovery on).
+  bool cut() const { return send_.retries() >= kCutRounds; }
+  // Retransmission rounds without an answer so far.
+  uint32_t silent_rounds() const { return send_.retries(); }
+  // Moves begun so far (0: the lane is on its own cable).
+  uint32_t generation() const { return generation_; }
+  // The cable whose device the lane's endpoint is on now.
+  uint32_t via_cable() const { return via_cable_; }
+  // A move is under way: a new endpoint is open, not yet connected.
+  bool moving() const { return pending_ != nullptr; }
+  // While moving, when the move's kMove frame is due again; otherwise,
+  // before when no move may begin (one could not: a timeout's wait).
+  TimeNs move_due_ns() const { return move_due_ns_; }
+  void set_move_due_ns(TimeNs at_ns) { move_due_ns_ = at_ns; }
+  // Move number `generation` begins: `endpoint`, opened on the device the
+  // lane of cable `carrier` to the same peer uses now (that of physical
+  // cable `via_cable`), waits for the peer's destination; the kMove frames
+  // go over the carrier. REQUIRES: !moving(), generation > generation().
+  void begin_move(std::unique_ptr<Endpoint> endpoint, uint32_t carrier,
+                  uint32_t via_cable, uint32_t generation);
+  // The carrier of the move under way.
+  uint32_t carrier() const { return carrier_; }
+  uint32_t pending_generation() const { return pending_generation_; }
+  // The retransmission timeout now (an estimate of the round trip).
+  TimeNs rto_ns() const { return send_.rto_ns(); }
+  // The new endpoint's destination, for the kMove frame.
+  absl::StatusOr<Destination> move_destination() const;
+  // The move completes: the new endpoint is connected to `peer`, the old
+  // one put in its error state, the receives posted again on the new one,
+  // and what was not acknowledged sent again, now (`resend_now`, with a
+  // probe) or once the peer is first heard over the new endpoint.
+  // REQUIRES: moving().
+  absl::Status finish_move(const Destination& peer, bool resend_now);
+  // The peer's destination the lane last connected to by a move.
+  const Destination& moved_peer() const { return moved_peer_; }
+  // Sends a kMove frame over this lane about the lane of `cable` (its
+  // `generation`th move, this side's new endpoint at `own`). False when
+  // the move frame is still in flight or could not be posted: try again.
+  bool send_move(uint32_t cable, uint32_t generation, const Destination& own,
+                 bool reply);
+  // The kMove frames received over this lane since the last take.
+  bool has_moves() const { return !moves_in_.empty(); }
+  std::vector<MoveNotice> take_moves() { return std::move(moves_in_); }
 
   // ---- State, read for reports and tests.
 
@@ -464,6 +549,10 @@ class Lane {
   absl::Status resend_missing(uint32_t sack, uint32_t heard);
   absl::Status abort_error(const FrameHeader& h,
                            std::span<const std::byte> text);
+  // A kMove frame arrived in `slot`: noted for the Engine.
+  absl::Status note_move(uint32_t slot, const FrameHeader& h);
+  // Every frame not acknowledged, sent again (after a move).
+  absl::Status resend_unacknowledged();
   absl::Status protocol_error(std::string_view what) const;
 
   std::unique_ptr<Endpoint> endpoint_;
@@ -475,6 +564,9 @@ class Lane {
   bool split_;      // headers apart from payloads (Endpoint::max_parts() >= 2)
   bool ack_busy_ = false;        // the acknowledgement frame is in flight
   bool abort_busy_ = false;      // the abort frame is in flight
+  bool move_busy_ = false;       // the move frame is in flight
+  // Moved: the resends wait until the peer is heard over the new endpoint.
+  bool resend_when_heard_ = false;
   bool credit_stalled_ = false;  // see try_send()
   const Clock& clock_;
   // The depth's receive frames then its send frames (slot_bytes_ each),
@@ -483,6 +575,7 @@ class Lane {
   Frame data_;
   Frame control_;
   Frame abort_;
+  Frame move_;
   uint32_t slot_bytes_ = 0;        // LaneConfig::slot_bytes(split_)
   std::vector<Arrival> arrivals_;  // per receive slot: the checked header
   // Per receive slot: the frame of user memory holding its arrival's
@@ -503,6 +596,21 @@ class Lane {
   std::string abort_text_;  // abort_text(), at most kMaxAbortText bytes
   SendSequence send_sequence_;
   ReceiveChecker receive_checker_;
+  // Moving: the new endpoint while a move is under way, the endpoints
+  // left behind (in their error state, never polled; kept until the lane
+  // goes, as a fabric may still hold their work), the moves begun, the
+  // cable the endpoint is on, the peer's destination last connected to,
+  // when the kMove frame is due again, and the kMove frames received.
+  std::unique_ptr<Endpoint> pending_;
+  std::vector<std::unique_ptr<Endpoint>> retired_;
+  uint32_t generation_ = 0;
+  uint32_t pending_generation_ = 0;
+  uint32_t via_cable_ = 0;
+  uint32_t pending_via_ = 0;
+  uint32_t carrier_ = 0;
+  Destination moved_peer_;
+  TimeNs move_due_ns_ = 0;
+  std::vector<MoveNotice> moves_in_;
   LaneStats stats_;
   SendWindow send_;
   ReceiveWindow receive_;
@@ -518,6 +626,7 @@ inline Frame Lane::recv_frame(uint32_t slot) const {
 inline Frame Lane::send_frame(uint32_t slot) const {
   if (slot == depth_) return control_.sub(0, kHeaderBytes);  // ack
   if (slot == depth_ + 1) return abort_;
+  if (slot == depth_ + 2) return move_;
   return data_.sub((depth_ + slot) * slot_bytes_, slot_bytes_);
 }
 
@@ -538,7 +647,7 @@ inline Frame Lane::recv_body(uint32_t slot) const {
 }
 
 inline Frame Lane::send_head(uint32_t slot) const {
-  if (slot >= depth_) return send_frame(slot);  // ack, abort: whole
+  if (slot >= depth_) return send_frame(slot);  // ack, abort, move: whole
   return split_ ? head(depth_ + slot) : send_frame(slot).sub(0, kHeaderBytes);
 }
 

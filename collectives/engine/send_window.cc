@@ -87,6 +87,27 @@ void SendWindow::note_left(uint32_t slot) {
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
+void SendWindow::forget_in_flight() {
+  const TimeNs now_ns = clock_.now_ns();
+  for (uint32_t slot = 0; slot < depth(); ++slot) {
+    Slot& s = slots_[slot];
+    if (s.posts == 0) continue;
+    sends_in_flight_ -= s.posts;
+    queued_bytes_ -= uint64_t{s.posts} * (kHeaderBytes + s.payload_bytes);
+    s.posts = 0;
+    if (s.unacked) {
+      Number& number = numbers_[seq_index(s.seq)];
+      if (number.slot == slot && number.sent_ns == kNeverNs) {
+        number.sent_ns = now_ns;
+      }
+    } else {
+      free_push(slot);
+    }
+  }
+  retries_ = 0;
+  WEFT_CHECK_INVARIANTS_OF(*this);
+}
+
 SendWindow::Report SendWindow::absorb(uint32_t received, uint32_t consumed) {
   // Counters never pass what this side sent; an older report (reordered or
   // duplicated) says nothing new.

@@ -103,6 +103,11 @@ class SendWindow {
   // and the timeout doubles (up to max_rto_ns).
   void note_timeout();
   bool retries_exhausted() const { return retries_ == max_retries_; }
+  // The lane moved to another endpoint (lane.h, "Moving"): no send in
+  // flight will complete. Each is taken as done (a frame still queued as
+  // having left now); the frames not acknowledged stay held, to be sent
+  // again, and the retries start over.
+  void forget_in_flight();
 
   // The oldest unacknowledged frame's departure plus the timeout (at least
   // srtt plus how long the peer's answer may queue); kNeverNs while it
