@@ -61,8 +61,8 @@
 //    lane keeps its numbering, windows and frames and gets a new endpoint
 //    on that other cable's device. The two ends trade their new endpoints'
 //    destinations in kMove frames over the other cable's lane; the old
-//    endpoint goes into its error state (nothing more lands in the lane's
-//    frames through it), the receives are posted on the new one and every
+//    endpoint goes into its error state and is closed (nothing more moves
+//    through it), the receives are posted on the new one and every
 //    frame not yet acknowledged is sent again over it. The end that
 //    connects first sends its resends only once it hears from the other
 //    over the new endpoint (so they do not reach an endpoint not yet
@@ -126,9 +126,10 @@ inline constexpr uint32_t kRareFramesBytes = kAbortFrameBytes + kMoveFrameBytes;
 // Retransmission rounds without an answer after which a lane's cable is
 // taken for cut (Moving), when another cable to the peer answers.
 inline constexpr uint32_t kCutRounds = 3;
-// Most moves of one lane; a lane cut again after that stays where it is
-// (its operations end at their deadline).
-inline constexpr uint32_t kMaxMoves = 4;
+// Most moves of one lane (a cable that comes and goes would otherwise
+// move it forever); a lane cut again after that stays where it is (its
+// operations end at their deadline).
+inline constexpr uint32_t kMaxMoves = 16;
 
 // What a lane did, for tests and benchmarks.
 struct LaneStats {
@@ -370,7 +371,9 @@ class Lane {
   // The new endpoint's destination, for the kMove frame.
   absl::StatusOr<Destination> move_destination() const;
   // The move completes: the new endpoint is connected to `peer`, the old
-  // one put in its error state, the receives posted again on the new one,
+  // one put in its error state and closed (nothing more is read from or
+  // written to the lane's frames through it), the receives posted again
+  // on the new one,
   // and what was not acknowledged sent again, now (`resend_now`, with a
   // probe) or once the peer is first heard over the new endpoint.
   // REQUIRES: moving().
@@ -596,13 +599,10 @@ class Lane {
   std::string abort_text_;  // abort_text(), at most kMaxAbortText bytes
   SendSequence send_sequence_;
   ReceiveChecker receive_checker_;
-  // Moving: the new endpoint while a move is under way, the endpoints
-  // left behind (in their error state, never polled; kept until the lane
-  // goes, as a fabric may still hold their work), the moves begun, the
-  // cable the endpoint is on, the peer's destination last connected to,
-  // when the kMove frame is due again, and the kMove frames received.
+  // Moving: the new endpoint while a move is under way, the moves made,
+  // the cable the endpoint is on, the peer's destination last connected
+  // to, when the kMove frame is due again, and the kMove frames received.
   std::unique_ptr<Endpoint> pending_;
-  std::vector<std::unique_ptr<Endpoint>> retired_;
   uint32_t generation_ = 0;
   uint32_t pending_generation_ = 0;
   uint32_t via_cable_ = 0;

@@ -42,7 +42,6 @@ absl::Status Lane::finish_move(const Destination& peer, bool resend_now) {
   // none of its work completes from here on: what it had in flight is
   // forgotten (the frames not acknowledged are sent again below).
   (void)endpoint_->move_to_error();
-  retired_.push_back(std::move(endpoint_));
   endpoint_ = std::move(pending_);
   generation_ = pending_generation_;
   via_cable_ = pending_via_;

@@ -25,6 +25,11 @@ constexpr uint64_t kDrawStream = 0x5377656570ull;  // "Sweep"
 // world, program and faults of a seed are what they were before it.
 constexpr uint64_t kRegisterStream = 0x5265676973ull;  // "Regis"
 constexpr double kRegisteredChance = 0.35;
+// A pulled cable of a pair joined by several (survived: its lanes move to
+// another cable): a stream of its own too, drawn on worlds with several
+// cables a pair.
+constexpr uint64_t kCablePullStream = 0x50756c6cull;  // "Pull"
+constexpr double kCablePullChance = 0.25;
 
 // Fault bands: a third nearly clean, most with loss up to 1%, the rest
 // harsh (loss up to 5%).
@@ -162,6 +167,29 @@ void draw_faults(sim::Prng& prng, SweepCase* c) {
   draw_timed_faults(prng, until_ns, c);
 }
 
+namespace {
+
+// A pull of one cable of a drawn pair, both ways, when the pair has several.
+void draw_cable_pull(uint64_t seed, SweepCase* c) {
+  const Topology& t = c->world.topology;
+  sim::Prng prng = sim::Prng(seed).fork(kCablePullStream);
+  if (!prng.chance(kCablePullChance)) return;
+  const auto [rank, peer] = draw_pair(prng, t);
+  const auto cables = static_cast<uint32_t>(t.devices(rank, peer).size());
+  if (cables < 2) return;
+  const TimeNs span = c->expected_ns + kSweepLingerNs;
+  c->world.faults.script.push_back(
+      {.kind = sim::FaultKind::kLinkDown,
+       .rank = rank,
+       .peer = peer,
+       .at_ns = static_cast<TimeNs>(
+           prng.below(static_cast<uint64_t>(kFaultSpan * span) + 1)),
+       .cable = static_cast<uint32_t>(prng.below(cables)),
+       .both_ways = true});
+}
+
+}  // namespace
+
 SweepCase draw_sweep_case(uint64_t seed) {
   sim::Prng prng = sim::Prng(seed).fork(kDrawStream);
   SweepCase c;
@@ -175,6 +203,7 @@ SweepCase draw_sweep_case(uint64_t seed) {
   for (harness::ProgramOp& op : c.program.ops) {
     op.registered = registering.chance(kRegisteredChance);
   }
+  draw_cable_pull(seed, &c);
   // Each operation ends by its deadline, one after another: a run past
   // them all (and two more) is a hang.
   c.world.time_limit_ns =

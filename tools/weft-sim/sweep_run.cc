@@ -7,16 +7,49 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "fabric/topology.h"
 #include "harness/program_run.h"
 #include "harness/sim_cluster.h"
+#include "sim/faults.h"
 
 namespace weft::tools::weft_sim {
 namespace {
 
-bool fatal_fault(const std::array<uint64_t, sim::kFaultKindCount>& by_kind) {
-  for (sim::FaultKind k : {sim::FaultKind::kCrash, sim::FaultKind::kLinkDown,
-                           sim::FaultKind::kQpError, sim::FaultKind::kError}) {
+// A link_down that recovery survives: one cable of a pair joined by
+// several, the only link_down of that pair (its lanes move to another
+// cable; docs/fault-tolerance.md, "A dead cable").
+bool survivable_pull(const sim::ScriptedFault& f,
+                     std::span<const sim::ScriptedFault> script,
+                     const Topology& topology) {
+  if (f.kind != sim::FaultKind::kLinkDown || f.cable == sim::kAllCables ||
+      topology.devices(f.rank, f.peer).size() < 2) {
+    return false;
+  }
+  for (const sim::ScriptedFault& other : script) {
+    if (&other != &f && other.kind == sim::FaultKind::kLinkDown &&
+        ((other.rank == f.rank && other.peer == f.peer) ||
+         (other.rank == f.peer && other.peer == f.rank))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool fatal_fault(const std::array<uint64_t, sim::kFaultKindCount>& by_kind,
+                 std::span<const sim::ScriptedFault> script,
+                 const Topology& topology) {
+  for (sim::FaultKind k : {sim::FaultKind::kCrash, sim::FaultKind::kQpError,
+                           sim::FaultKind::kError}) {
     if (by_kind[static_cast<size_t>(k)] > 0) return true;
+  }
+  if (by_kind[static_cast<size_t>(sim::FaultKind::kLinkDown)] == 0) {
+    return false;
+  }
+  for (const sim::ScriptedFault& f : script) {
+    if (f.kind == sim::FaultKind::kLinkDown &&
+        !survivable_pull(f, script, topology)) {
+      return true;
+    }
   }
   return false;
 }
@@ -60,6 +93,7 @@ absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
                                         const SweepRunOptions& options) {
   sim::WorldOptions world = c.world;
   if (options.faults) world.faults = *options.faults;
+  const sim::FaultPlan world_faults = world.faults;
   world.keep_trace_events = !options.trace_path.empty();
   GroupOptions group = c.group;
   group.recovery.enabled = options.recovery;
@@ -94,7 +128,8 @@ absl::StatusOr<SweepRun> run_sweep_case(const SweepCase& c,
   out.trace_hash = w.trace().hash();
   out.faults_by_kind = w.counters().faults;
   out.faults_injected = w.counters().faults_total();
-  out.fatal = fatal_fault(out.faults_by_kind);
+  out.fatal = fatal_fault(out.faults_by_kind, world_faults.script,
+                          c.world.topology);
   // Without recovery a single lost frame ends a run: liveness is a promise
   // of recovery only.
   out.not_live = options.recovery && !out.fatal &&

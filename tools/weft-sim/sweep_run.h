@@ -46,8 +46,10 @@ struct SweepRun {
   bool ranks_disagree = false;
   uint32_t ops_total = 0;    // operations of the program
   uint32_t ops_correct = 0;  // ended OK and correct on every member
-  // A fatal fault struck: a crash, a dead link, a queue pair error or an
-  // error completion. Without one the run must end correct (liveness).
+  // A fatal fault struck: a crash, a dead link (other than one cable of a
+  // pair joined by several, the pair's only link_down: its lanes move), a
+  // queue pair error or an error completion. Without one the run must end
+  // correct (liveness).
   bool fatal = false;
   // With recovery on, no fatal fault, yet the verdict is not correct.
   bool not_live = false;
