@@ -5,7 +5,8 @@
 // until answered; the peer opens its own, connects, answers with its
 // destination and waits to hear over the new endpoint; the first side
 // connects on the answer and sends what was not acknowledged. Both sides
-// finding the cut at once each connect on the other's kMove and answer it.
+// finding the cut at once each connect on the other's kMove and answer it;
+// when they chose different cables, the lower rank's choice stands.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -110,6 +111,12 @@ absl::Status Engine::serve_moves(Lane& carrier) {
     if (n.generation <= lane->generation() || n.generation > kMaxMoves ||
         (lane->moving() && n.generation != lane->pending_generation())) {
       continue;  // stale, or out of turn
+    }
+    // Both ends began this move, each over a cable of its own choosing:
+    // the lower rank's choice stands, and the higher rank takes it.
+    if (lane->moving() && lane->carrier() != carrier.cable()) {
+      if (rank_ < lane->peer()) continue;
+      lane->abandon_move();
     }
     // Who connects second sends its resends at once: the one answered,
     // and of two that asked at once, the lower rank.

@@ -368,6 +368,12 @@ class Lane {
   uint32_t pending_generation() const { return pending_generation_; }
   // The retransmission timeout now (an estimate of the round trip).
   TimeNs rto_ns() const { return send_.rto_ns(); }
+  // The move under way is given up (its endpoint closed): the peer moves
+  // the lane over another cable, whose move this side takes instead.
+  void abandon_move() {
+    pending_.reset();
+    move_due_ns_ = 0;
+  }
   // The new endpoint's destination, for the kMove frame.
   absl::StatusOr<Destination> move_destination() const;
   // The move completes: the new endpoint is connected to `peer`, the old

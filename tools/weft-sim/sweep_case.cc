@@ -177,13 +177,14 @@ void draw_cable_pull(uint64_t seed, SweepCase* c) {
   const auto [rank, peer] = draw_pair(prng, t);
   const auto cables = static_cast<uint32_t>(t.devices(rank, peer).size());
   if (cables < 2) return;
-  const TimeNs span = c->expected_ns + kSweepLingerNs;
+  // While the program runs (its expected duration), so most pulls meet
+  // traffic.
   c->world.faults.script.push_back(
       {.kind = sim::FaultKind::kLinkDown,
        .rank = rank,
        .peer = peer,
        .at_ns = static_cast<TimeNs>(
-           prng.below(static_cast<uint64_t>(kFaultSpan * span) + 1)),
+           prng.below(static_cast<uint64_t>(c->expected_ns) + 1)),
        .cable = static_cast<uint32_t>(prng.below(cables)),
        .both_ways = true});
 }
