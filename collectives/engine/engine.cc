@@ -306,7 +306,11 @@ absl::Status Engine::service_lanes(TimeNs now_ns, bool* advanced,
       continue;
     }
     if (!s.ok()) return s;
-    if (lane->cut() && state == kLaneLive) {
+    // Cut: its frames go unanswered, or, with nothing of its own to
+    // resend (a credit report lost on the way, say), its probes do.
+    if (state == kLaneLive &&
+        (lane->cut() ||
+         (watch.waiting && probe_ns > 0 && lane->silent_at(now_ns, probe_ns)))) {
       consider_move(*lane, now_ns, wake_ns);
     }
   }

@@ -211,9 +211,9 @@ class Engine {
   // Sends again the kMove frames of moves still waiting for the peer's
   // answer that are due; *wake_ns lowered to the next one due.
   void resend_moves(TimeNs now_ns, TimeNs* wake_ns);
-  // The lane of `lane`'s peer, other than it, whose cable answers best
-  // (heard from last, no retransmission unanswered, not moving); nullptr
-  // when none was heard from after `lane`.
+  // The lane of `lane`'s peer on another cable whose cable answers best
+  // (heard from after `lane` first, then heard from last; no
+  // retransmission unanswered, not moving); nullptr when there is none.
   Lane* move_carrier(const Lane& lane) const;
   absl::Status run_queue(bool* advanced);
   // Services every lane at `now_ns`; *wake_ns is the earliest lane timer.

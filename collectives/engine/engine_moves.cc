@@ -21,17 +21,25 @@
 namespace weft::collectives::internal {
 
 Lane* Engine::move_carrier(const Lane& lane) const {
+  // Heard from since `lane` was last (the peer is alive and that cable
+  // works) first; else any other cable to the peer not itself silent (one
+  // that carried no traffic yet: the move frame asks it, and only an
+  // answer completes the move).
   Lane* best = nullptr;
+  auto better = [&](const Lane& other) {
+    if (best == nullptr) return true;
+    const bool fresh = other.last_heard_ns() > lane.last_heard_ns();
+    const bool best_fresh = best->last_heard_ns() > lane.last_heard_ns();
+    if (fresh != best_fresh) return fresh;
+    return other.last_heard_ns() > best->last_heard_ns();
+  };
   for (const auto& other : lanes_) {
     if (other.get() == &lane || other->peer() != lane.peer() ||
         lane_state_[other->index()] != kLaneLive || other->moving() ||
-        other->silent_rounds() > 0 ||
-        other->last_heard_ns() <= lane.last_heard_ns()) {
+        other->silent_rounds() > 0 || other->via_cable() == lane.via_cable()) {
       continue;
     }
-    if (best == nullptr || other->last_heard_ns() > best->last_heard_ns()) {
-      best = other.get();
-    }
+    if (better(*other)) best = other.get();
   }
   return best;
 }
@@ -60,11 +68,11 @@ void Engine::consider_move(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
   }
   base::log(base::LogLevel::kInfo,
             "rank %u: cable %u to peer %u (%s) stopped answering (%u "
-            "retransmissions unanswered while cable %u answered); moving "
-            "its lane to cable %u (%s)",
+            "retransmissions unanswered, last heard %d ns ago); moving its "
+            "lane to cable %u (%s)",
             rank_, lane.via_cable(), lane.peer(), lane.device(),
-            lane.silent_rounds(), carrier->via_cable(), carrier->via_cable(),
-            carrier->device());
+            lane.silent_rounds(), now_ns - lane.last_heard_ns(),
+            carrier->via_cable(), carrier->device());
   lane.begin_move(*std::move(endpoint), carrier->cable(),
                   carrier->via_cable(), lane.generation() + 1);
   carrier->send_move(lane.cable(), lane.pending_generation(), *own,

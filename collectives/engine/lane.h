@@ -57,7 +57,7 @@
 //    message.
 //  - Moving (recovery on; the Engine decides, engine_moves.cc): when the
 //    lane's cable stops answering (kCutRounds retransmission rounds
-//    without an answer) while another cable to the same peer answers, the
+//    without an answer, or a probe unanswered) while another cable to the same peer answers, the
 //    lane keeps its numbering, windows and frames and gets a new endpoint
 //    on that other cable's device. The two ends trade their new endpoints'
 //    destinations in kMove frames over the other cable's lane; the old

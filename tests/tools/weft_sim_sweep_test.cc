@@ -249,16 +249,21 @@ TEST(WeftSimSweep, SeedsThatOnceLivelockedEndCorrect) {
 // Seeds whose one fatal-looking fault is a pulled cable of a pair joined
 // by several (docs/fault-tolerance.md, "A dead cable"), which meets their
 // traffic: their lanes move and every operation ends correct, also under
-// loss (38). 224 pulls one of three cables, and both ends found it at
-// once and chose different cables to move to (once an error, now the
-// lower rank's choice stands). A quarter of the seeds of worlds with
+// loss (38). Each of the others once failed: 224 pulls one of three
+// cables, and both ends found it at once and chose different cables to
+// move to (now the lower rank's choice stands); in 657 the cable took a
+// credit report, so the sender had nothing to resend and only its probe
+// went unanswered; in 2743 no other cable of the pair had carried traffic
+// to show the peer alive. A quarter of the seeds of worlds with
 // several cables a pair draw a pull; these hold the path as long as the
 // draw is unchanged.
 TEST(WeftSimSweep, SeedsWithAPulledCableOfSeveralEndCorrect) {
   for (const auto& [seed, pull] :
        {std::pair{"38", "link_down between=2,1 cable=1"},
         std::pair{"152", "link_down between=0,2 cable=2"},
-        std::pair{"224", "link_down between=7,8 cable=1"}}) {
+        std::pair{"224", "link_down between=7,8 cable=1"},
+        std::pair{"657", "link_down between=5,4 cable=0"},
+        std::pair{"2743", "link_down between=4,3 cable=3"}}) {
     const ToolResult r = sweep(std::string("--seeds=1 --first-seed=") + seed);
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr(std::string("seed ") + seed + ": correct"))
