@@ -35,13 +35,22 @@ Engine::Engine(const Clock& clock, uint32_t rank,
       poll_batch_(Endpoint::kMaxPollBatch),
       waiting_(lanes_.size(), 0),
       prefetch_(ranks_sharing_core >= kPrefetchMinRanks),
-      lane_state_(lanes_.size(), kLaneLive) {
+      lane_state_(lanes_.size(), kLaneLive),
+      movable_(lanes_.size(), 0) {
   for (uint32_t i = 0; i < lanes_.size(); ++i) {
     lanes_[i]->set_index(i);
     by_peer_.emplace_back(lane_key(lanes_[i]->peer(), lanes_[i]->cable()),
                           lanes_[i].get());
   }
   std::sort(by_peer_.begin(), by_peer_.end());
+  // A lane can move only where its peer has another (sorted by peer:
+  // neighbours).
+  for (size_t i = 0; i + 1 < by_peer_.size(); ++i) {
+    if (by_peer_[i].second->peer() == by_peer_[i + 1].second->peer()) {
+      movable_[by_peer_[i].second->index()] = 1;
+      movable_[by_peer_[i + 1].second->index()] = 1;
+    }
+  }
 }
 
 Engine::~Engine() {
@@ -308,7 +317,7 @@ absl::Status Engine::service_lanes(TimeNs now_ns, bool* advanced,
     if (!s.ok()) return s;
     // Cut: its frames go unanswered, or, with nothing of its own to
     // resend (a credit report lost on the way, say), its probes do.
-    if (state == kLaneLive &&
+    if (state == kLaneLive && movable_[lane->index()] != 0 &&
         (lane->cut() ||
          (watch.waiting && probe_ns > 0 && lane->silent_at(now_ns, probe_ns)))) {
       consider_move(*lane, now_ns, wake_ns);

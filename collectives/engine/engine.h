@@ -291,7 +291,8 @@ class Engine {
   static constexpr uint8_t kLaneDetached = 1;
   static constexpr uint8_t kLaneDead = 2;
   std::vector<uint8_t> lane_state_;
-  std::vector<uint32_t> moving_;  // lanes with a move under way
+  std::vector<uint32_t> moving_;   // lanes with a move under way
+  std::vector<uint8_t> movable_;   // per lane: its peer has another lane
   std::vector<uint32_t> known_dead_;  // sorted
   std::mutex revoke_mu_;
   std::string revoke_reason_;            // guarded by revoke_mu_; set once

@@ -50,7 +50,12 @@ void Engine::consider_move(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
     return;
   }
   Lane* carrier = move_carrier(lane);
-  if (carrier == nullptr) return;
+  if (carrier == nullptr) {
+    // Every other cable to the peer is silent too (the peer itself may
+    // be): looked at again a timeout later, not at every step.
+    lane.set_move_due_ns(now_ns + lane.rto_ns());
+    return;
+  }
   absl::StatusOr<std::unique_ptr<Endpoint>> endpoint =
       idle_fabric_->open(carrier->device(), lane.peer());
   absl::StatusOr<Destination> own =
