@@ -211,10 +211,13 @@ class Engine {
   // Sends again the kMove frames of moves still waiting for the peer's
   // answer that are due; *wake_ns lowered to the next one due.
   void resend_moves(TimeNs now_ns, TimeNs* wake_ns);
-  // The lane of `lane`'s peer on another cable whose cable answers best
-  // (heard from after `lane` first, then heard from last; no
-  // retransmission unanswered, not moving); nullptr when there is none.
+  // The lane of `lane`'s peer on another physical cable heard from after
+  // `lane` was (the peer is alive, that cable works), last heard first;
+  // none silent or moving. nullptr when there is none.
   Lane* move_carrier(const Lane& lane) const;
+  // A new endpoint towards `peer` on the device of its physical `cable`.
+  absl::StatusOr<std::unique_ptr<Endpoint>> open_on(uint32_t peer,
+                                                    uint32_t cable);
   absl::Status run_queue(bool* advanced);
   // Services every lane at `now_ns`; *wake_ns is the earliest lane timer.
   absl::Status service_lanes(TimeNs now_ns, bool* advanced, TimeNs* wake_ns);

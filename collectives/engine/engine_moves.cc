@@ -21,27 +21,29 @@
 namespace weft::collectives::internal {
 
 Lane* Engine::move_carrier(const Lane& lane) const {
-  // Heard from since `lane` was last (the peer is alive and that cable
-  // works) first; else any other cable to the peer not itself silent (one
-  // that carried no traffic yet: the move frame asks it, and only an
-  // answer completes the move).
   Lane* best = nullptr;
-  auto better = [&](const Lane& other) {
-    if (best == nullptr) return true;
-    const bool fresh = other.last_heard_ns() > lane.last_heard_ns();
-    const bool best_fresh = best->last_heard_ns() > lane.last_heard_ns();
-    if (fresh != best_fresh) return fresh;
-    return other.last_heard_ns() > best->last_heard_ns();
-  };
   for (const auto& other : lanes_) {
     if (other.get() == &lane || other->peer() != lane.peer() ||
         lane_state_[other->index()] != kLaneLive || other->moving() ||
-        other->silent_rounds() > 0 || other->via_cable() == lane.via_cable()) {
+        other->silent_rounds() > 0 || other->via_cable() == lane.via_cable() ||
+        other->last_heard_ns() <= lane.last_heard_ns()) {
       continue;
     }
-    if (better(*other)) best = other.get();
+    if (best == nullptr || other->last_heard_ns() > best->last_heard_ns()) {
+      best = other.get();
+    }
   }
   return best;
+}
+
+absl::StatusOr<std::unique_ptr<Endpoint>> Engine::open_on(uint32_t peer,
+                                                          uint32_t cable) {
+  const Lane* home = lane(peer, cable);
+  if (idle_fabric_ == nullptr || home == nullptr) {
+    return absl::FailedPreconditionError(
+        "no fabric to open an endpoint with, or no such cable");
+  }
+  return idle_fabric_->open(home->home_device(), peer);
 }
 
 void Engine::consider_move(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
@@ -49,25 +51,33 @@ void Engine::consider_move(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
       idle_fabric_ == nullptr || now_ns < lane.move_due_ns()) {
     return;
   }
+  // Looked at again a timeout later, not at every step, whatever happens.
+  lane.set_move_due_ns(now_ns + lane.rto_ns());
   Lane* carrier = move_carrier(lane);
   if (carrier == nullptr) {
-    // Every other cable to the peer is silent too (the peer itself may
-    // be): looked at again a timeout later, not at every step.
-    lane.set_move_due_ns(now_ns + lane.rto_ns());
+    // No other cable to the peer was heard from since: ask them. An answer
+    // shows the peer alive and that cable working; none (the peer itself
+    // stalled or died) moves nothing.
+    for (const auto& other : lanes_) {
+      if (other.get() != &lane && other->peer() == lane.peer() &&
+          lane_state_[other->index()] == kLaneLive && !other->moving() &&
+          other->silent_rounds() == 0) {
+        (void)other->probe_cable();
+      }
+    }
     return;
   }
+  const uint32_t via = carrier->via_cable();
   absl::StatusOr<std::unique_ptr<Endpoint>> endpoint =
-      idle_fabric_->open(carrier->device(), lane.peer());
+      open_on(lane.peer(), via);
   absl::StatusOr<Destination> own =
       endpoint.ok() ? (*endpoint)->destination() : endpoint.status();
   if (!own.ok()) {
-    // Stays where it is; tried again a timeout later.
-    lane.set_move_due_ns(now_ns + carrier->rto_ns());
-    *wake_ns = std::min(*wake_ns, lane.move_due_ns());
     base::log(base::LogLevel::kWarning,
               "rank %u: cable %u to peer %u stopped answering, but no "
-              "endpoint could be opened on %s to move its lane there: %s",
-              rank_, lane.via_cable(), lane.peer(), carrier->device(),
+              "endpoint could be opened on cable %u to move its lane there: "
+              "%s",
+              rank_, lane.via_cable(), lane.peer(), via,
               own.status().message());
     return;
   }
@@ -76,11 +86,11 @@ void Engine::consider_move(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
             "retransmissions unanswered, last heard %d ns ago); moving its "
             "lane to cable %u (%s)",
             rank_, lane.via_cable(), lane.peer(), lane.device(),
-            lane.silent_rounds(), now_ns - lane.last_heard_ns(),
-            carrier->via_cable(), carrier->device());
-  lane.begin_move(*std::move(endpoint), carrier->cable(),
-                  carrier->via_cable(), lane.generation() + 1);
-  carrier->send_move(lane.cable(), lane.pending_generation(), *own,
+            lane.silent_rounds(), now_ns - lane.last_heard_ns(), via,
+            carrier->device());
+  lane.begin_move(*std::move(endpoint), carrier->cable(), via,
+                  lane.generation() + 1);
+  carrier->send_move(lane.cable(), lane.pending_generation(), via, *own,
                      /*reply=*/false);
   lane.set_move_due_ns(now_ns + carrier->rto_ns());
   *wake_ns = std::min(*wake_ns, lane.move_due_ns());
@@ -95,8 +105,8 @@ void Engine::resend_moves(TimeNs now_ns, TimeNs* wake_ns) {
       Lane* carrier = this->lane(lane.peer(), lane.carrier());
       absl::StatusOr<Destination> own = lane.move_destination();
       if (carrier != nullptr && own.ok()) {
-        carrier->send_move(lane.cable(), lane.pending_generation(), *own,
-                           /*reply=*/false);
+        carrier->send_move(lane.cable(), lane.pending_generation(),
+                           lane.pending_via(), *own, /*reply=*/false);
       }
       lane.set_move_due_ns(
           now_ns + (carrier != nullptr ? carrier->rto_ns() : kNsPerMs));
@@ -109,15 +119,18 @@ void Engine::resend_moves(TimeNs now_ns, TimeNs* wake_ns) {
 absl::Status Engine::serve_moves(Lane& carrier) {
   for (const MoveNotice& n : carrier.take_moves()) {
     Lane* lane = this->lane(carrier.peer(), n.cable);
-    if (lane == nullptr || lane == &carrier || !lane->recovery() ||
-        lane_state_[lane->index()] != kLaneLive) {
+    if (lane == nullptr || !lane->recovery() ||
+        lane_state_[lane->index()] != kLaneLive ||
+        this->lane(carrier.peer(), n.via_cable) == nullptr ||
+        n.via_cable == lane->via_cable()) {
       continue;
     }
     if (!lane->moving() && n.generation == lane->generation()) {
       // Moved already: the peer did not hear the answer. Again.
       absl::StatusOr<Destination> own = lane->destination();
       if (!n.reply && n.generation > 0 && own.ok()) {
-        carrier.send_move(n.cable, n.generation, *own, /*reply=*/true);
+        carrier.send_move(n.cable, n.generation, lane->via_cable(), *own,
+                          /*reply=*/true);
       }
       continue;
     }
@@ -125,9 +138,9 @@ absl::Status Engine::serve_moves(Lane& carrier) {
         (lane->moving() && n.generation != lane->pending_generation())) {
       continue;  // stale, or out of turn
     }
-    // Both ends began this move, each over a cable of its own choosing:
-    // the lower rank's choice stands, and the higher rank takes it.
-    if (lane->moving() && lane->carrier() != carrier.cable()) {
+    // Both ends began this move, each to a cable of its own choosing: the
+    // lower rank's choice stands, and the higher rank takes it.
+    if (lane->moving() && lane->pending_via() != n.via_cable) {
       if (rank_ < lane->peer()) continue;
       lane->abandon_move();
     }
@@ -137,33 +150,39 @@ absl::Status Engine::serve_moves(Lane& carrier) {
     if (!lane->moving()) {
       if (n.reply) continue;  // an answer to no move of this side's
       absl::StatusOr<std::unique_ptr<Endpoint>> endpoint =
-          idle_fabric_ == nullptr
-              ? absl::FailedPreconditionError("no fabric to open endpoints")
-              : idle_fabric_->open(carrier.device(), lane->peer());
+          open_on(lane->peer(), n.via_cable);
       if (!endpoint.ok()) {
         base::log(base::LogLevel::kWarning,
                   "rank %u: peer %u moves the lane of cable %u to cable %u, "
-                  "but no endpoint could be opened on %s: %s",
-                  rank_, lane->peer(), lane->via_cable(),
-                  carrier.via_cable(), carrier.device(),
+                  "but no endpoint could be opened there: %s",
+                  rank_, lane->peer(), lane->via_cable(), n.via_cable,
                   endpoint.status().message());
         continue;
       }
       base::log(base::LogLevel::kInfo,
                 "rank %u: peer %u found cable %u stopped answering; moving "
-                "its lane to cable %u (%s)",
-                rank_, lane->peer(), lane->via_cable(), carrier.via_cable(),
-                carrier.device());
-      lane->begin_move(*std::move(endpoint), carrier.cable(),
-                       carrier.via_cable(), n.generation);
+                "its lane to cable %u",
+                rank_, lane->peer(), lane->via_cable(), n.via_cable);
+      lane->begin_move(*std::move(endpoint), carrier.cable(), n.via_cable,
+                       n.generation);
       resend_now = false;
     }
-    absl::Status s = lane->finish_move(n.destination, resend_now);
+    bool refused = false;
+    absl::Status s = lane->finish_move(n.destination, resend_now, &refused);
+    if (refused) {
+      // The peer's endpoint is not one this side can reach: the lane stays
+      // where it is (its operations end at their deadline if it is cut).
+      base::log(base::LogLevel::kWarning,
+                "rank %u: moving the lane of cable %u to peer %u failed: %s",
+                rank_, n.cable, lane->peer(), s.message());
+      continue;
+    }
     if (!s.ok()) return s;
     if (!n.reply) {
       absl::StatusOr<Destination> own = lane->destination();
       if (own.ok()) {
-        carrier.send_move(n.cable, n.generation, *own, /*reply=*/true);
+        carrier.send_move(n.cable, n.generation, n.via_cable, *own,
+                          /*reply=*/true);
       }
     }
   }

@@ -56,6 +56,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       receive_(config, clock),
       liveness_(clock.now_ns()) {
   via_cable_ = cable;
+  home_device_ = endpoint_->info().device;
   auto carve = [&](uint64_t at, uint64_t bytes) {
     absl::StatusOr<Frame> f = slab.frame(at, bytes);
     WEFT_ASSERT(f.ok(), "the lane's region does not lie in the slab");

@@ -116,9 +116,11 @@ namespace weft::collectives::internal {
 inline constexpr uint32_t kMaxAbortText = 448;
 inline constexpr uint32_t kAbortFrameBytes = kHeaderBytes + kMaxAbortText;
 inline constexpr uint32_t kAbortCopies = 3;
-// The kMove frame: a header and the sender's new endpoint's Destination.
+// The kMove frame: a header, then the sender's new endpoint's Destination
+// and the physical cable it is on (u32, little-endian).
+inline constexpr uint32_t kMovePayloadBytes = Destination::kWireBytes + 4;
 inline constexpr uint32_t kMoveFrameBytes = kHeaderBytes + 64;
-static_assert(Destination::kWireBytes <= kMoveFrameBytes - kHeaderBytes,
+static_assert(kMovePayloadBytes <= kMoveFrameBytes - kHeaderBytes,
               "a Destination does not fit the move frame");
 // A lane's rarely written frames, apart from the rest: the abort frame
 // and the move frame.
@@ -155,12 +157,13 @@ struct LaneStats {
   uint64_t moves = 0;  // times the lane moved to another cable (Moving)
 };
 
-// A kMove frame the peer sent (Moving): the lane to it over `cable` moves,
-// for the `generation`th time, to the cable the frame came over, where the
+// A kMove frame the peer sent (Moving): the lane to it of `cable` moves,
+// for the `generation`th time, to physical cable `via_cable`, where the
 // peer's new endpoint is `destination`; `reply`: the peer connected already.
 struct MoveNotice {
   uint32_t cable = 0;
   uint32_t generation = 0;
+  uint32_t via_cable = 0;
   Destination destination;
   bool reply = false;
 };
@@ -241,6 +244,8 @@ class Lane {
   uint32_t index() const { return index_; }
   void set_index(uint32_t index) { index_ = index; }
   const std::string& device() const { return endpoint_->info().device; }
+  // The device of the lane's own cable (device() differs once it moved).
+  const std::string& home_device() const { return home_device_; }
   ErrorPlace place(ErrorCause cause) const;
 
   // ---- The Engine's step: completions, timers, liveness, failure.
@@ -363,8 +368,9 @@ class Lane {
   // go over the carrier. REQUIRES: !moving(), generation > generation().
   void begin_move(std::unique_ptr<Endpoint> endpoint, uint32_t carrier,
                   uint32_t via_cable, uint32_t generation);
-  // The carrier of the move under way.
+  // The carrier of the move under way, and the physical cable it moves to.
   uint32_t carrier() const { return carrier_; }
+  uint32_t pending_via() const { return pending_via_; }
   uint32_t pending_generation() const { return pending_generation_; }
   // The retransmission timeout now (an estimate of the round trip).
   TimeNs rto_ns() const { return send_.rto_ns(); }
@@ -376,21 +382,28 @@ class Lane {
   }
   // The new endpoint's destination, for the kMove frame.
   absl::StatusOr<Destination> move_destination() const;
-  // The move completes: the new endpoint is connected to `peer`, the old
+  // The move completes: the new endpoint is connected to `peer` (when the
+  // fabric refuses, the move is given up, *refused set, and nothing else
+  // changes), the old
   // one put in its error state and closed (nothing more is read from or
   // written to the lane's frames through it), the receives posted again
   // on the new one,
   // and what was not acknowledged sent again, now (`resend_now`, with a
   // probe) or once the peer is first heard over the new endpoint.
   // REQUIRES: moving().
-  absl::Status finish_move(const Destination& peer, bool resend_now);
+  absl::Status finish_move(const Destination& peer, bool resend_now,
+                           bool* refused);
   // The peer's destination the lane last connected to by a move.
   const Destination& moved_peer() const { return moved_peer_; }
   // Sends a kMove frame over this lane about the lane of `cable` (its
-  // `generation`th move, this side's new endpoint at `own`). False when
-  // the move frame is still in flight or could not be posted: try again.
-  bool send_move(uint32_t cable, uint32_t generation, const Destination& own,
-                 bool reply);
+  // `generation`th move, to physical cable `via_cable`, this side's new
+  // endpoint at `own`). False when the move frame is still in flight or
+  // could not be posted: try again.
+  bool send_move(uint32_t cable, uint32_t generation, uint32_t via_cable,
+                 const Destination& own, bool reply);
+  // Asks the peer to answer (a probe), unless the acknowledgement frame is
+  // in flight: whether this cable still works, before a lane moves to it.
+  absl::Status probe_cable();
   // The kMove frames received over this lane since the last take.
   bool has_moves() const { return !moves_in_.empty(); }
   std::vector<MoveNotice> take_moves() { return std::move(moves_in_); }
@@ -609,6 +622,7 @@ class Lane {
   // the cable the endpoint is on, the peer's destination last connected
   // to, when the kMove frame is due again, and the kMove frames received.
   std::unique_ptr<Endpoint> pending_;
+  std::string home_device_;
   uint32_t generation_ = 0;
   uint32_t pending_generation_ = 0;
   uint32_t via_cable_ = 0;

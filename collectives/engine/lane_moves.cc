@@ -35,9 +35,15 @@ absl::StatusOr<Destination> Lane::move_destination() const {
   return pending_->destination();
 }
 
-absl::Status Lane::finish_move(const Destination& peer, bool resend_now) {
+absl::Status Lane::finish_move(const Destination& peer, bool resend_now,
+                               bool* refused) {
   WEFT_ASSERT(pending_ != nullptr, "finish_move() with no move");
-  if (absl::Status s = pending_->connect(peer); !s.ok()) return s;
+  *refused = false;
+  if (absl::Status s = pending_->connect(peer); !s.ok()) {
+    abandon_move();
+    *refused = true;
+    return s;
+  }
   // Nothing more lands in the lane's frames through the old endpoint, and
   // none of its work completes from here on: what it had in flight is
   // forgotten (the frames not acknowledged are sent again below).
@@ -87,17 +93,27 @@ absl::Status Lane::resend_unacknowledged() {
   return absl::OkStatus();
 }
 
-bool Lane::send_move(uint32_t cable, uint32_t generation,
+absl::Status Lane::probe_cable() {
+  if (ack_busy_) return absl::OkStatus();
+  return send_ack(kFlagProbe, kNoPeer);
+}
+
+bool Lane::send_move(uint32_t cable, uint32_t generation, uint32_t via_cable,
                      const Destination& own, bool reply) {
   if (move_busy_) return false;
+  // The payload: the destination, then the physical cable (little-endian).
   const std::array<uint8_t, Destination::kWireBytes> wire = own.encode();
-  std::memcpy(move_.data() + kHeaderBytes, wire.data(), wire.size());
+  std::byte* payload = move_.data() + kHeaderBytes;
+  std::memcpy(payload, wire.data(), wire.size());
+  for (uint32_t i = 0; i < 4; ++i) {
+    payload[wire.size() + i] = static_cast<std::byte>(via_cable >> (8 * i));
+  }
   FrameHeader header;
   header.type = FrameType::kMove;
   header.flags = reply ? kFlagMoveReply : 0;
   header.origin = cable;
   header.blamed = generation;
-  if (!post(depth_ + 2, header, Frame(), Destination::kWireBytes).ok()) {
+  if (!post(depth_ + 2, header, Frame(), kMovePayloadBytes).ok()) {
     return false;
   }
   move_busy_ = true;
@@ -105,15 +121,24 @@ bool Lane::send_move(uint32_t cable, uint32_t generation,
 }
 
 absl::Status Lane::note_move(uint32_t slot, const FrameHeader& h) {
+  if (h.payload_bytes != kMovePayloadBytes) {
+    return protocol_error(absl::StrFormat(
+        "a move frame of %u payload bytes arrived; it has %u", h.payload_bytes,
+        kMovePayloadBytes));
+  }
   const std::span<const std::byte> body =
-      recv_body(slot).span().first(h.payload_bytes);
+      recv_body(slot).span().first(kMovePayloadBytes);
   absl::StatusOr<Destination> d = Destination::decode(std::span<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(body.data()), body.size()));
+      reinterpret_cast<const uint8_t*>(body.data()), Destination::kWireBytes));
   if (!d.ok()) {
     return protocol_error(absl::StrFormat(
         "a move frame carries no destination: %s", d.status().message()));
   }
-  moves_in_.push_back(MoveNotice{h.origin, h.blamed, *d,
+  uint32_t via = 0;
+  for (uint32_t i = 0; i < 4; ++i) {
+    via |= static_cast<uint32_t>(body[Destination::kWireBytes + i]) << (8 * i);
+  }
+  moves_in_.push_back(MoveNotice{h.origin, h.blamed, via, *d,
                                  (h.flags & kFlagMoveReply) != 0});
   return repost(slot);
 }

@@ -254,7 +254,10 @@ TEST(WeftSimSweep, SeedsThatOnceLivelockedEndCorrect) {
 // move to (now the lower rank's choice stands); in 657 the cable took a
 // credit report, so the sender had nothing to resend and only its probe
 // went unanswered; in 2743 no other cable of the pair had carried traffic
-// to show the peer alive. A quarter of the seeds of worlds with
+// to show the peer alive (it is probed first); in 1332 a stalled rank's
+// silence on every cable moved lanes to cables being moved themselves (a
+// silent peer is now probed over its other cables, and the move frame
+// names the physical cable). A quarter of the seeds of worlds with
 // several cables a pair draw a pull; these hold the path as long as the
 // draw is unchanged.
 TEST(WeftSimSweep, SeedsWithAPulledCableOfSeveralEndCorrect) {
@@ -263,7 +266,8 @@ TEST(WeftSimSweep, SeedsWithAPulledCableOfSeveralEndCorrect) {
         std::pair{"152", "link_down between=0,2 cable=2"},
         std::pair{"224", "link_down between=7,8 cable=1"},
         std::pair{"657", "link_down between=5,4 cable=0"},
-        std::pair{"2743", "link_down between=4,3 cable=3"}}) {
+        std::pair{"2743", "link_down between=4,3 cable=3"},
+        std::pair{"1332", "link_down between=5,1 cable=2"}}) {
     const ToolResult r = sweep(std::string("--seeds=1 --first-seed=") + seed);
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr(std::string("seed ") + seed + ": correct"))
