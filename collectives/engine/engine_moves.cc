@@ -121,8 +121,7 @@ absl::Status Engine::serve_moves(Lane& carrier) {
     Lane* lane = this->lane(carrier.peer(), n.cable);
     if (lane == nullptr || !lane->recovery() ||
         lane_state_[lane->index()] != kLaneLive ||
-        this->lane(carrier.peer(), n.via_cable) == nullptr ||
-        n.via_cable == lane->via_cable()) {
+        this->lane(carrier.peer(), n.via_cable) == nullptr) {
       continue;
     }
     if (!lane->moving() && n.generation == lane->generation()) {
@@ -134,6 +133,7 @@ absl::Status Engine::serve_moves(Lane& carrier) {
       }
       continue;
     }
+    if (n.via_cable == lane->via_cable()) continue;  // where it is already
     if (n.generation <= lane->generation() || n.generation > kMaxMoves ||
         (lane->moving() && n.generation != lane->pending_generation())) {
       continue;  // stale, or out of turn
