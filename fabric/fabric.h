@@ -106,6 +106,15 @@ class Fabric {
   virtual void hold_memory(const Slab* slab) { (void)slab; }
   virtual void unhold_memory(const Slab* slab) { (void)slab; }
 
+  // Whether a lane may leave a cable that stopped answering for another
+  // cable to the same peer (collectives/engine/lane.h, "Moving"): an
+  // endpoint opened while the group runs, the old one moved to its error
+  // state. True where an endpoint fails silently (UC queue pairs, the
+  // simulator); false over TCP, where a dead connection is an error
+  // completion, an endpoint put in its error state closes the connection,
+  // and a slow peer is not a dead cable.
+  virtual bool lanes_may_move() const { return true; }
+
   // Opens a queue pair on `device` towards rank `peer`. The endpoint must be
   // destroyed before the fabric.
   virtual absl::StatusOr<std::unique_ptr<Endpoint>> open(

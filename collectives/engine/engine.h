@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collectives/engine/agreement.h"
 #include "collectives/engine/lane.h"
 #include "collectives/engine/op_runner.h"

@@ -39,7 +39,8 @@ Lane* Engine::move_carrier(const Lane& lane) const {
 absl::StatusOr<std::unique_ptr<Endpoint>> Engine::open_on(uint32_t peer,
                                                           uint32_t cable) {
   const Lane* home = lane(peer, cable);
-  if (idle_fabric_ == nullptr || home == nullptr) {
+  if (idle_fabric_ == nullptr || !idle_fabric_->lanes_may_move() ||
+      home == nullptr) {
     return absl::FailedPreconditionError(
         "no fabric to open an endpoint with, or no such cable");
   }
@@ -48,7 +49,8 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Engine::open_on(uint32_t peer,
 
 void Engine::consider_move(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
   if (!lane.recovery() || lane.moving() || lane.generation() >= kMaxMoves ||
-      idle_fabric_ == nullptr || now_ns < lane.move_due_ns()) {
+      idle_fabric_ == nullptr || !idle_fabric_->lanes_may_move() ||
+      now_ns < lane.move_due_ns()) {
     return;
   }
   // Looked at again a timeout later, not at every step, whatever happens.
