@@ -30,7 +30,7 @@
 namespace weft::collectives::internal {
 
 inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
-inline constexpr uint8_t kProtocolVersion = 4;
+inline constexpr uint8_t kProtocolVersion = 5;
 inline constexpr uint32_t kHeaderBytes = 64;
 
 // kAck: the counters alone (acknowledgement, credit report, probe reply).
@@ -45,6 +45,9 @@ inline constexpr uint8_t kFlagReportNow = 1;
 inline constexpr uint8_t kFlagAckNow = 2;
 // Any frame: the sender heard nothing for a while; answer with kAck.
 inline constexpr uint8_t kFlagProbe = 4;
+// kAck, recovery off: answer with kAck, whose `heard` proves this frame's
+// receive was posted again (control_credit.h).
+inline constexpr uint8_t kFlagAnswer = 8;
 
 // What a data frame belongs to: identical on every rank running the same
 // operation, so any difference is a mismatch.
@@ -88,10 +91,12 @@ struct FrameHeader {
   // number received + 1 + i is held.
   uint32_t suspect = kNoPeer;
   uint32_t sack = 0;
-  // kAck (recovery): one past the highest frame number (the immediate)
-  // the sender has received from the peer, of any frame type; 0: none
-  // yet. A frame the peer posted before that one and that did not arrive
-  // was lost, since a cable delivers in posting order.
+  // kAck: one past the highest frame number (the immediate) the sender
+  // has received from the peer, of any frame type; 0: none yet. With
+  // recovery, a frame the peer posted before that one and that did not
+  // arrive was lost, since a cable delivers in posting order; without, a
+  // control frame below it had its receive posted again
+  // (control_credit.h).
   uint32_t heard = 0;
 
   void encode(std::span<std::byte, kHeaderBytes> out) const;

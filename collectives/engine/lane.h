@@ -15,7 +15,17 @@
 //    window, where consumed is the peer's latest report and window = depth -
 //    kControlReserve: the peer holds at most `window` data frames, so
 //    `kControlReserve` receives stay free for acknowledgements and aborts.
-//    No frame is sent into a receive the peer has not posted.
+//    No data frame is sent into a receive the peer has not posted.
+//  - Control credits (recovery off): an acknowledgement that finds no
+//    receive is dropped and, with nothing to repair it, leaves a gap. So
+//    each acknowledgement counts as taking one of those receives until
+//    the peer proves it posted it again (its acknowledgements carry the
+//    last frame heard); one this side sends of its own accord (a credit
+//    report, a probe) asks for an answer and goes only while no earlier
+//    one is unproven, and an answer goes whenever asked. At most
+//    kControlReserve are then unproven (control_credit.h), however long
+//    the peer stalls. With recovery on, a dropped acknowledgement is a
+//    loss like any other, repaired by the next one.
 //  - Pacing: a data frame is posted only while less than send_queue_bytes
 //    of data is posted and not yet sent (GroupOptions::send_queue_bytes),
 //    so an acknowledgement or a resent frame waits behind little of the
@@ -83,6 +93,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "collectives/engine/control_credit.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane_protocol.h"
 #include "collectives/engine/liveness.h"
@@ -244,7 +255,9 @@ class Lane {
   TimeNs next_timer_ns(const Watch& watch) const {
     TimeNs next = send_.retransmit_due_ns();
     if (ack_busy_) return next;
-    if (watch.waiting) {
+    // A probe that must wait for the peer's answer (recovery off) is not
+    // due either: that answer's arrival wakes the caller.
+    if (watch.waiting && (recovery() || control_credit_.can_ask())) {
       next = std::min(next, liveness_.probe_due_ns(watch.probe_after_ns));
     }
     return std::min(next, receive_.delayed_ack_due_ns());
@@ -454,6 +467,10 @@ class Lane {
     WEFT_ASSERT(slot < depth_, "a receive slot past the depth");
     return in_place_.empty() ? Frame() : in_place_[slot];
   }
+  // The flags of the acknowledgement to send now (a probe is due when
+  // `probe`), or nullopt for none: recovery on, when one is owed or a
+  // timer asks; off, as its control credits allow (control_credit.h).
+  std::optional<uint8_t> ack_to_send(bool probe, TimeNs now_ns);
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
   absl::Status retransmit();
   // Sends data frame `seq` again: after a timeout, or because the peer
@@ -507,6 +524,7 @@ class Lane {
   SendWindow send_;
   ReceiveWindow receive_;
   Liveness liveness_;
+  ControlCredit control_credit_;  // recovery off only
 };
 
 // Where a frame's parts lie: inline, as every frame sent or received asks
@@ -565,9 +583,8 @@ absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
   if (!ack_busy_) {
     const bool probe =
         watch.waiting && now_ns >= liveness_.probe_due_ns(watch.probe_after_ns);
-    if (probe || receive_.ack_due() ||
-        now_ns >= receive_.delayed_ack_due_ns()) {
-      absl::Status s = send_ack(probe ? kFlagProbe : 0, suspect());
+    if (const std::optional<uint8_t> flags = ack_to_send(probe, now_ns)) {
+      absl::Status s = send_ack(*flags, suspect());
       if (!s.ok()) return s;
       *advanced = true;
     }
