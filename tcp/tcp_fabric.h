@@ -112,6 +112,9 @@ class TcpFabric final : public Fabric {
   // True: a send's bytes the socket buffer cannot take wait in this
   // process until an endpoint is polled.
   bool host_moves_sends() const override { return true; }
+  // True: TCP retransmits and orders; a connection that fails is an error
+  // completion.
+  bool delivers_reliably() const override { return true; }
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
   // Registered user memory: sends are written from it and receives read
   // into it directly (no budget: a socket reads and writes any memory).

@@ -1,5 +1,6 @@
 // ControlCredit: the receives a lane's acknowledgements may take at the
-// peer when nothing repairs a frame that found none (recovery off; lane.h,
+// peer when nothing repairs a frame that found none (recovery off, or a
+// fabric that delivers reliably, where the engine resends nothing; lane.h,
 // "Control credits"). Data frames are limited by the data credits (at most
 // the window unconsumed); the kControlReserve receives beyond the window
 // are the control frames'. A receive a control frame took is posted again

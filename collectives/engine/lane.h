@@ -16,7 +16,8 @@
 //    kControlReserve: the peer holds at most `window` data frames, so
 //    `kControlReserve` receives stay free for acknowledgements and aborts.
 //    No data frame is sent into a receive the peer has not posted.
-//  - Control credits (recovery off): an acknowledgement that finds no
+//  - Control credits (recovery off, or a fabric that delivers reliably:
+//    Fabric::delivers_reliably()): an acknowledgement that finds no
 //    receive is dropped and, with nothing to repair it, leaves a gap. So
 //    each acknowledgement counts as taking one of those receives until
 //    the peer proves it posted it again (its acknowledgements carry the
@@ -40,13 +41,13 @@
 //    out when window / 2 arrivals or consumptions are unreported, when a
 //    frame asks for one (kFlagAckNow, kFlagReportNow, kFlagProbe), or when a
 //    duplicate shows the peer missed the last one.
-//  - Retransmission (recovery on): a data frame stays in its send frame
-//    until acknowledged. An acknowledgement names the frames held beyond a
-//    gap (sack), and the frames missing before them are resent at once.
-//    It also names the last frame heard from this side (any type, by its
-//    immediate): a cable delivers in posting order, so a data frame posted
-//    before that one and not held was lost, and is resent at once too.
-//    That finds a lost last frame (no later data frame shows a gap) as
+//  - Retransmission (recovery on, over a fabric that may lose frames): a
+//    data frame stays in its send frame until acknowledged. An acknowledgement
+//    names the frames held beyond a gap (sack), and the frames missing before
+//    them are resent at once. It also names the last frame heard from this side
+//    (any type, by its immediate): a cable delivers in posting order, so a data
+//    frame posted before that one and not held was lost, and is resent at once
+//    too. That finds a lost last frame (no later data frame shows a gap) as
 //    soon as any later frame of this side arrives: an acknowledgement
 //    carries the number of the next data frame, and a peer that sees it
 //    ahead of what it received answers at once.
@@ -319,7 +320,9 @@ class Lane {
   const LaneStats& stats() const { return stats_; }
   // "peer 3 cable 0 (dev): 5 data frame(s) in flight, ..." for reports.
   std::string describe() const;
-  // Lost frames are sent again (GroupOptions::recovery.enabled).
+  // Lost frames are sent again: GroupOptions::recovery.enabled, over a
+  // fabric that may lose them (LaneConfig::retransmits()). Otherwise
+  // control frames are counted (control_credit.h).
   bool recovery() const { return recovery_; }
   // Data frames that arrived in order and were not consumed yet, oldest
   // first.
@@ -488,7 +491,7 @@ class Lane {
   uint32_t peer_;
   uint32_t cable_;
   uint32_t depth_;  // LaneConfig::depth
-  bool recovery_;   // LaneConfig::recovery.enabled
+  bool recovery_;   // LaneConfig::retransmits()
   bool split_;      // headers apart from payloads (Endpoint::max_parts() >= 2)
   bool ack_busy_ = false;        // the acknowledgement frame is in flight
   bool abort_busy_ = false;      // the abort frame is in flight

@@ -207,6 +207,25 @@ TEST(SendWindowTest, WithoutRecoveryNothingWaitsForAnAcknowledgement) {
   EXPECT_FALSE(w.all_received());
 }
 
+// Over a fabric that delivers reliably a frame is kept until the peer
+// reports it consumed (its credit report is the acknowledgement), and no
+// timer runs, recovery on or not.
+TEST(SendWindowTest, OverAReliableFabricKeepsFramesUntilConsumed) {
+  ManualClock clock;
+  LaneConfig c = config(/*recovery=*/true);
+  c.reliable = true;
+  SendWindow w(c, clock);
+  const uint32_t slot = post(w, 0);
+  w.note_left(slot);
+  EXPECT_TRUE(w.slot_unacked(slot));
+  EXPECT_EQ(w.retransmit_due_ns(), kNeverNs);
+  EXPECT_EQ(w.absorb(1, 0), SendWindow::Report::kAccepted);
+  EXPECT_TRUE(w.slot_unacked(slot));  // received, not consumed: kept
+  EXPECT_EQ(w.absorb(1, 1), SendWindow::Report::kAccepted);
+  EXPECT_FALSE(w.slot_unacked(slot));
+  EXPECT_EQ(w.free_slot(), slot);
+}
+
 TEST(ReceiveWindowTest, PlacesEarlyFramesAndDuplicatesAcrossTheWrap) {
   ManualClock clock;
   ReceiveWindow r(config(), clock, 0xffffffff);
