@@ -69,11 +69,8 @@ bin="$build_dir/bin"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/weft-compare-gloo.XXXXXX")
 load_pids=()
-stop_load() {
-  local p
-  for p in ${load_pids[@]+"${load_pids[@]}"}; do kill "$p" 2>/dev/null || true; done
-}
-trap 'stop_load; rm -rf "$work"' EXIT
+# The busy loops (--load) end with the script.
+trap 'if (( ${#load_pids[@]} > 0 )); then kill "${load_pids[@]}" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 # Busy loops for the whole comparison, both tools alike.
 for (( i = 0; i < load; i++ )); do
   yes >/dev/null &
