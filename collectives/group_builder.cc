@@ -99,7 +99,8 @@ absl::StatusOr<std::unique_ptr<GroupBuilder>> GroupBuilder::open_shared(
 }
 
 absl::Status GroupBuilder::open_lanes() {
-  const collectives::internal::LaneConfig config = lane_config(options_);
+  collectives::internal::LaneConfig config = lane_config(options_);
+  config.reliable = fabric_.delivers_reliably();
   std::vector<std::pair<uint32_t, uint32_t>> wanted;  // (peer, cable)
   for (uint32_t peer = 0; peer < size(); ++peer) {
     const auto cables =

@@ -43,6 +43,12 @@ bool parse_algorithm(std::string_view text, Algorithm* out);
 // retransmissions in a row without any acknowledgement, or at the
 // operation's deadline, whichever comes first. Off, any lost or duplicated
 // frame ends the operation with a typed sequence error (level 1).
+//
+// Over a fabric that delivers every message once and in order (TCP;
+// Fabric::delivers_reliably()) the engine resends nothing and runs no
+// retransmission timer whether this is on or off: a frame can only go
+// missing with its connection, which is an error completion. Frames are
+// checked as with recovery off, and credit reports acknowledge.
 struct RecoveryOptions {
   static constexpr TimeNs kMinRtoNs = 1000;  // 1 us
   static constexpr uint32_t kMaxRetries = 1000;

@@ -68,6 +68,17 @@ class Fabric {
   // was posted) and in the simulator. Default: false.
   virtual bool host_moves_sends() const { return false; }
 
+  // Whether every message a connected endpoint sends reaches the peer's
+  // endpoint once, whole and in posting order, unless the connection
+  // fails, which an error completion says: true for TCP (a stream that
+  // retransmits in the kernel). UC verbs and the simulator may lose,
+  // duplicate or reorder a message. The contract is UC's either way: a
+  // message that finds no receive posted is still dropped. The
+  // collectives engine sends no retransmissions and runs no
+  // retransmission timers of its own over a fabric that delivers
+  // reliably (docs/faults.md, "Recovery"). Default: false.
+  virtual bool delivers_reliably() const { return false; }
+
   // Maps a page-aligned slab of at least `bytes` and registers it once with
   // every protection domain the fabric has or will open. The fabric owns it;
   // it lives as long as the fabric.

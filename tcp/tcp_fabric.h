@@ -114,6 +114,9 @@ class TcpFabric final : public Fabric {
   bool host_moves_sends() const override { return true; }
   // False: see Fabric::lanes_may_move().
   bool lanes_may_move() const override { return false; }
+  // True: TCP retransmits and orders; a connection that fails is an error
+  // completion.
+  bool delivers_reliably() const override { return true; }
   absl::StatusOr<Slab*> create_slab(uint64_t bytes) override;
   // Registered user memory: sends are written from it and receives read
   // into it directly (no budget: a socket reads and writes any memory).

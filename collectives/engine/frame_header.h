@@ -51,6 +51,9 @@ inline constexpr uint8_t kFlagAckNow = 2;
 inline constexpr uint8_t kFlagProbe = 4;
 // kMove: the answer to the peer's kMove (this side connected already).
 inline constexpr uint8_t kFlagMoveReply = 8;
+// kAck, recovery off: answer with kAck, whose `heard` proves this frame's
+// receive was posted again (control_credit.h).
+inline constexpr uint8_t kFlagAnswer = 16;
 
 // What a data frame belongs to: identical on every rank running the same
 // operation, so any difference is a mismatch.
@@ -95,10 +98,12 @@ struct FrameHeader {
   // number received + 1 + i is held.
   uint32_t suspect = kNoPeer;
   uint32_t sack = 0;
-  // kAck (recovery): one past the highest frame number (the immediate)
-  // the sender has received from the peer, of any frame type; 0: none
-  // yet. A frame the peer posted before that one and that did not arrive
-  // was lost, since a cable delivers in posting order.
+  // kAck: one past the highest frame number (the immediate) the sender
+  // has received from the peer, of any frame type; 0: none yet. With
+  // recovery, a frame the peer posted before that one and that did not
+  // arrive was lost, since a cable delivers in posting order; without, a
+  // control frame below it had its receive posted again
+  // (control_credit.h).
   uint32_t heard = 0;
 
   void encode(std::span<std::byte, kHeaderBytes> out) const;

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -47,7 +48,7 @@ Lane::Lane(std::unique_ptr<Endpoint> endpoint, uint32_t peer, uint32_t cable,
       peer_(peer),
       cable_(cable),
       depth_(config.depth),
-      recovery_(config.recovery.enabled),
+      recovery_(config.retransmits()),
       split_(endpoint_->max_parts() >= 2),
       clock_(clock),
       arrivals_(config.depth),
@@ -169,7 +170,7 @@ absl::Status Lane::handle_recv(const Completion& c) {
     if (absl::Status s = resend_unacknowledged(); !s.ok()) return s;
   }
   receive_.note_heard(c.immediate);
-  if (h->flags & kFlagProbe) receive_.request_ack();
+  if (h->flags & (kFlagProbe | kFlagAnswer)) receive_.request_ack();
   if (h->type == FrameType::kAbort) {
     absl::Status aborted =
         abort_error(*h, recv_body(slot).span().first(h->payload_bytes));
@@ -183,6 +184,7 @@ absl::Status Lane::handle_recv(const Completion& c) {
   if (h->type == FrameType::kData) return place_data(slot, *h);
   if (h->type == FrameType::kMove) return note_move(slot, *h);
   liveness_.note_suspect(h->suspect);
+  if (!recovery()) control_credit_.note_heard(h->heard);
   // The peer posted data numbered up to h->seq before this frame, and a
   // cable keeps order: what has not arrived was lost. Say so at once.
   receive_.note_peer_next(h->seq);
@@ -349,7 +351,7 @@ absl::Status Lane::post(uint32_t slot, FrameHeader header, const Frame& apart,
   if (!s.ok()) return s;
   send_sequence_.take();
   // Every frame carries the counters: whatever was owed is reported now.
-  receive_.note_reported();
+  receive_.note_reported(header.type == FrameType::kAck);
   return absl::OkStatus();
 }
 
@@ -370,18 +372,39 @@ absl::Status Lane::post_data(uint32_t slot, FrameHeader header,
   return s;
 }
 
+std::optional<uint8_t> Lane::ack_to_send(bool probe, TimeNs now_ns) {
+  if (recovery()) {
+    if (probe || receive_.ack_due() ||
+        now_ns >= receive_.delayed_ack_due_ns()) {
+      return probe ? kFlagProbe : 0;
+    }
+    return std::nullopt;
+  }
+  // Of its own accord only while the last such frame is answered; an
+  // answer whenever asked. A probe that waits adds nothing: the answer
+  // awaited shows the peer alive as well.
+  if ((probe || receive_.credit_report_due()) && control_credit_.can_ask()) {
+    return probe ? kFlagProbe : kFlagAnswer;
+  }
+  if (receive_.answer_owed() && control_credit_.can_answer()) return 0;
+  return std::nullopt;
+}
+
 absl::Status Lane::send_ack(uint8_t flags, uint32_t suspect) {
   FrameHeader header;
   header.type = FrameType::kAck;
   header.flags = flags;
   header.suspect = suspect;
   header.seq = send_.next_seq();
-  if (recovery()) {
-    header.sack = receive_.sack();
-    header.heard = receive_.heard();
-  }
+  header.heard = receive_.heard();
+  if (recovery()) header.sack = receive_.sack();
+  const uint32_t posted_as = send_sequence_.peek();
   absl::Status s = post(depth_, header, Frame(), 0);
   if (!s.ok()) return s;
+  if (!recovery()) {
+    control_credit_.note_sent(posted_as,
+                              (flags & (kFlagProbe | kFlagAnswer)) != 0);
+  }
   ack_busy_ = true;
   ++stats_.acks_sent;
   if (flags & kFlagProbe) {
@@ -510,6 +533,9 @@ void Lane::check_invariants() const {
   send_.check_invariants();
   receive_.check_invariants();
   liveness_.check_invariants();
+  control_credit_.check_invariants();
+  WEFT_ASSERT(!recovery() || control_credit_.unproven() == 0,
+              "control frames counted with recovery on");
   WEFT_ASSERT(data_.bytes() == uint64_t{2} * depth_ * slot_bytes_ &&
                   arrivals_.size() == depth_ &&
                   (user_payloads_.empty() || user_payloads_.size() == depth_) &&

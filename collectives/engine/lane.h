@@ -15,7 +15,18 @@
 //    window, where consumed is the peer's latest report and window = depth -
 //    kControlReserve: the peer holds at most `window` data frames, so
 //    `kControlReserve` receives stay free for acknowledgements and aborts.
-//    No frame is sent into a receive the peer has not posted.
+//    No data frame is sent into a receive the peer has not posted.
+//  - Control credits (recovery off, or a fabric that delivers reliably:
+//    Fabric::delivers_reliably()): an acknowledgement that finds no
+//    receive is dropped and, with nothing to repair it, leaves a gap. So
+//    each acknowledgement counts as taking one of those receives until
+//    the peer proves it posted it again (its acknowledgements carry the
+//    last frame heard); one this side sends of its own accord (a credit
+//    report, a probe) asks for an answer and goes only while no earlier
+//    one is unproven, and an answer goes whenever asked. At most
+//    kControlReserve are then unproven (control_credit.h), however long
+//    the peer stalls. With recovery on, a dropped acknowledgement is a
+//    loss like any other, repaired by the next one.
 //  - Pacing: a data frame is posted only while less than send_queue_bytes
 //    of data is posted and not yet sent (GroupOptions::send_queue_bytes),
 //    so an acknowledgement or a resent frame waits behind little of the
@@ -30,13 +41,13 @@
 //    out when window / 2 arrivals or consumptions are unreported, when a
 //    frame asks for one (kFlagAckNow, kFlagReportNow, kFlagProbe), or when a
 //    duplicate shows the peer missed the last one.
-//  - Retransmission (recovery on): a data frame stays in its send frame
-//    until acknowledged. An acknowledgement names the frames held beyond a
-//    gap (sack), and the frames missing before them are resent at once.
-//    It also names the last frame heard from this side (any type, by its
-//    immediate): a cable delivers in posting order, so a data frame posted
-//    before that one and not held was lost, and is resent at once too.
-//    That finds a lost last frame (no later data frame shows a gap) as
+//  - Retransmission (recovery on, over a fabric that may lose frames): a
+//    data frame stays in its send frame until acknowledged. An acknowledgement
+//    names the frames held beyond a gap (sack), and the frames missing before
+//    them are resent at once. It also names the last frame heard from this side
+//    (any type, by its immediate): a cable delivers in posting order, so a data
+//    frame posted before that one and not held was lost, and is resent at once
+//    too. That finds a lost last frame (no later data frame shows a gap) as
 //    soon as any later frame of this side arrives: an acknowledgement
 //    carries the number of the next data frame, and a peer that sees it
 //    ahead of what it received answers at once.
@@ -95,6 +106,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "collectives/engine/control_credit.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane_protocol.h"
 #include "collectives/engine/liveness.h"
@@ -287,7 +299,9 @@ class Lane {
   TimeNs next_timer_ns(const Watch& watch) const {
     TimeNs next = send_.retransmit_due_ns();
     if (ack_busy_) return next;
-    if (watch.waiting) {
+    // A probe that must wait for the peer's answer (recovery off) is not
+    // due either: that answer's arrival wakes the caller.
+    if (watch.waiting && (recovery() || control_credit_.can_ask())) {
       next = std::min(next, liveness_.probe_due_ns(watch.probe_after_ns));
     }
     return std::min(next, receive_.delayed_ack_due_ns());
@@ -413,7 +427,9 @@ class Lane {
   const LaneStats& stats() const { return stats_; }
   // "peer 3 cable 0 (dev): 5 data frame(s) in flight, ..." for reports.
   std::string describe() const;
-  // Lost frames are sent again (GroupOptions::recovery.enabled).
+  // Lost frames are sent again: GroupOptions::recovery.enabled, over a
+  // fabric that may lose them (LaneConfig::retransmits()). Otherwise
+  // control frames are counted (control_credit.h).
   bool recovery() const { return recovery_; }
   // Data frames that arrived in order and were not consumed yet, oldest
   // first.
@@ -561,6 +577,10 @@ class Lane {
     WEFT_ASSERT(slot < depth_, "a receive slot past the depth");
     return in_place_.empty() ? Frame() : in_place_[slot];
   }
+  // The flags of the acknowledgement to send now (a probe is due when
+  // `probe`), or nullopt for none: recovery on, when one is owed or a
+  // timer asks; off, as its control credits allow (control_credit.h).
+  std::optional<uint8_t> ack_to_send(bool probe, TimeNs now_ns);
   absl::Status send_ack(uint8_t flags, uint32_t suspect);
   absl::Status retransmit();
   // Sends data frame `seq` again: after a timeout, or because the peer
@@ -582,7 +602,7 @@ class Lane {
   uint32_t peer_;
   uint32_t cable_;
   uint32_t depth_;  // LaneConfig::depth
-  bool recovery_;   // LaneConfig::recovery.enabled
+  bool recovery_;   // LaneConfig::retransmits()
   bool split_;      // headers apart from payloads (Endpoint::max_parts() >= 2)
   bool ack_busy_ = false;        // the acknowledgement frame is in flight
   bool abort_busy_ = false;      // the abort frame is in flight
@@ -635,6 +655,7 @@ class Lane {
   SendWindow send_;
   ReceiveWindow receive_;
   Liveness liveness_;
+  ControlCredit control_credit_;  // recovery off only
 };
 
 // Where a frame's parts lie: inline, as every frame sent or received asks
@@ -694,9 +715,8 @@ absl::Status Lane::service_at(TimeNs now_ns, const Watch& watch,
   if (!ack_busy_) {
     const bool probe =
         watch.waiting && now_ns >= liveness_.probe_due_ns(watch.probe_after_ns);
-    if (probe || receive_.ack_due() ||
-        now_ns >= receive_.delayed_ack_due_ns()) {
-      absl::Status s = send_ack(probe ? kFlagProbe : 0, suspect());
+    if (const std::optional<uint8_t> flags = ack_to_send(probe, now_ns)) {
+      absl::Status s = send_ack(*flags, suspect());
       if (!s.ok()) return s;
       *advanced = true;
     }

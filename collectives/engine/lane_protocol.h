@@ -26,6 +26,14 @@ struct LaneConfig {
   RecoveryOptions recovery;
   // Data bytes (headers included) kept posted and not yet sent.
   uint64_t send_queue_bytes = uint64_t{1} << 20;
+  // The fabric delivers every message once and in order
+  // (Fabric::delivers_reliably()): nothing is ever resent, whatever
+  // recovery.enabled says, and a data frame is kept until the peer
+  // reports it consumed (its credit report is the acknowledgement).
+  bool reliable = false;
+
+  // Lost frames are resent: recovery on, over a fabric that may lose them.
+  bool retransmits() const { return recovery.enabled && !reliable; }
 
   // Data frames the peer may hold at once.
   uint32_t window() const { return depth - kControlReserve; }

@@ -8,7 +8,7 @@ ReceiveWindow::ReceiveWindow(const LaneConfig& config, const Clock& clock,
       consumed_(first_seq),
       received_reported_(first_seq),
       consumed_reported_(first_seq),
-      recovery_(config.recovery.enabled),
+      recovery_(config.retransmits()),
       report_threshold_(config.report_threshold()),
       delayed_ack_ns_(config.recovery.min_rto_ns / 4),
       window_(config.window()),
@@ -77,7 +77,6 @@ uint32_t ReceiveWindow::sack() const {
 }
 
 void ReceiveWindow::note_heard(uint32_t frame) {
-  if (!recovery_) return;
   if (heard_ == 0 || seq_after(frame + 1, heard_)) heard_ = frame + 1;
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
@@ -90,11 +89,11 @@ void ReceiveWindow::note_peer_next(uint32_t next_seq) {
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
 
-void ReceiveWindow::note_reported() {
+void ReceiveWindow::note_reported(bool ack) {
   received_reported_ = received_;
   consumed_reported_ = consumed_;
   report_requested_ = false;
-  ack_now_ = false;
+  if (ack || recovery_) ack_now_ = false;
   unreported_since_ns_ = kNeverNs;
   WEFT_CHECK_INVARIANTS_OF(*this);
 }
@@ -119,7 +118,7 @@ void ReceiveWindow::check_invariants() const {
               "reported counters ahead of the counters");
   WEFT_ASSERT(received_reported_ - consumed_reported_ <= window_,
               "reported consumed count ahead of reported received count");
-  WEFT_ASSERT(recovery_ || (unreported_since_ns_ == kNeverNs && heard_ == 0),
+  WEFT_ASSERT(recovery_ || unreported_since_ns_ == kNeverNs,
               "recovery state kept with recovery off");
 }
 

@@ -15,9 +15,8 @@
 //    is full (a frame that completes the order joins the inbox at once).
 //  - The counters last reported are ones this side had: not after
 //    received() and consumed(), and consumed-reported <= received-reported.
-//  - With recovery off nothing is tracked for delayed acknowledgements or
-//    for the last frame heard (unreported_since_ns() is kNeverNs, heard()
-//    is 0).
+//  - With recovery off nothing is tracked for delayed acknowledgements
+//    (unreported_since_ns() is kNeverNs).
 #ifndef WEFT_COLLECTIVES_ENGINE_RECEIVE_WINDOW_H_
 #define WEFT_COLLECTIVES_ENGINE_RECEIVE_WINDOW_H_
 
@@ -69,31 +68,42 @@ class ReceiveWindow {
 
   // Bit i: number received() + 1 + i is held (an acknowledgement's sack).
   uint32_t sack() const;
-  // Recovery: the peer's pair frame `frame` arrived (any type).
+  // The peer's pair frame `frame` arrived (any type) and was handled.
   void note_heard(uint32_t frame);
   // Recovery: the peer's acknowledgement says its next data number is
   // `next_seq`, so it posted everything below before that frame; as a
   // cable keeps order, any of those missing here was lost: answer at once.
   void note_peer_next(uint32_t next_seq);
-  // The peer asked for an acknowledgement (kFlagAckNow, kFlagProbe).
+  // The peer asked for an acknowledgement (kFlagAckNow, kFlagProbe,
+  // kFlagAnswer).
   void request_ack() {
     ack_now_ = true;
     WEFT_CHECK_INVARIANTS_OF(*this);
   }
   // A frame carrying the counters was posted: whatever was owed is
-  // reported.
-  void note_reported();
+  // reported. `ack`: an acknowledgement. With recovery off, an answer the
+  // peer asked for is owed until one goes (only it carries heard(); see
+  // control_credit.h).
+  void note_reported(bool ack);
 
   // Data frames the peer may send ahead of consumed().
   uint32_t window() const { return window_; }
   uint32_t received() const { return received_; }
   uint32_t consumed() const { return consumed_; }
-  // One past the highest pair frame number heard from the peer (recovery;
-  // 0: none yet).
+  // One past the highest pair frame number heard from the peer (0: none
+  // yet).
   uint32_t heard() const { return heard_; }
   // True while an acknowledgement this side owes the peer is not sent.
   bool report_owed() const {
     return ack_now_ || (report_requested_ && consumed_ != consumed_reported_);
+  }
+  // Recovery off: the peer asked for an answer (request_ack()), and a
+  // credit report is due (a kFlagReportNow frame's consumption or half a
+  // window of consumptions unreported). ack_due() is either.
+  bool answer_owed() const { return ack_now_; }
+  bool credit_report_due() const {
+    return (report_requested_ && consumed_ != consumed_reported_) ||
+           consumed_ - consumed_reported_ >= report_threshold_;
   }
   // An acknowledgement is owed now, timers aside: asked for, or half a
   // window of receipts (recovery) or consumptions unreported.
@@ -137,7 +147,7 @@ class ReceiveWindow {
   // When the oldest unreported arrival came (recovery; kNeverNs: none).
   TimeNs unreported_since_ns_ = kNeverNs;
   TimeNs delayed_ack_ns_;  // min_rto_ns / 4
-  // One past the highest pair frame number heard (recovery; 0: none yet).
+  // One past the highest pair frame number heard (0: none yet).
   uint32_t heard_ = 0;
   uint32_t window_;
   uint32_t depth_;

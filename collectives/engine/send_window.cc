@@ -16,7 +16,8 @@ SendWindow::SendWindow(const LaneConfig& config, const Clock& clock,
       min_rto_ns_(config.recovery.min_rto_ns),
       max_rto_ns_(config.recovery.max_rto_ns),
       max_retries_(config.recovery.max_retries),
-      recovery_(config.recovery.enabled),
+      recovery_(config.retransmits()),
+      keep_until_consumed_(config.reliable),
       clock_(clock),
       slots_(config.depth),
       numbers_(seq_mask_ + 1) {
@@ -52,7 +53,7 @@ void SendWindow::note_posted(const FrameHeader& header, uint32_t posted_as) {
   slots_[slot].payload_bytes = header.payload_bytes;
   count_post(slot);
   if (lossy_frames_left_ > 0) --lossy_frames_left_;
-  if (recovery_) {
+  if (recovery_ || keep_until_consumed_) {
     slots_[slot].unacked = true;
     Number& number = numbers_[seq_index(next_seq_)];
     number.slot = slot;
@@ -122,6 +123,7 @@ SendWindow::Report SendWindow::absorb(uint32_t received, uint32_t consumed) {
   const bool stale = !new_received && !new_consumed &&
                      (received != peer_received_ || consumed != peer_consumed_);
   if (new_received) note_received(received);
+  if (new_consumed && keep_until_consumed_) release(peer_consumed_, consumed);
   if (new_consumed) peer_consumed_ = consumed;
   // Consumed implies received.
   if (seq_after(peer_consumed_, peer_received_)) note_received(peer_consumed_);
@@ -135,17 +137,21 @@ void SendWindow::note_received(uint32_t new_received) {
     if (!oldest.resent && oldest.sent_ns != kNeverNs) {
       sample_round_trip(clock_.now_ns() - oldest.sent_ns);
     }
-    for (uint32_t s = peer_received_; s != new_received; ++s) {
-      Number& number = numbers_[seq_index(s)];
-      const uint32_t number_slot = number.slot;
-      Slot& held = slots_[number_slot];
-      number.slot = kNoSlot;
-      held.unacked = false;
-      if (held.posts == 0) free_push(number_slot);
-    }
+    release(peer_received_, new_received);
     retries_ = 0;
   }
   peer_received_ = new_received;
+}
+
+void SendWindow::release(uint32_t from, uint32_t to) {
+  for (uint32_t s = from; s != to; ++s) {
+    Number& number = numbers_[seq_index(s)];
+    const uint32_t number_slot = number.slot;
+    Slot& held = slots_[number_slot];
+    number.slot = kNoSlot;
+    held.unacked = false;
+    if (held.posts == 0) free_push(number_slot);
+  }
 }
 
 void SendWindow::sample_round_trip(TimeNs sample_ns) {
@@ -240,11 +246,16 @@ void SendWindow::check_invariants() const {
     listed[slot] = true;
   }
   // Unacknowledged numbers and the slots holding them.
-  const uint32_t unacked = recovery_ ? next_seq_ - peer_received_ : 0;
+  const uint32_t kept_from = recovery_              ? peer_received_
+                             : keep_until_consumed_ ? peer_consumed_
+                                                    : next_seq_;
+  const uint32_t unacked = next_seq_ - kept_from;
   WEFT_ASSERT(unacked_slots == unacked,
               "slots marked unacknowledged differ from numbers in flight");
+  WEFT_ASSERT(!recovery_ || !keep_until_consumed_,
+              "frames resent over a fabric that delivers reliably");
   for (uint32_t i = 0; i <= seq_mask_; ++i) {
-    const uint32_t seq = peer_received_ + i;
+    const uint32_t seq = kept_from + i;
     const Number& number = numbers_[seq_index(seq)];
     const uint32_t slot = number.slot;
     if (i >= unacked) {

@@ -22,8 +22,12 @@
 //    slot: the table names it, the slot's header carries the number and the
 //    slot is marked unacknowledged; no other slot is marked and the table
 //    names no slot for a number outside [r, n); a number whose slot has a
-//    send in flight has not left yet (no departure time). With recovery off
-//    no slot holds a frame beyond its send.
+//    send in flight has not left yet (no departure time). Over a fabric
+//    that delivers reliably the same holds of [c, n): a frame is kept
+//    until the peer reports it consumed (a credit report is the
+//    acknowledgement), never resent here, for a move to another cable to
+//    resend from. Otherwise, with recovery off, no slot holds a frame
+//    beyond its send.
 //  - Timing: at most kLossyFrames frames left to pace one at a time; at
 //    most max_retries retries; the timeout within [min_rto_ns, max_rto_ns]
 //    (recovery on, with options RecoveryOptions::validate() accepts);
@@ -135,7 +139,8 @@ class SendWindow {
   TimeNs srtt_ns() const { return srtt_ns_; }
   // Data slot `slot` has a send posted and not completed.
   bool slot_in_flight(uint32_t slot) const { return slots_[slot].posts > 0; }
-  // Data slot `slot` holds a frame not yet acknowledged (recovery).
+  // Data slot `slot` holds a frame not yet acknowledged (recovery), or
+  // not yet reported consumed (a fabric that delivers reliably).
   bool slot_unacked(uint32_t slot) const { return slots_[slot].unacked; }
   // The data number and payload bytes of the frame last posted from data
   // slot `slot` (its header stays encoded in the slot's header frame
@@ -166,6 +171,8 @@ class SendWindow {
   // A send from `slot` was posted now, behind the others in flight.
   void count_post(uint32_t slot);
   void note_received(uint32_t new_received);
+  // Frees the slots holding numbers [from, to).
+  void release(uint32_t from, uint32_t to);
   void sample_round_trip(TimeNs sample_ns);
 
   // The counters every can_send() and service step reads come first.
@@ -190,7 +197,8 @@ class SendWindow {
   TimeNs min_rto_ns_;
   TimeNs max_rto_ns_;
   uint32_t max_retries_;
-  bool recovery_;
+  bool recovery_;             // LaneConfig::retransmits()
+  bool keep_until_consumed_;  // LaneConfig::reliable
   const Clock& clock_;
 
   // Per data slot, one record (a frame's completion reads one line):

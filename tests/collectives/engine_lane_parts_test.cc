@@ -2,11 +2,13 @@
 // the send window's credits, counters, pacing, choice of frames to resend
 // and round-trip timing, across the wrap of sequence numbers at 2^32; the
 // receive window's placement of early frames and duplicates and what it
-// owes the peer; liveness's probe back-off. In a Debug build, a broken
+// owes the peer; liveness's probe back-off; the control credits' count
+// of unproven control frames. In a Debug build, a broken
 // invariant aborts.
 #include <cstdint>
 #include <vector>
 
+#include "collectives/engine/control_credit.h"
 #include "collectives/engine/frame_header.h"
 #include "collectives/engine/lane_protocol.h"
 #include "collectives/engine/liveness.h"
@@ -205,6 +207,25 @@ TEST(SendWindowTest, WithoutRecoveryNothingWaitsForAnAcknowledgement) {
   EXPECT_FALSE(w.all_received());
 }
 
+// Over a fabric that delivers reliably a frame is kept until the peer
+// reports it consumed (its credit report is the acknowledgement), and no
+// timer runs, recovery on or not.
+TEST(SendWindowTest, OverAReliableFabricKeepsFramesUntilConsumed) {
+  ManualClock clock;
+  LaneConfig c = config(/*recovery=*/true);
+  c.reliable = true;
+  SendWindow w(c, clock);
+  const uint32_t slot = post(w, 0);
+  w.note_left(slot);
+  EXPECT_TRUE(w.slot_unacked(slot));
+  EXPECT_EQ(w.retransmit_due_ns(), kNeverNs);
+  EXPECT_EQ(w.absorb(1, 0), SendWindow::Report::kAccepted);
+  EXPECT_TRUE(w.slot_unacked(slot));  // received, not consumed: kept
+  EXPECT_EQ(w.absorb(1, 1), SendWindow::Report::kAccepted);
+  EXPECT_FALSE(w.slot_unacked(slot));
+  EXPECT_EQ(w.free_slot(), slot);
+}
+
 TEST(ReceiveWindowTest, PlacesEarlyFramesAndDuplicatesAcrossTheWrap) {
   ManualClock clock;
   ReceiveWindow r(config(), clock, 0xffffffff);
@@ -213,7 +234,7 @@ TEST(ReceiveWindowTest, PlacesEarlyFramesAndDuplicatesAcrossTheWrap) {
   EXPECT_EQ(r.inbox_size(), 0u);
   EXPECT_EQ(r.sack(), 0b10u);
   EXPECT_TRUE(r.report_owed());  // the gap is reported at once
-  r.note_reported();
+  r.note_reported(/*ack=*/true);
   EXPECT_FALSE(r.report_owed());
   EXPECT_EQ(r.place(0xffffffff, 1), ReceiveWindow::Placement::kNext);
   EXPECT_EQ(r.inbox_size(), 1u);
@@ -254,20 +275,20 @@ TEST(ReceiveWindowTest, OwesAnAcknowledgementAtTheThresholdOrWhenAsked) {
   ASSERT_EQ(r.place(1, 1), ReceiveWindow::Placement::kNext);
   EXPECT_TRUE(r.ack_due());
   EXPECT_EQ(r.delayed_ack_due_ns(), 500 + config().recovery.min_rto_ns / 4);
-  r.note_reported();
+  r.note_reported(/*ack=*/true);
   EXPECT_FALSE(r.ack_due());
   EXPECT_EQ(r.delayed_ack_due_ns(), kNeverNs);
   // A frame that asks for its consumption to be reported.
   EXPECT_EQ(r.consume_front(/*report_now=*/true), 0u);
   EXPECT_TRUE(r.report_owed());
-  r.note_reported();
+  r.note_reported(/*ack=*/true);
   EXPECT_FALSE(r.report_owed());
   EXPECT_EQ(r.consume_front(false), 1u);
   EXPECT_FALSE(r.ack_due());
   // The peer says it sent up to 3 and nothing of it came: lost.
   r.note_peer_next(3);
   EXPECT_TRUE(r.report_owed());
-  r.note_reported();
+  r.note_reported(/*ack=*/true);
   r.note_peer_next(2);                // nothing is missing
   r.note_peer_next(2 + kWindow + 1);  // beyond the window: not believed
   EXPECT_FALSE(r.report_owed());
@@ -293,10 +314,73 @@ TEST(ReceiveWindowTest, WithoutRecoveryOnlyTheNextNumberIsPlaced) {
   EXPECT_EQ(r.place(0, 1), ReceiveWindow::Placement::kNotNext);
   EXPECT_EQ(r.inbox_size(), 1u);
   EXPECT_EQ(r.unreported_since_ns(), kNeverNs);
-  r.note_heard(5);
-  EXPECT_EQ(r.heard(), 0u);
   r.note_peer_next(3);
   EXPECT_FALSE(r.report_owed());
+  // The last frame heard is kept all the same: it proves the peer's
+  // control frames' receives posted again (control_credit.h).
+  r.note_heard(5);
+  EXPECT_EQ(r.heard(), 6u);
+}
+
+TEST(ReceiveWindowTest, WithoutRecoveryOnlyAnAcknowledgementAnswers) {
+  ManualClock clock;
+  ReceiveWindow r(config(/*recovery=*/false), clock);
+  r.request_ack();  // the peer asked (kFlagAnswer or a probe)
+  EXPECT_TRUE(r.answer_owed());
+  EXPECT_FALSE(r.credit_report_due());
+  EXPECT_TRUE(r.ack_due());
+  // A data frame carries the counters but not `heard`: still owed.
+  r.note_reported(/*ack=*/false);
+  EXPECT_TRUE(r.answer_owed());
+  r.note_reported(/*ack=*/true);
+  EXPECT_FALSE(r.answer_owed());
+  EXPECT_FALSE(r.ack_due());
+  // Half a window of consumptions is a credit report due, not an answer.
+  for (uint32_t seq = 0; seq < kWindow / 2; ++seq) {
+    ASSERT_EQ(r.place(seq, seq), ReceiveWindow::Placement::kNext);
+    r.consume_front(false);
+  }
+  EXPECT_TRUE(r.credit_report_due());
+  EXPECT_FALSE(r.answer_owed());
+  r.note_reported(/*ack=*/false);  // a data frame carried it
+  EXPECT_FALSE(r.credit_report_due());
+}
+
+TEST(ControlCreditTest, OneQuestionAndOneAnswerUnprovenAtMost) {
+  ControlCredit c;
+  EXPECT_TRUE(c.can_ask());
+  c.note_sent(10, /*asks=*/true);
+  EXPECT_FALSE(c.can_ask());    // one question at a time
+  EXPECT_TRUE(c.can_answer());  // an answer still fits
+  c.note_sent(11, /*asks=*/false);
+  EXPECT_EQ(c.unproven(), kControlReserve);
+  EXPECT_FALSE(c.can_answer());  // the peer's receives for them are taken
+  // The peer heard frame 10 (and everything before), not 11.
+  c.note_heard(11);
+  EXPECT_EQ(c.unproven(), 1u);
+  EXPECT_FALSE(c.asking());
+  EXPECT_TRUE(c.can_ask());
+  c.note_sent(12, /*asks=*/true);
+  c.note_heard(12);  // proves 11 only: the question stays
+  EXPECT_EQ(c.unproven(), 1u);
+  EXPECT_TRUE(c.asking());
+  EXPECT_FALSE(c.can_ask());
+  c.note_heard(5);  // older: proves nothing new
+  EXPECT_EQ(c.unproven(), 1u);
+  c.note_heard(13);
+  EXPECT_EQ(c.unproven(), 0u);
+  EXPECT_TRUE(c.can_ask());
+}
+
+TEST(ControlCreditTest, ProofWorksAcrossTheWrap) {
+  ControlCredit c;
+  c.note_sent(0xffffffff, /*asks=*/true);
+  c.note_sent(0, /*asks=*/false);
+  c.note_heard(0);  // one past 0xffffffff
+  EXPECT_EQ(c.unproven(), 1u);
+  EXPECT_FALSE(c.asking());
+  c.note_heard(1);
+  EXPECT_EQ(c.unproven(), 0u);
 }
 
 TEST(LivenessTest, UnansweredProbesSpaceOutAndAnAnswerResetsThem) {

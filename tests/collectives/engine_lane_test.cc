@@ -599,6 +599,68 @@ TEST_F(StrictLaneTest, DuplicateIsATypedError) {
   EXPECT_EQ(lane_->inbox_size(), 1u);  // the first one only
 }
 
+// Control credits (control_credit.h): a probe to a silent peer asks for
+// an answer, and no second one goes until the peer proves the first one's
+// receive posted again.
+TEST_F(StrictLaneTest, ProbesOneAtATimeUntilAnswered) {
+  const Lane::Watch waiting{true, kRtoNs};
+  clock_.advance_to(kRtoNs);
+  ASSERT_TRUE(service(/*waiting=*/true).ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).flags, kFlagProbe);
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  // Silent for 100 probe intervals: no second probe, and no timer for one.
+  EXPECT_EQ(lane_->next_timer_ns(waiting), kNeverNs);
+  clock_.advance_to(100 * kRtoNs);
+  ASSERT_TRUE(service(/*waiting=*/true).ok());
+  EXPECT_EQ(sent_.size(), 1u);
+  // The peer's acknowledgement heard frame 0, the probe: the next may go.
+  FrameHeader answer = ack(0, 0);
+  answer.heard = 1;
+  arrive(0, 0, answer);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(lane_->next_timer_ns(waiting), 101 * kRtoNs);
+  clock_.advance_to(101 * kRtoNs);
+  ASSERT_TRUE(service(/*waiting=*/true).ok());
+  ASSERT_EQ(sent_.size(), 2u);
+  EXPECT_EQ(sent_header(1).flags, kFlagProbe);
+}
+
+// A credit report asks for an answer; the peer's question is answered by
+// an acknowledgement carrying what this side heard (a data frame does not
+// answer), even while this side's own question waits.
+TEST_F(StrictLaneTest, CreditReportsAskAndQuestionsAreAnswered) {
+  for (uint32_t seq = 0; seq < kDepth / 2; ++seq) {
+    arrive(seq, seq, data(seq), {std::byte{1}});
+  }
+  ASSERT_TRUE(poll().ok());
+  for (uint32_t i = 0; i < kDepth / 2; ++i) {
+    ASSERT_TRUE(consume_front(*lane_).ok());
+  }
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).type, FrameType::kAck);
+  EXPECT_EQ(sent_header(0).flags, kFlagAnswer);
+  EXPECT_EQ(sent_header(0).consumed, kDepth / 2);
+  EXPECT_EQ(sent_header(0).heard, kDepth / 2);
+  complete_sends();
+  // The peer asks too, before it heard this side's question.
+  FrameHeader question = ack(0, 0);
+  question.flags = kFlagAnswer;
+  arrive(0, kDepth / 2, question);
+  ASSERT_TRUE(poll().ok());
+  EXPECT_TRUE(lane_->report_owed());
+  ASSERT_TRUE(send(7).ok());  // data carries the counters, not `heard`
+  EXPECT_TRUE(lane_->report_owed());
+  ASSERT_TRUE(service().ok());
+  ASSERT_EQ(sent_.size(), 3u);
+  EXPECT_EQ(sent_header(2).type, FrameType::kAck);
+  EXPECT_EQ(sent_header(2).flags, 0);  // an answer, not a question
+  EXPECT_EQ(sent_header(2).heard, kDepth / 2 + 1);
+  EXPECT_FALSE(lane_->report_owed());
+}
+
 TEST_F(StrictLaneTest, NothingIsResent) {
   ASSERT_TRUE(send(1).ok());
   complete_sends();
@@ -607,6 +669,24 @@ TEST_F(StrictLaneTest, NothingIsResent) {
   clock_.advance_to(100 * kRtoNs);
   ASSERT_TRUE(service().ok());
   EXPECT_EQ(sent_.size(), 1u);
+}
+
+// Over a fabric that delivers reliably, recovery on or not: the last frame
+// asks for no prompt acknowledgement, no timer runs and nothing is resent.
+TEST_F(ReliableLaneTest, NothingIsResentAndNoTimerRuns) {
+  const std::byte payload[1] = {};
+  ASSERT_TRUE(
+      try_send(*lane_, DataFrame{.last = true, .payload = payload}).ok());
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_header(0).flags, 0);
+  EXPECT_FALSE(lane_->recovery());
+  complete_sends();
+  ASSERT_TRUE(poll().ok());
+  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
+  clock_.advance_to(100 * kRtoNs);
+  ASSERT_TRUE(service().ok());
+  EXPECT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(lane_->stats().retransmitted, 0u);
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ class LaneTest : public ::testing::Test {
     LaneConfig c{kDepth, frame_bytes_};
     c.send_queue_bytes = send_queue_bytes_;
     c.recovery.enabled = recovery_;
+    c.reliable = reliable_;
     c.recovery.initial_rto_ns = kRtoNs;
     c.recovery.max_rto_ns = 4 * kRtoNs;
     c.recovery.max_retries = 3;
@@ -164,6 +165,7 @@ class LaneTest : public ::testing::Test {
     uint32_t immediate;
   };
   bool recovery_ = true;
+  bool reliable_ = false;       // LaneConfig::reliable
   bool auto_complete_ = false;  // every send completes at once
   uint32_t frame_bytes_ = 4096;
   uint64_t send_queue_bytes_ = uint64_t{1} << 20;
@@ -184,6 +186,15 @@ class StrictLaneTest : public LaneTest {
  protected:
   void SetUp() override {
     recovery_ = false;
+    LaneTest::SetUp();
+  }
+};
+
+// Recovery on, over a fabric that delivers reliably: nothing is resent.
+class ReliableLaneTest : public LaneTest {
+ protected:
+  void SetUp() override {
+    reliable_ = true;
     LaneTest::SetUp();
   }
 };

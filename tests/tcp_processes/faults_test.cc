@@ -164,12 +164,14 @@ INSTANTIATE_TEST_SUITE_P(Processes, KilledRankSurvivors,
 
 // SIGSTOP longer than the deadline: the stopped rank's sockets stay open,
 // so only the deadline can end the survivors' operation; then SIGCONT
-// lets the stopped rank find its group failed, and it ends too.
+// lets the stopped rank find its group failed, and it ends too: told by
+// the survivor's abort (the survivor's probes, one unanswered at a time,
+// left a receive for it), or at its own deadline.
 TEST(StoppedRank, TheSurvivorEndsAtTheDeadlineNamingItAndTheRankEndsOnWaking) {
   const ScratchDir dir;
   const Layout layout = Layout::loopback(2, dir.path());
   RankProcesses procs;
-  start_looping(procs, layout, 2, "DeadlineExceeded,Unavailable");
+  start_looping(procs, layout, 2, "DeadlineExceeded,Unavailable,Aborted");
   procs.signal(1, SIGSTOP);
   ASSERT_TRUE(procs.wait_exit(0)) << procs.report(0);
   expect_ended_naming(procs, 0, 1, {"DEADLINE_EXCEEDED"});
