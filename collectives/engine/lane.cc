@@ -584,8 +584,8 @@ void Lane::check_invariants() const {
               "a received abort message too long");
   WEFT_ASSERT(!abort_busy_ || abort_copies_ > 0,
               "an abort send in flight, but none was sent");
-  WEFT_ASSERT(generation_ <= kMaxMoves && stats_.moves == generation_ &&
-                  (pending_ == nullptr || pending_generation_ > generation_),
+  WEFT_ASSERT(generation() <= kMaxMoves &&
+                  (pending_ == nullptr || pending_generation_ > generation()),
               "the lane's moves do not add up");
 }
 

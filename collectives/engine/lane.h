@@ -166,7 +166,8 @@ struct LaneStats {
   // posted there and were moved into the lane's own frame.
   uint64_t bytes_received_in_place = 0;
   uint64_t bytes_moved_aside = 0;
-  uint64_t moves = 0;  // times the lane moved to another cable (Moving)
+  // Moves made to another cable (Moving): also the number of the last.
+  uint64_t moves = 0;
 };
 
 // A kMove frame the peer sent (Moving): the lane to it of `cable` moves,
@@ -367,7 +368,7 @@ class Lane {
   // Retransmission rounds without an answer so far.
   uint32_t silent_rounds() const { return send_.retries(); }
   // Moves begun so far (0: the lane is on its own cable).
-  uint32_t generation() const { return generation_; }
+  uint32_t generation() const { return static_cast<uint32_t>(stats_.moves); }
   // The cable whose device the lane's endpoint is on now.
   uint32_t via_cable() const { return via_cable_; }
   // A move is under way: a new endpoint is open, not yet connected.
@@ -407,8 +408,6 @@ class Lane {
   // REQUIRES: moving().
   absl::Status finish_move(const Destination& peer, bool resend_now,
                            bool* refused);
-  // The peer's destination the lane last connected to by a move.
-  const Destination& moved_peer() const { return moved_peer_; }
   // Sends a kMove frame over this lane about the lane of `cable` (its
   // `generation`th move, to physical cable `via_cable`, this side's new
   // endpoint at `own`). False when the move frame is still in flight or
@@ -638,17 +637,17 @@ class Lane {
   std::string abort_text_;  // abort_text(), at most kMaxAbortText bytes
   SendSequence send_sequence_;
   ReceiveChecker receive_checker_;
-  // Moving: the new endpoint while a move is under way, the moves made,
-  // the cable the endpoint is on, the peer's destination last connected
-  // to, when the kMove frame is due again, and the kMove frames received.
+  // Moving (the moves made are stats_.moves): the new endpoint while a
+  // move is under way, the device of the lane's own cable, the move's
+  // number, the cable the endpoint is on and the one it moves to, the
+  // carrier, when the kMove frame is due again, and the kMove frames
+  // received.
   std::unique_ptr<Endpoint> pending_;
   std::string home_device_;
-  uint32_t generation_ = 0;
   uint32_t pending_generation_ = 0;
   uint32_t via_cable_ = 0;
   uint32_t pending_via_ = 0;
   uint32_t carrier_ = 0;
-  Destination moved_peer_;
   TimeNs move_due_ns_ = 0;
   std::vector<MoveNotice> moves_in_;
   LaneStats stats_;

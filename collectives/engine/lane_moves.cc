@@ -18,7 +18,7 @@ namespace weft::collectives::internal {
 
 void Lane::begin_move(std::unique_ptr<Endpoint> endpoint, uint32_t carrier,
                       uint32_t via_cable, uint32_t generation) {
-  WEFT_ASSERT(pending_ == nullptr && generation > generation_ &&
+  WEFT_ASSERT(pending_ == nullptr && generation > this->generation() &&
                   generation <= kMaxMoves,
               "a move begun while another is under way, or out of turn");
   WEFT_ASSERT((endpoint->max_parts() >= 2) == split_,
@@ -49,11 +49,9 @@ absl::Status Lane::finish_move(const Destination& peer, bool resend_now,
   // forgotten (the frames not acknowledged are sent again below).
   (void)endpoint_->move_to_error();
   endpoint_ = std::move(pending_);
-  generation_ = pending_generation_;
   via_cable_ = pending_via_;
-  moved_peer_ = peer;
   move_due_ns_ = 0;
-  ++stats_.moves;
+  stats_.moves = pending_generation_;
   send_.forget_in_flight();
   ack_busy_ = false;
   abort_busy_ = false;

@@ -663,12 +663,8 @@ TEST_F(StrictLaneTest, CreditReportsAskAndQuestionsAreAnswered) {
 
 TEST_F(StrictLaneTest, NothingIsResent) {
   ASSERT_TRUE(send(1).ok());
-  complete_sends();
-  ASSERT_TRUE(poll().ok());
-  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
-  clock_.advance_to(100 * kRtoNs);
-  ASSERT_TRUE(service().ok());
-  EXPECT_EQ(sent_.size(), 1u);
+  ASSERT_EQ(sent_.size(), 1u);
+  expect_no_timer_and_nothing_resent();
 }
 
 // Over a fabric that delivers reliably, recovery on or not: the last frame
@@ -680,12 +676,7 @@ TEST_F(ReliableLaneTest, NothingIsResentAndNoTimerRuns) {
   ASSERT_EQ(sent_.size(), 1u);
   EXPECT_EQ(sent_header(0).flags, 0);
   EXPECT_FALSE(lane_->recovery());
-  complete_sends();
-  ASSERT_TRUE(poll().ok());
-  EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
-  clock_.advance_to(100 * kRtoNs);
-  ASSERT_TRUE(service().ok());
-  EXPECT_EQ(sent_.size(), 1u);
+  expect_no_timer_and_nothing_resent();
   EXPECT_EQ(lane_->stats().retransmitted, 0u);
 }
 

@@ -8,17 +8,16 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "collectives/group_counters.h"
 #include "fabric/errors.h"
 #include "gtest/gtest.h"
-#include "harness/sim_cluster.h"
+#include "harness/collective_spec.h"
 #include "sim/faults.h"
+#include "tests/collectives/faulted_run.h"
 #include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
 
-using harness::SimCluster;
 namespace {
 
 constexpr TimeNs kTimeoutNs = 50 * kNsPerMs;
@@ -38,45 +37,7 @@ sim::ScriptedFault pull(uint32_t from, uint32_t to, uint32_t cable,
 }
 
 GroupOptions options(bool recovery) {
-  GroupOptions o;
-  o.timeout_ns = kTimeoutNs;
-  o.recovery.enabled = recovery;
-  // Small frames: a few tens of KiB are many frames on every cable.
-  o.max_frame_bytes = GroupOptions::kMinFrameBytes;
-  return o;
-}
-
-struct Outcome {
-  // Per rank, per case: the status, and "" when the bytes are right.
-  std::vector<std::vector<absl::Status>> status;
-  std::vector<std::vector<std::string>> wrong;
-  std::vector<GroupCounters> counters;  // per rank, after the run
-  uint64_t faults = 0;
-};
-
-Outcome run(const Topology& topology, const std::vector<Case>& calls,
-            const sim::FaultPlan& faults, const GroupOptions& o) {
-  sim::WorldOptions w;
-  w.topology = topology;
-  w.faults = faults;
-  w.time_limit_ns = 10 * o.timeout_ns;
-  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  if (!cluster.ok()) return {};
-  std::vector<PreparedCase> cases;
-  for (const Case& c : calls) cases.emplace_back(c, cluster->size());
-  ScriptRun script = run_cases(*cluster, cases);
-  EXPECT_TRUE(script.run.completed()) << script.run.report;
-  Outcome out;
-  out.faults = cluster->world().counters().faults_total();
-  for (uint32_t r = 0; r < cluster->size(); ++r) {
-    out.status.push_back(script.results[r]);
-    std::vector<std::string> wrong;
-    for (const PreparedCase& c : cases) wrong.push_back(c.check(r));
-    out.wrong.push_back(wrong);
-    out.counters.push_back(cluster->group(r).counters());
-  }
-  return out;
+  return small_frame_options(kTimeoutNs, recovery);
 }
 
 const PeerCounters* find(const GroupCounters& c, uint32_t peer,
@@ -130,8 +91,8 @@ TEST(CableMove, EveryCollectiveCompletesWithOneCableOfAPairPulled) {
                    std::string(harness::collective_name(kind)));
       sim::FaultPlan plan;
       plan.script.push_back(pull(0, 1, 1, /*both_ways=*/true, 20 * kNsPerUs));
-      const Outcome out =
-          run(topology, {call(kind), call(kind)}, plan, options(true));
+      const FaultedRun out =
+          run_faulted(topology, {call(kind), call(kind)}, plan, options(true));
       ASSERT_EQ(out.status.size(), 4u);
       for (uint32_t r = 0; r < 4; ++r) {
         for (size_t i = 0; i < out.status[r].size(); ++i) {
@@ -166,7 +127,7 @@ TEST(CableMove, EveryCollectiveCompletesWithOneCableOfAPairPulled) {
 TEST(CableMove, OneDirectionPulledMovesTheLaneToo) {
   sim::FaultPlan plan;
   plan.script.push_back(pull(1, 0, 1, /*both_ways=*/false, 0));
-  const Outcome out = run(*Topology::mesh(2, 2), {call(Kind::kSendRecv)},
+  const FaultedRun out = run_faulted(*Topology::mesh(2, 2), {call(Kind::kSendRecv)},
                           plan, options(true));
   ASSERT_EQ(out.status.size(), 2u);
   for (uint32_t r = 0; r < 2; ++r) {
@@ -187,7 +148,7 @@ TEST(CableMove, WithEveryCablePulledNothingMovesAndTheErrorIsTyped) {
   sim::ScriptedFault all = pull(0, 1, 0, /*both_ways=*/true, 0);
   all.cable = sim::kAllCables;
   plan.script.push_back(all);
-  const Outcome out = run(*Topology::mesh(2, 2), {call(Kind::kAllReduce)},
+  const FaultedRun out = run_faulted(*Topology::mesh(2, 2), {call(Kind::kAllReduce)},
                           plan, options(true));
   ASSERT_EQ(out.status.size(), 2u);
   for (uint32_t r = 0; r < 2; ++r) {
@@ -204,7 +165,7 @@ TEST(CableMove, WithEveryCablePulledNothingMovesAndTheErrorIsTyped) {
 TEST(CableMove, WithoutRecoveryACutCableIsATypedError) {
   sim::FaultPlan plan;
   plan.script.push_back(pull(0, 1, 1, /*both_ways=*/true, kNsPerUs));
-  const Outcome out = run(*Topology::mesh(2, 2), {call(Kind::kAllReduce)},
+  const FaultedRun out = run_faulted(*Topology::mesh(2, 2), {call(Kind::kAllReduce)},
                           plan, options(false));
   EXPECT_GT(out.faults, 0u) << "no frame met the pulled cable";
   ASSERT_EQ(out.status.size(), 2u);

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "harness/sim_cluster.h"
 #include "sim/prng.h"
+#include "tests/collectives/faulted_run.h"
 #include "tests/collectives_suite/cases.h"
 
 namespace weft::testing {
@@ -39,12 +40,7 @@ sim::ScriptedFault frame_fault(sim::FaultKind kind, uint32_t from, uint32_t to,
 }
 
 GroupOptions options(bool recovery) {
-  GroupOptions o;
-  o.timeout_ns = kTimeoutNs;
-  o.recovery.enabled = recovery;
-  // Small frames: a message of a few tens of KiB is many frames.
-  o.max_frame_bytes = GroupOptions::kMinFrameBytes;
-  return o;
+  return small_frame_options(kTimeoutNs, recovery);
 }
 
 struct Outcome {
@@ -55,23 +51,13 @@ struct Outcome {
 
 Outcome run_one(const Topology& topology, const Case& c,
                 const sim::FaultPlan& faults, const GroupOptions& o) {
-  sim::WorldOptions w;
-  w.topology = topology;
-  w.faults = faults;
-  w.time_limit_ns = 10 * o.timeout_ns;
-  absl::StatusOr<SimCluster> cluster = SimCluster::create(w, o);
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  if (!cluster.ok()) return {};
-  std::vector<PreparedCase> cases;
-  cases.emplace_back(c, cluster->size());
-  ScriptRun run = run_cases(*cluster, cases);
-  EXPECT_TRUE(run.run.completed()) << run.run.report;
+  const FaultedRun run = run_faulted(topology, {c}, faults, o);
   Outcome out;
-  out.faults = cluster->world().counters().faults_total();
-  for (uint32_t r = 0; r < cluster->size(); ++r) {
-    out.first.push_back(run.results[r].empty() ? absl::OkStatus()
-                                               : run.results[r][0]);
-    out.wrong.push_back(run.results[r].empty() ? "" : cases[0].check(r));
+  out.faults = run.faults;
+  for (size_t r = 0; r < run.status.size(); ++r) {
+    const bool ran = !run.status[r].empty();
+    out.first.push_back(ran ? run.status[r][0] : absl::OkStatus());
+    out.wrong.push_back(ran ? run.wrong[r][0] : "");
   }
   return out;
 }

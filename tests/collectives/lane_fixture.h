@@ -145,6 +145,17 @@ class LaneTest : public ::testing::Test {
     }
     completed_ = sent_.size();
   }
+  // With what was sent so far completed and polled, no timer runs, and
+  // after 100 timeouts' time serviced, nothing more was sent.
+  void expect_no_timer_and_nothing_resent() {
+    const size_t sent = sent_.size();
+    complete_sends();
+    ASSERT_TRUE(poll().ok());
+    EXPECT_EQ(lane_->next_timer_ns(Lane::Watch{}), kNeverNs);
+    clock_.advance_to(100 * kRtoNs);
+    ASSERT_TRUE(service().ok());
+    EXPECT_EQ(sent_.size(), sent);
+  }
   absl::Status send(uint8_t fill) {
     const std::byte bytes[8] = {std::byte{fill}};
     return send_data(*lane_, bytes);
