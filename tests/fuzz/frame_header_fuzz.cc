@@ -60,7 +60,8 @@ absl::StatusCode expected_code(std::span<const std::byte> b) {
     return absl::StatusCode::kDataLoss;
   }
   const uint64_t type = little_endian(b, kTypeAt, 1);
-  if (type < 1 || type > 3) return absl::StatusCode::kDataLoss;
+  // kData 1, kAck 2, kAbort 3, kMove 4.
+  if (type < 1 || type > 4) return absl::StatusCode::kDataLoss;
   if (kHeaderBytes + little_endian(b, kPayloadAt, 4) != b.size()) {
     return absl::StatusCode::kDataLoss;
   }
@@ -90,6 +91,7 @@ void check(std::span<const std::byte> frame) {
       WEFT_FUZZ_CHECK(h->suspect == at32 && h->sack == at36);
       break;
     case FrameType::kAbort:
+    case FrameType::kMove:
       WEFT_FUZZ_CHECK(h->origin == at32 && h->blamed == at36);
       break;
   }
