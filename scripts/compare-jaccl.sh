@@ -207,7 +207,7 @@ median() {  # numbers, one a line
 bound() {
   # shellcheck disable=SC2046  # launch_flags prints separate flags
   "$bench" --fabric=sim $(launch_flags "$1" "$2" "$3") --op=all_reduce \
-    --model_only -b "$4" -e "$4" | awk '$NF == "bound" { print $5, $2 }'
+    --model_only -b "$4" -e "$4" | awk '$NF == "bound" { print $6, $2 }'
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }

@@ -50,7 +50,10 @@ std::optional<CostModel::Cost> CostModel::cost(harness::CollectiveKind kind,
     c.steps = all_reduce ? 2 : 1;
     c.bytes_per_step = n / (p * cables);
   }
-  c.ns = c.steps * (alpha_ns + c.bytes_per_step * beta_ns_per_byte);
+  const double bytes_ns = c.bytes_per_step * beta_ns_per_byte;
+  c.step_by_step_ns = c.steps * (alpha_ns + bytes_ns);
+  c.lower_bound_ns =
+      std::max(c.steps * alpha_ns, alpha_ns + c.steps * bytes_ns);
   return c;
 }
 
@@ -60,7 +63,7 @@ std::optional<CostModel::Cost> CostModel::bound(harness::CollectiveKind kind,
   for (Algorithm a :
        {Algorithm::kMeshExchange, Algorithm::kMeshScatter, Algorithm::kRing}) {
     const std::optional<Cost> c = cost(kind, a, bytes);
-    if (c && (!best || c->ns < best->ns)) best = c;
+    if (c && (!best || c->lower_bound_ns < best->lower_bound_ns)) best = c;
   }
   return best;
 }

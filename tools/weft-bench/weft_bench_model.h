@@ -1,14 +1,10 @@
-// The link model's cost of weft's algorithms, step by step, on a link with
-// per-message cost alpha (latency plus per-message overhead) and per-byte
-// cost beta (1 / bandwidth), for p ranks and n bytes (the all-gather
-// output, the reduce-scatter input, the all-reduce buffer: nccl-tests'
-// size). An algorithm of S steps that sends B bytes per link in each costs
-//
-//   S (alpha + B beta)
-//
-// Its steps and bytes per step, with c cables per pair of ranks (every
-// algorithm stripes over them) and d ring directions (weft's ring sends
-// half the data each way round when p > 2):
+// The link model's cost of weft's algorithms, on a link with per-message
+// cost alpha (latency plus per-message overhead) and per-byte cost beta
+// (1 / bandwidth), for p ranks and n bytes (the all-gather output, the
+// reduce-scatter input, the all-reduce buffer: nccl-tests' size). Each
+// algorithm is S steps, each sending B bytes on every link it uses, with c
+// cables per pair of ranks (every algorithm stripes over them) and d ring
+// directions (weft's ring sends half the data each way round when p > 2):
 //
 //   all-reduce      mesh_exchange  1 step          n / c
 //                   mesh_scatter   2 steps         n / (p c)
@@ -17,17 +13,23 @@
 //   reduce-scatter  ring           (p-1) steps     n / (p d c)
 //
 // (an all-gather or reduce-scatter on the mesh is one algorithm, the
-// exchange, whichever mesh algorithm was asked for).
+// exchange, whichever mesh algorithm was asked for; the mesh algorithms
+// run only on a fully connected group). Two costs follow:
 //
-// The ring's rows are the Thakur-Rabenseifner-Gropp cost (Int. J. High
-// Perform. Comput. Appl. 19(1), 2005), 2(p-1) alpha + 2 n (p-1)/p beta for
-// the all-reduce, with beta divided by the d c parallel paths. The mesh
-// algorithms run only on a fully connected group. The bound of a size and
-// world is the lowest of these over the algorithms the group can run.
+// - step by step, no step starting before the one ahead of it ended:
+//     S (alpha + B beta)
+//   For the ring this is the Thakur-Rabenseifner-Gropp cost (Int. J. High
+//   Perform. Comput. Appl. 19(1), 2005), 2(p-1) alpha + 2 n (p-1)/p beta
+//   for the all-reduce, beta divided by the d c parallel paths.
+// - the lower bound, however the steps overlap: a chain of S messages, each
+//   waiting for the one before (S alpha), and one link carrying all S B
+//   bytes, its last byte a latency behind (alpha + S B beta):
+//     max(S alpha, alpha + S B beta)
+//   weft's engine pipelines frames across steps, so its runs fall between
+//   the two.
 //
-// Steps here do not overlap; weft's engine pipelines frames across steps,
-// so a run can beat the formula (a ratio below 1), by up to a latency per
-// step saved.
+// The bound of a size and world is the lowest lower bound over the
+// algorithms the group can run.
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_MODEL_H_
 #define WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_MODEL_H_
 
@@ -59,7 +61,8 @@ struct CostModel {
     Algorithm algorithm = Algorithm::kAuto;
     uint32_t steps = 0;
     double bytes_per_step = 0;  // per link
-    double ns = 0;
+    double step_by_step_ns = 0;
+    double lower_bound_ns = 0;
   };
 
   // The table above for `kind` moving `bytes` with `algorithm`; nullopt for
@@ -67,7 +70,7 @@ struct CostModel {
   // group that is not fully connected.
   std::optional<Cost> cost(harness::CollectiveKind kind, Algorithm algorithm,
                            uint64_t bytes) const;
-  // The lowest cost over the algorithms this group can run.
+  // The algorithm with the lowest lower bound this group can run.
   std::optional<Cost> bound(harness::CollectiveKind kind, uint64_t bytes) const;
 };
 

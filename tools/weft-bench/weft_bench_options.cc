@@ -60,12 +60,12 @@ ABSL_FLAG(std::string, plot, "",
 ABSL_FLAG(bool, model, false,
           "print beside each time the Thakur-Rabenseifner-Gropp cost of the "
           "ring algorithm on the same link and the ratio time/model, and the "
-          "bound (the lowest step-model cost over the algorithms the group "
-          "can run) and the ratio time/bound");
+          "bound (the lowest lower bound of the link model over the "
+          "algorithms the group can run) and the ratio time/bound");
 ABSL_FLAG(bool, model_only, false,
           "print the cost model alone, measuring nothing: per op and size, "
-          "each algorithm the group can run with its steps, bytes per step "
-          "and cost, and which is the bound");
+          "each algorithm the group can run with its steps, bytes per step, "
+          "step-by-step cost and lower bound, and which is the bound");
 ABSL_FLAG(std::string, recovery, "on",
           "retransmission of lost frames (GroupOptions::recovery): on or off; "
           "compare the two to see what recovery costs");

@@ -60,10 +60,10 @@ absl::StatusOr<BenchRow> measure_row(BenchRunner& runner, const BenchOp& op,
     const CostModel model = runner.cost_model();
     if (resolved == Algorithm::kRing) {
       if (const auto ring = model.cost(op.kind, resolved, shape.size_bytes))
-        m->model_us = ring->ns / kNsPerUs;
+        m->model_us = ring->step_by_step_ns / kNsPerUs;
     }
     if (const auto bound = model.bound(op.kind, shape.size_bytes)) {
-      m->bound_us = bound->ns / kNsPerUs;
+      m->bound_us = bound->lower_bound_ns / kNsPerUs;
       m->bound_algorithm = std::string(algorithm_name(bound->algorithm));
     }
   }
@@ -208,22 +208,26 @@ std::string model_tables(const BenchRunner& runner,
         "# weft-bench cost model, %s, on %s\n"
         "# alpha %.0f ns (latency + overhead), beta %.4f ns/B, %u cable(s) "
         "per pair, %u ring direction(s)%s\n"
-        "# cost = steps x (alpha + bytes per step x beta); bound: the lowest\n"
-        "# %10s  %-14s  %6s  %12s  %10s\n",
+        "# step by step = steps x (alpha + bytes/step x beta); lower bound =\n"
+        "# max(steps x alpha, alpha + steps x bytes/step x beta); \"bound\": "
+        "the lowest lower bound\n"
+        "# %10s  %-14s  %6s  %12s  %12s  %11s\n",
         name, runner.describe(), model.alpha_ns, model.beta_ns_per_byte,
         model.cables, model.ring_directions,
         model.full_mesh ? "" : ", not fully connected (no mesh algorithm)",
-        "size", "algorithm", "steps", "bytes/step", "cost (us)");
+        "size", "algorithm", "steps", "bytes/step", "by step (us)",
+        "lower (us)");
     for (uint64_t bytes : sizes.bytes) {
       const std::optional<CostModel::Cost> bound = model.bound(op.kind, bytes);
       for (Algorithm a : {Algorithm::kMeshExchange, Algorithm::kMeshScatter,
                           Algorithm::kRing}) {
         const std::optional<CostModel::Cost> c = model.cost(op.kind, a, bytes);
         if (!c) continue;
-        absl::StrAppendFormat(&out, "  %10u  %-14s  %6u  %12.2f  %10.2f%s\n",
-                              bytes, algorithm_name(a), c->steps,
-                              c->bytes_per_step, c->ns / kNsPerUs,
-                              bound && bound->algorithm == a ? "  bound" : "");
+        absl::StrAppendFormat(
+            &out, "  %10u  %-14s  %6u  %12.2f  %12.2f  %11.2f%s\n", bytes,
+            algorithm_name(a), c->steps, c->bytes_per_step,
+            c->step_by_step_ns / kNsPerUs, c->lower_bound_ns / kNsPerUs,
+            bound && bound->algorithm == a ? "  bound" : "");
       }
     }
   }
