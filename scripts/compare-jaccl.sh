@@ -6,9 +6,9 @@
 # it is, never copied), both run under `weft-sim launch` on the same worlds
 # of the tb5 link. Per world and size it prints the virtual time of one
 # all-sum for each, the ratio weft/JACCL, and the link model's bound (the
-# lowest step-model cost over weft's algorithms for that size and world,
-# from `weft-bench --model`: tools/weft-bench/weft_bench_model.h) with
-# each one's distance to it.
+# lowest lower bound over weft's algorithms for that size and world, from
+# `weft-bench --model_only`: tools/weft-bench/weft_bench_model.h) with each
+# one's distance to it.
 #
 # One all-sum's time is (T(N iterations) - T(1 iteration)) / (N - 1), T
 # being launch's "finished at virtual time" for allreduce_bench -w 0 -n N
@@ -269,11 +269,20 @@ done
 
 echo "# allreduce_bench, float32 all_sum, under weft-sim launch (link tb5): JACCL from $jaccl_src against weft's jaccl ($(git rev-parse --short HEAD 2>/dev/null || echo "?"))"
 echo "# one all-sum = (T($iters iterations) - T(1 iteration)) / $(( iters - 1 )), virtual us; $repeats run(s) each, medians"
-echo "# bound = weft-bench --model's: the lowest step-model cost over weft's algorithms (docs/benchmarking.md)"
+echo "# bound: weft-bench --model_only's, the lowest lower bound over weft's algorithms (docs/benchmarking.md)"
 echo
 echo "| world | bytes | JACCL (us) | weft (us) | weft/JACCL | bound (us, algorithm) | JACCL/bound | weft/bound |"
 echo "|---|---:|---:|---:|---:|---|---:|---:|"
 printf "%s" "$rows"
+for world in "${worlds[@]}"; do
+  read -r topo ranks cables <<<"$world"
+  if [[ "$topo" == mesh ]] && (( cables > 1 )); then
+    echo
+    echo "The $cables-cable mesh compares what users get, not like with like: JACCL's mesh"
+    echo "uses only the first cable of each pair, weft's stripes over all $cables."
+    break
+  fi
+done
 echo
 if [[ -n "$above" ]]; then printf "# weft/JACCL above 1.00:\n%s" "$above"; else echo "# weft/JACCL above 1.00: none"; fi
 if (( repeats > 1 )); then
