@@ -84,8 +84,6 @@ positive() {  # positive NAME VALUE
   esac
   (( 10#$2 > 0 )) || die "--$1=$2 is not a positive whole number"
 }
-[[ -n "$jaccl_src" ]] || die "--jaccl-src=DIR is required (an MLX checkout or its mlx/distributed/jaccl/lib)"
-[[ -d "$jaccl_src" ]] || die "--jaccl-src: no folder $jaccl_src"
 if (( quick )); then
   [[ -n "$sizes_arg" ]] || sizes_arg=1K,16K,1M
   [[ -n "$iters" ]] || iters=3
@@ -126,12 +124,19 @@ for w in "${world_words[@]}"; do
   case "$ranks$cables" in
     ''|*[!0-9]*) die "--worlds: \"$w\" is not TOPOLOGY:RANKS[:CABLES]" ;;
   esac
-  [[ -z "$extra" ]] || die "--worlds: \"$w\" is not TOPOLOGY:RANKS[:CABLES]"
+  [[ -n "$ranks" && -z "$extra" ]] || die "--worlds: \"$w\" is not TOPOLOGY:RANKS[:CABLES]"
+  ranks=$(( 10#$ranks )) cables=$(( 10#$cables ))
   (( ranks >= 2 && ranks <= 8 )) || die "--worlds: \"$w\": 2 to 8 ranks (JACCL's mesh takes at most 8)"
   (( cables >= 1 && cables <= 4 )) || die "--worlds: \"$w\": 1 to 4 cables"
   worlds+=("$topo $ranks $cables")
 done
 (( ${#worlds[@]} > 0 )) || die "--worlds: no world given"
+[[ -n "$jaccl_src" ]] || die "--jaccl-src=DIR is required (an MLX checkout or its mlx/distributed/jaccl/lib)"
+[[ -d "$jaccl_src" ]] || die "--jaccl-src: no folder $jaccl_src"
+lib_dir=$jaccl_src
+[[ -f "$lib_dir/jaccl/jaccl.h" ]] || lib_dir="$jaccl_src/mlx/distributed/jaccl/lib"
+[[ -f "$lib_dir/jaccl/jaccl.h" && -f "$lib_dir/examples/allreduce_bench.cpp" ]] ||
+  die "--jaccl-src: $jaccl_src holds no jaccl/jaccl.h and examples/allreduce_bench.cpp (nor under mlx/distributed/jaccl/lib)"
 [[ "$(uname -s)" == Linux ]] || die "weft-sim launch's simulated provider runs on Linux only"
 
 start=$(date +%s)
