@@ -40,16 +40,22 @@
 #                 under --build-dir, and its weft-sim and weft-bench run
 #   --json-dir    passed to foreign-jaccl.sh (nlohmann/json for JACCL)
 #   --jobs        build jobs (default 2)
-#   --limit       most seconds one launch may take (default 600)
+#   --limit       most seconds one launch may take (default 120 plus one
+#                 per MiB of the size); a launch that fails or overruns is
+#                 run again, three attempts in all, and the table says so
 #
 # The 2-cable mesh compares what users get, not like with like: JACCL's
 # mesh opens only the first cable of each pair (Config::get_mesh_connectivity
 # in JACCL's jaccl.cpp), weft's stripes over both. Exits 1 when a build or
 # a run failed, 2 for bad arguments.
 set -euo pipefail
+caller=$(pwd)
 cd "$(dirname "$0")/.."
+# A folder named on the command line, relative to where the script was run.
+from_caller() { case "$1" in /*|'') echo "$1" ;; *) echo "$caller/$1" ;; esac; }
 
 jaccl_src=""
+jaccl_name=""
 sizes_arg=""
 worlds_arg="mesh:2,mesh:4,mesh:8,ring:4,ring:8,mesh:2:2,ring:4:2"
 iters=""
@@ -59,18 +65,18 @@ build_dir=build/compare-jaccl
 weft_build=""
 json_dir=""
 jobs=2
-limit_s=600
+limit_s=""
 for arg in "$@"; do
   case "$arg" in
-    --jaccl-src=*) jaccl_src=${arg#*=} ;;
+    --jaccl-src=*) jaccl_src=$(from_caller "${arg#*=}") jaccl_name=${arg#*=} ;;
     --sizes=*) sizes_arg=${arg#*=} ;;
     --worlds=*) worlds_arg=${arg#*=} ;;
     --iters=*) iters=${arg#*=} ;;
     --repeats=*) repeats=${arg#*=} ;;
     --quick) quick=1 ;;
-    --build-dir=*) build_dir=${arg#*=} ;;
-    --weft-build=*) weft_build=${arg#*=} ;;
-    --json-dir=*) json_dir=${arg#*=} ;;
+    --build-dir=*) build_dir=$(from_caller "${arg#*=}") ;;
+    --weft-build=*) weft_build=$(from_caller "${arg#*=}") ;;
+    --json-dir=*) json_dir=$(from_caller "${arg#*=}") ;;
     --jobs=*) jobs=${arg#*=} ;;
     --limit=*) limit_s=${arg#*=} ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
@@ -94,7 +100,7 @@ positive iters "$iters"
 (( iters >= 2 )) || die "--iters=$iters: at least 2 (one all-sum's time is T(N) - T(1) over N - 1)"
 positive repeats "$repeats"
 positive jobs "$jobs"
-positive limit "$limit_s"
+[[ -z "$limit_s" ]] || positive limit "$limit_s"
 
 # Sizes in bytes.
 sizes=()
@@ -132,11 +138,11 @@ for w in "${world_words[@]}"; do
 done
 (( ${#worlds[@]} > 0 )) || die "--worlds: no world given"
 [[ -n "$jaccl_src" ]] || die "--jaccl-src=DIR is required (an MLX checkout or its mlx/distributed/jaccl/lib)"
-[[ -d "$jaccl_src" ]] || die "--jaccl-src: no folder $jaccl_src"
+[[ -d "$jaccl_src" ]] || die "--jaccl-src: no folder $jaccl_name"
 lib_dir=$jaccl_src
 [[ -f "$lib_dir/jaccl/jaccl.h" ]] || lib_dir="$jaccl_src/mlx/distributed/jaccl/lib"
 [[ -f "$lib_dir/jaccl/jaccl.h" && -f "$lib_dir/examples/allreduce_bench.cpp" ]] ||
-  die "--jaccl-src: $jaccl_src holds no jaccl/jaccl.h and examples/allreduce_bench.cpp (nor under mlx/distributed/jaccl/lib)"
+  die "--jaccl-src: $jaccl_name holds no jaccl/jaccl.h and examples/allreduce_bench.cpp (nor under mlx/distributed/jaccl/lib)"
 [[ "$(uname -s)" == Linux ]] || die "weft-sim launch's simulated provider runs on Linux only"
 
 start=$(date +%s)
@@ -174,25 +180,34 @@ launch_flags() {  # TOPOLOGY RANKS CABLES
 }
 
 # virtual_time LIB TOPOLOGY RANKS CABLES BYTES ITERS: launch's virtual time
-# in us for allreduce_bench built against LIB (jaccl or weft).
+# in us for allreduce_bench built against LIB (jaccl or weft). A launch
+# that fails is run again, up to $attempts times in all (the virtual time
+# of a run that finishes does not depend on the attempt), and noted.
+attempts=3
 virtual_time() {
-  local lib=$1 topo=$2 ranks=$3 cables=$4 bytes=$5 n=$6 bin out
+  local lib=$1 topo=$2 ranks=$3 cables=$4 bytes=$5 n=$6 bin out limit try
   if [[ "$lib" == jaccl ]]; then bin=$jaccl_bin; else bin=$weft_bin; fi
   out="$work/run.txt"
+  limit=${limit_s:-$(( 120 + bytes / (1 << 20) ))}
   local ring=()
   [[ "$topo" == ring ]] && ring=(JACCL_RING=1)
-  # shellcheck disable=SC2046  # launch_flags prints separate flags
-  if ! run_with_deadline "$limit_s" "$work/overran" \
-       env -u JACCL_RING -u MLX_JACCL_RING "${ring[@]}" \
-       "$sim" launch $(launch_flags "$topo" "$ranks" "$cables") \
-       --timeout_s="$limit_s" -- "$bin/jaccl_allreduce_bench" \
-       -w 0 -n "$n" -b "$bytes" -e "$bytes" >"$out" 2>&1 ||
-     ! grep -q '^# Done\.' "$out"; then
-    echo "compare-jaccl: allreduce_bench against $lib, $topo of $ranks ($cables cables), $bytes B, -n $n failed; its output:" >&2
-    tail -n 20 "$out" >&2
-    return 1
-  fi
-  sed -n 's/^weft-sim: finished at virtual time \([0-9.]*\) us.*/\1/p' "$out"
+  local what="$lib, $topo of $ranks ($cables cables), $bytes B, -n $n"
+  for (( try = 1; try <= attempts; try++ )); do
+    # shellcheck disable=SC2046  # launch_flags prints separate flags
+    if run_with_deadline $(( limit + 30 )) "$work/overran" \
+         env -u JACCL_RING -u MLX_JACCL_RING "${ring[@]}" \
+         "$sim" launch $(launch_flags "$topo" "$ranks" "$cables") \
+         --timeout_s="$limit" -- "$bin/jaccl_allreduce_bench" \
+         -w 0 -n "$n" -b "$bytes" -e "$bytes" >"$out" 2>&1 &&
+       grep -q '^# Done\.' "$out"; then
+      sed -n 's/^weft-sim: finished at virtual time \([0-9.]*\) us.*/\1/p' "$out"
+      return 0
+    fi
+    echo "compare-jaccl: allreduce_bench against $what: attempt $try of $attempts failed; the end of its output:" >&2
+    tail -n 12 "$out" >&2
+    echo "  $what: attempt $try failed ($(grep -m 1 -E 'what\(\)|weft-sim: ' "$out" || echo "no message"))" >>"$work/retried"
+  done
+  return 1
 }
 
 # per_call LIB WORLD... BYTES: one all-sum's time in us, 3 decimals.
@@ -212,7 +227,7 @@ median() {  # numbers, one a line
 bound() {
   # shellcheck disable=SC2046  # launch_flags prints separate flags
   "$bench" --fabric=sim $(launch_flags "$1" "$2" "$3") --op=all_reduce \
-    --model_only -b "$4" -e "$4" | awk '$NF == "bound" { print $6, $2 }'
+    --model_only -b "$4" -e "$4" | awk '$1 !~ /^#/ && $NF == "bound" { print $6, $2 }'
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -270,9 +285,8 @@ for world in "${worlds[@]}"; do
     rows="$rows| $name | $bytes | $jt | $wt | $r_wj | $bound_us ($bound_alg) | $r_jb | $r_wb |"$'\n'
   done
 done
-[[ -e "$work/overran" ]] && { echo "compare-jaccl: a launch overran its ${limit_s} s deadline" >&2; failed=1; }
 
-echo "# allreduce_bench, float32 all_sum, under weft-sim launch (link tb5): JACCL from $jaccl_src against weft's jaccl ($(git rev-parse --short HEAD 2>/dev/null || echo "?"))"
+echo "# allreduce_bench, float32 all_sum, under weft-sim launch (link tb5): JACCL from $jaccl_name against weft's jaccl ($(git rev-parse --short HEAD 2>/dev/null || echo "?"))"
 echo "# one all-sum = (T($iters iterations) - T(1 iteration)) / $(( iters - 1 )), virtual us; $repeats run(s) each, medians"
 echo "# bound: weft-bench --model_only's, the lowest lower bound over weft's algorithms (docs/benchmarking.md)"
 echo
@@ -290,6 +304,7 @@ for world in "${worlds[@]}"; do
 done
 echo
 if [[ -n "$above" ]]; then printf "# weft/JACCL above 1.00:\n%s" "$above"; else echo "# weft/JACCL above 1.00: none"; fi
+if [[ -e "$work/retried" ]]; then printf "# launches that failed and were run again:\n%s" "$(cat "$work/retried")"; echo; fi
 if (( repeats > 1 )); then
   if [[ -n "$varied" ]]; then printf "# varied between runs:\n%s" "$varied"; else echo "# varied between runs: none"; fi
 fi
