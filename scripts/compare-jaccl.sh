@@ -31,8 +31,7 @@
 #                 mesh:2,mesh:4,mesh:8,ring:4,ring:8,mesh:2:2,ring:4:2
 #   --iters       N above (default 11)
 #   --repeats     runs of each measurement, medians taken (default 1)
-#   --quick       sizes 1K,16K,1M and N = 3: a smoke run of every world in
-#                 a few minutes
+#   --quick       sizes 1K,16K,1M and N = 3: a smoke run of every world
 #   --build-dir   where the two builds and weft's installation go (default
 #                 build/compare-jaccl)
 #   --weft-build  a configured weft build folder (default build/default,
@@ -205,7 +204,7 @@ virtual_time() {
     fi
     echo "compare-jaccl: allreduce_bench against $what: attempt $try of $attempts failed; the end of its output:" >&2
     tail -n 12 "$out" >&2
-    echo "  $what: attempt $try failed ($(grep -m 1 -E 'what\(\)|weft-sim: ' "$out" || echo "no message"))" >>"$work/retried"
+    echo "  $what: attempt $try failed ($(grep -m 1 -E 'what\(\)|weft-sim: ' "$out" | sed 's/^ *//' || echo "no message"))" >>"$work/retried"
   done
   return 1
 }
