@@ -1,8 +1,8 @@
 #include "tools/weft-bench/weft_bench_group.h"
 
 #include <array>
-#include <cstddef>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <span>
 #include <utility>

@@ -23,10 +23,10 @@
 // nwrong is null when unchecked; algbw_gb_per_s and busbw_gb_per_s are null
 // where the table shows "-" (size 0, or no time: --link=ideal); model_us
 // and ratio (the ring's cost, rows that ran the ring) and bound_us,
-// bound_ratio and bound_algorithm (the lowest cost over the algorithms the
-// group can run: weft_bench_model.h) only with --model and where the model
-// covers the op; a measurement
-// that did not run (in-place send/recv) is null. registration_caches is on
+// bound_ratio and bound_algorithm (the link model's lower bound, the lowest
+// over the algorithms the group can run: weft_bench_model.h) only with
+// --model and where the model covers the op; a measurement that did not
+// run (in-place send/recv) is null. registration_caches is on
 // verbs only: the printing rank's cache per RDMA device it opened, over the
 // whole run.
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_

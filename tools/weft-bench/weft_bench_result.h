@@ -24,8 +24,9 @@ struct Measurement {
   bool checked = false;
   uint64_t wrong = 0;   // elements that differ from the reference
   double model_us = 0;  // --model: the ring's cost, 0 if the ring did not run
-  // --model: the lowest cost over the algorithms the group can run (0 if
-  // the model does not cover the op), and that algorithm.
+  // --model: the link model's lower bound, the lowest over the algorithms
+  // the group can run (0 if the model does not cover the op), and that
+  // algorithm.
   double bound_us = 0;
   std::string bound_algorithm;
   // What the engines counted during the measurement (warm-up, timed
