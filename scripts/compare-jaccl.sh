@@ -105,14 +105,12 @@ positive jobs "$jobs"
 sizes=()
 IFS=, read -r -a size_words <<<"$sizes_arg"
 for w in "${size_words[@]}"; do
-  case "$w" in
-    *[0-9]K) b=$(( 10#${w%K} << 10 )) ;;
-    *[0-9]M) b=$(( 10#${w%M} << 20 )) ;;
-    *[0-9]G) b=$(( 10#${w%G} << 30 )) ;;
-    *) b=$w ;;
-  esac
-  case "$b" in
-    ''|*[!0-9]*) die "--sizes: \"$w\" is not a size (bytes, with K, M or G)" ;;
+  [[ "$w" =~ ^([0-9]{1,9})([KMG]?)$ ]] || die "--sizes: \"$w\" is not a size (bytes, with K, M or G)"
+  case "${BASH_REMATCH[2]}" in
+    K) b=$(( 10#${BASH_REMATCH[1]} << 10 )) ;;
+    M) b=$(( 10#${BASH_REMATCH[1]} << 20 )) ;;
+    G) b=$(( 10#${BASH_REMATCH[1]} << 30 )) ;;
+    *) b=$(( 10#${BASH_REMATCH[1]} )) ;;
   esac
   (( b > 0 && b % 4 == 0 )) || die "--sizes: $w is not a positive multiple of 4 bytes (float32 elements)"
   sizes+=("$b")

@@ -15,6 +15,7 @@ set(cases
   "--jaccl-src=/|compare-jaccl: --jaccl-src: / holds no jaccl/jaccl.h and examples/allreduce_bench.cpp (nor under mlx/distributed/jaccl/lib)"
   "--sizes=6|compare-jaccl: --sizes: 6 is not a positive multiple of 4 bytes (float32 elements)"
   "--sizes=1K,2X|compare-jaccl: --sizes: \"2X\" is not a size (bytes, with K, M or G)"
+  "--sizes=1.5M|compare-jaccl: --sizes: \"1.5M\" is not a size (bytes, with K, M or G)"
   "--worlds=torus:4|compare-jaccl: --worlds: \"torus:4\": the topology is mesh or ring"
   "--worlds=mesh:9|compare-jaccl: --worlds: \"mesh:9\": 2 to 8 ranks (JACCL's mesh takes at most 8)"
   "--worlds=ring:4:2:1|compare-jaccl: --worlds: \"ring:4:2:1\" is not TOPOLOGY:RANKS[:CABLES]"
