@@ -52,7 +52,7 @@ class FailingRunner : public BenchRunner {
     m.checked = true;
     return m;
   }
-  RingModel ring_model() const override { return {}; }
+  CostModel cost_model() const override { return {}; }
 
  private:
   int fail_at_;

@@ -1,7 +1,9 @@
 // weft-bench, run as the built binary: nccl-tests' table (columns, rows,
 // footer), its short options, --json (busbw = algbw x the op's bus factor,
 // computed here), --plot (an SVG with one polyline per series), --model
-// (the ring's cost, computed here from the tb5 figures), and bad input.
+// (the ring's cost and the bound over the group's algorithms, computed here
+// from the tb5 figures), and bad input.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -230,7 +232,8 @@ TEST(WeftBench, ModelPrintsTheRingCostAndTheRatio) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("model"));
   EXPECT_THAT(r.out, HasSubstr("ratio"));
-  for (const auto& row : result_rows(r.out)) EXPECT_EQ(row.size(), 17u);
+  EXPECT_THAT(r.out, HasSubstr("t/bound"));
+  for (const auto& row : result_rows(r.out)) EXPECT_EQ(row.size(), 21u);
   const nlohmann::json doc =
       nlohmann::json::parse(read_text(path), nullptr, false);
   ASSERT_FALSE(doc.is_discarded());
@@ -243,6 +246,133 @@ TEST(WeftBench, ModelPrintsTheRingCostAndTheRatio) {
                   1e-6);
     }
   }
+}
+
+// The bound: the lowest lower bound of the link model over the algorithms
+// the group can run, written out here for tb5.
+struct ExpectedBound {
+  double us;
+  std::string algorithm;
+};
+constexpr double kAlphaNs = 3793 + 437, kBetaNsPerByte = 1e9 / 1e10;
+
+// S steps of B bytes a link: max(S alpha, alpha + S B beta), in us.
+double lower_bound_us(double steps, double bytes_per_step) {
+  return std::max(steps * kAlphaNs,
+                  kAlphaNs + steps * bytes_per_step * kBetaNsPerByte) /
+         1e3;
+}
+
+// The all-reduce's: the exchange (1 step of n), the scatter (2 of n/p),
+// the ring (2(p-1) of n/(2p), n/2 for two ranks); a tie goes to the one
+// listed first.
+ExpectedBound all_reduce_bound(double p, double bytes, bool mesh) {
+  const double directions = p > 2 ? 2 : 1;
+  std::vector<ExpectedBound> candidates;
+  if (mesh) {
+    candidates.push_back({lower_bound_us(1, bytes), "mesh_exchange"});
+    candidates.push_back({lower_bound_us(2, bytes / p), "mesh_scatter"});
+  }
+  candidates.push_back(
+      {lower_bound_us(2 * (p - 1), bytes / (p * directions)), "ring"});
+  ExpectedBound best = candidates[0];
+  for (const ExpectedBound& c : candidates) {
+    if (c.us < best.us) best = c;
+  }
+  return best;
+}
+
+// Every row gets the bound, whichever algorithm ran: on the 8-rank mesh
+// the exchange's below 41 KiB (where n beta = alpha), the scatter's above;
+// on a ring of 4 the ring's.
+TEST(WeftBench, ModelPrintsTheBoundOverTheGroupsAlgorithms) {
+  struct World {
+    std::string flags;
+    double ranks;
+    bool mesh;
+  };
+  for (const World& w :
+       {World{"", kRanks, true}, World{"--ranks=4 --topology=ring", 4, false},
+        World{"--ranks=2", 2, true}}) {
+    const std::string path = scratch_path("bound.json");
+    const ToolResult r =
+        bench(w.flags +
+              " --algorithm=auto,ring --model -b 16K -e 1M -f 4 "
+              "-w 0 -n 1 -c 0 --json=" +
+              path);
+    ASSERT_EQ(r.code, 0) << w.flags << r.out << r.err;
+    const nlohmann::json doc =
+        nlohmann::json::parse(read_text(path), nullptr, false);
+    ASSERT_FALSE(doc.is_discarded());
+    std::set<std::string> algorithms;
+    for (const auto& block : doc["blocks"]) {
+      ASSERT_EQ(block["results"].size(), 4u);
+      for (const auto& row : block["results"]) {
+        const ExpectedBound want =
+            all_reduce_bound(w.ranks, row["bytes"], w.mesh);
+        for (const char* placement : {"out_of_place", "in_place"}) {
+          const auto& m = row[placement];
+          EXPECT_NEAR(m["bound_us"].get<double>(), want.us, 1e-6 * want.us)
+              << w.flags << " " << row["bytes"];
+          EXPECT_EQ(m["bound_algorithm"], want.algorithm)
+              << w.flags << " " << row["bytes"];
+          EXPECT_NEAR(m["bound_ratio"].get<double>(),
+                      m["time_us"].get<double>() / want.us, 1e-6);
+        }
+        algorithms.insert(want.algorithm);
+      }
+    }
+    // The worlds cover each algorithm's side of the crossover.
+    if (w.ranks == kRanks) {
+      EXPECT_EQ(algorithms,
+                (std::set<std::string>{"mesh_exchange", "mesh_scatter"}));
+    }
+  }
+}
+
+// --model_only measures nothing and lists, per size, every algorithm the
+// group can run with its steps, bytes per step, step-by-step cost and lower
+// bound, the lowest lower bound marked as the bound; on a ring only the
+// ring.
+TEST(WeftBench, ModelOnlyListsEachAlgorithmAndMarksTheBound) {
+  const ToolResult r = bench("--model_only -b 1K -e 256M -f 16");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const double p = kRanks;
+  struct Want {
+    const char* algorithm;
+    double steps, bytes_per_step;
+  };
+  size_t rows = 0;
+  for (const auto& row : result_rows(r.out)) {
+    ASSERT_GE(row.size(), 5u);
+    const double n = std::stod(row[0]);
+    const std::map<std::string, Want> want = {
+        {"mesh_exchange", {"mesh_exchange", 1, n}},
+        {"mesh_scatter", {"mesh_scatter", 2, n / p}},
+        {"ring", {"ring", 2 * (p - 1), n / (2 * p)}}};
+    ASSERT_TRUE(want.contains(row[1])) << row[1];
+    const Want& w = want.at(row[1]);
+    EXPECT_EQ(std::stod(row[2]), w.steps) << row[1];
+    EXPECT_NEAR(std::stod(row[3]), w.bytes_per_step, 0.01) << row[1];
+    EXPECT_NEAR(std::stod(row[4]),
+                w.steps * (kAlphaNs + w.bytes_per_step * kBetaNsPerByte) / 1e3,
+                0.01);
+    EXPECT_NEAR(std::stod(row[5]), lower_bound_us(w.steps, w.bytes_per_step),
+                0.01);
+    const ExpectedBound bound = all_reduce_bound(p, n, true);
+    EXPECT_EQ(row.size() == 7 && row[6] == "bound", bound.algorithm == row[1])
+        << n << " " << row[1];
+    ++rows;
+  }
+  EXPECT_EQ(rows, 3u * 5u);  // 1K, 16K, 256K, 4M, 64M, three algorithms each
+
+  const ToolResult ring =
+      bench("--model_only --ranks=4 --topology=ring -b 64K -e 64K");
+  ASSERT_EQ(ring.code, 0) << ring.err;
+  const auto ring_rows = result_rows(ring.out);
+  ASSERT_EQ(ring_rows.size(), 1u) << ring.out;
+  EXPECT_EQ(ring_rows[0][1], "ring");
+  EXPECT_EQ(ring_rows[0].back(), "bound");
 }
 
 TEST(WeftBench, UncheckedRunsSayNA) {
@@ -373,6 +503,8 @@ TEST(WeftBench, BadInputExits2WithOneLine) {
   expect_bad_input("--op=broadcast -r 8", "root 8");
   expect_bad_input("--algorithm=mesh --topology=ring", "every pair");
   expect_bad_input("stray", "unexpected argument");
+  expect_bad_input("--model_only --json=m.json",
+                   "--model_only measures nothing");
 }
 
 // Input that could only fail a later row, or the writing of the results,

@@ -129,12 +129,12 @@ Algorithm GroupRunner::algorithm(const harness::CollectiveSpec& spec) const {
                                     group_options_);
 }
 
-RingModel GroupRunner::ring_model() const {
+CostModel GroupRunner::cost_model() const {
   const uint32_t n = config().size;
   const auto cables =
       static_cast<uint32_t>(n > 1 ? config().devices.devices(0, 1).size() : 1);
-  const uint32_t directions = n > 2 ? group_options_.ring_directions : 1;
-  return RingModel::of(model_link_, n, directions * cables);
+  return CostModel::of(model_link_, n, cables, group_options_.ring_directions,
+                       mesh_allowed());
 }
 
 std::vector<RegistrationCacheReport> GroupRunner::registration_caches() const {

@@ -49,7 +49,7 @@ class GroupRunner final : public BenchRunner {
   absl::Status check(const harness::CollectiveSpec& spec) const override;
   Algorithm algorithm(const harness::CollectiveSpec& spec) const override;
   absl::StatusOr<Measurement> measure(const MeasureRequest& request) override;
-  RingModel ring_model() const override;
+  CostModel cost_model() const override;
   std::vector<RegistrationCacheReport> registration_caches() const override;
 
  private:

@@ -39,6 +39,11 @@ Json measurement_json(const BenchRow& row, const Measurement& m) {
     j["model_us"] = m.model_us;
     j["ratio"] = m.time_us / m.model_us;
   }
+  if (m.bound_us > 0) {
+    j["bound_us"] = m.bound_us;
+    j["bound_ratio"] = m.time_us / m.bound_us;
+    j["bound_algorithm"] = m.bound_algorithm;
+  }
   return j;
 }
 

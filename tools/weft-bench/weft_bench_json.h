@@ -12,7 +12,8 @@
 //                             "out_of_place": {"error", "time_us",
 //                                "algbw_gb_per_s", "busbw_gb_per_s",
 //                                "nwrong", "counters", "model_us",
-//                                "ratio"} or null,
+//                                "ratio", "bound_us", "bound_ratio",
+//                                "bound_algorithm"} or null,
 //                             "in_place": {...} or null}],
 //                "average_busbw_gb_per_s", "wrong_total", "errors"}],
 //    "registration_caches": [{"device", "budget", "regions",
@@ -21,8 +22,11 @@
 //
 // nwrong is null when unchecked; algbw_gb_per_s and busbw_gb_per_s are null
 // where the table shows "-" (size 0, or no time: --link=ideal); model_us
-// and ratio only with --model and where a model applies; a measurement
-// that did not run (in-place send/recv) is null. registration_caches is on
+// and ratio (the ring's cost, rows that ran the ring) and bound_us,
+// bound_ratio and bound_algorithm (the link model's lower bound, the lowest
+// over the algorithms the group can run: weft_bench_model.h) only with
+// --model and where the model covers the op; a measurement that did not
+// run (in-place send/recv) is null. registration_caches is on
 // verbs only: the printing rank's cache per RDMA device it opened, over the
 // whole run.
 #ifndef WEFT_TOOLS_WEFT_BENCH_WEFT_BENCH_JSON_H_

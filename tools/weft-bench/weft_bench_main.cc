@@ -128,6 +128,12 @@ int run(int argc, char** argv) {
     return report(input ? cli::kExitBadInput : cli::kExitFailed,
                   base::to_std(runner.status().message()));
   }
+  // Nothing is measured, so nothing is checked for measuring.
+  if (options->model_only) {
+    if ((*runner)->reports())
+      std::fputs(model_tables(**runner, *options).c_str(), stdout);
+    return cli::kExitOk;
+  }
   if (absl::Status s = check_before_measuring(**runner, *options); !s.ok()) {
     return report(cli::kExitBadInput, base::to_std(s.message()));
   }

@@ -59,7 +59,13 @@ ABSL_FLAG(std::string, plot, "",
           "algorithm, as an SVG chart here");
 ABSL_FLAG(bool, model, false,
           "print beside each time the Thakur-Rabenseifner-Gropp cost of the "
-          "ring algorithm on the same link, and the ratio time/model");
+          "ring algorithm on the same link and the ratio time/model, and the "
+          "bound (the lowest lower bound of the link model over the "
+          "algorithms the group can run) and the ratio time/bound");
+ABSL_FLAG(bool, model_only, false,
+          "print the cost model alone, measuring nothing: per op and size, "
+          "each algorithm the group can run with its steps, bytes per step, "
+          "step-by-step cost and lower bound, and which is the bound");
 ABSL_FLAG(std::string, recovery, "on",
           "retransmission of lost frames (GroupOptions::recovery): on or off; "
           "compare the two to see what recovery costs");
@@ -84,14 +90,12 @@ ABSL_FLAG(std::string, fabric, "",
 
 namespace weft::tools::weft_bench {
 
-const cli::FlagSet kBenchFlags("weft-bench", "what to measure and how",
-                               FLAGS_minbytes, FLAGS_maxbytes, FLAGS_stepbytes,
-                               FLAGS_stepfactor, FLAGS_warmup_iters,
-                               FLAGS_iters, FLAGS_check, FLAGS_datatype,
-                               FLAGS_redop, FLAGS_root, FLAGS_op,
-                               FLAGS_algorithm, FLAGS_json, FLAGS_plot,
-                               FLAGS_model, FLAGS_recovery, FLAGS_send_queue,
-                               FLAGS_registered, FLAGS_fabric);
+const cli::FlagSet kBenchFlags(
+    "weft-bench", "what to measure and how", FLAGS_minbytes, FLAGS_maxbytes,
+    FLAGS_stepbytes, FLAGS_stepfactor, FLAGS_warmup_iters, FLAGS_iters,
+    FLAGS_check, FLAGS_datatype, FLAGS_redop, FLAGS_root, FLAGS_op,
+    FLAGS_algorithm, FLAGS_json, FLAGS_plot, FLAGS_model, FLAGS_model_only,
+    FLAGS_recovery, FLAGS_send_queue, FLAGS_registered, FLAGS_fabric);
 
 namespace {
 
@@ -359,6 +363,13 @@ absl::StatusOr<BenchOptions> bench_options() {
         "(convert it afterwards for another format)"));
   }
   o.model = absl::GetFlag(FLAGS_model);
+  o.model_only = absl::GetFlag(FLAGS_model_only);
+  if (o.model_only && !(o.json_path.empty() && o.plot_path.empty())) {
+    return absl::InvalidArgumentError(
+        "--model_only measures nothing, so --json and --plot would have no "
+        "results to hold: leave them out, or use --model to measure and "
+        "print the model beside");
+  }
   return o;
 }
 

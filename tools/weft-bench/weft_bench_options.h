@@ -7,6 +7,7 @@
 //   --datatype/-d --redop/-o --root/-r                           data
 //   --op --algorithm                 what to run (comma-separated lists)
 //   --json --plot --model            outputs
+//   --model_only                     the cost model alone, nothing measured
 //   --fabric                         sim, verbs or tcp (default:
 //                                    WEFT_FABRIC, else sim)
 //   --recovery --send_queue          the group
@@ -79,6 +80,8 @@ struct BenchOptions {
   std::string json_path;
   std::string plot_path;
   bool model = false;
+  // Print each algorithm's cost and the bound per size; measure nothing.
+  bool model_only = false;
   // The group every rank forms (--recovery, --send_queue).
   GroupOptions group;
   FabricKind fabric = FabricKind::kSim;

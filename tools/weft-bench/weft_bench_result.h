@@ -23,7 +23,12 @@ struct Measurement {
   double time_us = 0;  // per iteration: virtual on the simulator, else wall
   bool checked = false;
   uint64_t wrong = 0;   // elements that differ from the reference
-  double model_us = 0;  // --model: the cost model's time, 0 if none applies
+  double model_us = 0;  // --model: the ring's cost, 0 if the ring did not run
+  // --model: the link model's lower bound, the lowest over the algorithms
+  // the group can run (0 if the model does not cover the op), and that
+  // algorithm.
+  double bound_us = 0;
+  std::string bound_algorithm;
   // What the engines counted during the measurement (warm-up, timed
   // iterations and check), summed over ranks (Group::counters()).
   LinkCounters counters;

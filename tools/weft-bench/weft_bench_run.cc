@@ -6,16 +6,20 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "collectives/group_options.h"
+#include "harness/collective_spec.h"
 #include "tools/cli/output_file.h"
 #include "tools/weft-bench/svg_plot.h"
 #include "tools/weft-bench/weft_bench_args.h"
 #include "tools/weft-bench/weft_bench_json.h"
+#include "tools/weft-bench/weft_bench_model.h"
 #include "tools/weft-bench/weft_bench_sizes.h"
 #include "tools/weft-bench/weft_bench_table.h"
 
@@ -52,12 +56,16 @@ absl::StatusOr<BenchRow> measure_row(BenchRunner& runner, const BenchOp& op,
     absl::StatusOr<Measurement> measured = runner.measure(request);
     if (!measured.ok()) return measured.status();
     *m = *std::move(measured);
-    const std::optional<double> model_ns =
-        resolved == Algorithm::kRing
-            ? runner.ring_model().cost_ns(op.kind, shape.size_bytes)
-            : std::nullopt;
-    if (options.model && model_ns && m->ok())
-      m->model_us = *model_ns / kNsPerUs;
+    if (!options.model || !m->ok()) continue;
+    const CostModel model = runner.cost_model();
+    if (resolved == Algorithm::kRing) {
+      if (const auto ring = model.cost(op.kind, resolved, shape.size_bytes))
+        m->model_us = ring->step_by_step_ns / kNsPerUs;
+    }
+    if (const auto bound = model.bound(op.kind, shape.size_bytes)) {
+      m->bound_us = bound->lower_bound_ns / kNsPerUs;
+      m->bound_algorithm = std::string(algorithm_name(bound->algorithm));
+    }
   }
   return row;
 }
@@ -175,6 +183,55 @@ BenchRun run_blocks(BenchRunner& runner, const BenchOptions& options) {
     }
   }
   return run;
+}
+
+std::string model_tables(const BenchRunner& runner,
+                         const BenchOptions& options) {
+  const CostModel model = runner.cost_model();
+  std::string out;
+  std::set<harness::CollectiveKind> done;
+  for (const BenchOp& op : options.ops) {
+    if (!done.insert(op.kind).second) continue;  // -d all, -o all: once
+    const std::string_view name = harness::collective_name(op.kind);
+    const harness::CollectiveSpec spec =
+        spec_of(op, harness::AlgorithmRequest::kAuto, 0, options);
+    const BlockSizes sizes = block_sizes(spec, options.sizes, runner.ranks());
+    if (!model.bound(op.kind, sizes.bytes.empty() ? 0 : sizes.bytes[0])) {
+      absl::StrAppendFormat(&out,
+                            "# weft-bench: the cost model does not "
+                            "cover %s on %u rank(s)\n",
+                            name, runner.ranks());
+      continue;
+    }
+    absl::StrAppendFormat(
+        &out,
+        "# weft-bench cost model, %s, on %s\n"
+        "# alpha %.0f ns (latency + overhead), beta %.4f ns/B, %u cable(s) "
+        "per pair, %u ring direction(s)%s\n"
+        "# step by step = steps x (alpha + bytes/step x beta); lower bound =\n"
+        "# max(steps x alpha, alpha + steps x bytes/step x beta); \"bound\": "
+        "the lowest lower bound\n"
+        "# %10s  %-14s  %6s  %12s  %12s  %11s\n",
+        name, runner.describe(), model.alpha_ns, model.beta_ns_per_byte,
+        model.cables, model.ring_directions,
+        model.full_mesh ? "" : ", not fully connected (no mesh algorithm)",
+        "size", "algorithm", "steps", "bytes/step", "by step (us)",
+        "lower (us)");
+    for (uint64_t bytes : sizes.bytes) {
+      const std::optional<CostModel::Cost> bound = model.bound(op.kind, bytes);
+      for (Algorithm a : {Algorithm::kMeshExchange, Algorithm::kMeshScatter,
+                          Algorithm::kRing}) {
+        const std::optional<CostModel::Cost> c = model.cost(op.kind, a, bytes);
+        if (!c) continue;
+        absl::StrAppendFormat(
+            &out, "  %10u  %-14s  %6u  %12.2f  %12.2f  %11.2f%s\n", bytes,
+            algorithm_name(a), c->steps, c->bytes_per_step,
+            c->step_by_step_ns / kNsPerUs, c->lower_bound_ns / kNsPerUs,
+            bound && bound->algorithm == a ? "  bound" : "");
+      }
+    }
+  }
+  return out;
 }
 
 std::string stopped_line(const BenchRun& run, const BenchOptions& options,

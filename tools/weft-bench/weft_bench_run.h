@@ -35,6 +35,13 @@ harness::CollectiveSpec spec_of(const BenchOp& op,
 // stderr, once per op, when sizes too small for it were raised.
 BenchRun run_blocks(BenchRunner& runner, const BenchOptions& options);
 
+// --model_only: per op the model covers, a table of each size's costs for
+// every algorithm the group can run (steps, bytes per step per link, the
+// step-by-step cost and the lower bound), the lowest lower bound marked
+// "bound"; ops it does not cover get one line saying so.
+std::string model_tables(const BenchRunner& runner,
+                         const BenchOptions& options);
+
 // Writes --json and --plot (those given) from `blocks`.
 absl::Status write_outputs(const std::vector<BenchBlock>& blocks,
                            const BenchOptions& options,

@@ -53,8 +53,8 @@ class BenchRunner {
   virtual absl::StatusOr<Measurement> measure(
       const MeasureRequest& request) = 0;
 
-  // The cost model of the ring on this group's link.
-  virtual RingModel ring_model() const = 0;
+  // The cost model of weft's algorithms on this group's link and cables.
+  virtual CostModel cost_model() const = 0;
 
   // This rank's registration caches, one per RDMA device it opened (verbs
   // only; empty elsewhere).

@@ -54,12 +54,12 @@ Algorithm SimRunner::algorithm(const harness::CollectiveSpec& spec) const {
       spec, *shape, flags_.options.topology.is_full_mesh(), group_options_);
 }
 
-RingModel SimRunner::ring_model() const {
+CostModel SimRunner::cost_model() const {
   const Topology& t = flags_.options.topology;
   const uint32_t n = t.ranks();
   const auto cables = static_cast<uint32_t>(n > 1 ? t.devices(0, 1).size() : 1);
-  const uint32_t directions = n > 2 ? group_options_.ring_directions : 1;
-  return RingModel::of(flags_.options.link, n, directions * cables);
+  return CostModel::of(flags_.options.link, n, cables,
+                       group_options_.ring_directions, t.is_full_mesh());
 }
 
 absl::StatusOr<harness::SimCluster*> SimRunner::cluster() {

@@ -28,7 +28,7 @@ class SimRunner final : public BenchRunner {
   absl::Status check(const harness::CollectiveSpec& spec) const override;
   Algorithm algorithm(const harness::CollectiveSpec& spec) const override;
   absl::StatusOr<Measurement> measure(const MeasureRequest& request) override;
-  RingModel ring_model() const override;
+  CostModel cost_model() const override;
 
  private:
   // The cluster runs go to; a fresh one after a failed run.

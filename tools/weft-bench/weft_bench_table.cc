@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -24,23 +25,34 @@ std::string centred(std::string_view text, int width) {
                       std::string(right, ' '));
 }
 
+// The cells --model adds: the ring's cost and time / it, the bound and
+// time / it.
+struct ModelCells {
+  std::string model = "-", ratio = "-", bound = "-", bound_ratio = "-";
+};
+
 std::string placement_columns(const char* time, const char* algbw,
                               const char* busbw, const char* wrong,
-                              const char* model, const char* ratio,
-                              bool with_model) {
+                              const ModelCells& model, bool with_model) {
   std::string out =
       absl::StrFormat("  %7s  %6s  %6s  %6s", time, algbw, busbw, wrong);
-  if (with_model) absl::StrAppendFormat(&out, "  %7s  %6s", model, ratio);
+  if (with_model) {
+    absl::StrAppendFormat(&out, "  %7s  %6s  %7s  %7s", model.model,
+                          model.ratio, model.bound, model.bound_ratio);
+  }
   return out;
 }
+
+ModelCells all_cells(const char* text) { return {text, text, text, text}; }
 
 std::string placement_cells(const BenchRow& row, const Measurement& m,
                             bool model) {
   if (!m.ran) {
-    return placement_columns("N/A", "N/A", "N/A", "N/A", "N/A", "N/A", model);
+    return placement_columns("N/A", "N/A", "N/A", "N/A", all_cells("N/A"),
+                             model);
   }
   if (!m.error.empty()) {
-    return placement_columns("-", "-", "-", "error", "-", "-", model);
+    return placement_columns("-", "-", "-", "error", all_cells("-"), model);
   }
   const std::string time = format_number(m.time_us, kTimeWidth);
   const std::optional<double> algbw_value = algbw_gbs(row, m);
@@ -51,15 +63,17 @@ std::string placement_cells(const BenchRow& row, const Measurement& m,
       busbw_value ? format_number(*busbw_value, kBandwidthWidth) : "-";
   const std::string wrong =
       m.checked ? absl::StrFormat("%6g", static_cast<double>(m.wrong)) : "N/A";
-  std::string model_time = "-";
-  std::string ratio = "-";
+  ModelCells cells;
   if (m.model_us > 0) {
-    model_time = format_number(m.model_us, kTimeWidth);
-    ratio = format_number(m.time_us / m.model_us, kBandwidthWidth);
+    cells.model = format_number(m.model_us, kTimeWidth);
+    cells.ratio = format_number(m.time_us / m.model_us, kBandwidthWidth);
+  }
+  if (m.bound_us > 0) {
+    cells.bound = format_number(m.bound_us, kTimeWidth);
+    cells.bound_ratio = format_number(m.time_us / m.bound_us, kTimeWidth);
   }
   return placement_columns(time.c_str(), algbw.c_str(), busbw.c_str(),
-                           wrong.c_str(), model_time.c_str(), ratio.c_str(),
-                           model);
+                           wrong.c_str(), cells, model);
 }
 
 }  // namespace
@@ -86,14 +100,15 @@ std::string block_header(const BenchBlock& block, const BenchOptions& options,
       factor ? "factor" : "bytes", options.warmup_iters, options.iters,
       options.check ? 1 : 0);
   const int width =
-      static_cast<int>(placement_columns("", "", "", "", "", "", model).size());
+      static_cast<int>(placement_columns("", "", "", "", {}, model).size());
   absl::StrAppendFormat(&out, "# %10s  %12s  %8s  %6s  %6s%s%s\n", "", "", "",
                         "", "", centred("out-of-place", width),
                         centred("in-place", width));
-  const std::string names = placement_columns(
-      "time", "algbw", "busbw", "#wrong", "model", "ratio", model);
-  const std::string units =
-      placement_columns("(us)", "(GB/s)", "(GB/s)", "", "(us)", "", model);
+  const std::string names =
+      placement_columns("time", "algbw", "busbw", "#wrong",
+                        {"model", "ratio", "bound", "t/bound"}, model);
+  const std::string units = placement_columns("(us)", "(GB/s)", "(GB/s)", "",
+                                              {"(us)", "", "(us)", ""}, model);
   absl::StrAppendFormat(&out, "# %10s  %12s  %8s  %6s  %6s%s%s\n", "size",
                         "count", "type", "redop", "root", names, names);
   absl::StrAppendFormat(&out, "# %10s  %12s  %8s  %6s  %6s%s%s\n", "(B)",
