@@ -23,8 +23,10 @@ file to attach to a report:
   1  the build and test suite (scripts/test.sh), and whether
      verbs_layout_test, compiled against the SDK's <infiniband/verbs.h>,
      ran (its table) or was skipped, and why
-  2  weft-devices (plain, --verbose, --json): devices, port state, GID
-     order, MTU, limits, and the diagnosis when not ready
+  2  weft-devices doctor first (what a first run needs, one finding a
+     line with its fix; a BLOCKS line fails the step), then weft-devices
+     (plain, --verbose, --json): devices, port state, GID order, MTU,
+     limits, and the diagnosis when not ready
   3  a two-rank weft-bench --fabric=verbs: this Mac is rank 0 and listens
      at --coordinator; the script prints the command for the other Mac
   4  the same group with the cable pulled mid-run: the script says when to
@@ -654,8 +656,16 @@ step2() {
     set_step 2 FAIL "no $bin/$missing_bin (build it)"
     return
   fi
-  local run=(env)
+  local run=(env) doctor_blocks
   (( simulate )) && run=("${sim_env[@]}")
+  # The doctor first: exit code 1 and its BLOCKS lines when something
+  # keeps a first run from working.
+  run_cmd 120 "weft-devices doctor (what a first run needs)" "${run[@]}" "$bin/weft-devices" doctor
+  doctor_blocks=""
+  if (( cmd_rc != 0 )); then
+    doctor_blocks=$(grep -m 1 '^BLOCKS ' "$cmd_log")
+    doctor_blocks="the doctor exited $cmd_rc: ${doctor_blocks:-see its output}"
+  fi
   run_cmd 60 "weft-devices" "${run[@]}" "$bin/weft-devices"
   plain_rc=$cmd_rc
   plain_log=$cmd_log
@@ -669,6 +679,10 @@ step2() {
   judge_devices "$plain_log" "$plain_rc" "$cmd_log"
   local step_verdict=$verdict step_why
   step_why="$why; GIDs ${gids:-none}; $(device_states "$plain_log")"
+  if [[ -n "$doctor_blocks" ]]; then
+    step_verdict=FAIL
+    step_why="$doctor_blocks; $step_why"
+  fi
   if (( simulate )) && [[ "$step_verdict" == PASS ]]; then
     # The other Mac; a Mac with a second port and no cable in it (exit
     # code 4, yet rank 0's device is ready); every port down (the cable

@@ -146,6 +146,15 @@ TEST(JsonVocabulary, WeftDevices) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   expect_vocabulary(r.out, "weft-devices", 2);
 }
+
+TEST(JsonVocabulary, WeftDevicesDoctor) {
+  const ToolResult r =
+      run_tool(WEFT_DEVICES_PATH, "doctor --json",
+               std::string("env -u WEFT_SIM_VERBS_RANKS WEFT_VERBS_LIBRARY='") +
+                   WEFT_SIM_VERBS_PATH + "' ");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  expect_vocabulary(r.out, "weft-devices", 1);
+}
 #endif
 
 }  // namespace

@@ -125,6 +125,81 @@ TEST(WeftDevicesTest, VerboseShowsGidsAndAppleLimits) {
                               "work requests per queue")));
 }
 
+// doctor over the simulated provider: every check that does not need
+// macOS, one line each; exit 0 when nothing blocks, 1 when something does.
+TEST(WeftDevicesTest, DoctorFindsNothingBlockingOnAReadyDevice) {
+  const ToolRun r = run({{"WEFT_SIM_VERBS_APPLE_LIMITS", "1"}}, "doctor");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("ok     sim_0_1_0: port 1 PORT_ACTIVE"),
+                    HasSubstr("ok     sim_0_1_0: GID 1 ::ffff:169.254.0.1 "
+                              "(IPv4-mapped)"),
+                    HasSubstr("ok     sim_0_1_0: budget: 10 queue pairs"),
+                    HasSubstr("100 memory regions"),
+                    HasSubstr("note   macOS: not a Mac"),
+                    HasSubstr("doctor: 0 blocking, 0 warning(s): nothing "
+                              "blocks a first run"),
+                    Not(HasSubstr("BLOCKS"))));
+}
+
+TEST(WeftDevicesTest, DoctorBlocksWhenNoPortIsUp) {
+  const ToolRun r = run({{"WEFT_SIM_VERBS_PORT", "down"}}, "doctor");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("BLOCKS sim_0_1_0: port 1 is PORT_DOWN; "
+                                     "fix: likely causes"),
+                           HasSubstr("rdma_ctl enable"),
+                           HasSubstr("doctor: 1 blocking")));
+}
+
+TEST(WeftDevicesTest, DoctorBlocksOnAnEmptyGidTable) {
+  const ToolRun r = run({{"WEFT_SIM_VERBS_GID_MODE", "empty"}}, "doctor");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("BLOCKS sim_0_1_0: no usable GID; fix: the "
+                               "port's GID table has neither"));
+}
+
+TEST(WeftDevicesTest, DoctorWarnsOnLinkLocalGidsOnly) {
+  const ToolRun r = run({{"WEFT_SIM_VERBS_GID_MODE", "link_local"}}, "doctor");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("warn   sim_0_1_0: GID 0 "),
+                           HasSubstr("(link-local); fix: only link-local"),
+                           HasSubstr("doctor: 0 blocking, 1 warning(s)")));
+}
+
+TEST(WeftDevicesTest, DoctorBlocksOnALibraryThatCannotLoad) {
+  const ToolRun r = run({}, "doctor --library=/nonexistent/librdma.dylib");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("BLOCKS library: cannot load the RDMA library "
+                               "/nonexistent/librdma.dylib"));
+}
+
+TEST(WeftDevicesTest, DoctorJson) {
+  const ToolRun r = run({{"WEFT_SIM_VERBS_PORT", "down"}}, "doctor --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  EXPECT_EQ(doc["command"], "doctor");
+  EXPECT_EQ(doc["blocking"], 1);
+  EXPECT_EQ(doc["exit_code"], 1);
+  bool blocked = false;
+  for (const auto& f : doc["findings"]) {
+    if (f["severity"] == "BLOCKS") {
+      blocked = true;
+      EXPECT_EQ(f["subject"], "sim_0_1_0");
+      EXPECT_EQ(f["finding"], "port 1 is PORT_DOWN");
+      EXPECT_THAT(f["fix"].get<std::string>(), HasSubstr("rdma_ctl enable"));
+    }
+  }
+  EXPECT_TRUE(blocked);
+}
+
+// The listing's flags are not the doctor's.
+TEST(WeftDevicesTest, DoctorRefusesTheListingsFlags) {
+  const ToolRun r = run({}, "doctor --verbose");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--verbose is not a flag of weft-devices doctor"));
+}
+
 // A library that cannot be loaded is a failed run (1), as in every weft
 // tool; 2 is bad flags.
 TEST(WeftDevicesTest, MissingLibraryExitsOne) {

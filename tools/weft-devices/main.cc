@@ -2,7 +2,8 @@
 // port 1's state, the IPv4 address from the GID table, GID kinds, active MTU
 // and link layer, and a diagnosis line for whatever is not ready. Its
 // `tcp-hostfile` command turns mlx.launch's hostfile into the ring hostfile
-// the TCP fabric reads (tcp_hostfile.h).
+// the TCP fabric reads (tcp_hostfile.h). Its `doctor` command checks what a
+// Mac's first run needs, one finding a line with its fix (doctor.h).
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -22,6 +23,7 @@
 #include "tools/cli/flag_parse.h"
 #include "tools/cli/flag_scope.h"
 #include "tools/weft-devices/device_report.h"
+#include "tools/weft-devices/doctor.h"
 #include "tools/weft-devices/tcp_hostfile.h"
 
 ABSL_FLAG(std::string, library, "",
@@ -49,26 +51,34 @@ const weft::tools::cli::FlagSet kDevicesFlags("weft-devices",
 const weft::tools::cli::FlagSet kHostfileFlags(
     "tcp-hostfile", "mlx.launch's hostfile to the ring hostfile", FLAGS_from,
     FLAGS_port, FLAGS_cables);
-constexpr const weft::tools::cli::FlagSet* kFlagSets[] = {&kDevicesFlags,
-                                                          &kHostfileFlags};
+const weft::tools::cli::FlagSet kDoctorFlags("doctor",
+                                             "what the doctor loads and prints",
+                                             FLAGS_library, FLAGS_json);
+constexpr const weft::tools::cli::FlagSet* kFlagSets[] = {
+    &kDevicesFlags, &kHostfileFlags, &kDoctorFlags};
 constexpr const weft::tools::cli::FlagSet* kListSets[] = {&kDevicesFlags};
 constexpr const weft::tools::cli::FlagSet* kHostfileSets[] = {&kHostfileFlags};
+constexpr const weft::tools::cli::FlagSet* kDoctorSets[] = {&kDoctorFlags};
 constexpr char kHostfileCommand[] = "tcp-hostfile";
+constexpr char kDoctorCommand[] = "doctor";
 // Largest launch hostfile read (a line of JSON per rank).
 constexpr size_t kMaxHostfileBytes = size_t{64} << 20;
 
 constexpr char kUsage[] =
     "lists RDMA devices and says whether weft can use them; tcp-hostfile "
     "prints the ring hostfile (MLX_HOSTFILE, WEFT_HOSTFILE) for an "
-    "mlx.launch hostfile.\n"
+    "mlx.launch hostfile; doctor checks what a Mac's first run needs, one "
+    "finding a line with the command that fixes it.\n"
     "usage: weft-devices [--library=PATH] [--json] [--verbose]\n"
     "       weft-devices tcp-hostfile --from=HOSTS_JSON [--port=32323] "
     "[--cables=1]\n"
+    "       weft-devices doctor [--library=PATH] [--json]\n"
     "exit codes: 0 every device ready; 1 the RDMA library cannot be loaded "
     "or fails to list its devices; 2 bad flags; 3 no RDMA devices; 4 a "
     "device is not ready (port not active, no IPv4-mapped GID, or it cannot "
     "be opened); tcp-hostfile: 0 printed, 2 bad flags or a hostfile it "
-    "cannot convert";
+    "cannot convert; doctor: 0 nothing blocks a first run, 1 a BLOCKS line "
+    "says what does, 2 bad flags";
 
 // --help and --helpshort: prints the usage, then the flags; --version: the
 // version line.
@@ -118,6 +128,27 @@ int print_tcp_hostfile() {
   return weft::tools::cli::kExitOk;
 }
 
+// doctor: every check, one line each (or --json); exit 0 when nothing
+// blocks a first run, 1 when something does.
+int print_doctor() {
+#ifdef __APPLE__
+  constexpr bool kOnMac = true;
+#else
+  constexpr bool kOnMac = false;
+#endif
+  const weft::tools::weft_devices::DoctorReport report =
+      weft::tools::weft_devices::make_doctor_report(
+          weft::tools::weft_devices::make_report(absl::GetFlag(FLAGS_library)),
+          weft::tools::weft_devices::read_interfaces(), kOnMac,
+          weft::tools::weft_devices::default_runner());
+  const std::string text =
+      absl::GetFlag(FLAGS_json)
+          ? weft::tools::weft_devices::format_doctor_json(report)
+          : weft::tools::weft_devices::format_doctor_text(report);
+  std::fputs(text.c_str(), stdout);
+  return weft::tools::weft_devices::doctor_exit_code(report);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,14 +156,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> raw(argv, argv + argc);
   // The command comes first: `weft-devices tcp-hostfile --from=...`.
   const bool hostfile = raw.size() > 1 && raw[1] == kHostfileCommand;
-  if (hostfile) raw.erase(raw.begin() + 1);
+  const bool doctor = raw.size() > 1 && raw[1] == kDoctorCommand;
+  if (hostfile || doctor) raw.erase(raw.begin() + 1);
   absl::StatusOr<std::vector<std::string>> args =
       weft::tools::cli::check_args("weft-devices", raw);
   if (!args.ok()) return bad_input(args.status());
   if (answered_help(*args)) return weft::tools::weft_devices::kExitReady;
   const weft::tools::cli::FlagScope scope{
-      "weft-devices", hostfile ? kHostfileCommand : "device listing",
+      "weft-devices",
+      hostfile ? kHostfileCommand : doctor ? kDoctorCommand : "device listing",
       hostfile ? weft::tools::cli::FlagSets(kHostfileSets)
+      : doctor ? weft::tools::cli::FlagSets(kDoctorSets)
                : weft::tools::cli::FlagSets(kListSets),
       kFlagSets};
   if (absl::Status s = weft::tools::cli::check_flag_scope(*args, scope);
@@ -141,6 +175,7 @@ int main(int argc, char** argv) {
   }
   weft::tools::cli::set_flags(*std::move(args));
   if (hostfile) return print_tcp_hostfile();
+  if (doctor) return print_doctor();
   const weft::tools::weft_devices::Report report =
       weft::tools::weft_devices::make_report(absl::GetFlag(FLAGS_library));
   const std::string text = absl::GetFlag(FLAGS_json)
