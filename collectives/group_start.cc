@@ -58,7 +58,7 @@ absl::StatusOr<Group::RouteChoice> Group::route(
                        : options_.algorithm;
   if (want == Algorithm::kAuto) {
     want = mesh_cables_ == 0 ? Algorithm::kRing
-           : bytes <= options_.mesh_exchange_max_bytes
+           : bytes <= mesh_exchange_limit(options_, size())
                ? Algorithm::kMeshExchange
                : Algorithm::kMeshScatter;
   }

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "collectives/algorithms/algorithms.h"
+#include "collectives/group_options.h"
 #include "gtest/gtest.h"
 
 namespace weft::collectives::internal {
@@ -209,6 +210,20 @@ TEST(Plans, AnExchangeSendsAnItemOfUpTo256KiBWhole) {
             128u << 10);
   // Never above the largest frame: a 256 KiB item in 64 KiB frames.
   EXPECT_EQ(chunk_payload_bytes(256 << 10, kExchange, 64 << 10), 64u << 10);
+}
+
+// kAuto's crossover between the mesh algorithms, worked out by hand from
+// alpha + S beta = 2 alpha + 2 S beta / n with alpha / beta = 42,300 bytes.
+TEST(Plans, AutoSwitchesMeshAlgorithmsWhereTheirCostsCross) {
+  const GroupOptions defaults;
+  EXPECT_EQ(mesh_exchange_limit(defaults, 8), 56'400u);
+  EXPECT_EQ(mesh_exchange_limit(defaults, 4), 84'600u);
+  EXPECT_EQ(mesh_exchange_limit(defaults, 3), 126'900u);
+  EXPECT_EQ(mesh_exchange_limit(defaults, 2), UINT64_MAX);
+  GroupOptions fixed;
+  fixed.mesh_exchange_max_bytes = 64 << 10;
+  EXPECT_EQ(mesh_exchange_limit(fixed, 8), 64u << 10);
+  EXPECT_EQ(mesh_exchange_limit(fixed, 2), 64u << 10);
 }
 
 TEST(Layout, SplitsCoverEverythingOnce) {
