@@ -48,8 +48,9 @@ uint32_t fitted_max_frame_bytes(const GroupOptions& options,
   return fitted.max_frame_bytes;
 }
 
-uint32_t frame_payload_bytes(uint64_t item_bytes, uint32_t max_frame_bytes) {
-  return collectives::internal::chunk_payload_bytes(item_bytes,
+uint32_t frame_payload_bytes(uint64_t item_bytes, Algorithm algorithm,
+                             uint32_t max_frame_bytes) {
+  return collectives::internal::chunk_payload_bytes(item_bytes, algorithm,
                                                     max_frame_bytes);
 }
 

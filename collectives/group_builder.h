@@ -95,9 +95,11 @@ uint64_t lane_slab_bytes(const GroupOptions& options);
 uint32_t fitted_max_frame_bytes(const GroupOptions& options,
                                 uint64_t max_lanes);
 
-// Payload bytes per frame an operation picks for items of `item_bytes`
-// within `max_frame_bytes` (the rule every rank applies; for estimates).
-uint32_t frame_payload_bytes(uint64_t item_bytes, uint32_t max_frame_bytes);
+// Payload bytes per frame an operation of `algorithm` picks for items of
+// `item_bytes` within `max_frame_bytes` (the rule every rank applies; for
+// estimates).
+uint32_t frame_payload_bytes(uint64_t item_bytes, Algorithm algorithm,
+                             uint32_t max_frame_bytes);
 
 // Both phases through `bootstrap` (whose rank and size must match the
 // fabric and topology), then a second exchange so that no rank sends before

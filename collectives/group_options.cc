@@ -2,6 +2,7 @@
 
 #include <array>
 #include <bit>
+#include <cstdint>
 
 #include "absl/strings/str_format.h"
 
@@ -16,6 +17,14 @@ constexpr std::array<std::string_view, kAlgorithmCount> kNames = {
 std::string_view algorithm_name(Algorithm algorithm) {
   const auto i = static_cast<size_t>(algorithm);
   return i < kNames.size() ? kNames[i] : "unknown";
+}
+
+uint64_t mesh_exchange_limit(const GroupOptions& options, uint32_t ranks) {
+  if (options.mesh_exchange_max_bytes != 0) {
+    return options.mesh_exchange_max_bytes;
+  }
+  if (ranks <= 2) return UINT64_MAX;
+  return kTb5MessageCostBytes * ranks / (ranks - 2);
 }
 
 bool parse_algorithm(std::string_view text, Algorithm* out) {

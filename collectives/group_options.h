@@ -80,8 +80,10 @@ struct GroupOptions {
   TimeNs timeout_ns = 30 * kNsPerS;
   // Algorithm for calls that do not choose one.
   Algorithm algorithm = Algorithm::kAuto;
-  // kAuto on a mesh: messages up to this many bytes use kMeshExchange.
-  uint64_t mesh_exchange_max_bytes = 64 << 10;
+  // kAuto on a mesh: messages up to this many bytes use kMeshExchange,
+  // larger ones kMeshScatter. 0 (the default): where the two cross for the
+  // group's size on a Thunderbolt 5 link (mesh_exchange_limit below).
+  uint64_t mesh_exchange_max_bytes = 0;
   // kRing: 1 (clockwise) or 2 (half the data each way). Groups of two
   // ranks always use one.
   uint32_t ring_directions = 2;
@@ -111,6 +113,22 @@ struct GroupOptions {
   // InvalidArgument naming the first field out of range.
   absl::Status validate() const;
 };
+
+// The fixed cost of one message on a Thunderbolt 5 link in bytes of its
+// wire time: alpha / beta of weft's tb5 link model (3,793 ns latency and
+// 437 ns overhead at 0.1 ns a byte, 80 Gbit/s).
+inline constexpr uint64_t kTb5MessageCostBytes = 42'300;
+
+// The largest message kAuto runs as kMeshExchange on a mesh of `ranks`:
+// options.mesh_exchange_max_bytes, or when that is 0, where the two mesh
+// algorithms cost the same. On n ranks the exchange is one step of the
+// whole message (alpha + S beta, every link at once), reduce-scatter and
+// all-gather two of S / n (2 alpha + 2 S beta / n): they cross at
+// S (n - 2) / n = alpha / beta, so S = kTb5MessageCostBytes n / (n - 2)
+// (56,400 bytes on 8 ranks, 84,600 on 4); on two ranks the exchange moves
+// no more bytes and takes one step fewer, so every size. Measured in
+// docs/benchmarking.md.
+uint64_t mesh_exchange_limit(const GroupOptions& options, uint32_t ranks);
 
 struct CallOptions {
   // kAuto: the group's choice.

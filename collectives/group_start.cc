@@ -58,7 +58,7 @@ absl::StatusOr<Group::RouteChoice> Group::route(
                        : options_.algorithm;
   if (want == Algorithm::kAuto) {
     want = mesh_cables_ == 0 ? Algorithm::kRing
-           : bytes <= options_.mesh_exchange_max_bytes
+           : bytes <= mesh_exchange_limit(options_, size())
                ? Algorithm::kMeshExchange
                : Algorithm::kMeshScatter;
   }
@@ -122,7 +122,7 @@ Operation Group::start(const collectives::internal::OpCall& call) {
       identity(call, input->bytes, r->algorithm);
   id.chunk_bytes = collectives::internal::chunk_payload_bytes(
       collectives::internal::nominal_item_bytes(*input, r->algorithm, striping),
-      options_.max_frame_bytes);
+      r->algorithm, options_.max_frame_bytes);
   collectives::internal::Engine* engine = engine_.get();
   // Buffers inside registered user memory are sent from directly.
   collectives::internal::OpBuffers buffers{call.in, call.out};

@@ -134,6 +134,7 @@ absl::StatusOr<CollectiveShape> shape_of(const CollectiveSpec& spec,
   }
   const uint64_t elem = dtype_size(spec.dtype);
   CollectiveShape s;
+  s.ranks = ranks;
   s.bus_factor = bus_factor_of(spec.kind, ranks);
   switch (spec.kind) {
     case CollectiveKind::kAllGather:
@@ -174,7 +175,7 @@ Algorithm resolve_algorithm(const CollectiveSpec& spec,
                                    spec.kind == CollectiveKind::kReduceScatter
                                ? shape.block_bytes
                                : shape.size_bytes;
-  const Algorithm mesh = message <= options.mesh_exchange_max_bytes
+  const Algorithm mesh = message <= mesh_exchange_limit(options, shape.ranks)
                              ? Algorithm::kMeshExchange
                              : Algorithm::kMeshScatter;
   switch (spec.algorithm) {

@@ -78,6 +78,7 @@ bool parse_collective(std::string_view text, CollectiveKind* kind,
 
 // A spec's buffers on every rank of a group of `ranks`.
 struct CollectiveShape {
+  uint32_t ranks = 0;        // the group's
   uint64_t size_bytes = 0;   // nccl-tests' size (spec.bytes, rounded down)
   uint64_t count = 0;        // nccl-tests' count column
   uint64_t in_bytes = 0;     // one rank's input
@@ -99,7 +100,7 @@ uint64_t out_bytes_of(const CollectiveSpec& spec, const CollectiveShape& shape,
 
 // The algorithm the call runs: the request resolved the way Group resolves
 // Algorithm::kAuto (collectives/group_options.h): on a fully connected
-// group, the mesh exchange for messages up to mesh_exchange_max_bytes (the
+// group, the mesh exchange for messages up to mesh_exchange_limit() (the
 // all-gather input, the reduce-scatter output, else the buffer) and the
 // mesh scatter above; the ring otherwise. Send/recv has no algorithm
 // (kAuto).

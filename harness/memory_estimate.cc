@@ -195,7 +195,7 @@ uint64_t op_frame_bytes(const CollectiveSpec& spec,
        algorithm == Algorithm::kMeshScatter)) {
     item = per_rank;
   }
-  return frame_payload_bytes(item, group.max_frame_bytes);
+  return frame_payload_bytes(item, algorithm, group.max_frame_bytes);
 }
 
 // One rank's plan: a send and a receive per peer held whole for the

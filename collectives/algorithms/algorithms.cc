@@ -62,12 +62,16 @@ uint64_t nominal_item_bytes(const PlanInput& in, Algorithm algorithm,
   return per_stripe;
 }
 
-uint32_t chunk_payload_bytes(uint64_t nominal_bytes, uint32_t max_frame_bytes) {
-  // A frame on the wire of at least a quarter of the item, header
-  // included, rounded up: the payload is that power of two.
-  const uint64_t want =
-      (nominal_bytes + kTargetFramesPerItem - 1) / kTargetFramesPerItem +
-      kHeaderBytes;
+uint32_t chunk_payload_bytes(uint64_t nominal_bytes, Algorithm algorithm,
+                             uint32_t max_frame_bytes) {
+  // A frame on the wire of at least a quarter of the item (an exchange's
+  // small item: all of it), header included, rounded up: the payload is
+  // that power of two.
+  const uint64_t frames =
+      algorithm == Algorithm::kMeshExchange && nominal_bytes <= kWholeItemBytes
+          ? 1
+          : kTargetFramesPerItem;
+  const uint64_t want = (nominal_bytes + frames - 1) / frames + kHeaderBytes;
   return static_cast<uint32_t>(std::clamp<uint64_t>(
       std::bit_ceil(want), GroupOptions::kMinFrameBytes, max_frame_bytes));
 }

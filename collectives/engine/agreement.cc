@@ -238,7 +238,7 @@ absl::Status Agreement::send_pending(bool* advanced) {
         f.op = identity_;
         f.item = m.round;
         f.frame = m.kind;
-        f.last = true;  // acknowledged at once: the peer's answer waits
+        f.ack_now = true;  // the peer's answer waits on it
         f.payload = m.payload;
         return f;
       });

@@ -44,8 +44,12 @@ enum class FrameType : uint8_t { kData = 1, kAck = 2, kAbort = 3, kMove = 4 };
 // Data: report `consumed` as soon as this frame is consumed (the sender of
 // an operation that receives nothing waits for its frames to be checked).
 inline constexpr uint8_t kFlagReportNow = 1;
-// Data: acknowledge receipt at once (the sender's last frame on the lane
-// for this operation).
+// Data: acknowledge receipt at once (an agreement's messages, whose
+// answers wait on it). An operation's last frame does not ask: the next
+// frame the peer sends this side carries the acknowledgement (every frame
+// carries `received`), or one goes within min_rto_ns / 4; an
+// acknowledgement of its own would take the link's per-message time just
+// when the next operation's data starts.
 inline constexpr uint8_t kFlagAckNow = 2;
 // Any frame: the sender heard nothing for a while; answer with kAck.
 inline constexpr uint8_t kFlagProbe = 4;

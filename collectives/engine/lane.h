@@ -39,8 +39,11 @@
 //  - Acknowledgements: every frame carries how many data frames this side
 //    received in order and consumed. An acknowledgement frame (kAck) goes
 //    out when window / 2 arrivals or consumptions are unreported, when a
-//    frame asks for one (kFlagAckNow, kFlagReportNow, kFlagProbe), or when a
-//    duplicate shows the peer missed the last one.
+//    frame asks for one (kFlagAckNow, kFlagReportNow, kFlagProbe), when a
+//    duplicate shows the peer missed the last one, or min_rto_ns / 4 after
+//    the oldest unreported arrival. An operation's last frame asks for
+//    none: the next frame this side sends carries it, in a loop of
+//    operations the next one's first, with no message of its own.
 //  - Retransmission (recovery on, over a fabric that may lose frames): a
 //    data frame stays in its send frame until acknowledged. An acknowledgement
 //    names the frames held beyond a gap (sack), and the frames missing before
@@ -183,16 +186,16 @@ struct MoveNotice {
 
 // One data frame of an operation, as its runner describes it to a lane
 // (OpLane::try_send): everything the frame needs, passed in. The lane adds
-// the rest of the header (type, number, counters, kFlagAckNow on the last
-// frame when recovery is on).
+// the rest of the header (type, number, counters, kFlagAckNow when asked
+// and recovery is on).
 struct DataFrame {
   OpIdentity op;
   uint32_t item = 0;   // the item's ordinal among the operation's on the lane
   uint32_t frame = 0;  // the frame's index within the item
-  // The operation's last frame on this lane: with recovery it asks for a
-  // prompt acknowledgement, so it leaves the send window (and a loss is
-  // found) one round trip later, even when the operation has ended.
-  bool last = false;
+  // With recovery, ask for an acknowledgement at once (kFlagAckNow): a
+  // message whose answer waits on it (an agreement's). An operation's last
+  // frame does not (frame_header.h).
+  bool ack_now = false;
   // The peer reports this frame's consumption at once (kFlagReportNow): an
   // operation that only sends ends when its last frame was consumed.
   bool report_now = false;

@@ -49,7 +49,7 @@ absl::Status Lane::send(const DataFrame& f) {
   header.item = f.item;
   header.frame = f.frame;
   if (f.report_now) header.flags |= kFlagReportNow;
-  if (f.last && recovery_) header.flags |= kFlagAckNow;
+  if (f.ack_now && recovery_) header.flags |= kFlagAckNow;
   // Straight from registered user memory: the header from the slot's own
   // frame, the payload from the caller's, as one two-part message. Not
   // over an endpoint that sends one part only (a device without two

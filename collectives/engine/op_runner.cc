@@ -331,7 +331,6 @@ absl::Status OpRunner::send(LaneWork& w, bool* advanced) {
       return DataFrame{.op = identity_,
                        .item = static_cast<uint32_t>(w.send_pos),
                        .frame = w.send_frame,
-                       .last = last,
                        .report_now = w.needs_ack && last,
                        .payload = source(step, w.send_frame),
                        .registered = user_slab(step.src_buffer)};

@@ -158,8 +158,8 @@ TEST_F(LaneTest, TrySendWithoutRoomSendsNothingAndCountsOneStallPerWait) {
 }
 
 // The header carries what the DataFrame says; the lane adds its own part:
-// type, number, payload length, and kFlagAckNow on the last frame when
-// recovery is on.
+// type, number, payload length, and kFlagAckNow when asked and recovery is
+// on.
 TEST_F(LaneTest, TrySendFramesTheDataFrameItIsGiven) {
   const std::byte payload[5] = {std::byte{7}};
   OpIdentity op;
@@ -172,7 +172,7 @@ TEST_F(LaneTest, TrySendFramesTheDataFrameItIsGiven) {
   ASSERT_TRUE(try_send(*lane_, DataFrame{.op = op,
                                          .item = 3,
                                          .frame = 3,
-                                         .last = true,
+                                         .ack_now = true,
                                          .report_now = true,
                                          .payload = payload})
                   .ok());
@@ -191,11 +191,11 @@ TEST_F(LaneTest, TrySendFramesTheDataFrameItIsGiven) {
   EXPECT_EQ(last.flags, kFlagAckNow | kFlagReportNow);
 }
 
-TEST_F(StrictLaneTest, WithoutRecoveryTheLastFrameAsksForNoPromptAck) {
+TEST_F(StrictLaneTest, WithoutRecoveryAFrameAsksForNoPromptAck) {
   const std::byte payload[1] = {};
   ASSERT_TRUE(
       try_send(*lane_,
-               DataFrame{.last = true, .report_now = true, .payload = payload})
+               DataFrame{.ack_now = true, .report_now = true, .payload = payload})
           .ok());
   ASSERT_EQ(sent_.size(), 1u);
   EXPECT_EQ(sent_header(0).flags, kFlagReportNow);
@@ -667,12 +667,13 @@ TEST_F(StrictLaneTest, NothingIsResent) {
   expect_no_timer_and_nothing_resent();
 }
 
-// Over a fabric that delivers reliably, recovery on or not: the last frame
-// asks for no prompt acknowledgement, no timer runs and nothing is resent.
+// Over a fabric that delivers reliably, recovery on or not: a frame that
+// asks for a prompt acknowledgement goes without the flag, no timer runs
+// and nothing is resent.
 TEST_F(ReliableLaneTest, NothingIsResentAndNoTimerRuns) {
   const std::byte payload[1] = {};
   ASSERT_TRUE(
-      try_send(*lane_, DataFrame{.last = true, .payload = payload}).ok());
+      try_send(*lane_, DataFrame{.ack_now = true, .payload = payload}).ok());
   ASSERT_EQ(sent_.size(), 1u);
   EXPECT_EQ(sent_header(0).flags, 0);
   EXPECT_FALSE(lane_->recovery());

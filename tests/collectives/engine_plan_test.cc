@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "collectives/algorithms/algorithms.h"
+#include "collectives/group_options.h"
 #include "gtest/gtest.h"
 
 namespace weft::collectives::internal {
@@ -179,15 +180,50 @@ TEST(Plans, SendRecvPairsUpOverEveryCable) {
 }
 
 TEST(Plans, FrameSizeGrowsWithTheMessageWithinLimits) {
-  EXPECT_EQ(chunk_payload_bytes(0, 512 << 10), 4u << 10);
+  constexpr Algorithm kRing = Algorithm::kRing;
+  EXPECT_EQ(chunk_payload_bytes(0, kRing, 512 << 10), 4u << 10);
   // A 4 KiB item is one frame (its header rides beside the payload).
-  EXPECT_EQ(chunk_payload_bytes(4 << 10, 512 << 10), 4u << 10);
+  EXPECT_EQ(chunk_payload_bytes(4 << 10, kRing, 512 << 10), 4u << 10);
   // A quarter of 64 KiB and a header round up to 32 KiB: two frames.
-  EXPECT_EQ(chunk_payload_bytes(64 << 10, 512 << 10), 32u << 10);
+  EXPECT_EQ(chunk_payload_bytes(64 << 10, kRing, 512 << 10), 32u << 10);
   // Just under: a quarter of 64 KiB less a header fits 16 KiB frames.
-  EXPECT_EQ(chunk_payload_bytes((64 << 10) - 256, 512 << 10), 16u << 10);
-  EXPECT_EQ(chunk_payload_bytes(uint64_t{1} << 40, 512 << 10), 512u << 10);
-  EXPECT_EQ(chunk_payload_bytes(uint64_t{1} << 40, 64 << 10), 64u << 10);
+  EXPECT_EQ(chunk_payload_bytes((64 << 10) - 256, kRing, 512 << 10),
+            16u << 10);
+  EXPECT_EQ(chunk_payload_bytes(uint64_t{1} << 40, kRing, 512 << 10),
+            512u << 10);
+  EXPECT_EQ(chunk_payload_bytes(uint64_t{1} << 40, kRing, 64 << 10),
+            64u << 10);
+  EXPECT_EQ(chunk_payload_bytes(64 << 10, Algorithm::kMeshScatter, 512 << 10),
+            32u << 10);
+}
+
+// A mesh exchange forwards nothing: an item of up to 256 KiB goes in one
+// frame (16 KiB and a header need a 32 KiB frame), a larger one in quarters
+// as every algorithm's.
+TEST(Plans, AnExchangeSendsAnItemOfUpTo256KiBWhole) {
+  constexpr Algorithm kExchange = Algorithm::kMeshExchange;
+  EXPECT_EQ(chunk_payload_bytes(1 << 10, kExchange, 512 << 10), 4u << 10);
+  EXPECT_EQ(chunk_payload_bytes(16 << 10, kExchange, 512 << 10), 32u << 10);
+  EXPECT_EQ(chunk_payload_bytes(64 << 10, kExchange, 512 << 10), 128u << 10);
+  EXPECT_EQ(chunk_payload_bytes(256 << 10, kExchange, 512 << 10), 512u << 10);
+  EXPECT_EQ(chunk_payload_bytes((256 << 10) + 4, kExchange, 512 << 10),
+            128u << 10);
+  // Never above the largest frame: a 256 KiB item in 64 KiB frames.
+  EXPECT_EQ(chunk_payload_bytes(256 << 10, kExchange, 64 << 10), 64u << 10);
+}
+
+// kAuto's crossover between the mesh algorithms, worked out by hand from
+// alpha + S beta = 2 alpha + 2 S beta / n with alpha / beta = 42,300 bytes.
+TEST(Plans, AutoSwitchesMeshAlgorithmsWhereTheirCostsCross) {
+  const GroupOptions defaults;
+  EXPECT_EQ(mesh_exchange_limit(defaults, 8), 56'400u);
+  EXPECT_EQ(mesh_exchange_limit(defaults, 4), 84'600u);
+  EXPECT_EQ(mesh_exchange_limit(defaults, 3), 126'900u);
+  EXPECT_EQ(mesh_exchange_limit(defaults, 2), UINT64_MAX);
+  GroupOptions fixed;
+  fixed.mesh_exchange_max_bytes = 64 << 10;
+  EXPECT_EQ(mesh_exchange_limit(fixed, 8), 64u << 10);
+  EXPECT_EQ(mesh_exchange_limit(fixed, 2), 64u << 10);
 }
 
 TEST(Layout, SplitsCoverEverythingOnce) {

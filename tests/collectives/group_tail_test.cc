@@ -132,9 +132,13 @@ TEST(GroupTail, ALostLastFrameIsResentAfterItsOperationEnded) {
 
 TEST(GroupTail, ALostLastFrameIsFoundByTheNextFrameNotByATimer) {
   // Rank 0's only data frame is lost. Its acknowledgement of rank 1's
-  // frame says one data frame was sent before it; rank 1 has none and
-  // answers at once, naming that acknowledgement as heard; rank 0 resends.
-  SumRun r(dropping({1}), GroupOptions{});
+  // frame (rank 1's last, so acknowledged min_rto_ns / 4 after it came,
+  // with no frame of rank 0 to carry it sooner) says one data frame was
+  // sent before it; rank 1 has none and answers at once, naming that
+  // acknowledgement as heard; rank 0 resends, well before its own
+  // retransmission timer (min_rto_ns) would have.
+  const GroupOptions o;
+  SumRun r(dropping({1}), o);
   ASSERT_EQ(r.p.size(), 2u);
   EXPECT_EQ(r.cluster->world().counters().faults_total(), 1u);
   const sim::LinkModel tb5 = sim::LinkModel::tb5();
@@ -142,10 +146,13 @@ TEST(GroupTail, ALostLastFrameIsFoundByTheNextFrameNotByATimer) {
       tb5.serialisation_ns(64 + kCount * sizeof(float)) + tb5.latency_ns;
   const TimeNs ack_ns = tb5.serialisation_ns(64) + tb5.latency_ns;
   EXPECT_EQ(r.p[0]->ended_ns_ - r.p[0]->started_ns_, data_ns);
-  // Rank 1's frame reaches rank 0, two acknowledgements cross, the resend
-  // reaches rank 1.
+  // Rank 1's frame reaches rank 0, the delayed acknowledgement and its
+  // answer cross, the resend reaches rank 1.
+  const TimeNs delayed_ack_ns = o.recovery.min_rto_ns / 4;
   EXPECT_EQ(r.p[1]->ended_ns_ - r.p[1]->started_ns_,
-            data_ns + 2 * ack_ns + data_ns);
+            data_ns + delayed_ack_ns + 2 * ack_ns + data_ns);
+  EXPECT_LT(r.p[1]->ended_ns_ - r.p[1]->started_ns_,
+            data_ns + o.recovery.min_rto_ns);
 }
 
 TEST(GroupTail, WithoutLossAnOperationTakesOneWayNotARoundTrip) {

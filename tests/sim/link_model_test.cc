@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "collectives/group_options.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/world.h"
@@ -31,6 +32,17 @@ TEST(LinkModel, Tb5ReproducesThePublishedFigures) {
   const double gbps =
       65536.0 * 8 / static_cast<double>(tb5.serialisation_ns(65536));
   EXPECT_NEAR(gbps, 75.0, 0.01);
+}
+
+// GroupOptions' crossover between the mesh algorithms is alpha / beta of
+// this model: one message's fixed cost in bytes of wire time.
+TEST(LinkModel, Tb5MessageCostIsAlphaOverBeta) {
+  const LinkModel tb5 = LinkModel::tb5();
+  const double alpha_ns =
+      static_cast<double>(tb5.latency_ns + tb5.per_message_ns);
+  const double beta_ns_per_byte = 1e9 / tb5.bandwidth_bytes_per_s;
+  EXPECT_NEAR(static_cast<double>(kTb5MessageCostBytes),
+              alpha_ns / beta_ns_per_byte, 0.5);
 }
 
 TEST(LinkModel, IdealCostsNothing) {
