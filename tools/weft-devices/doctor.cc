@@ -174,6 +174,12 @@ Finding command_problem(const std::string& command, const CommandResult& r,
                        base::to_absl(look_for))};
 }
 
+size_t count(const DoctorReport& report, Severity severity) {
+  return static_cast<size_t>(std::count_if(
+      report.findings.begin(), report.findings.end(),
+      [&](const Finding& f) { return f.severity == severity; }));
+}
+
 }  // namespace
 
 std::vector<InterfaceInfo> read_interfaces() {
@@ -431,16 +437,6 @@ CommandRunner default_runner() {
     return run_command(argv, kCommandDeadline);
   };
 }
-
-namespace {
-
-size_t count(const DoctorReport& report, Severity severity) {
-  return static_cast<size_t>(std::count_if(
-      report.findings.begin(), report.findings.end(),
-      [&](const Finding& f) { return f.severity == severity; }));
-}
-
-}  // namespace
 
 int doctor_exit_code(const DoctorReport& report) {
   return count(report, Severity::kBlocking) > 0 ? kDoctorExitBlocked
