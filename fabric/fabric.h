@@ -134,8 +134,9 @@ class Fabric {
   virtual std::vector<std::string> devices() const { return {}; }
   // Opens a queue pair on `device` towards rank `peer`. The endpoint must be
   // destroyed before the fabric. As on hardware, `device` need not be the
-  // one cabled to `peer`: a queue pair on a port cabled elsewhere opens and
-  // connects, and its frames are lost (what a wrong device file does).
+  // one cabled to `peer`: a queue pair on a port cabled elsewhere opens,
+  // and its connect() fails (an unreachable GID: what a wrong device file
+  // gives).
   virtual absl::StatusOr<std::unique_ptr<Endpoint>> open(
       std::string_view device, uint32_t peer) = 0;
 };

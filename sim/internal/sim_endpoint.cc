@@ -152,18 +152,26 @@ absl::Status SimEndpoint::connect(const Destination& peer) {
                                  "never opened); exchange destinations again",
                                  peer.qp_num));
   }
-  // Two queue pairs each on the cable to the other's rank must be on the
-  // same cable (the simulator refuses what would lose every frame); one on
-  // a port cabled elsewhere connects, as on hardware, and loses its frames.
-  if (remote->rank() != info_.peer || remote->peer() != info_.rank ||
-      (cabled_ && remote->cabled() && remote->cable() != cable_)) {
+  if (remote->rank() != info_.peer || remote->peer() != info_.rank) {
     return error(
         absl::StatusCode::kInvalidArgument,
         absl::StrFormat("destination qpn %u belongs to rank %u's "
-                        "endpoint to rank %u on cable %u, not to rank "
-                        "%u's endpoint to rank %u on cable %u",
-                        peer.qp_num, remote->rank(), remote->peer(),
-                        remote->cable(), info_.peer, info_.rank, cable_));
+                        "endpoint to rank %u, not to rank %u's endpoint to "
+                        "rank %u",
+                        peer.qp_num, remote->rank(), remote->peer(), info_.peer,
+                        info_.rank));
+  }
+  // Only the port at the other end of this device's cable answers: a
+  // destination elsewhere is an unreachable GID, as Apple's RTR reports
+  // it (errno 60, ETIMEDOUT) and weft's simulated provider does.
+  if (!cabled_ || !remote->cabled() || remote->cable() != cable_) {
+    return error(
+        absl::StatusCode::kUnavailable,
+        absl::StrFormat("unreachable GID: destination qpn %u is on rank %u's "
+                        "device %s, but device %s's cable ends at %s (verbs: "
+                        "RTR fails with errno 60); check the device file",
+                        peer.qp_num, remote->rank(), remote->info().device,
+                        info_.device, fabric_.far_end(info_.device)));
   }
   if (peer.gid != remote->self().gid) {
     return error(absl::StatusCode::kInvalidArgument,

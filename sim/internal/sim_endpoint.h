@@ -120,9 +120,9 @@ class SimEndpoint final : public Endpoint {
   uint32_t cable() const { return cable_; }
   uint32_t link() const { return link_; }
   uint32_t pair() const { return pair_; }
-  // False for a queue pair on a port cabled to another rank than its peer:
-  // what it sends is lost on the wire and nothing reaches it (cable() and
-  // link() are then the port's cable, to that other rank).
+  // False for a queue pair on a port cabled to another rank than its peer
+  // (cable() and link() are then the port's cable, to that other rank): it
+  // never connects.
   bool cabled() const { return cabled_; }
   uint32_t remote_qp() const { return remote_qp_; }
   QpState state() const { return contract_.state(); }

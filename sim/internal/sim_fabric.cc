@@ -251,6 +251,21 @@ absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
   return absl::OkStatus();
 }
 
+std::string SimFabric::far_end(std::string_view device) const {
+  const Topology& topo = core_.options().topology;
+  for (uint32_t to = 0; to < topo.ranks(); ++to) {
+    const std::vector<std::string>& joining = topo.devices(rank_, to);
+    auto it = std::find(joining.begin(), joining.end(), device);
+    if (it == joining.end()) continue;
+    const auto cable = static_cast<size_t>(it - joining.begin());
+    const std::vector<std::string>& back = topo.devices(to, rank_);
+    return cable < back.size()
+               ? absl::StrFormat("rank %u's %s", to, back[cable])
+               : absl::StrFormat("rank %u, which names no device back", to);
+  }
+  return "no port";
+}
+
 absl::StatusOr<std::unique_ptr<Endpoint>> SimFabric::open(
     std::string_view device, uint32_t peer) {
   Cabling cabling;

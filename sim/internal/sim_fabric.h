@@ -49,9 +49,9 @@ class SimFabric final : public Fabric {
   Slab* adopt_slab(std::unique_ptr<Slab> slab);
   // The rank's devices in the world's topology (its true cabling).
   std::vector<std::string> devices() const override;
-  // Any device of the rank toward any other rank: a device cabled to
-  // another rank than `peer` opens an endpoint whose frames are lost (on
-  // the wire, counted dropped_miscabled), as a Mac's would be.
+  // Any device of the rank toward any other rank, as on a Mac: a device
+  // cabled to another rank than `peer` opens an endpoint that never
+  // connects (unreachable GID).
   absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
                                                  uint32_t peer) override;
   // Registered user memory: a borrowed slab, one more memory region per
@@ -66,6 +66,8 @@ class SimFabric final : public Fabric {
   bool owns(const Frame& frame) const;
   // Called by an endpoint's destructor.
   void release_qp(const std::string& device);
+  // "rank R's D": the port at the other end of `device`'s cable.
+  std::string far_end(std::string_view device) const;
   // Index of `device` among this rank's devices (first-seen order).
   uint32_t device_index(const std::string& device) const;
   // Called by an endpoint's constructor and destructor (they keep

@@ -180,8 +180,7 @@ bool WorldCore::delivers(uint32_t rank, uint32_t peer) const {
   auto ready = [&](uint32_t from, uint32_t to, uint32_t cable) {
     for (const internal::SimEndpoint* ep : endpoints_) {
       if (ep != nullptr && ep->rank() == from && ep->peer() == to &&
-          ep->cabled() && ep->cable() == cable &&
-          ep->state() == internal::QpState::kRts) {
+          ep->cable() == cable && ep->state() == internal::QpState::kRts) {
         return true;
       }
     }
@@ -191,7 +190,7 @@ bool WorldCore::delivers(uint32_t rank, uint32_t peer) const {
   // at both ends.
   for (const internal::SimEndpoint* ep : endpoints_) {
     if (ep != nullptr && ep->rank() == rank && ep->peer() == peer &&
-        ep->cabled() && ep->state() == internal::QpState::kRts &&
+        ep->state() == internal::QpState::kRts &&
         cable_up(rank, peer, ep->cable()) && ready(peer, rank, ep->cable())) {
       return true;
     }
