@@ -129,6 +129,32 @@ absl::StatusOr<Topology> Topology::load_json_file(const std::string& path) {
   return topo;
 }
 
+absl::StatusOr<Topology> Topology::from_entries(
+    uint32_t ranks, std::span<const TopologyEntry> entries) {
+  if (absl::Status s = check_generated(ranks, 1); !s.ok()) return s;
+  Topology topo(ranks);
+  for (const TopologyEntry& e : entries) {
+    if (e.rank >= ranks || e.peer >= ranks || e.rank == e.peer) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "an entry joins rank %u to rank %u in a topology of %u ranks; "
+          "give two different ranks below %u",
+          e.rank, e.peer, ranks, ranks));
+    }
+    if (e.device.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "an entry joining rank %u to rank %u has an empty device name",
+          e.rank, e.peer));
+    }
+    if (topo.devices(e.rank, e.peer).size() >= kMaxCables) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "more than %u devices join rank %u to rank %u", kMaxCables, e.rank,
+          e.peer));
+    }
+    topo.join(e.rank, e.peer, {e.device});
+  }
+  return topo;
+}
+
 absl::StatusOr<Topology> Topology::mesh(uint32_t ranks, uint32_t cables) {
   if (absl::Status s = check_generated(ranks, cables); !s.ok()) return s;
   Topology topo(ranks);

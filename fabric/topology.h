@@ -6,6 +6,7 @@
 #define WEFT_FABRIC_TOPOLOGY_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,13 @@
 #include "absl/status/statusor.h"
 
 namespace weft {
+
+// One device on rank `rank`'s side of a cable to rank `peer`.
+struct TopologyEntry {
+  uint32_t rank = 0;
+  uint32_t peer = 0;
+  std::string device;
+};
 
 class Topology {
  public:
@@ -28,6 +36,14 @@ class Topology {
   // parse_json() of a file of at most kMaxJsonFileBytes.
   static constexpr size_t kMaxJsonFileBytes = size_t{512} << 20;
   static absl::StatusOr<Topology> load_json_file(const std::string& path);
+
+  // The topology of `ranks` ranks listing `entries`, each cell's devices in
+  // the order given (entry c of cell [i][j] and entry c of cell [j][i] are
+  // the two ends of one cable). InvalidArgument for a rank count outside
+  // 1..kMaxRanks, a rank or peer out of range, a rank joined to itself, an
+  // empty device name, or more than kMaxCables devices in a cell.
+  static absl::StatusOr<Topology> from_entries(
+      uint32_t ranks, std::span<const TopologyEntry> entries);
 
   // Every pair joined by `cables` cables named "sim_<i>_<j>_<c>".
   static absl::StatusOr<Topology> mesh(uint32_t ranks, uint32_t cables = 1);

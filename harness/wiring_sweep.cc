@@ -1,0 +1,333 @@
+#include "harness/wiring_sweep.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "fabric/assert.h"
+#include "harness/sim_wiring.h"
+#include "sim/prng.h"
+#include "sim/world.h"
+
+namespace weft::harness {
+namespace {
+
+using wiring::Cable;
+using wiring::Port;
+using wiring::Problem;
+
+// A cable of the draw: rank a's device toward rank b's (a < b), the
+// directions that carry frames, and whether the file lists it.
+struct DrawnCable {
+  Port a;
+  Port b;
+  uint32_t index = 0;  // among the cables of the pair (a.rank, b.rank)
+  bool a_to_b = true;
+  bool b_to_a = true;
+  bool used = false;   // a difference is drawn on it
+};
+
+uint32_t between(sim::Prng& rng, uint32_t lo, uint32_t hi) {
+  return lo + static_cast<uint32_t>(rng.below(uint64_t{hi} - lo + 1));
+}
+
+// Every pair joined by 1..max_cables cables; each rank's device names
+// rdma_en2.. handed out in a shuffled order.
+std::vector<DrawnCable> draw_cables(sim::Prng& rng, uint32_t ranks,
+                                    uint32_t max_cables) {
+  std::vector<DrawnCable> cables;
+  std::vector<uint32_t> ends(ranks, 0);
+  for (uint32_t i = 0; i < ranks; ++i) {
+    for (uint32_t j = i + 1; j < ranks; ++j) {
+      const uint32_t n = between(rng, 1, max_cables);
+      for (uint32_t c = 0; c < n; ++c) {
+        cables.push_back({{i, ""}, {j, ""}, c});
+        ++ends[i];
+        ++ends[j];
+      }
+    }
+  }
+  std::vector<std::vector<uint32_t>> names(ranks);
+  for (uint32_t r = 0; r < ranks; ++r) {
+    names[r].resize(ends[r]);
+    std::iota(names[r].begin(), names[r].end(), 2u);
+    for (size_t k = names[r].size(); k > 1; --k) {
+      std::swap(names[r][k - 1], names[r][rng.below(k)]);
+    }
+  }
+  std::vector<uint32_t> next(ranks, 0);
+  for (DrawnCable& c : cables) {
+    c.a.device = absl::StrFormat("rdma_en%u", names[c.a.rank][next[c.a.rank]++]);
+    c.b.device = absl::StrFormat("rdma_en%u", names[c.b.rank][next[c.b.rank]++]);
+  }
+  return cables;
+}
+
+// A cable no difference is on yet, or nullopt.
+std::optional<size_t> free_cable(sim::Prng& rng,
+                                 const std::vector<DrawnCable>& cables) {
+  std::vector<size_t> free;
+  for (size_t k = 0; k < cables.size(); ++k) {
+    if (!cables[k].used) free.push_back(k);
+  }
+  if (free.empty()) return std::nullopt;
+  return free[rng.below(free.size())];
+}
+
+// Two free cables of one rank to two different peers, or nullopt.
+std::optional<std::pair<size_t, size_t>> crossable(
+    sim::Prng& rng, const std::vector<DrawnCable>& cables, uint32_t* rank) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const std::optional<size_t> x = free_cable(rng, cables);
+    if (!x.has_value()) return std::nullopt;
+    const DrawnCable& first = cables[*x];
+    *rank = rng.chance(0.5) ? first.a.rank : first.b.rank;
+    const uint32_t peer = first.a.rank == *rank ? first.b.rank : first.a.rank;
+    std::vector<size_t> others;
+    for (size_t k = 0; k < cables.size(); ++k) {
+      const DrawnCable& c = cables[k];
+      if (c.used || k == *x) continue;
+      if ((c.a.rank == *rank && c.b.rank != peer) ||
+          (c.b.rank == *rank && c.a.rank != peer)) {
+        others.push_back(k);
+      }
+    }
+    if (!others.empty()) {
+      return std::pair(*x, others[rng.below(others.size())]);
+    }
+  }
+  return std::nullopt;
+}
+
+Port& end_on(DrawnCable& c, uint32_t rank) {
+  return c.a.rank == rank ? c.a : c.b;
+}
+
+}  // namespace
+
+const char* wiring_difference_name(WiringDifference kind) {
+  switch (kind) {
+    case WiringDifference::kCrossed:
+      return "crossed";
+    case WiringDifference::kMissing:
+      return "missing";
+    case WiringDifference::kOneWay:
+      return "one-way";
+    case WiringDifference::kExtra:
+      return "extra";
+  }
+  return "?";
+}
+
+WiringCase draw_wiring_case(uint64_t seed, const WiringDraw& draw) {
+  sim::Prng rng(seed);
+  WiringCase out;
+  out.seed = seed;
+  out.ranks = between(rng, draw.min_ranks, draw.max_ranks);
+  out.max_cables = between(rng, draw.min_cables, draw.max_cables);
+  out.loss = static_cast<double>(rng.below(1001)) / 1000 * draw.max_loss;
+  std::vector<DrawnCable> cables = draw_cables(rng, out.ranks, out.max_cables);
+  // The declared file: one (rank, device) pair per cable it lists.
+  std::vector<std::pair<Port, Port>> declared;
+  std::vector<bool> listed(cables.size(), true);
+  std::vector<std::pair<size_t, Port>> renamed;  // crossed: cable, new end
+  const uint32_t differences = between(rng, 1, 3);
+  for (uint32_t d = 0; d < differences; ++d) {
+    auto kind = static_cast<WiringDifference>(rng.below(kWiringDifferenceKinds));
+    uint32_t rank = 0;
+    std::optional<std::pair<size_t, size_t>> pair;
+    if (kind == WiringDifference::kCrossed) {
+      pair = crossable(rng, cables, &rank);
+      if (!pair.has_value()) kind = WiringDifference::kMissing;
+    }
+    if (kind == WiringDifference::kCrossed) {
+      DrawnCable& x = cables[pair->first];
+      DrawnCable& y = cables[pair->second];
+      x.used = y.used = true;
+      const Port px = end_on(x, rank);
+      const Port py = end_on(y, rank);
+      renamed.push_back({pair->first, py});
+      renamed.push_back({pair->second, px});
+      out.injected.push_back({kind, Problem::kCrossed, px, std::nullopt});
+      out.injected.push_back({kind, Problem::kCrossed, py, std::nullopt});
+      continue;
+    }
+    const std::optional<size_t> k = free_cable(rng, cables);
+    if (!k.has_value()) break;
+    DrawnCable& c = cables[*k];
+    c.used = true;
+    sim::ScriptedFault down;
+    down.kind = sim::FaultKind::kLinkDown;
+    down.at_ns = 0;
+    down.cable = c.index;
+    switch (kind) {
+      case WiringDifference::kMissing:
+        listed[*k] = false;
+        out.injected.push_back({kind, Problem::kUndeclared, c.a, c.b});
+        break;
+      case WiringDifference::kOneWay: {
+        const bool a_side_dead = rng.chance(0.5);
+        down.rank = a_side_dead ? c.a.rank : c.b.rank;
+        down.peer = a_side_dead ? c.b.rank : c.a.rank;
+        (a_side_dead ? c.a_to_b : c.b_to_a) = false;
+        out.faults.script.push_back(down);
+        out.injected.push_back({kind, Problem::kOneWay, c.a, c.b});
+        break;
+      }
+      case WiringDifference::kExtra:
+        down.rank = c.a.rank;
+        down.peer = c.b.rank;
+        down.both_ways = true;
+        c.a_to_b = c.b_to_a = false;
+        out.faults.script.push_back(down);
+        out.injected.push_back({kind, Problem::kNoCable, c.a, c.b});
+        break;
+      case WiringDifference::kCrossed:
+        WEFT_ASSERT(false, "crossed cables are drawn above");
+    }
+  }
+  out.faults.rates.loss = out.loss;
+
+  std::vector<TopologyEntry> truth;
+  std::vector<TopologyEntry> file;
+  std::vector<std::vector<std::string>> devices(out.ranks);
+  std::vector<Cable> expected;
+  for (size_t k = 0; k < cables.size(); ++k) {
+    const DrawnCable& c = cables[k];
+    truth.push_back({c.a.rank, c.b.rank, c.a.device});
+    truth.push_back({c.b.rank, c.a.rank, c.b.device});
+    devices[c.a.rank].push_back(c.a.device);
+    devices[c.b.rank].push_back(c.b.device);
+    if (c.a_to_b || c.b_to_a) expected.push_back({c.a, c.b, c.a_to_b, c.b_to_a});
+    if (!listed[k]) continue;
+    Port a = c.a;
+    Port b = c.b;
+    for (const auto& [cable, port] : renamed) {
+      if (cable != k) continue;
+      (a.rank == port.rank ? a : b) = port;
+    }
+    file.push_back({a.rank, b.rank, a.device});
+    file.push_back({b.rank, a.rank, b.device});
+  }
+  absl::StatusOr<Topology> t = Topology::from_entries(out.ranks, truth);
+  absl::StatusOr<Topology> f = Topology::from_entries(out.ranks, file);
+  absl::StatusOr<wiring::Wiring> w =
+      wiring::Wiring::create(std::move(devices), std::move(expected));
+  WEFT_ASSERT(t.ok() && f.ok() && w.ok(), "a drawn case is well formed");
+  out.truth = *std::move(t);
+  out.declared = *std::move(f);
+  out.expected = *std::move(w);
+  return out;
+}
+
+namespace {
+
+bool named(const wiring::CheckReport& report, const InjectedDifference& d) {
+  for (const wiring::Finding& f : report.findings) {
+    if (f.problem != d.problem) continue;
+    const Port at{f.rank, f.device};
+    if (at == d.port || (d.other.has_value() && at == *d.other)) return true;
+  }
+  return false;
+}
+
+std::string cable_text(const Cable& c) {
+  return absl::StrFormat("%u:%s%s%u:%s", c.a.rank, c.a.device,
+                         c.two_way() ? "<->" : (c.a_to_b ? "->" : "<-"),
+                         c.b.rank, c.b.device);
+}
+
+// What `found` lacks of `want` and has beyond it, one cable each.
+std::string wiring_difference(const wiring::Wiring& want,
+                              const wiring::Wiring& found) {
+  std::string out;
+  for (const Cable& c : want.cables()) {
+    if (std::find(found.cables().begin(), found.cables().end(), c) ==
+        found.cables().end()) {
+      absl::StrAppend(&out, " missed ", cable_text(c));
+    }
+  }
+  for (const Cable& c : found.cables()) {
+    if (std::find(want.cables().begin(), want.cables().end(), c) ==
+        want.cables().end()) {
+      absl::StrAppend(&out, " invented ", cable_text(c));
+    }
+  }
+  return out.empty() ? " (the device lists differ)" : out;
+}
+
+}  // namespace
+
+absl::StatusOr<WiringVerdict> run_wiring_case(
+    const WiringCase& c, const wiring::DiscoveryOptions& options) {
+  sim::WorldOptions world_options;
+  world_options.topology = c.truth;
+  world_options.faults = c.faults;
+  world_options.seed = c.seed;
+  world_options.apple_limits = true;
+  world_options.keep_trace_events = false;
+  absl::StatusOr<std::unique_ptr<sim::World>> world =
+      sim::World::create(world_options);
+  if (!world.ok()) return world.status();
+  wiring::DiscoveryOptions discovery = options;
+  discovery.declared = c.declared;
+  discovery.probe_all = true;
+  std::vector<std::vector<std::string>> devices;
+  for (uint32_t r = 0; r < c.ranks; ++r) devices.push_back(c.expected.devices(r));
+  absl::StatusOr<std::vector<wiring::Discovery>> found =
+      discover_in_process(**world, devices, discovery);
+  if (!found.ok()) return found.status();
+
+  WiringVerdict v;
+  v.stats = found->front().stats;
+  v.discovery_right = true;
+  for (uint32_t r = 0; r < found->size(); ++r) {
+    const wiring::Discovery& d = (*found)[r];
+    if (d.wiring == c.expected) continue;
+    v.discovery_right = false;
+    v.failures.push_back(absl::StrFormat(
+        "seed %u: rank %u's discovery differs from the truth:%s", c.seed, r,
+        wiring_difference(c.expected, d.wiring)));
+  }
+  const wiring::CheckReport report =
+      wiring::check_wiring(c.declared, found->front().wiring, "devices.json");
+  for (const InjectedDifference& d : c.injected) {
+    const auto kind = static_cast<size_t>(d.kind);
+    ++v.injected[kind];
+    if (named(report, d)) {
+      ++v.named[kind];
+    } else {
+      v.failures.push_back(absl::StrFormat(
+          "seed %u: the check does not name the %s difference at rank %u's %s",
+          c.seed, wiring_difference_name(d.kind), d.port.rank, d.port.device));
+    }
+  }
+  // The true file (the cables that work both ways) is right, but for
+  // the one-way cables it leaves out.
+  const wiring::CheckReport clean = wiring::check_wiring(
+      c.expected.topology(), found->front().wiring, "truth.json");
+  v.true_file_clean = true;
+  for (const wiring::Finding& f : clean.findings) {
+    const Cable* cable = c.expected.cable_at({f.rank, f.device});
+    if (f.problem == Problem::kUndeclared && cable != nullptr &&
+        !cable->two_way()) {
+      continue;
+    }
+    v.true_file_clean = false;
+    v.failures.push_back(absl::StrFormat(
+        "seed %u: the true file gets a finding: %s", c.seed, f.text));
+  }
+  return v;
+}
+
+}  // namespace weft::harness
