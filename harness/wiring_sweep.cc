@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,15 +42,15 @@ uint32_t between(sim::Prng& rng, uint32_t lo, uint32_t hi) {
   return lo + static_cast<uint32_t>(rng.below(uint64_t{hi} - lo + 1));
 }
 
-// Every pair joined by 1..max_cables cables; each rank's device names
+// Every pair joined by min_cables..max_cables cables; each rank's device names
 // rdma_en2.. handed out in a shuffled order.
 std::vector<DrawnCable> draw_cables(sim::Prng& rng, uint32_t ranks,
-                                    uint32_t max_cables) {
+                                    uint32_t min_cables, uint32_t max_cables) {
   std::vector<DrawnCable> cables;
   std::vector<uint32_t> ends(ranks, 0);
   for (uint32_t i = 0; i < ranks; ++i) {
     for (uint32_t j = i + 1; j < ranks; ++j) {
-      const uint32_t n = between(rng, 1, max_cables);
+      const uint32_t n = between(rng, min_cables, max_cables);
       for (uint32_t c = 0; c < n; ++c) {
         cables.push_back({{i, ""}, {j, ""}, c});
         ++ends[i];
@@ -136,7 +137,7 @@ WiringCase draw_wiring_case(uint64_t seed, const WiringDraw& draw) {
   out.ranks = between(rng, draw.min_ranks, draw.max_ranks);
   out.max_cables = between(rng, draw.min_cables, draw.max_cables);
   out.loss = static_cast<double>(rng.below(1001)) / 1000 * draw.max_loss;
-  std::vector<DrawnCable> cables = draw_cables(rng, out.ranks, out.max_cables);
+  std::vector<DrawnCable> cables = draw_cables(rng, out.ranks, draw.min_cables, out.max_cables);
   // The declared file: one (rank, device) pair per cable it lists.
   std::vector<std::pair<Port, Port>> declared;
   std::vector<bool> listed(cables.size(), true);
@@ -266,9 +267,8 @@ std::string wiring_difference(const wiring::Wiring& want,
   return out.empty() ? " (the device lists differ)" : out;
 }
 
-}  // namespace
-
-absl::StatusOr<WiringVerdict> run_wiring_case(
+// Every rank's discovery over a fresh world of the case.
+absl::StatusOr<std::vector<wiring::Discovery>> discover_case(
     const WiringCase& c, const wiring::DiscoveryOptions& options) {
   sim::WorldOptions world_options;
   world_options.topology = c.truth;
@@ -279,26 +279,46 @@ absl::StatusOr<WiringVerdict> run_wiring_case(
   absl::StatusOr<std::unique_ptr<sim::World>> world =
       sim::World::create(world_options);
   if (!world.ok()) return world.status();
-  wiring::DiscoveryOptions discovery = options;
-  discovery.declared = c.declared;
-  discovery.probe_all = true;
   std::vector<std::vector<std::string>> devices;
   for (uint32_t r = 0; r < c.ranks; ++r) devices.push_back(c.expected.devices(r));
+  return discover_in_process(**world, devices, options);
+}
+
+// A failure line for each rank whose wiring is not the truth.
+void judge_discovery(const WiringCase& c, std::string_view run,
+                     const std::vector<wiring::Discovery>& found,
+                     WiringVerdict* v) {
+  for (uint32_t r = 0; r < found.size(); ++r) {
+    if (found[r].wiring == c.expected) continue;
+    v->discovery_right = false;
+    v->failures.push_back(absl::StrFormat(
+        "seed %u: %s: rank %u's wiring differs from the truth:%s", c.seed, run,
+        r, wiring_difference(c.expected, found[r].wiring)));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<WiringVerdict> run_wiring_case(
+    const WiringCase& c, const wiring::DiscoveryOptions& options) {
+  wiring::DiscoveryOptions plain = options;
+  plain.declared.reset();
+  absl::StatusOr<std::vector<wiring::Discovery>> discovered =
+      discover_case(c, plain);
+  if (!discovered.ok()) return discovered.status();
+  wiring::DiscoveryOptions checking = options;
+  checking.declared = c.declared;
+  checking.probe_all = true;
   absl::StatusOr<std::vector<wiring::Discovery>> found =
-      discover_in_process(**world, devices, discovery);
+      discover_case(c, checking);
   if (!found.ok()) return found.status();
 
   WiringVerdict v;
-  v.stats = found->front().stats;
+  v.stats = discovered->front().stats;
+  v.check_stats = found->front().stats;
   v.discovery_right = true;
-  for (uint32_t r = 0; r < found->size(); ++r) {
-    const wiring::Discovery& d = (*found)[r];
-    if (d.wiring == c.expected) continue;
-    v.discovery_right = false;
-    v.failures.push_back(absl::StrFormat(
-        "seed %u: rank %u's discovery differs from the truth:%s", c.seed, r,
-        wiring_difference(c.expected, d.wiring)));
-  }
+  judge_discovery(c, "discovery", *discovered, &v);
+  judge_discovery(c, "the check's discovery", *found, &v);
   const wiring::CheckReport report =
       wiring::check_wiring(c.declared, found->front().wiring, "devices.json");
   for (const InjectedDifference& d : c.injected) {

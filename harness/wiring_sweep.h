@@ -14,7 +14,8 @@
 //            directions)
 //
 // A seed passes when every rank's discovery equals the truth (every
-// cable, its directions, every device), the check names each difference
+// cable, its directions, every device), with no file and with the file
+// probed first, the check names each difference
 // (the kind of finding it calls for, at the device concerned) and finds
 // nothing wrong in the true file.
 #ifndef WEFT_HARNESS_WIRING_SWEEP_H_
@@ -63,7 +64,8 @@ struct WiringCase {
   std::vector<InjectedDifference> injected;
 };
 
-// Limits of a draw: ranks and cables per pair within them.
+// Limits of a draw: the ranks, and each pair's cables between min_cables
+// and the seed's own most (drawn between min_cables and max_cables).
 struct WiringDraw {
   uint32_t min_ranks = 2;
   uint32_t max_ranks = 16;
@@ -80,16 +82,19 @@ struct WiringVerdict {
   std::array<uint32_t, kWiringDifferenceKinds> injected{};
   std::array<uint32_t, kWiringDifferenceKinds> named{};
   bool true_file_clean = false;   // no finding against the true file
-  wiring::DiscoveryStats stats;   // rank 0's (every rank's alike)
+  // Rank 0's (every rank's alike): discovery with no file, and the
+  // check's (the file's cables first, then every other pair).
+  wiring::DiscoveryStats stats;
+  wiring::DiscoveryStats check_stats;
   // What went wrong, one line each; empty when the seed passes.
   std::vector<std::string> failures;
 
   bool passed() const { return failures.empty(); }
 };
 
-// Runs discovery with the case's file declared (DiscoveryOptions::declared,
-// probe_all) over a world of the case, and judges it. An error when the
-// world or the discovery fails outright.
+// Runs discovery over a world of the case with no file, then the check
+// (DiscoveryOptions::declared, probe_all) over another, and judges both.
+// An error when a world or a discovery fails outright.
 absl::StatusOr<WiringVerdict> run_wiring_case(
     const WiringCase& c, const wiring::DiscoveryOptions& options = {});
 

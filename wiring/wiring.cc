@@ -143,7 +143,7 @@ std::string Wiring::table() const {
   for (uint32_t i = 0; i < n; ++i) {
     width[0] = std::max(width[0], absl::StrCat("rank ", i).size());
     for (uint32_t j = 0; j < n; ++j) {
-      if (i == j) cell[i][j] = "-";
+      if (i == j) cell[i][j] = std::string(1, '-');
       width[j + 1] = std::max({width[j + 1], cell[i][j].size(),
                                absl::StrCat("rank ", j).size()});
     }
