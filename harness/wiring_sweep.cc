@@ -35,7 +35,7 @@ struct DrawnCable {
   uint32_t index = 0;  // among the cables of the pair (a.rank, b.rank)
   bool a_to_b = true;
   bool b_to_a = true;
-  bool used = false;   // a difference is drawn on it
+  bool used = false;  // a difference is drawn on it
 };
 
 uint32_t between(sim::Prng& rng, uint32_t lo, uint32_t hi) {
@@ -68,8 +68,10 @@ std::vector<DrawnCable> draw_cables(sim::Prng& rng, uint32_t ranks,
   }
   std::vector<uint32_t> next(ranks, 0);
   for (DrawnCable& c : cables) {
-    c.a.device = absl::StrFormat("rdma_en%u", names[c.a.rank][next[c.a.rank]++]);
-    c.b.device = absl::StrFormat("rdma_en%u", names[c.b.rank][next[c.b.rank]++]);
+    c.a.device =
+        absl::StrFormat("rdma_en%u", names[c.a.rank][next[c.a.rank]++]);
+    c.b.device =
+        absl::StrFormat("rdma_en%u", names[c.b.rank][next[c.b.rank]++]);
   }
   return cables;
 }
@@ -137,14 +139,16 @@ WiringCase draw_wiring_case(uint64_t seed, const WiringDraw& draw) {
   out.ranks = between(rng, draw.min_ranks, draw.max_ranks);
   out.max_cables = between(rng, draw.min_cables, draw.max_cables);
   out.loss = static_cast<double>(rng.below(1001)) / 1000 * draw.max_loss;
-  std::vector<DrawnCable> cables = draw_cables(rng, out.ranks, draw.min_cables, out.max_cables);
+  std::vector<DrawnCable> cables =
+      draw_cables(rng, out.ranks, draw.min_cables, out.max_cables);
   // The declared file: one (rank, device) pair per cable it lists.
   std::vector<std::pair<Port, Port>> declared;
   std::vector<bool> listed(cables.size(), true);
   std::vector<std::pair<size_t, Port>> renamed;  // crossed: cable, new end
   const uint32_t differences = between(rng, 1, 3);
   for (uint32_t d = 0; d < differences; ++d) {
-    auto kind = static_cast<WiringDifference>(rng.below(kWiringDifferenceKinds));
+    auto kind =
+        static_cast<WiringDifference>(rng.below(kWiringDifferenceKinds));
     uint32_t rank = 0;
     std::optional<std::pair<size_t, size_t>> pair;
     if (kind == WiringDifference::kCrossed) {
@@ -209,7 +213,8 @@ WiringCase draw_wiring_case(uint64_t seed, const WiringDraw& draw) {
     truth.push_back({c.b.rank, c.a.rank, c.b.device});
     devices[c.a.rank].push_back(c.a.device);
     devices[c.b.rank].push_back(c.b.device);
-    if (c.a_to_b || c.b_to_a) expected.push_back({c.a, c.b, c.a_to_b, c.b_to_a});
+    if (c.a_to_b || c.b_to_a)
+      expected.push_back({c.a, c.b, c.a_to_b, c.b_to_a});
     if (!listed[k]) continue;
     Port a = c.a;
     Port b = c.b;
@@ -280,7 +285,8 @@ absl::StatusOr<std::vector<wiring::Discovery>> discover_case(
       sim::World::create(world_options);
   if (!world.ok()) return world.status();
   std::vector<std::vector<std::string>> devices;
-  for (uint32_t r = 0; r < c.ranks; ++r) devices.push_back(c.expected.devices(r));
+  for (uint32_t r = 0; r < c.ranks; ++r)
+    devices.push_back(c.expected.devices(r));
   return discover_in_process(**world, devices, options);
 }
 

@@ -78,10 +78,10 @@ struct WiringDraw {
 WiringCase draw_wiring_case(uint64_t seed, const WiringDraw& draw = {});
 
 struct WiringVerdict {
-  bool discovery_right = false;   // every rank found the truth
+  bool discovery_right = false;  // every rank found the truth
   std::array<uint32_t, kWiringDifferenceKinds> injected{};
   std::array<uint32_t, kWiringDifferenceKinds> named{};
-  bool true_file_clean = false;   // no finding against the true file
+  bool true_file_clean = false;  // no finding against the true file
   // Rank 0's (every rank's alike): discovery with no file, and the
   // check's (the file's cables first, then every other pair).
   wiring::DiscoveryStats stats;

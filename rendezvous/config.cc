@@ -147,9 +147,9 @@ absl::StatusOr<Found<uint32_t>> read_rank(const EnvLookup& getenv) {
 // The group's cabling: a device JSON (verbs) or a hostfile (TCP).
 struct Cabling {
   Topology devices;
-  TcpHosts tcp_hosts;  // empty for verbs
-  const char* source;  // what lists the ranks, for messages
-  bool discover = false;  // the device variable said `auto`
+  TcpHosts tcp_hosts;          // empty for verbs
+  const char* source;          // what lists the ranks, for messages
+  bool discover = false;       // the device variable said `auto`
   std::string devices_source;  // "VARIABLE: path" of a device JSON
 };
 
@@ -372,9 +372,9 @@ absl::StatusOr<Config> Config::from_environment(
     c.secret = secret;
   }
   if (c.rank >= c.size && c.discover_devices) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s='%s' but the group size is %u; set it below %u", rank->name,
-        rank->text, c.size, c.size));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s='%s' but the group size is %u; set it below %u",
+                        rank->name, rank->text, c.size, c.size));
   }
   if (c.rank >= c.size) {
     return absl::InvalidArgumentError(absl::StrFormat(

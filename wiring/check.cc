@@ -172,8 +172,7 @@ CheckReport check_wiring(const Topology& declared, const Wiring& wiring,
                      wiring.topology()};
 }
 
-absl::Status report_status(const CheckReport& report,
-                           std::string_view source) {
+absl::Status report_status(const CheckReport& report, std::string_view source) {
   if (report.ok()) return absl::OkStatus();
   std::string text = report.findings.front().text;
   if (report.findings.size() > 1) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,8 +38,9 @@ absl::Status validate(const DiscoveryOptions& o) {
         "attempts is %u; give 1..1024 probes per pair", o.attempts));
   }
   if (o.probe_interval_ns <= 0 || o.settle_ns < 0) {
-    return bad_option("probe_interval_ns must be positive, settle_ns not "
-                      "negative");
+    return bad_option(
+        "probe_interval_ns must be positive, settle_ns not "
+        "negative");
   }
   if (o.addresses.size() > kMaxAddresses) {
     return bad_option(absl::StrFormat("%u addresses; give at most %u",
@@ -77,7 +79,6 @@ absl::StatusOr<std::unique_ptr<DiscoverySession>> DiscoverySession::start(
   return std::unique_ptr<DiscoverySession>(new internal::Session(
       fabric, ranks, std::move(devices), std::move(options)));
 }
-
 
 absl::StatusOr<Discovery> discover(Fabric& fabric, Bootstrap& bootstrap,
                                    std::vector<std::string> devices,

@@ -36,9 +36,9 @@ bool cable_less(const Cable& x, const Cable& y) {
 }
 
 absl::Status bad_cable(const Cable& c, std::string_view what) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "cable rank %u %s - rank %u %s: %s", c.a.rank, c.a.device, c.b.rank,
-      c.b.device, what));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("cable rank %u %s - rank %u %s: %s", c.a.rank, c.a.device,
+                      c.b.rank, c.b.device, what));
 }
 
 std::string pad(std::string_view s, size_t width) {
@@ -90,8 +90,8 @@ absl::StatusOr<Wiring> Wiring::create(
       const std::vector<std::string>& list = devices[p->rank];
       auto it = std::find(list.begin(), list.end(), p->device);
       if (it == list.end()) {
-        return bad_cable(c, absl::StrCat("rank ", p->rank, " lists no device ",
-                                         p->device));
+        return bad_cable(
+            c, absl::StrCat("rank ", p->rank, " lists no device ", p->device));
       }
       auto&& mark = used[p->rank][it - list.begin()];
       if (mark) {
@@ -119,8 +119,8 @@ Topology Wiring::topology() const {
     entries.push_back({c.a.rank, c.b.rank, c.a.device});
     entries.push_back({c.b.rank, c.a.rank, c.b.device});
   }
-  absl::StatusOr<Topology> t = Topology::from_entries(
-      std::max<uint32_t>(ranks(), 1), entries);
+  absl::StatusOr<Topology> t =
+      Topology::from_entries(std::max<uint32_t>(ranks(), 1), entries);
   WEFT_ASSERT(t.ok(), "a checked wiring makes a valid topology");
   return *std::move(t);
 }
@@ -144,8 +144,8 @@ std::string Wiring::table() const {
     width[0] = std::max(width[0], absl::StrCat("rank ", i).size());
     for (uint32_t j = 0; j < n; ++j) {
       if (i == j) cell[i][j] = std::string(1, '-');
-      width[j + 1] = std::max({width[j + 1], cell[i][j].size(),
-                               absl::StrCat("rank ", j).size()});
+      width[j + 1] = std::max(
+          {width[j + 1], cell[i][j].size(), absl::StrCat("rank ", j).size()});
     }
   }
   std::string out = absl::StrFormat(
@@ -156,11 +156,16 @@ std::string Wiring::table() const {
   for (uint32_t j = 0; j < n; ++j) {
     line.push_back(pad(absl::StrCat("rank ", j), width[j + 1]));
   }
-  absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(absl::StrJoin(line, "  ")), "\n");
+  absl::StrAppend(&out,
+                  absl::StripTrailingAsciiWhitespace(absl::StrJoin(line, "  ")),
+                  "\n");
   for (uint32_t i = 0; i < n; ++i) {
     line = {pad(absl::StrCat("rank ", i), width[0])};
-    for (uint32_t j = 0; j < n; ++j) line.push_back(pad(cell[i][j], width[j + 1]));
-    absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(absl::StrJoin(line, "  ")), "\n");
+    for (uint32_t j = 0; j < n; ++j)
+      line.push_back(pad(cell[i][j], width[j + 1]));
+    absl::StrAppend(
+        &out, absl::StripTrailingAsciiWhitespace(absl::StrJoin(line, "  ")),
+        "\n");
   }
   for (const Cable& c : cables_) {
     if (c.two_way()) {

@@ -506,9 +506,9 @@ TEST_F(ConfigAutoDevices, WithoutASizeSaysWhatToSet) {
   absl::StatusOr<Config> c = read();
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(c.status().message()),
-              AllOf(HasSubstr("JACCL_IBV_DEVICES=auto"),
-                    HasSubstr("set WEFT_SIZE")));
+  EXPECT_THAT(
+      std::string(c.status().message()),
+      AllOf(HasSubstr("JACCL_IBV_DEVICES=auto"), HasSubstr("set WEFT_SIZE")));
   env_["WEFT_SIZE"] = "0";
   c = read();
   ASSERT_FALSE(c.ok());
@@ -527,8 +527,8 @@ TEST_F(ConfigAutoDevices, ARankPastTheSizeIsRefused) {
 TEST_F(ConfigAutoDevices, TcpWinsWhenTheLaunchNamesIt) {
   set_auto("0");
   env_["WEFT_FABRIC"] = "tcp";
-  env_["MLX_HOSTFILE"] = write_json(
-      "hosts.json", R"([["127.0.0.1:5000"], ["127.0.0.1:5001"]])");
+  env_["MLX_HOSTFILE"] =
+      write_json("hosts.json", R"([["127.0.0.1:5000"], ["127.0.0.1:5001"]])");
   absl::StatusOr<Config> c = read();
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_FALSE(c->discover_devices);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/topology.h"
 #include "gmock/gmock.h"
@@ -19,13 +20,13 @@ using ::testing::HasSubstr;
 // Three ranks, each pair joined by one cable, on Mac-like names:
 // 0 rdma_en2 - 1 rdma_en2, 0 rdma_en3 - 2 rdma_en2, 1 rdma_en3 - 2 rdma_en3.
 Wiring triangle() {
-  absl::StatusOr<Wiring> w = Wiring::create(
-      {{"rdma_en2", "rdma_en3"},
-       {"rdma_en2", "rdma_en3"},
-       {"rdma_en2", "rdma_en3"}},
-      {{{0, "rdma_en2"}, {1, "rdma_en2"}},
-       {{0, "rdma_en3"}, {2, "rdma_en2"}},
-       {{1, "rdma_en3"}, {2, "rdma_en3"}}});
+  absl::StatusOr<Wiring> w =
+      Wiring::create({{"rdma_en2", "rdma_en3"},
+                      {"rdma_en2", "rdma_en3"},
+                      {"rdma_en2", "rdma_en3"}},
+                     {{{0, "rdma_en2"}, {1, "rdma_en2"}},
+                      {{0, "rdma_en3"}, {2, "rdma_en2"}},
+                      {{1, "rdma_en3"}, {2, "rdma_en3"}}});
   EXPECT_TRUE(w.ok()) << w.status();
   return *w;
 }
@@ -51,13 +52,12 @@ TEST(CheckTest, TheRightFileHasNoFinding) {
 
 TEST(CheckTest, ACrossedCableNamesWhereTheDeviceReaches) {
   // Rank 0's two devices swapped: the file sends rdma_en3 to rank 1.
-  const CheckReport r = check_wiring(
-      file(R"([[null, "rdma_en3", "rdma_en2"],
+  const CheckReport r = check_wiring(file(R"([[null, "rdma_en3", "rdma_en2"],
                ["rdma_en2", null, "rdma_en3"],
                ["rdma_en2", "rdma_en3", null]])"),
-      triangle(), "devices.json");
-  ASSERT_EQ(problems(r), (std::vector<Problem>{Problem::kCrossed,
-                                               Problem::kCrossed}));
+                                     triangle(), "devices.json");
+  ASSERT_EQ(problems(r),
+            (std::vector<Problem>{Problem::kCrossed, Problem::kCrossed}));
   EXPECT_THAT(r.findings[0].text,
               HasSubstr("rank 0's rdma_en3 reaches rank 2, not rank 1 as "
                         "devices.json says"));
@@ -72,11 +72,10 @@ TEST(CheckTest, ADeclaredCableNobodyAnswersIsOneLine) {
       Wiring::create({{"rdma_en2"}, {"rdma_en2", "rdma_en3"}, {"rdma_en3"}},
                      {{{0, "rdma_en2"}, {1, "rdma_en2"}}});
   ASSERT_TRUE(w.ok());
-  const CheckReport r = check_wiring(
-      file(R"([[null, "rdma_en2", null],
+  const CheckReport r = check_wiring(file(R"([[null, "rdma_en2", null],
                ["rdma_en2", null, "rdma_en3"],
                [null, "rdma_en3", null]])"),
-      *w, "devices.json");
+                                     *w, "devices.json");
   ASSERT_EQ(problems(r), std::vector<Problem>{Problem::kNoCable});
   EXPECT_THAT(r.findings[0].text,
               HasSubstr("rank 1 -> rank 2 is declared but no cable answers"));
@@ -87,11 +86,10 @@ TEST(CheckTest, DifferentCableCountsComeFromTheFileCheck) {
       {{"rdma_en2", "rdma_en3"}, {}, {"rdma_en2", "rdma_en3"}},
       {{{0, "rdma_en2"}, {2, "rdma_en2"}}, {{0, "rdma_en3"}, {2, "rdma_en3"}}});
   ASSERT_TRUE(w.ok());
-  const CheckReport r = check_wiring(
-      file(R"([[null, null, "rdma_en2"],
+  const CheckReport r = check_wiring(file(R"([[null, null, "rdma_en2"],
                [null, null, null],
                [["rdma_en2", "rdma_en3"], null, null]])"),
-      *w, "devices.json");
+                                     *w, "devices.json");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.findings[0].problem, Problem::kShape);
   EXPECT_THAT(r.findings[0].text,
@@ -101,11 +99,11 @@ TEST(CheckTest, DifferentCableCountsComeFromTheFileCheck) {
 
 TEST(CheckTest, OneWayWrongEndUnknownAndUndeclared) {
   // 0 a - 1 a works one way (0 -> 1); 0 b - 1 c; 0 d - 1 e is not listed.
-  absl::StatusOr<Wiring> w = Wiring::create(
-      {{"a", "b", "d"}, {"a", "b", "c", "e"}},
-      {{{0, "a"}, {1, "a"}, true, false},
-       {{0, "b"}, {1, "c"}},
-       {{0, "d"}, {1, "e"}}});
+  absl::StatusOr<Wiring> w =
+      Wiring::create({{"a", "b", "d"}, {"a", "b", "c", "e"}},
+                     {{{0, "a"}, {1, "a"}, true, false},
+                      {{0, "b"}, {1, "c"}},
+                      {{0, "d"}, {1, "e"}}});
   ASSERT_TRUE(w.ok());
   const CheckReport r = check_wiring(
       file(R"([[null, ["a", "b", "zz"]], [["a", "b", "c"], null]])"), *w,
@@ -127,11 +125,10 @@ TEST(CheckTest, OneWayWrongEndUnknownAndUndeclared) {
 }
 
 TEST(CheckTest, ReportStatusNamesTheFirstFindingAndTheCount) {
-  const CheckReport r = check_wiring(
-      file(R"([[null, "rdma_en3", "rdma_en2"],
+  const CheckReport r = check_wiring(file(R"([[null, "rdma_en3", "rdma_en2"],
                ["rdma_en2", null, "rdma_en3"],
                ["rdma_en2", "rdma_en3", null]])"),
-      triangle(), "devices.json");
+                                     triangle(), "devices.json");
   const absl::Status s = report_status(r, "devices.json");
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("rank 0's rdma_en3 reaches rank 2"));

@@ -1,7 +1,9 @@
 // DiscoverySession's bad input: options, devices, a declared file of
 // another size, and a rank whose blob is out of step.
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"

@@ -22,9 +22,8 @@ TEST(DeviceNameTest, DigitsCompareByValue) {
 }
 
 TEST(WiringTest, RefusesADeviceAtTwoCables) {
-  absl::StatusOr<Wiring> w =
-      Wiring::create({{"a"}, {"b"}, {"c"}},
-                     {{{0, "a"}, {1, "b"}}, {{0, "a"}, {2, "c"}}});
+  absl::StatusOr<Wiring> w = Wiring::create(
+      {{"a"}, {"b"}, {"c"}}, {{{0, "a"}, {1, "b"}}, {{0, "a"}, {2, "c"}}});
   ASSERT_FALSE(w.ok());
   EXPECT_THAT(w.status().message(), HasSubstr("another cable"));
 }
@@ -48,7 +47,8 @@ TEST(WiringTest, TopologyListsTwoWayCablesInTheLowerRanksNameOrder) {
   const Topology t = w->topology();
   EXPECT_EQ(t.devices(0, 1),
             (std::vector<std::string>{"rdma_en2", "rdma_en10"}));
-  EXPECT_EQ(t.devices(1, 0), (std::vector<std::string>{"rdma_en7", "rdma_en5"}));
+  EXPECT_EQ(t.devices(1, 0),
+            (std::vector<std::string>{"rdma_en7", "rdma_en5"}));
   EXPECT_EQ(w->devices(0),
             (std::vector<std::string>{"rdma_en2", "rdma_en3", "rdma_en10"}));
   const std::string table = w->table();
@@ -58,8 +58,8 @@ TEST(WiringTest, TopologyListsTwoWayCablesInTheLowerRanksNameOrder) {
 }
 
 TEST(WiringTest, TableNamesDevicesNoCableReaches) {
-  absl::StatusOr<Wiring> w = Wiring::create({{"a", "b"}, {"c"}},
-                                            {{{0, "a"}, {1, "c"}}});
+  absl::StatusOr<Wiring> w =
+      Wiring::create({{"a", "b"}, {"c"}}, {{{0, "a"}, {1, "c"}}});
   ASSERT_TRUE(w.ok());
   EXPECT_THAT(w->table(), HasSubstr("unused: rank 0 b reaches no rank"));
 }

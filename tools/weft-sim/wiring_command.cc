@@ -13,6 +13,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -38,10 +39,9 @@ ABSL_DECLARE_FLAG(std::string, first_seed);  // sweep_flags.cc
 
 namespace weft::tools::weft_sim {
 
-const cli::FlagSet kWiringFlags("wiring", "which wirings to draw",
-                                FLAGS_seeds, FLAGS_first_seed,
-                                FLAGS_wiring_ranks, FLAGS_wiring_cables,
-                                FLAGS_max_loss);
+const cli::FlagSet kWiringFlags("wiring", "which wirings to draw", FLAGS_seeds,
+                                FLAGS_first_seed, FLAGS_wiring_ranks,
+                                FLAGS_wiring_cables, FLAGS_max_loss);
 
 namespace {
 
@@ -104,7 +104,8 @@ void add(const harness::WiringCase& c, const harness::WiringVerdict& v,
   t->check_pairs += v.check_stats.pairs_probed;
   t->check_rounds += v.check_stats.rounds;
   uint64_t devices = 0;
-  for (uint32_t r = 0; r < c.ranks; ++r) devices += c.expected.devices(r).size();
+  for (uint32_t r = 0; r < c.ranks; ++r)
+    devices += c.expected.devices(r).size();
   if (devices > t->largest_devices) {
     t->largest_devices = devices;
     t->largest_seed = c.seed;
@@ -122,35 +123,37 @@ void print(const Tally& t, double wall_s) {
   std::printf("true file checks clean  %llu\n",
               static_cast<unsigned long long>(t.true_file_clean));
   for (size_t k = 0; k < harness::kWiringDifferenceKinds; ++k) {
-    std::printf(
-        "%-23s %llu injected, %llu named\n",
-        absl::StrFormat("difference %s",
-                        harness::wiring_difference_name(
-                            static_cast<harness::WiringDifference>(k)))
-            .c_str(),
-        static_cast<unsigned long long>(t.injected[k]),
-        static_cast<unsigned long long>(t.named[k]));
+    std::printf("%-23s %llu injected, %llu named\n",
+                absl::StrFormat("difference %s",
+                                harness::wiring_difference_name(
+                                    static_cast<harness::WiringDifference>(k)))
+                    .c_str(),
+                static_cast<unsigned long long>(t.injected[k]),
+                static_cast<unsigned long long>(t.named[k]));
   }
   const double seeds = static_cast<double>(std::max<uint64_t>(t.seeds, 1));
-  std::printf("discovery, mean a seed  %.1f rounds, %.0f pairs probed, %.0f "
-              "probes sent\n",
-              static_cast<double>(t.rounds) / seeds,
-              static_cast<double>(t.pairs) / seeds,
-              static_cast<double>(t.probes) / seeds);
-  std::printf("check, mean a seed      %.1f rounds, %.0f pairs probed, %.0f "
-              "probes sent\n",
-              static_cast<double>(t.check_rounds) / seeds,
-              static_cast<double>(t.check_pairs) / seeds,
-              static_cast<double>(t.check_probes) / seeds);
-  std::printf("largest world           seed %llu: %u ranks, %llu devices; "
-              "discovery %u rounds, %llu pairs probed, %llu probes sent, %.3f "
-              "ms virtual\n",
-              static_cast<unsigned long long>(t.largest_seed), t.largest_ranks,
-              static_cast<unsigned long long>(t.largest_devices),
-              t.largest.stats.rounds,
-              static_cast<unsigned long long>(t.largest.stats.pairs_probed),
-              static_cast<unsigned long long>(t.largest.stats.probes_sent),
-              static_cast<double>(t.largest.stats.elapsed_ns) / kNsPerMs);
+  std::printf(
+      "discovery, mean a seed  %.1f rounds, %.0f pairs probed, %.0f "
+      "probes sent\n",
+      static_cast<double>(t.rounds) / seeds,
+      static_cast<double>(t.pairs) / seeds,
+      static_cast<double>(t.probes) / seeds);
+  std::printf(
+      "check, mean a seed      %.1f rounds, %.0f pairs probed, %.0f "
+      "probes sent\n",
+      static_cast<double>(t.check_rounds) / seeds,
+      static_cast<double>(t.check_pairs) / seeds,
+      static_cast<double>(t.check_probes) / seeds);
+  std::printf(
+      "largest world           seed %llu: %u ranks, %llu devices; "
+      "discovery %u rounds, %llu pairs probed, %llu probes sent, %.3f "
+      "ms virtual\n",
+      static_cast<unsigned long long>(t.largest_seed), t.largest_ranks,
+      static_cast<unsigned long long>(t.largest_devices),
+      t.largest.stats.rounds,
+      static_cast<unsigned long long>(t.largest.stats.pairs_probed),
+      static_cast<unsigned long long>(t.largest.stats.probes_sent),
+      static_cast<double>(t.largest.stats.elapsed_ns) / kNsPerMs);
   // On stderr: stdout is the same on every run.
   std::fprintf(stderr, "wall time: %.1f s, %.1f seeds/s\n", wall_s,
                static_cast<double>(t.seeds) / std::max(wall_s, 1e-9));
@@ -161,11 +164,10 @@ void print(const Tally& t, double wall_s) {
 int run_wiring(int argc, char** argv) {
   const CommandArgs args = parse_command_flags(argc, argv, "wiring");
   if (args.exit_code.has_value()) return *args.exit_code;
-  absl::StatusOr<uint64_t> seeds =
-      cli::parse_uint("seeds", absl::GetFlag(FLAGS_seeds).empty()
-                                   ? "100"
-                                   : absl::GetFlag(FLAGS_seeds),
-                      1, 100'000'000);
+  absl::StatusOr<uint64_t> seeds = cli::parse_uint(
+      "seeds",
+      absl::GetFlag(FLAGS_seeds).empty() ? "100" : absl::GetFlag(FLAGS_seeds),
+      1, 100'000'000);
   if (!seeds.ok()) return cli::bad_input(seeds.status());
   absl::StatusOr<uint64_t> first = cli::parse_uint(
       "first_seed", absl::GetFlag(FLAGS_first_seed), 0, UINT64_MAX);
@@ -177,24 +179,24 @@ int run_wiring(int argc, char** argv) {
       !s.ok()) {
     return cli::bad_input(s);
   }
-  if (absl::Status s = parse_range("wiring_cables",
-                                   absl::GetFlag(FLAGS_wiring_cables), 1,
-                                   Topology::kMaxCables, &draw.min_cables,
-                                   &draw.max_cables);
+  if (absl::Status s =
+          parse_range("wiring_cables", absl::GetFlag(FLAGS_wiring_cables), 1,
+                      Topology::kMaxCables, &draw.min_cables, &draw.max_cables);
       !s.ok()) {
     return cli::bad_input(s);
   }
   if (!absl::SimpleAtod(absl::GetFlag(FLAGS_max_loss), &draw.max_loss) ||
       !(draw.max_loss >= 0 && draw.max_loss <= 0.5)) {
-    return cli::bad_input(absl::StrFormat(
-        "--max_loss=%s is not a rate in 0..0.5", absl::GetFlag(FLAGS_max_loss)));
+    return cli::bad_input(
+        absl::StrFormat("--max_loss=%s is not a rate in 0..0.5",
+                        absl::GetFlag(FLAGS_max_loss)));
   }
-  std::printf("wiring sweep: seeds %llu..%llu, %u-%u ranks, %u-%u cables per "
-              "pair, loss up to %g\n",
-              static_cast<unsigned long long>(*first),
-              static_cast<unsigned long long>(*first + *seeds - 1),
-              draw.min_ranks, draw.max_ranks, draw.min_cables, draw.max_cables,
-              draw.max_loss);
+  std::printf(
+      "wiring sweep: seeds %llu..%llu, %u-%u ranks, %u-%u cables per "
+      "pair, loss up to %g\n",
+      static_cast<unsigned long long>(*first),
+      static_cast<unsigned long long>(*first + *seeds - 1), draw.min_ranks,
+      draw.max_ranks, draw.min_cables, draw.max_cables, draw.max_loss);
   const auto start = std::chrono::steady_clock::now();
   Tally tally;
   for (uint64_t k = 0; k < *seeds; ++k) {
@@ -209,19 +211,20 @@ int run_wiring(int argc, char** argv) {
       v = failed;
     }
     for (const std::string& line : v->failures) {
-      std::printf("FAIL %s\n  replay: weft-sim wiring --first_seed=%llu "
-                  "--seeds=1 --wiring_ranks=%s --wiring_cables=%s "
-                  "--max_loss=%s\n",
-                  line.c_str(), static_cast<unsigned long long>(seed),
-                  absl::GetFlag(FLAGS_wiring_ranks).c_str(),
-                  absl::GetFlag(FLAGS_wiring_cables).c_str(),
-                  absl::GetFlag(FLAGS_max_loss).c_str());
+      std::printf(
+          "FAIL %s\n  replay: weft-sim wiring --first_seed=%llu "
+          "--seeds=1 --wiring_ranks=%s --wiring_cables=%s "
+          "--max_loss=%s\n",
+          line.c_str(), static_cast<unsigned long long>(seed),
+          absl::GetFlag(FLAGS_wiring_ranks).c_str(),
+          absl::GetFlag(FLAGS_wiring_cables).c_str(),
+          absl::GetFlag(FLAGS_max_loss).c_str());
     }
     add(c, *v, &tally);
   }
-  const double wall_s = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   print(tally, wall_s);
   return tally.passed == tally.seeds ? cli::kExitOk : cli::kExitFailed;
 }

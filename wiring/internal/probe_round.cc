@@ -36,9 +36,9 @@ struct ProbeWords {
 constexpr uint32_t kProbeBytes = 7 * 4;
 
 void write_probe(const ProbeWords& w, std::byte* out) {
-  const std::array<uint32_t, 7> words = {w.magic,   w.round,     w.from_rank,
-                                         w.from_device, w.to_rank,
-                                         w.to_device, w.heard};
+  const std::array<uint32_t, 7> words = {w.magic,       w.round,   w.from_rank,
+                                         w.from_device, w.to_rank, w.to_device,
+                                         w.heard};
   for (size_t k = 0; k < words.size(); ++k) {
     for (size_t b = 0; b < 4; ++b) {
       out[k * 4 + b] = static_cast<std::byte>(words[k] >> (24 - 8 * b));
@@ -165,9 +165,8 @@ absl::Status ProbeRound::send(Probe& p, TimeNs now) {
   write_probe({kProbeMagic, round_, rank_, p.spec.mine, p.spec.peer,
                p.spec.theirs, p.heard ? 1u : 0u},
               f.data());
-  absl::Status s =
-      p.endpoint->post_send(WorkId{WorkKind::kSend, p.spec.peer, slot}, f,
-                            kProbeBytes, round_);
+  absl::Status s = p.endpoint->post_send(
+      WorkId{WorkKind::kSend, p.spec.peer, slot}, f, kProbeBytes, round_);
   if (!s.ok()) return s;
   ++p.in_flight;
   ++p.sent;
@@ -192,8 +191,8 @@ Progress ProbeRound::step() {
       if (!send(p, now).ok()) p.failed = true;
     }
     if (!p.finished_sending(timing_.attempts)) {
-      wake = std::min(wake, p.in_flight < kSendSlots ? p.next_send_ns
-                                                     : kNeverNs);
+      wake =
+          std::min(wake, p.in_flight < kSendSlots ? p.next_send_ns : kNeverNs);
     }
   }
   bool in_flight = false;

@@ -79,10 +79,10 @@ class ProbeRound {
     std::unique_ptr<Endpoint> endpoint;
     uint32_t first_frame = 0;  // its frames' index in the slab
     bool connected = false;
-    bool failed = false;        // an error completion: nothing more moves
-    bool heard = false;         // a probe from the far end arrived
-    bool heard_back = false;    // one said the far end heard this end
-    bool told = false;          // a probe saying `heard` left
+    bool failed = false;      // an error completion: nothing more moves
+    bool heard = false;       // a probe from the far end arrived
+    bool heard_back = false;  // one said the far end heard this end
+    bool told = false;        // a probe saying `heard` left
     uint32_t sent = 0;
     uint32_t in_flight = 0;
     TimeNs next_send_ns = 0;
@@ -92,7 +92,10 @@ class ProbeRound {
 
   ProbeRound(Fabric& fabric, Slab& slab, uint32_t round, uint32_t rank,
              ProbeTiming timing)
-      : fabric_(fabric), slab_(slab), round_(round), rank_(rank),
+      : fabric_(fabric),
+        slab_(slab),
+        round_(round),
+        rank_(rank),
         timing_(timing) {}
   absl::Status post_recv(Probe& p, uint32_t slot);
   absl::Status poll(Probe& p);

@@ -62,8 +62,7 @@ absl::Status Session::fail(absl::Status status) {
   return status;
 }
 
-absl::Status Session::exchanged(
-    std::span<const std::vector<uint8_t>> blobs) {
+absl::Status Session::exchanged(std::span<const std::vector<uint8_t>> blobs) {
   WEFT_ASSERT(need() == Need::kExchange, "exchanged() follows kExchange");
   if (blobs.size() != ranks_) {
     return fail(absl::InvalidArgumentError(absl::StrFormat(
@@ -159,8 +158,8 @@ absl::Status Session::take_devices(
   return absl::OkStatus();
 }
 
-std::optional<uint32_t> Session::device_id(
-    uint32_t rank, const std::string& name) const {
+std::optional<uint32_t> Session::device_id(uint32_t rank,
+                                           const std::string& name) const {
   const std::vector<std::string>& list = all_devices_[rank];
   auto it = std::find(list.begin(), list.end(), name);
   if (it == list.end()) return std::nullopt;
@@ -221,7 +220,8 @@ absl::Status Session::start_round() {
       if (plan_->rank_of(mine) != rank_) continue;
       const uint32_t peer = plan_->rank_of(theirs);
       round_specs_.push_back(
-          {mine, theirs, peer, all_devices_[rank_][mine - first_device_[rank_]]});
+          {mine, theirs, peer,
+           all_devices_[rank_][mine - first_device_[rank_]]});
       far_index_.push_back(mine_is_a ? index_b[k] : index_a[k]);
     }
   }
@@ -253,8 +253,7 @@ Progress Session::step() {
   return Progress::done();
 }
 
-absl::Status Session::take_heard(
-    std::span<const std::vector<uint8_t>> blobs) {
+absl::Status Session::take_heard(std::span<const std::vector<uint8_t>> blobs) {
   // heard[r]: rank r's bytes, one per pair of the round touching rank r.
   std::vector<std::vector<uint8_t>> heard(ranks_);
   std::vector<uint32_t> count(ranks_, 0);
@@ -359,9 +358,10 @@ std::string Session::outstanding() const {
     case Stage::kDone:
       return "done";
     default:
-      return absl::StrFormat("waiting for the side channel's exchange (round "
-                             "%u)",
-                             round_number_);
+      return absl::StrFormat(
+          "waiting for the side channel's exchange (round "
+          "%u)",
+          round_number_);
   }
 }
 
