@@ -10,7 +10,9 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -126,8 +128,14 @@ class Fabric {
   // and a slow peer is not a dead cable.
   virtual bool lanes_may_move() const { return true; }
 
+  // This rank's devices with a port up, by name, sorted: what a discovery
+  // of the wiring probes (each the end of one cable). The simulator answers
+  // from its world's cabling. Default: none (a fabric without devices).
+  virtual std::vector<std::string> devices() const { return {}; }
   // Opens a queue pair on `device` towards rank `peer`. The endpoint must be
-  // destroyed before the fabric.
+  // destroyed before the fabric. As on hardware, `device` need not be the
+  // one cabled to `peer`: a queue pair on a port cabled elsewhere opens and
+  // connects, and its frames are lost (what a wrong device file does).
   virtual absl::StatusOr<std::unique_ptr<Endpoint>> open(
       std::string_view device, uint32_t peer) = 0;
 };

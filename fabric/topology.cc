@@ -62,8 +62,7 @@ absl::Status parse_cell(const nlohmann::json& cell, uint32_t i, uint32_t j,
   return absl::OkStatus();
 }
 
-std::vector<std::string> cable_names(uint32_t i, uint32_t j,
-                                     uint32_t cables) {
+std::vector<std::string> cable_names(uint32_t i, uint32_t j, uint32_t cables) {
   std::vector<std::string> names;
   for (uint32_t c = 0; c < cables; ++c) {
     names.push_back(absl::StrFormat("sim_%u_%u_%u", i, j, c));
@@ -129,32 +128,6 @@ absl::StatusOr<Topology> Topology::load_json_file(const std::string& path) {
   return topo;
 }
 
-absl::StatusOr<Topology> Topology::from_entries(
-    uint32_t ranks, std::span<const TopologyEntry> entries) {
-  if (absl::Status s = check_generated(ranks, 1); !s.ok()) return s;
-  Topology topo(ranks);
-  for (const TopologyEntry& e : entries) {
-    if (e.rank >= ranks || e.peer >= ranks || e.rank == e.peer) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "an entry joins rank %u to rank %u in a topology of %u ranks; "
-          "give two different ranks below %u",
-          e.rank, e.peer, ranks, ranks));
-    }
-    if (e.device.empty()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "an entry joining rank %u to rank %u has an empty device name",
-          e.rank, e.peer));
-    }
-    if (topo.devices(e.rank, e.peer).size() >= kMaxCables) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "more than %u devices join rank %u to rank %u", kMaxCables, e.rank,
-          e.peer));
-    }
-    topo.join(e.rank, e.peer, {e.device});
-  }
-  return topo;
-}
-
 absl::StatusOr<Topology> Topology::mesh(uint32_t ranks, uint32_t cables) {
   if (absl::Status s = check_generated(ranks, cables); !s.ok()) return s;
   Topology topo(ranks);
@@ -176,6 +149,80 @@ absl::StatusOr<Topology> Topology::ring(uint32_t ranks, uint32_t cables) {
     }
   }
   return topo;
+}
+
+absl::StatusOr<Topology> Topology::unjoined(uint32_t ranks) {
+  if (absl::Status s = check_generated(ranks, 1); !s.ok()) return s;
+  return Topology(ranks);
+}
+
+absl::Status Topology::add_device(uint32_t i, uint32_t j, std::string device) {
+  if (i >= ranks_ || j >= ranks_ || i == j) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot cable rank %u to rank %u: the topology has ranks 0..%u and "
+        "a rank is not cabled to itself",
+        i, j, ranks_ - 1));
+  }
+  if (device.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %u's device toward rank %u has no name", i, j));
+  }
+  const std::vector<std::string> names = device_names(i);
+  if (std::find(names.begin(), names.end(), device) != names.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %u already has a device named %s; a device is one port, the "
+        "end of one cable",
+        i, device));
+  }
+  if (devices(i, j).size() >= kMaxCables) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %u already has %u devices toward rank %u, the "
+                        "most a pair may have",
+                        i, kMaxCables, j));
+  }
+  join(i, j, {std::move(device)});
+  return absl::OkStatus();
+}
+
+std::vector<std::string> Topology::device_names(uint32_t i) const {
+  std::vector<std::string> names;
+  for (const Link& link : links_[i]) {
+    for (const std::string& name : link.devices) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
+      }
+    }
+  }
+  return names;
+}
+
+Topology Topology::with_neutral_names(uint64_t seed) const {
+  Topology renamed = *this;
+  for (uint32_t i = 0; i < ranks_; ++i) {
+    const std::vector<std::string> old = device_names(i);
+    // Numbers 2.. in an order drawn by a Fisher-Yates shuffle on splitmix64
+    // of (seed, rank): the same seed names the same ports everywhere.
+    std::vector<uint32_t> number(old.size());
+    for (uint32_t k = 0; k < number.size(); ++k) number[k] = k + 2;
+    uint64_t state = seed ^ (uint64_t{i} * 0x9e3779b97f4a7c15ULL);
+    auto next = [&state] {
+      uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      return z ^ (z >> 31);
+    };
+    for (size_t k = number.size(); k > 1; --k) {
+      std::swap(number[k - 1], number[next() % k]);
+    }
+    for (Link& link : renamed.links_[i]) {
+      for (std::string& name : link.devices) {
+        const size_t at = static_cast<size_t>(
+            std::find(old.begin(), old.end(), name) - old.begin());
+        name = absl::StrCat("rdma_en", number[at]);
+      }
+    }
+  }
+  return renamed;
 }
 
 const std::vector<std::string>& Topology::devices(uint32_t i,

@@ -6,21 +6,14 @@
 #define WEFT_FABRIC_TOPOLOGY_H_
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace weft {
-
-// One device on rank `rank`'s side of a cable to rank `peer`.
-struct TopologyEntry {
-  uint32_t rank = 0;
-  uint32_t peer = 0;
-  std::string device;
-};
 
 class Topology {
  public:
@@ -37,26 +30,36 @@ class Topology {
   static constexpr size_t kMaxJsonFileBytes = size_t{512} << 20;
   static absl::StatusOr<Topology> load_json_file(const std::string& path);
 
-  // The topology of `ranks` ranks listing `entries`, each cell's devices in
-  // the order given (entry c of cell [i][j] and entry c of cell [j][i] are
-  // the two ends of one cable). InvalidArgument for a rank count outside
-  // 1..kMaxRanks, a rank or peer out of range, a rank joined to itself, an
-  // empty device name, or more than kMaxCables devices in a cell.
-  static absl::StatusOr<Topology> from_entries(
-      uint32_t ranks, std::span<const TopologyEntry> entries);
-
   // Every pair joined by `cables` cables named "sim_<i>_<j>_<c>".
   static absl::StatusOr<Topology> mesh(uint32_t ranks, uint32_t cables = 1);
   // Rank i joined to i-1 and i+1 (mod ranks) only.
   static absl::StatusOr<Topology> ring(uint32_t ranks, uint32_t cables = 1);
+  // `ranks` ranks and no cable yet; add_device() joins them.
+  static absl::StatusOr<Topology> unjoined(uint32_t ranks);
+
+  // Adds `device` to rank i's side of its link to j, after those there.
+  // InvalidArgument (nothing added): a rank outside the topology, i == j,
+  // an empty name, a name rank i already has, or kMaxCables there already.
+  absl::Status add_device(uint32_t i, uint32_t j, std::string device);
+
+  // This topology with each rank's devices renamed as a Mac names its
+  // ports, rdma_en2, rdma_en3, ..., in an order drawn from `seed` and the
+  // rank, so that a name says nothing of the peer or cable behind it (a
+  // device named twice on a rank keeps one new name). Cable k of a pair
+  // is still devices(i, j)[k] and devices(j, i)[k].
+  Topology with_neutral_names(uint64_t seed) const;
 
   uint32_t ranks() const { return ranks_; }
   // Devices on rank i's side of the link to rank j; empty when not joined.
   const std::vector<std::string>& devices(uint32_t i, uint32_t j) const;
-  bool connected(uint32_t i, uint32_t j) const { return !devices(i, j).empty(); }
+  bool connected(uint32_t i, uint32_t j) const {
+    return !devices(i, j).empty();
+  }
   // Devices on rank i's side of all its links: the endpoints it opens.
   // O(its links), not O(ranks).
   uint64_t devices_of(uint32_t i) const;
+  // Rank i's distinct device names, in link order (by peer, then cable).
+  std::vector<std::string> device_names(uint32_t i) const;
   // True when every pair of distinct ranks is joined.
   bool is_full_mesh() const;
   // True when each rank is joined to its ring neighbours (i +- 1 mod n).

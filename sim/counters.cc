@@ -14,12 +14,14 @@ std::string Counters::to_string() const {
   std::string out = absl::StrFormat(
       "events %u\nposted sends %u\nposted receives %u\nframes sent %u\n"
       "frames delivered %u\nframes dropped %u (no receive %u, loss %u, link "
-      "down %u, receiver crashed %u, not ready %u, remote access %u)\n"
+      "down %u, receiver crashed %u, not ready %u, remote access %u, miscabled "
+      "%u)\n"
       "completions ok %u, error %u, flushed %u\nfaults injected %u",
       events, posted_sends, posted_recvs, frames_sent, frames_delivered,
       frames_dropped, dropped_no_receive, dropped_loss, dropped_link_down,
       dropped_peer_crashed, dropped_not_ready, dropped_remote_access,
-      completions_ok, completions_error, completions_flushed, faults_total());
+      dropped_miscabled, completions_ok, completions_error, completions_flushed,
+      faults_total());
   for (int k = 1; k < kFaultKindCount; ++k) {
     const uint64_t n = faults[static_cast<size_t>(k)];
     if (n > 0) {

@@ -27,6 +27,9 @@ struct Counters {
   uint64_t dropped_peer_crashed = 0;
   uint64_t dropped_not_ready = 0;
   uint64_t dropped_remote_access = 0;  // RDMA WRITEs the receiver refused
+  // On or to a queue pair whose port is cabled to another rank than its
+  // peer's (SimFabric::open).
+  uint64_t dropped_miscabled = 0;
   uint64_t completions_ok = 0;
   uint64_t completions_error = 0;    // error statuses other than flush
   uint64_t completions_flushed = 0;  // IBV_WC_WR_FLUSH_ERR

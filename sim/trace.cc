@@ -46,6 +46,8 @@ std::string_view drop_reason_name(DropReason reason) {
       return "send error";
     case DropReason::kRemoteAccess:
       return "remote access refused";
+    case DropReason::kMiscabled:
+      return "port cabled elsewhere";
   }
   return "unknown";
 }

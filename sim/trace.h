@@ -45,6 +45,9 @@ enum class DropReason : uint8_t {
   // rank under its key, the region not open to remote writes, or the
   // written range outside it (UC drops it silently, as rxe's class E).
   kRemoteAccess,
+  // Sent or addressed to a queue pair on a port cabled to another rank
+  // than its peer (a wrong device file): lost on the wire.
+  kMiscabled,
 };
 std::string_view drop_reason_name(DropReason reason);
 

@@ -104,14 +104,15 @@ const char* qp_state_name(QpState state) {
 
 SimEndpoint::SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer,
                          uint32_t cable, std::string device, uint32_t link,
-                         uint32_t pair)
+                         uint32_t pair, bool reaches_peer)
     : core_(core),
       fabric_(fabric),
       rank_(fabric.rank()),
       peer_(peer),
       cable_(cable),
       link_(link),
-      pair_(pair) {
+      pair_(pair),
+      cabled_(reaches_peer) {
   // Room for a few completions from the start, so a rank's prefetch
   // lines (WorldCore::set_prefetch_lines) can name where they lie.
   completions_.reserve(kQueuedFirst);
@@ -151,8 +152,11 @@ absl::Status SimEndpoint::connect(const Destination& peer) {
                                  "never opened); exchange destinations again",
                                  peer.qp_num));
   }
+  // Two queue pairs each on the cable to the other's rank must be on the
+  // same cable (the simulator refuses what would lose every frame); one on
+  // a port cabled elsewhere connects, as on hardware, and loses its frames.
   if (remote->rank() != info_.peer || remote->peer() != info_.rank ||
-      remote->cable() != cable_) {
+      (cabled_ && remote->cabled() && remote->cable() != cable_)) {
     return error(
         absl::StatusCode::kInvalidArgument,
         absl::StrFormat("destination qpn %u belongs to rank %u's "

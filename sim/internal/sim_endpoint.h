@@ -82,8 +82,11 @@ class SimEndpoint final : public Endpoint {
     uint32_t capacity() const { return frame.bytes() + tail.bytes(); }
   };
 
+  // `link` and `pair` are the device's cable's (see SimFabric::open);
+  // `reaches_peer` false when that cable goes to another rank than `peer`.
   SimEndpoint(WorldCore& core, SimFabric& fabric, uint32_t peer, uint32_t cable,
-              std::string device, uint32_t link, uint32_t pair);
+              std::string device, uint32_t link, uint32_t pair,
+              bool reaches_peer);
   ~SimEndpoint() override;
   // From a BlockArena of huge pages (see block_arena.h), the general heap
   // when that fails.
@@ -117,6 +120,10 @@ class SimEndpoint final : public Endpoint {
   uint32_t cable() const { return cable_; }
   uint32_t link() const { return link_; }
   uint32_t pair() const { return pair_; }
+  // False for a queue pair on a port cabled to another rank than its peer:
+  // what it sends is lost on the wire and nothing reaches it (cable() and
+  // link() are then the port's cable, to that other rank).
+  bool cabled() const { return cabled_; }
   uint32_t remote_qp() const { return remote_qp_; }
   QpState state() const { return contract_.state(); }
   const Destination& self() const { return self_; }
@@ -238,6 +245,7 @@ class SimEndpoint final : public Endpoint {
   uint32_t cable_;
   uint32_t link_;
   uint32_t pair_;
+  bool cabled_;
   FixedRing<Queued, kMaxSends + kMaxRecvs> completions_;
   FixedRing<PostedSend, kMaxSends> sends_;
   FixedRing<PostedRecv, kMaxRecvs> recvs_;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -191,8 +193,14 @@ void SimFabric::check_invariants() const {
   }
 }
 
+std::vector<std::string> SimFabric::devices() const {
+  std::vector<std::string> sorted = devices_;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
 absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
-                                   uint32_t* cable) const {
+                                   Cabling* cabling) const {
   const Topology& topo = core_.options().topology;
   ErrorPlace place{rank_, peer, std::string(device), ErrorCause::kBadInput};
   if (peer >= topo.ranks() || peer == rank_) {
@@ -203,21 +211,31 @@ absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
                                       "not connect to itself",
                                       peer, topo.ranks() - 1));
   }
-  const std::vector<std::string>& joining = topo.devices(rank_, peer);
-  auto it = std::find(joining.begin(), joining.end(), device);
-  if (it == joining.end()) {
+  if (device_index(std::string(device)) == devices_.size()) {
     return make_error(
         absl::StatusCode::kInvalidArgument, place,
-        joining.empty()
-            ? absl::StrFormat("no cable joins rank %u to rank %u in the "
-                              "topology",
-                              rank_, peer)
-            : absl::StrFormat("device %s does not join rank %u to rank %u; "
-                              "the devices that do: %s",
-                              device, rank_, peer,
-                              absl::StrJoin(joining, ", ")));
+        devices_.empty()
+            ? absl::StrFormat("rank %u has no device (no cable joins it to "
+                              "any rank in the topology)",
+                              rank_)
+            : absl::StrFormat("rank %u has no device %s; its devices: %s",
+                              rank_, device, absl::StrJoin(devices(), ", ")));
   }
-  *cable = static_cast<uint32_t>(it - joining.begin());
+  // The cable the device is the end of: toward `peer` where the device
+  // joins it, else the first pair it joins (a port cabled elsewhere).
+  *cabling = Cabling{};
+  for (uint32_t to = 0; to < topo.ranks(); ++to) {
+    const std::vector<std::string>& joining = topo.devices(rank_, to);
+    auto it = std::find(joining.begin(), joining.end(), device);
+    if (it == joining.end()) continue;
+    const auto cable = static_cast<uint32_t>(it - joining.begin());
+    if (to == peer) {
+      *cabling = Cabling{peer, cable, true};
+      break;
+    }
+    if (cabling->peer == kNoPeer) *cabling = Cabling{to, cable, false};
+  }
+  WEFT_ASSERT(cabling->peer != kNoPeer, "a rank's device joins no pair");
   if (core_.options().apple_limits) {
     auto count = qps_per_device_.find(std::string(device));
     if (count != qps_per_device_.end() &&
@@ -235,13 +253,16 @@ absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
 
 absl::StatusOr<std::unique_ptr<Endpoint>> SimFabric::open(
     std::string_view device, uint32_t peer) {
-  uint32_t cable = 0;
-  if (absl::Status s = check_open(device, peer, &cable); !s.ok()) return s;
+  Cabling cabling;
+  if (absl::Status s = check_open(device, peer, &cabling); !s.ok()) return s;
   ++qps_per_device_[std::string(device)];
-  const uint32_t link = core_.transport().link_index(rank_, peer, cable);
-  const uint32_t pair = core_.transport().pair_index(rank_, peer);
+  // The frames take the device's cable, wherever it goes.
+  const uint32_t link =
+      core_.transport().link_index(rank_, cabling.peer, cabling.cable);
+  const uint32_t pair = core_.transport().pair_index(rank_, cabling.peer);
   return std::unique_ptr<Endpoint>(new internal::SimEndpoint(
-      core_, *this, peer, cable, std::string(device), link, pair));
+      core_, *this, peer, cabling.cable, std::string(device), link, pair,
+      cabling.reaches_peer));
 }
 
 }  // namespace weft::sim

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/assert.h"
+#include "fabric/errors.h"
 #include "fabric/fabric.h"
 #include "fabric/registrations.h"
 #include "sim/internal/check_cadence.h"
@@ -46,6 +47,11 @@ class SimFabric final : public Fabric {
   // Takes `slab` (memory mapped elsewhere: a rank's process's, shared with
   // the simulation server) as one of this fabric's slabs.
   Slab* adopt_slab(std::unique_ptr<Slab> slab);
+  // The rank's devices in the world's topology (its true cabling).
+  std::vector<std::string> devices() const override;
+  // Any device of the rank toward any other rank: a device cabled to
+  // another rank than `peer` opens an endpoint whose frames are lost (on
+  // the wire, counted dropped_miscabled), as a Mac's would be.
   absl::StatusOr<std::unique_ptr<Endpoint>> open(std::string_view device,
                                                  uint32_t peer) override;
   // Registered user memory: a borrowed slab, one more memory region per
@@ -75,8 +81,16 @@ class SimFabric final : public Fabric {
   // check runs every kFullCheckEvery of those calls (see CheckCadence).
   static constexpr uint32_t kFullCheckEvery = 64;
 
+  // Where a device's cable goes: to `peer`, as cable `cable` of the pair
+  // (an index into topology.devices(rank, peer)); reaches_peer when that is
+  // the rank the endpoint is opened toward.
+  struct Cabling {
+    uint32_t peer = kNoPeer;
+    uint32_t cable = 0;
+    bool reaches_peer = false;
+  };
   absl::Status check_open(std::string_view device, uint32_t peer,
-                          uint32_t* cable) const;
+                          Cabling* cabling) const;
   // check_invariants() every kFullCheckEvery calls (inline: nothing is left
   // of it where checks are off).
   void check_sometimes() {

@@ -199,6 +199,8 @@ void Transport::depart(uint32_t qp_num, uint64_t ticket) {
   Fate fate;
   if (now >= links_[ep->link()].down_at_ns) {
     fate.drop_reason = DropReason::kLinkDown;
+  } else if (!ep->cabled()) {
+    fate.drop_reason = DropReason::kMiscabled;
   } else if (rates_any_ || pair.script_cursor < pair.script.size()) {
     fate = fate_of(*ep, pair);
   }
@@ -295,7 +297,10 @@ bool Transport::place_early(uint32_t message) {
     return false;
   }
   const SimEndpoint* dst = core_.endpoint(m.dst_qp);
-  if (dst == nullptr || dst->state() != internal::QpState::kRts) return false;
+  if (dst == nullptr || dst->state() != internal::QpState::kRts ||
+      !dst->cabled()) {
+    return false;
+  }
   const SimEndpoint::PostedRecv* recv = dst->posted_recv(ahead);
   if (recv == nullptr || m.length > recv->capacity()) return false;
   copy_into(m, *recv);
@@ -364,6 +369,9 @@ void Transport::drop(const InFlight& m, uint32_t sender, uint32_t receiver,
     case DropReason::kRemoteAccess:
       ++counters.dropped_remote_access;
       break;
+    case DropReason::kMiscabled:
+      ++counters.dropped_miscabled;
+      break;
     default:
       ++counters.dropped_not_ready;
       break;
@@ -388,6 +396,8 @@ void Transport::arrive(uint32_t message) {
     reason = DropReason::kLinkDown;
   } else if (core_.crashed(pair.peer)) {
     reason = DropReason::kPeerCrashed;
+  } else if (dst != nullptr && !dst->cabled()) {
+    reason = DropReason::kMiscabled;
   } else if (dst == nullptr || dst->state() != internal::QpState::kRts) {
     reason = DropReason::kNotReady;
   } else if (m.op != MessageOp::kRdmaWrite && !dst->has_recv()) {

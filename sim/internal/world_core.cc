@@ -180,7 +180,8 @@ bool WorldCore::delivers(uint32_t rank, uint32_t peer) const {
   auto ready = [&](uint32_t from, uint32_t to, uint32_t cable) {
     for (const internal::SimEndpoint* ep : endpoints_) {
       if (ep != nullptr && ep->rank() == from && ep->peer() == to &&
-          ep->cable() == cable && ep->state() == internal::QpState::kRts) {
+          ep->cabled() && ep->cable() == cable &&
+          ep->state() == internal::QpState::kRts) {
         return true;
       }
     }
@@ -190,7 +191,7 @@ bool WorldCore::delivers(uint32_t rank, uint32_t peer) const {
   // at both ends.
   for (const internal::SimEndpoint* ep : endpoints_) {
     if (ep != nullptr && ep->rank() == rank && ep->peer() == peer &&
-        ep->state() == internal::QpState::kRts &&
+        ep->cabled() && ep->state() == internal::QpState::kRts &&
         cable_up(rank, peer, ep->cable()) && ready(peer, rank, ep->cable())) {
       return true;
     }

@@ -16,6 +16,7 @@
 namespace weft::sim {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::make_pair;
 using testing::poll_all;
@@ -244,20 +245,65 @@ TEST(UcEndpoint, DestinationsAreDistinctWithMappedGids) {
   EXPECT_EQ(a->info().device, "sim_0_1_0");
 }
 
-TEST(UcEndpoint, OpenNamesTheDevicesThatJoinThePair) {
+TEST(UcEndpoint, OpenRefusesADeviceTheRankDoesNotHave) {
   WorldOptions options;
   options.topology = *Topology::ring(4);
   auto world = *World::create(options);
   auto ep = world->fabric(0).open("sim_0_2_0", 1);
   ASSERT_FALSE(ep.ok());
   EXPECT_EQ(ep.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(ep.status().message()), HasSubstr("sim_0_1_0"));
-  EXPECT_THAT(std::string(ep.status().message()), HasSubstr("rank 0"));
-  ep = world->fabric(0).open("sim_0_2_0", 2);  // not neighbours in a ring
-  ASSERT_FALSE(ep.ok());
-  EXPECT_THAT(std::string(ep.status().message()), HasSubstr("no cable joins"));
+  EXPECT_THAT(std::string(ep.status().message()),
+              HasSubstr("rank 0 has no device sim_0_2_0; its devices: "
+                        "sim_0_1_0, sim_0_3_0"));
   EXPECT_FALSE(world->fabric(0).open("sim_0_1_0", 0).ok());  // itself
   EXPECT_FALSE(world->fabric(0).open("sim_0_1_0", 9).ok());  // no such rank
+  EXPECT_THAT(world->fabric(2).devices(),
+              ElementsAre("sim_2_1_0", "sim_2_3_0"));
+}
+
+// A device file that names the wrong port: rank 0's sim_0_3_0 is cabled to
+// rank 3, yet opened toward rank 1. As on a Mac the queue pair opens and
+// connects; what it sends is lost on the wire, and so is what rank 1 sends
+// it, while the right port still works.
+TEST(UcEndpoint, AQueuePairOnAPortCabledElsewhereLosesItsFrames) {
+  WorldOptions options;
+  options.topology = *Topology::ring(4);
+  auto world = *World::create(options);
+  auto wrong = *world->fabric(0).open("sim_0_3_0", 1);
+  auto right = *world->fabric(0).open("sim_0_1_0", 1);
+  auto b_wrong = *world->fabric(1).open("sim_1_0_0", 0);
+  auto b_right = *world->fabric(1).open("sim_1_0_0", 0);
+  ASSERT_TRUE(wrong->connect(*b_wrong->destination()).ok());
+  ASSERT_TRUE(b_wrong->connect(*wrong->destination()).ok());
+  ASSERT_TRUE(right->connect(*b_right->destination()).ok());
+  ASSERT_TRUE(b_right->connect(*right->destination()).ok());
+  Slab* a = *world->fabric(0).create_slab(4096);
+  Slab* b = *world->fabric(1).create_slab(4096);
+  for (Endpoint* ep : {wrong.get(), right.get()}) {
+    ASSERT_TRUE(ep->post_recv(recv_id(1, 0),
+                              *a->frame(ep == right.get() ? 0 : 1024, 64))
+                    .ok());
+  }
+  for (Endpoint* ep : {b_wrong.get(), b_right.get()}) {
+    ASSERT_TRUE(ep->post_recv(recv_id(0, 0),
+                              *b->frame(ep == b_right.get() ? 0 : 1024, 64))
+                    .ok());
+  }
+  ASSERT_TRUE(wrong->post_send(send_id(1, 0), *a->frame(2048, 64), 64, 1).ok());
+  ASSERT_TRUE(
+      b_wrong->post_send(send_id(0, 0), *b->frame(2048, 64), 64, 2).ok());
+  ASSERT_TRUE(right->post_send(send_id(1, 1), *a->frame(3072, 64), 64, 3).ok());
+  world->advance_to(1'000'000);
+  // UC: every send succeeds; only the right port's frame arrives.
+  EXPECT_EQ(poll_all(*wrong).size(), 1u);
+  EXPECT_EQ(poll_all(*b_wrong).size(), 1u);
+  EXPECT_EQ(poll_all(*right).size(), 1u);
+  auto got = poll_all(*b_right);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].immediate, 3u);
+  EXPECT_EQ(world->counters().frames_delivered, 1u);
+  EXPECT_EQ(world->counters().dropped_miscabled, 2u);
+  EXPECT_EQ(world->counters().frames_dropped, 2u);
 }
 
 TEST(UcEndpoint, FabricBasics) {
