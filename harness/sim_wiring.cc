@@ -37,16 +37,15 @@ class SessionProgram final : public sim::RankProgram {
 }  // namespace
 
 absl::StatusOr<std::vector<wiring::Discovery>> discover_in_process(
-    sim::World& world, const std::vector<std::vector<std::string>>& devices,
-    const wiring::DiscoveryOptions& options) {
+    sim::World& world, const wiring::DiscoveryOptions& options) {
   const uint32_t n = world.ranks();
   std::vector<std::unique_ptr<wiring::DiscoverySession>> sessions;
   std::vector<std::unique_ptr<SessionProgram>> programs;
   std::vector<sim::RankProgram*> pointers;
   for (uint32_t r = 0; r < n; ++r) {
     absl::StatusOr<std::unique_ptr<wiring::DiscoverySession>> s =
-        wiring::DiscoverySession::start(world.fabric(r), n, devices.at(r),
-                                        options);
+        wiring::DiscoverySession::start(world.fabric(r), n,
+                                        world.fabric(r).devices(), options);
     if (!s.ok()) return s.status();
     sessions.push_back(*std::move(s));
     programs.push_back(std::make_unique<SessionProgram>(*sessions.back()));

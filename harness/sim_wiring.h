@@ -5,7 +5,6 @@
 #ifndef WEFT_HARNESS_SIM_WIRING_H_
 #define WEFT_HARNESS_SIM_WIRING_H_
 
-#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -14,13 +13,13 @@
 
 namespace weft::harness {
 
-// Each rank's discovery over `world` with `options`, rank r listing
-// devices[r]. The first rank's error when one fails; DeadlineExceeded
+// Each rank's discovery over `world` with `options`, each rank probing
+// the devices its fabric lists (Fabric::devices(): the world's true
+// cabling's). The first rank's error when one fails; DeadlineExceeded
 // with the world's report when probing does not end (a hang or the
-// world's time limit). REQUIRES: devices.size() == world.ranks().
+// world's time limit).
 absl::StatusOr<std::vector<wiring::Discovery>> discover_in_process(
-    sim::World& world, const std::vector<std::vector<std::string>>& devices,
-    const wiring::DiscoveryOptions& options);
+    sim::World& world, const wiring::DiscoveryOptions& options);
 
 }  // namespace weft::harness
 

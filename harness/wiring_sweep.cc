@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,36 +41,38 @@ uint32_t between(sim::Prng& rng, uint32_t lo, uint32_t hi) {
   return lo + static_cast<uint32_t>(rng.below(uint64_t{hi} - lo + 1));
 }
 
-// Every pair joined by min_cables..max_cables cables; each rank's device names
-// rdma_en2.. handed out in a shuffled order.
-std::vector<DrawnCable> draw_cables(sim::Prng& rng, uint32_t ranks,
-                                    uint32_t min_cables, uint32_t max_cables) {
-  std::vector<DrawnCable> cables;
-  std::vector<uint32_t> ends(ranks, 0);
+// The true cabling: every pair joined by min_cables..max_cables cables,
+// each rank's devices named as a Mac names its ports, in a drawn order
+// (Topology::with_neutral_names).
+Topology draw_truth(sim::Prng& rng, uint32_t ranks, uint32_t min_cables,
+                    uint32_t max_cables) {
+  absl::StatusOr<Topology> t = Topology::unjoined(ranks);
+  WEFT_ASSERT(t.ok(), "a draw has a valid number of ranks");
   for (uint32_t i = 0; i < ranks; ++i) {
     for (uint32_t j = i + 1; j < ranks; ++j) {
       const uint32_t n = between(rng, min_cables, max_cables);
       for (uint32_t c = 0; c < n; ++c) {
-        cables.push_back({{i, ""}, {j, ""}, c});
-        ++ends[i];
-        ++ends[j];
+        const std::string name = absl::StrFormat("cable_%u_%u_%u", i, j, c);
+        const absl::Status there = t->add_device(i, j, name);
+        const absl::Status back = t->add_device(j, i, name);
+        WEFT_ASSERT(there.ok() && back.ok(), "a drawn cable joins two ranks");
       }
     }
   }
-  std::vector<std::vector<uint32_t>> names(ranks);
-  for (uint32_t r = 0; r < ranks; ++r) {
-    names[r].resize(ends[r]);
-    std::iota(names[r].begin(), names[r].end(), 2u);
-    for (size_t k = names[r].size(); k > 1; --k) {
-      std::swap(names[r][k - 1], names[r][rng.below(k)]);
+  return t->with_neutral_names(rng.next());
+}
+
+// The cables of `truth`, by pair, cable c of a pair joining entry c of
+// cell [i][j] to entry c of cell [j][i].
+std::vector<DrawnCable> cables_of(const Topology& truth) {
+  std::vector<DrawnCable> cables;
+  for (uint32_t i = 0; i < truth.ranks(); ++i) {
+    for (uint32_t j = i + 1; j < truth.ranks(); ++j) {
+      const std::vector<std::string>& there = truth.devices(i, j);
+      for (uint32_t c = 0; c < there.size(); ++c) {
+        cables.push_back({{i, there[c]}, {j, truth.devices(j, i)[c]}, c});
+      }
     }
-  }
-  std::vector<uint32_t> next(ranks, 0);
-  for (DrawnCable& c : cables) {
-    c.a.device =
-        absl::StrFormat("rdma_en%u", names[c.a.rank][next[c.a.rank]++]);
-    c.b.device =
-        absl::StrFormat("rdma_en%u", names[c.b.rank][next[c.b.rank]++]);
   }
   return cables;
 }
@@ -139,8 +140,8 @@ WiringCase draw_wiring_case(uint64_t seed, const WiringDraw& draw) {
   out.ranks = between(rng, draw.min_ranks, draw.max_ranks);
   out.max_cables = between(rng, draw.min_cables, draw.max_cables);
   out.loss = static_cast<double>(rng.below(1001)) / 1000 * draw.max_loss;
-  std::vector<DrawnCable> cables =
-      draw_cables(rng, out.ranks, draw.min_cables, out.max_cables);
+  out.truth = draw_truth(rng, out.ranks, draw.min_cables, out.max_cables);
+  std::vector<DrawnCable> cables = cables_of(out.truth);
   // The declared file: one (rank, device) pair per cable it lists.
   std::vector<std::pair<Port, Port>> declared;
   std::vector<bool> listed(cables.size(), true);
@@ -203,35 +204,32 @@ WiringCase draw_wiring_case(uint64_t seed, const WiringDraw& draw) {
   }
   out.faults.rates.loss = out.loss;
 
-  std::vector<TopologyEntry> truth;
-  std::vector<TopologyEntry> file;
-  std::vector<std::vector<std::string>> devices(out.ranks);
+  absl::StatusOr<Topology> file = Topology::unjoined(out.ranks);
+  WEFT_ASSERT(file.ok(), "a draw has a valid number of ranks");
+  absl::Status added;
   std::vector<Cable> expected;
   for (size_t k = 0; k < cables.size(); ++k) {
     const DrawnCable& c = cables[k];
-    truth.push_back({c.a.rank, c.b.rank, c.a.device});
-    truth.push_back({c.b.rank, c.a.rank, c.b.device});
-    devices[c.a.rank].push_back(c.a.device);
-    devices[c.b.rank].push_back(c.b.device);
-    if (c.a_to_b || c.b_to_a)
+    if (c.a_to_b || c.b_to_a) {
       expected.push_back({c.a, c.b, c.a_to_b, c.b_to_a});
+    }
     if (!listed[k]) continue;
     Port a = c.a;
     Port b = c.b;
     for (const auto& [cable, port] : renamed) {
-      if (cable != k) continue;
-      (a.rank == port.rank ? a : b) = port;
+      if (cable == k) (a.rank == port.rank ? a : b) = port;
     }
-    file.push_back({a.rank, b.rank, a.device});
-    file.push_back({b.rank, a.rank, b.device});
+    added.Update(file->add_device(a.rank, b.rank, a.device));
+    added.Update(file->add_device(b.rank, a.rank, b.device));
   }
-  absl::StatusOr<Topology> t = Topology::from_entries(out.ranks, truth);
-  absl::StatusOr<Topology> f = Topology::from_entries(out.ranks, file);
+  std::vector<std::vector<std::string>> devices;
+  for (uint32_t r = 0; r < out.ranks; ++r) {
+    devices.push_back(out.truth.device_names(r));
+  }
   absl::StatusOr<wiring::Wiring> w =
       wiring::Wiring::create(std::move(devices), std::move(expected));
-  WEFT_ASSERT(t.ok() && f.ok() && w.ok(), "a drawn case is well formed");
-  out.truth = *std::move(t);
-  out.declared = *std::move(f);
+  WEFT_ASSERT(added.ok() && w.ok(), "a drawn case is well formed");
+  out.declared = *std::move(file);
   out.expected = *std::move(w);
   return out;
 }
@@ -284,10 +282,7 @@ absl::StatusOr<std::vector<wiring::Discovery>> discover_case(
   absl::StatusOr<std::unique_ptr<sim::World>> world =
       sim::World::create(world_options);
   if (!world.ok()) return world.status();
-  std::vector<std::vector<std::string>> devices;
-  for (uint32_t r = 0; r < c.ranks; ++r)
-    devices.push_back(c.expected.devices(r));
-  return discover_in_process(**world, devices, options);
+  return discover_in_process(**world, options);
 }
 
 // A failure line for each rank whose wiring is not the truth.

@@ -189,7 +189,7 @@ absl::StatusOr<Cabling> discovered_cabling(const EnvLookup& getenv,
         "srun, which set OMPI_COMM_WORLD_SIZE or SLURM_NTASKS)",
         variable));
   }
-  absl::StatusOr<Topology> none = Topology::from_entries(*n, {});
+  absl::StatusOr<Topology> none = Topology::unjoined(*n);
   if (!none.ok()) return none.status();
   return Cabling{*std::move(none), {}, "group size", true, ""};
 }

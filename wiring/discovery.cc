@@ -46,6 +46,13 @@ absl::Status validate(const DiscoveryOptions& o) {
     return bad_option(absl::StrFormat("%u addresses; give at most %u",
                                       o.addresses.size(), kMaxAddresses));
   }
+  for (const std::string& a : o.addresses) {
+    if (a.empty() || a.size() > kMaxNameBytes) {
+      return bad_option(absl::StrFormat(
+          "address \"%s\" is empty or longer than %u bytes", a,
+          kMaxNameBytes));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -113,15 +113,16 @@ const Cable* Wiring::cable_at(const Port& port) const {
 }
 
 Topology Wiring::topology() const {
-  std::vector<TopologyEntry> entries;
+  absl::StatusOr<Topology> t =
+      Topology::unjoined(std::max<uint32_t>(ranks(), 1));
+  WEFT_ASSERT(t.ok(), "a wiring has a valid number of ranks");
   for (const Cable& c : cables_) {
     if (!c.two_way()) continue;
-    entries.push_back({c.a.rank, c.b.rank, c.a.device});
-    entries.push_back({c.b.rank, c.a.rank, c.b.device});
+    const absl::Status there = t->add_device(c.a.rank, c.b.rank, c.a.device);
+    const absl::Status back = t->add_device(c.b.rank, c.a.rank, c.b.device);
+    WEFT_ASSERT(there.ok() && back.ok(),
+                "a checked wiring's cables make a valid topology");
   }
-  absl::StatusOr<Topology> t =
-      Topology::from_entries(std::max<uint32_t>(ranks(), 1), entries);
-  WEFT_ASSERT(t.ok(), "a checked wiring makes a valid topology");
   return *std::move(t);
 }
 

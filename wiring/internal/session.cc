@@ -132,9 +132,8 @@ absl::Status Session::take_devices(
     for (uint32_t k = 0; k < n && in.status(false).ok(); ++k) {
       all_devices_[r].push_back(in.text(kMaxNameBytes));
     }
-    const uint32_t m = in.u32();
-    for (uint32_t k = 0; k < m && k <= kMaxAddresses && in.status(false).ok();
-         ++k) {
+    const uint32_t m = std::min(in.u32(), kMaxAddresses + 1);
+    for (uint32_t k = 0; k < m && in.status(false).ok(); ++k) {
       addresses_[r].push_back(in.text(kMaxNameBytes));
     }
     if (absl::Status s = in.status(); !s.ok()) return s;
