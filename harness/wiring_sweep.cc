@@ -251,6 +251,13 @@ std::string cable_text(const Cable& c) {
                          c.b.rank, c.b.device);
 }
 
+bool has_two_way_cable(const wiring::Wiring& w, uint32_t rank) {
+  for (const Cable& c : w.cables()) {
+    if (c.two_way() && (c.a.rank == rank || c.b.rank == rank)) return true;
+  }
+  return false;
+}
+
 // What `found` lacks of `want` and has beyond it, one cable each.
 std::string wiring_difference(const wiring::Wiring& want,
                               const wiring::Wiring& found) {
@@ -334,7 +341,7 @@ absl::StatusOr<WiringVerdict> run_wiring_case(
     }
   }
   // The true file (the cables that work both ways) is right, but for
-  // the one-way cables it leaves out.
+  // the one-way cables it leaves out and the ranks it then isolates.
   const wiring::CheckReport clean = wiring::check_wiring(
       c.expected.topology(), found->front().wiring, "truth.json");
   v.true_file_clean = true;
@@ -342,6 +349,11 @@ absl::StatusOr<WiringVerdict> run_wiring_case(
     const Cable* cable = c.expected.cable_at({f.rank, f.device});
     if (f.problem == Problem::kUndeclared && cable != nullptr &&
         !cable->two_way()) {
+      continue;
+    }
+    // A rank whose every cable carries one way or none is isolated in it.
+    if (f.problem == Problem::kShape && f.rank == f.peer &&
+        !has_two_way_cable(c.expected, f.rank)) {
       continue;
     }
     v.true_file_clean = false;
