@@ -2,7 +2,8 @@
 // an exception otherwise), then the group itself from
 // weft::ProcessGroup::start, with the Config turned into weft's; or, with
 // WEFT_FABRIC=tcp (weft-sim launch --fabric=tcp), a group over TCP from
-// the ring hostfile, as weft::ProcessGroup::from_environment forms it.
+// the ring hostfile, as weft::ProcessGroup::from_environment forms it; and
+// with JACCL_IBV_DEVICES=auto, over verbs on the cabling the ranks find.
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -66,9 +67,17 @@ bool launched_on_tcp(const weft::EnvLookup& env) {
       fabric));
 }
 
-// The group over TCP, formed as weft::ProcessGroup::from_environment forms
-// it (the hostfile, the rank, WEFT_COORDINATOR, WEFT_SECRET, JACCL_RING).
-std::shared_ptr<Group> init_over_tcp(
+// The device variable says `auto`: the ranks find their cabling as the
+// group forms (weft's, not JACCL's; docs/jaccl.md). Only then.
+bool devices_auto(const weft::EnvLookup& env) {
+  const char* devices = env("JACCL_IBV_DEVICES");
+  return devices != nullptr && std::string_view(devices) == "auto";
+}
+
+// The group formed as weft::ProcessGroup::from_environment forms it: over
+// TCP (the hostfile, the rank, WEFT_COORDINATOR, WEFT_SECRET, JACCL_RING),
+// or over verbs with the cabling found (WEFT_SIZE ranks).
+std::shared_ptr<Group> init_from_environment(
     const weft::EnvLookup& env,
     const std::function<AllGatherFn(int, int)>& factory) {
   absl::StatusOr<weft::Config> config = weft::Config::from_environment(env);
@@ -99,7 +108,7 @@ std::shared_ptr<Group> init(bool strict) { return init(strict, nullptr); }
 std::shared_ptr<Group> init(bool strict,
                             std::function<AllGatherFn(int, int)> factory) {
   const weft::EnvLookup env = internal::jaccl_env();
-  if (launched_on_tcp(env)) return init_over_tcp(env, factory);
+  if (launched_on_tcp(env)) return init_from_environment(env, factory);
   if (env("JACCL_RANK") == nullptr || env("JACCL_IBV_DEVICES") == nullptr ||
       env("JACCL_COORDINATOR") == nullptr) {
     if (!strict) return nullptr;
@@ -109,6 +118,7 @@ std::shared_ptr<Group> init(bool strict,
         "MLX_IBV_DEVICES) and a coordinator ip/port (JACCL_COORDINATOR/"
         "MLX_JACCL_COORDINATOR).");
   }
+  if (devices_auto(env)) return init_from_environment(env, factory);
   Config cfg = Config::from_env();
   if (factory) cfg.set_all_gather_factory(std::move(factory));
   return init(cfg, strict);

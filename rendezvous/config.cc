@@ -147,9 +147,52 @@ absl::StatusOr<Found<uint32_t>> read_rank(const EnvLookup& getenv) {
 // The group's cabling: a device JSON (verbs) or a hostfile (TCP).
 struct Cabling {
   Topology devices;
-  TcpHosts tcp_hosts;  // empty for verbs
-  const char* source;  // what lists the ranks, for messages
+  TcpHosts tcp_hosts;          // empty for verbs
+  const char* source;          // what lists the ranks, for messages
+  bool discover = false;       // the device variable said `auto`
+  std::string devices_source;  // "VARIABLE: path" of a device JSON
 };
+
+// The device variable's value that asks the ranks to find their cabling.
+constexpr std::string_view kAutoDevices = "auto";
+
+absl::StatusOr<uint32_t> parse_size(const char* name, std::string_view text) {
+  std::optional<uint32_t> size = parse_decimal(text);
+  if (!size.has_value() || *size == 0 || *size > Topology::kMaxRanks) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s='%s' is not a group size: set it to the number of ranks, 1 to %u",
+        name, text, Topology::kMaxRanks));
+  }
+  return *size;
+}
+
+// The group's size when the device variable says `auto` (no file lists
+// the ranks): WEFT_SIZE, else the launchers' own.
+absl::StatusOr<Cabling> discovered_cabling(const EnvLookup& getenv,
+                                           const char* variable) {
+  absl::StatusOr<std::optional<Found<uint32_t>>> size =
+      read_aliases<uint32_t>(getenv, {"WEFT_SIZE"}, parse_size);
+  if (!size.ok()) return size.status();
+  std::optional<uint32_t> n;
+  if (size->has_value()) n = (*size)->value;
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}) {
+    const char* raw = getenv(name);
+    if (n.has_value() || raw == nullptr) continue;
+    absl::StatusOr<uint32_t> value = parse_size(name, raw);
+    if (!value.ok()) return value.status();
+    n = *value;
+  }
+  if (!n.has_value()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s=auto but no group size is set: with no device file to count the "
+        "ranks, set WEFT_SIZE to their number (or start them with mpirun or "
+        "srun, which set OMPI_COMM_WORLD_SIZE or SLURM_NTASKS)",
+        variable));
+  }
+  absl::StatusOr<Topology> none = Topology::unjoined(*n);
+  if (!none.ok()) return none.status();
+  return Cabling{*std::move(none), {}, "group size", true, ""};
+}
 
 // A variable naming a file, read through `load`, its errors prefixed with
 // the variable's name.
@@ -213,6 +256,9 @@ absl::StatusOr<Cabling> read_cabling(const EnvLookup& getenv,
   if (!devs.ok()) return devs.status();
   absl::StatusOr<bool> tcp = choose_tcp(getenv, *hosts, *devs);
   if (!tcp.ok()) return tcp.status();
+  if (!*tcp && (*devs)->value == kAutoDevices) {
+    return discovered_cabling(getenv, (*devs)->name);
+  }
   if (!*tcp) {
     absl::StatusOr<Topology> devices =
         load_named<Topology>(**devs, load_devices);
@@ -227,7 +273,7 @@ absl::StatusOr<Cabling> read_cabling(const EnvLookup& getenv,
         !s.ok()) {
       return s;
     }
-    return Cabling{*std::move(devices), {}, "device JSON"};
+    return Cabling{*std::move(devices), {}, "device JSON", false, source};
   }
   absl::StatusOr<TcpHosts> loaded = load_named<TcpHosts>(**hosts, load_hosts);
   if (!loaded.ok()) return loaded.status();
@@ -281,6 +327,7 @@ absl::Status check_tcp(const Config& c) {
 }
 
 absl::Status check_cabling(const Config& c) {
+  if (c.discover_devices) return absl::OkStatus();  // no cable known yet
   return check_topology(c.devices,
                         c.ring ? TopologyNeeds::kRing : TopologyNeeds::kMesh,
                         {.source = "device JSON", .use_ring = kUseRing});
@@ -317,10 +364,17 @@ absl::StatusOr<Config> Config::from_environment(
   c.size = cabling->devices.ranks();
   c.devices = std::move(cabling->devices);
   c.tcp_hosts = std::move(cabling->tcp_hosts);
+  c.discover_devices = cabling->discover;
+  c.devices_source = std::move(cabling->devices_source);
   if (coordinator->has_value()) c.coordinator = (*coordinator)->value;
   if (ring->has_value()) c.ring = (*ring)->value;
   if (const char* secret = getenv("WEFT_SECRET"); secret != nullptr) {
     c.secret = secret;
+  }
+  if (c.rank >= c.size && c.discover_devices) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s='%s' but the group size is %u; set it below %u",
+                        rank->name, rank->text, c.size, c.size));
   }
   if (c.rank >= c.size) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -336,10 +390,10 @@ absl::StatusOr<Config> Config::from_environment(
   }
   if (c.size > 1 && c.coordinator.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "the device JSON lists %u ranks but no coordinator is set: set "
+        "the %s %u ranks but no coordinator is set: set "
         "JACCL_COORDINATOR (or MLX_JACCL_COORDINATOR, or weft's "
         "WEFT_COORDINATOR) to the host:port where rank 0 listens",
-        c.size));
+        c.discover_devices ? "group size gives" : "device JSON lists", c.size));
   }
   if (absl::Status s = c.validate(); !s.ok()) return s;
   return c;

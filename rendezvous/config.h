@@ -14,7 +14,11 @@
 //                the full mesh over the addresses
 //   device JSON  JACCL_IBV_DEVICES, MLX_IBV_DEVICES: path to the file whose
 //                devices[i][j] names the device(s) joining rank i to rank j;
-//                the group runs over verbs and its size is the number of rows
+//                the group runs over verbs and its size is the number of rows.
+//                The value `auto` instead: the ranks find their cabling
+//                themselves when the group forms (wiring/discovery.h), and
+//                the size comes from WEFT_SIZE, or the launchers'
+//                OMPI_COMM_WORLD_SIZE (mpirun) or SLURM_NTASKS (srun)
 //   fabric       WEFT_FABRIC: "tcp" or "verbs", only needed when both a
 //                hostfile and a device JSON are set (otherwise an error
 //                naming both): reads the one it names, ignores the other
@@ -88,6 +92,12 @@ struct Config {
   uint32_t rank = 0;
   uint32_t size = 1;
   Topology devices = single_rank_topology();
+  // The device variable said `auto`: `devices` holds `size` ranks and no
+  // cable until the ranks find their cabling as the group forms.
+  bool discover_devices = false;
+  // What named the device JSON, for messages ("JACCL_IBV_DEVICES:
+  // /path/devices.json"); empty when none did.
+  std::string devices_source;
   // Each rank's listening addresses over the TCP fabric, one per cable
   // (tcp_hosts[rank][cable], "ip:port" or "[ipv6]:port"); empty: verbs.
   // When set, devices is tcp_mesh_topology(tcp_hosts).
@@ -117,7 +127,8 @@ struct Config {
 
   // OK when the fields agree: 1 <= size <= Topology::kMaxRanks, rank < size,
   // devices has `size` ranks and the cabling the algorithm needs (each rank
-  // joined to its ring neighbours when `ring`, every pair otherwise), the
+  // joined to its ring neighbours when `ring`, every pair otherwise; not
+  // judged with discover_devices, whose devices have no cable yet), the
   // coordinator parses when size > 1, and the timeouts are in
   // 1 ns..kMaxTimeoutNs; when tcp_hosts is set, it passes check_tcp_hosts
   // with `size` rows, devices is its full mesh, and the coordinator is none

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -10,12 +11,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "collectives/group_builder.h"
+#include "fabric/topology_check.h"
 #include "rendezvous/tcp_bootstrap.h"
 #include "startup/internal/deadlines.h"
 #include "startup/internal/memory_region_budget.h"
 #include "tcp/tcp_fabric.h"
 #include "verbs/departure_check.h"
 #include "verbs/verbs_fabric.h"
+#include "wiring/check.h"
+#include "wiring/discovery.h"
 
 namespace weft {
 
@@ -158,6 +162,55 @@ absl::StatusOr<OpenedFabric> open_verbs(const Config& config,
   return out;
 }
 
+// WEFT_CHECK_WIRING: 1 checks the device JSON against the cables as the
+// group forms; unset or 0 does not.
+absl::StatusOr<bool> read_check_wiring(const EnvLookup& getenv) {
+  const char* raw = getenv("WEFT_CHECK_WIRING");
+  if (raw == nullptr || std::string_view(raw) == "0" || *raw == '\0') {
+    return false;
+  }
+  if (std::string_view(raw) == "1") return true;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "WEFT_CHECK_WIRING='%s' is not 0 or 1: set it to 1 to check the device "
+      "JSON against the cables as the group forms, or unset it",
+      raw));
+}
+
+// The device variable said `auto`: the ranks find their cabling through
+// the fabric (wiring/discovery.h), and the group runs on the cables that
+// work both ways.
+absl::Status discover_devices(Fabric& fabric, Bootstrap& bootstrap,
+                              Config* config) {
+  absl::StatusOr<wiring::Discovery> found =
+      wiring::discover(fabric, bootstrap, fabric.devices(), {},
+                       config->connect_timeout_ns, config->connect_timeout_ns);
+  if (!found.ok()) return found.status();
+  config->devices = found->wiring.topology();
+  return check_topology(
+      config->devices,
+      config->ring ? TopologyNeeds::kRing : TopologyNeeds::kMesh,
+      {.source = "the cabling the ranks found (device variable auto)",
+       .use_ring = "set JACCL_RING=1"});
+}
+
+// WEFT_CHECK_WIRING=1: the device JSON's cables are probed first, and
+// only when one is wrong is the rest probed, to name where each goes.
+absl::Status check_devices(Fabric& fabric, Bootstrap& bootstrap,
+                           const Config& config) {
+  wiring::DiscoveryOptions options;
+  options.declared = config.devices;
+  options.probe_all = false;
+  absl::StatusOr<wiring::Discovery> found =
+      wiring::discover(fabric, bootstrap, fabric.devices(), options,
+                       config.connect_timeout_ns, config.connect_timeout_ns);
+  if (!found.ok()) return found.status();
+  if (!found->complete) return absl::OkStatus();  // every cable answered
+  const std::string source =
+      config.devices_source.empty() ? "device JSON" : config.devices_source;
+  return wiring::report_status(
+      wiring::check_wiring(config.devices, found->wiring, source), source);
+}
+
 }  // namespace
 
 ProcessGroup::ProcessGroup() : parts_(std::make_unique<Parts>()) {}
@@ -200,6 +253,8 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
       on_verbs ? startup::internal::read_memory_region_budget(options.getenv)
                : verbs::kDefaultMemoryRegionBudget;
   if (!budget.ok()) return budget.status();
+  absl::StatusOr<bool> check_wiring = read_check_wiring(options.getenv);
+  if (!check_wiring.ok()) return check_wiring.status();
 
   absl::StatusOr<std::unique_ptr<Bootstrap>> bootstrap =
       join(parts.config, options);
@@ -211,6 +266,19 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::start(
   if (!opened.ok()) return opened.status();
   parts.fabric = std::move(opened->fabric);
   parts.virtual_time = opened->virtual_time;
+  if (on_verbs && parts.config.discover_devices) {
+    if (absl::Status s =
+            discover_devices(*parts.fabric, *parts.bootstrap, &parts.config);
+        !s.ok()) {
+      return s;
+    }
+  } else if (on_verbs && *check_wiring) {
+    if (absl::Status s =
+            check_devices(*parts.fabric, *parts.bootstrap, parts.config);
+        !s.ok()) {
+      return s;
+    }
+  }
   absl::StatusOr<std::unique_ptr<Group>> formed =
       create_group(*parts.fabric, *parts.bootstrap, parts.config.devices, group,
                    parts.config.connect_timeout_ns);

@@ -27,6 +27,16 @@
 // provider says instead, at a virtual time that is the same on every run
 // (verbs/departure_check.h).
 //
+// Wiring. With the device variable set to `auto` (JACCL_IBV_DEVICES=auto,
+// and WEFT_SIZE for the group's size; rendezvous/config.h) the ranks find
+// their cabling through the verbs fabric before the group forms
+// (wiring/discovery.h) and run on the cables that work both ways. With
+// WEFT_CHECK_WIRING=1 the device JSON's cables are probed first, and a
+// file that does not match them is FailedPrecondition naming the first
+// wrong entry ("rank 0's rdma_en3 reaches rank 2, not rank 1 as ...") in
+// the time of a few probes instead of an operation's deadline; other text
+// than 0 or 1 is InvalidArgument. Over TCP neither applies.
+//
 // Registered memory. On the verbs fabric, WEFT_MR_BUDGET (a whole number,
 // 1 to 65536; default 96) is how many memory regions weft keeps registered
 // at once on each device, its slabs included

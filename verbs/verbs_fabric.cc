@@ -154,6 +154,21 @@ std::vector<std::string> VerbsFabric::device_names() const {
   return names;
 }
 
+std::vector<std::string> VerbsFabric::devices() const {
+  std::vector<std::string> ready;
+  for (size_t i = 0; i < devices_->size(); ++i) {
+    absl::StatusOr<std::unique_ptr<OpenDevice>> device = OpenDevice::open(
+        library_, devices_->device(i), place(kNoPeer, devices_->name(i)));
+    if (!device.ok()) continue;
+    absl::StatusOr<abi::ibv_port_attr> port = (*device)->query_port(kPort);
+    if (!port.ok() || port->state != abi::IBV_PORT_ACTIVE) continue;
+    if (!choose_gid((*device)->gid_table(kPort, *port)).has_value()) continue;
+    ready.push_back(devices_->name(i));
+  }
+  std::sort(ready.begin(), ready.end());
+  return ready;
+}
+
 DeviceDomain* VerbsFabric::find_domain(std::string_view device) const {
   for (const auto& domain : domains_) {
     if (domain->place().device == device) return domain.get();

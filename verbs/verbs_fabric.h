@@ -132,6 +132,10 @@ class VerbsFabric final : public Fabric {
   const timeline::TimelineRecorder* trace() const { return trace_.get(); }
   // The devices the library lists.
   std::vector<std::string> device_names() const;
+  // Of those, the ones whose port 1 is active with a usable GID (what a
+  // discovery of the wiring probes), sorted by name. A device that cannot
+  // be opened or queried is left out.
+  std::vector<std::string> devices() const override;
   // Options::memory_region_budget: most regions registered at once per
   // device.
   size_t memory_region_budget() const { return memory_region_budget_; }

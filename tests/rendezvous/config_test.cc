@@ -466,3 +466,86 @@ TEST(HostPort, SplitsHostAndPort) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+// The device variable `auto`: no file, the size from WEFT_SIZE or a
+// launcher, the cabling left to discovery.
+class ConfigAutoDevices : public testing::ConfigEnvFixture {
+ protected:
+  void set_auto(const std::string& rank) {
+    env_["JACCL_RANK"] = rank;
+    env_["JACCL_IBV_DEVICES"] = "auto";
+    env_["JACCL_COORDINATOR"] = "192.168.1.10:5000";
+  }
+};
+
+TEST_F(ConfigAutoDevices, TakesTheSizeFromWeftSizeAndLeavesTheCablingOpen) {
+  set_auto("1");
+  env_["WEFT_SIZE"] = "3";
+  absl::StatusOr<Config> c = read();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->discover_devices);
+  EXPECT_EQ(c->size, 3u);
+  EXPECT_EQ(c->rank, 1u);
+  EXPECT_EQ(c->devices.ranks(), 3u);
+  EXPECT_FALSE(c->devices.connected(0, 1));
+}
+
+TEST_F(ConfigAutoDevices, TakesTheSizeFromALauncher) {
+  set_auto("0");
+  env_["OMPI_COMM_WORLD_SIZE"] = "2";
+  absl::StatusOr<Config> c = read();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->size, 2u);
+}
+
+TEST_F(ConfigAutoDevices, WithoutASizeSaysWhatToSet) {
+  set_auto("0");
+  absl::StatusOr<Config> c = read();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      std::string(c.status().message()),
+      AllOf(HasSubstr("JACCL_IBV_DEVICES=auto"), HasSubstr("set WEFT_SIZE")));
+  env_["WEFT_SIZE"] = "0";
+  c = read();
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("WEFT_SIZE='0'"));
+}
+
+TEST_F(ConfigAutoDevices, ARankPastTheSizeIsRefused) {
+  set_auto("4");
+  env_["WEFT_SIZE"] = "4";
+  absl::StatusOr<Config> c = read();
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("JACCL_RANK='4' but the group size is 4"));
+}
+
+TEST_F(ConfigAutoDevices, TcpWinsWhenTheLaunchNamesIt) {
+  set_auto("0");
+  env_["WEFT_FABRIC"] = "tcp";
+  env_["MLX_HOSTFILE"] =
+      write_json("hosts.json", R"([["127.0.0.1:5000"], ["127.0.0.1:5001"]])");
+  absl::StatusOr<Config> c = read();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->discover_devices);
+  EXPECT_EQ(c->tcp_hosts.size(), 2u);
+}
+
+TEST_F(ConfigAutoDevices, AFileNamesItsVariableAsItsSource) {
+  env_["JACCL_RANK"] = "0";
+  env_["JACCL_IBV_DEVICES"] =
+      write_json("two.json", R"([[null, "a"], ["b", null]])");
+  env_["JACCL_COORDINATOR"] = "192.168.1.10:5000";
+  absl::StatusOr<Config> c = read();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->discover_devices);
+  EXPECT_THAT(c->devices_source, HasSubstr("JACCL_IBV_DEVICES: "));
+  EXPECT_THAT(c->devices_source, HasSubstr("two.json"));
+}
+
+}  // namespace
+}  // namespace weft

@@ -179,6 +179,28 @@ TEST_F(ProcessGroupEnvironment, BadMemoryRegionBudgetNamesTheVariable) {
   EXPECT_EQ(bootstraps_made_, 1);
 }
 
+// WEFT_CHECK_WIRING is 0 or 1; other text is refused before the side
+// channel, naming the variable.
+TEST_F(ProcessGroupEnvironment, BadCheckWiringNamesTheVariable) {
+  for (const std::string text : {"yes", "2", "true", " 1"}) {
+    env_.clear();
+    set_one_rank();
+    env_["WEFT_CHECK_WIRING"] = text;
+    const absl::Status s = start();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("WEFT_CHECK_WIRING='" + text + "'"));
+  }
+  EXPECT_EQ(bootstraps_made_, 0);
+  for (const std::string text : {"0", "1", ""}) {
+    env_.clear();
+    set_one_rank();
+    env_["WEFT_CHECK_WIRING"] = text;
+    EXPECT_EQ(start().code(), absl::StatusCode::kInternal) << text;
+  }
+  EXPECT_EQ(bootstraps_made_, 3);
+}
+
 TEST_F(ProcessGroupEnvironment, TcpDoesNotReadTheMemoryRegionBudget) {
   env_["MLX_RANK"] = "0";
   env_["MLX_HOSTFILE"] = write_json("hosts.json", R"([["127.0.0.1:41000"]])");

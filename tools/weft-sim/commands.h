@@ -55,6 +55,12 @@ int run_study(int argc, char** argv);
 int run_collective(int argc, char** argv);
 // sweep_command.cc: swarm testing over many seeds against the oracles.
 int run_sweep(int argc, char** argv);
+// wiring_command.cc: --wiring_ranks, --wiring_cables, --max_loss (and
+// sweep's --seeds, --first_seed).
+extern const cli::FlagSet kWiringFlags;
+// wiring_command.cc: the wiring sweep (discovery and the device file's
+// check over random cablings).
+int run_wiring(int argc, char** argv);
 // shrink_command.cc: a failing sweep seed's faults reduced to a minimal
 // scripted plan.
 int run_shrink(int argc, char** argv);

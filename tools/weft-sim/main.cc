@@ -36,6 +36,7 @@ constexpr const cli::FlagSet* kP2pSets[] = {&cli::kWorldFlags, &kP2pFlags};
 constexpr const cli::FlagSet* kSweepSets[] = {
     &kSweepFlags, &cli::kProgressFlags, &kJsonFlags};
 constexpr const cli::FlagSet* kShrinkSets[] = {&kShrinkFlags};
+constexpr const cli::FlagSet* kWiringSets[] = {&kWiringFlags};
 #ifdef WEFT_HAVE_SIM_SERVER
 constexpr const cli::FlagSet* kServeSets[] = {&cli::kWorldFlags, &kServeFlags};
 constexpr const cli::FlagSet* kLaunchSets[] = {&cli::kWorldFlags, &kServeFlags,
@@ -66,6 +67,11 @@ constexpr Command kCommands[] = {
      "a failing sweep seed's injected faults reduced to a minimal replayable "
      "fault plan (--seed S)",
      kShrinkSets, run_shrink},
+    {"wiring",
+     "the wiring sweep: --seeds N worlds whose true cabling differs from "
+     "the device file; discovery must find the truth and the check name "
+     "every difference",
+     kWiringSets, run_wiring},
     {"trace-merge",
      "joins the per-rank timelines of a hardware run (WEFT_TRACE) into one "
      "Perfetto file on stdout: weft-sim trace-merge trace-*.json > all.json",
