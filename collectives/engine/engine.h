@@ -19,6 +19,11 @@
 // engine_moves.cc), the operation goes on, and the move is counted
 // (GroupCounters' lanes_moved) and logged at info.
 //
+// A cable that stops answering where it is the only one to its peer, on
+// a mesh, is routed around: its lane's frames go through other ranks
+// (lane.h, "Relaying"; engine_relays.cc), spread over every one that
+// answers, and each rank forwards the frames it is handed for another.
+//
 // A watch (watch()) is a second way to learn of a dead peer: a check of the
 // side channel, consulted while an operation runs, at most once per
 // interval of the fabric clock. Fabrics that give no completion for
@@ -44,6 +49,7 @@
 #include "collectives/engine/agreement.h"
 #include "collectives/engine/lane.h"
 #include "collectives/engine/op_runner.h"
+#include "collectives/engine/relay_endpoint.h"
 #include "collectives/engine/user_memory.h"
 #include "collectives/group_counters.h"
 #include "fabric/clock.h"
@@ -69,7 +75,7 @@ struct AgreementRun {
   std::function<absl::Status(const AgreementOutcome&)> on_decided;
 };
 
-class Engine {
+class Engine : public RelayPath {
  public:
   // Most operations queued at once; more is ResourceExhausted.
   static constexpr size_t kMaxQueued = 4096;
@@ -98,7 +104,7 @@ class Engine {
   // lost) until every frame is acknowledged, for at most kLingerNs, and
   // not at all while the clock stands still. A peer then finishes its last
   // operation even when this rank destroys its group right after its own.
-  ~Engine();
+  ~Engine() override;
 
   uint32_t rank() const { return rank_; }
   const Clock& clock() const { return clock_; }
@@ -181,6 +187,10 @@ class Engine {
   const absl::Status& health() const { return failure_; }
   // What every lane counted so far (see GroupCounters). O(lanes).
   GroupCounters counters() const;
+  // RelayPath (for the relayed lanes' endpoints, engine_relays.cc):
+  // `frame` for world rank `to` goes to the next lane, in turn, to a rank
+  // other than `to` that answers and has a relay frame free.
+  bool relay(uint32_t to, std::span<const std::byte> frame) override;
 
  private:
   // Steps until `finished` says so after a step, `until_ns` passes, or
@@ -216,6 +226,23 @@ class Engine {
   // `lane` was (the peer is alive, that cable works), last heard first;
   // none silent or moving. nullptr when there is none.
   Lane* move_carrier(const Lane& lane) const;
+  // Relaying (engine_relays.cc). Whether `lane` may be relayed: recovery
+  // on, the only lane to its peer, a fabric whose lanes may move.
+  bool relayable(const Lane& lane) const;
+  // `lane` is cut: while lanes to other ranks answer, asks the peer
+  // through them (a probe, relayed) whether it hears; the lane is relayed
+  // once it hears the peer through a relay.
+  void consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns);
+  // Relays `lane` from now on. False when it could not be (no memory for
+  // relay frames).
+  bool start_relay(Lane& lane);
+  // Gives every lane its relay frames, on first need. False when the
+  // fabric has no memory for them.
+  bool set_relay_frames();
+  // Serves what the lanes' relayed frames ask (forwarded to the rank they
+  // are for, or handed to the relayed lane they belong to), hands on the
+  // relayed lanes' sends waiting for a relay, and polls those lanes.
+  absl::Status serve_relays(bool* advanced);
   // A new endpoint towards `peer` on the device of its physical `cable`.
   absl::StatusOr<std::unique_ptr<Endpoint>> open_on(uint32_t peer,
                                                     uint32_t cable);
@@ -297,6 +324,13 @@ class Engine {
   std::vector<uint8_t> lane_state_;
   std::vector<uint32_t> moving_;   // lanes with a move under way
   std::vector<uint8_t> movable_;   // per lane: its peer has another lane
+  // Relaying: per lane its relay endpoint (owned by the lane; nullptr:
+  // not relayed), the lanes relayed, the next lane to carry a relayed
+  // frame, and whether the lanes have their relay frames.
+  std::vector<RelayEndpoint*> relay_ends_;
+  std::vector<uint32_t> relayed_lanes_;
+  uint32_t next_carrier_ = 0;
+  bool relay_frames_set_ = false;
   std::vector<uint32_t> known_dead_;  // sorted
   std::mutex revoke_mu_;
   std::string revoke_reason_;            // guarded by revoke_mu_; set once

@@ -1,0 +1,181 @@
+// Engine: routing around a pair's only dead cable (lane.h, "Relaying").
+// The side that finds the lane cut asks the peer through other ranks (a
+// relayed probe, again each timeout while the lane stays cut); a rank
+// that is handed a relayed frame of one of its lanes relays that lane
+// from then on and answers through relays, and so does the asking side
+// once it hears that answer. Frames then go round the lanes to the other
+// ranks in turn, so the detour's load is spread over every rank that
+// answers; each forwards what it is handed for another over its own lane
+// to that rank, or drops it when that lane has no relay frame free or
+// stopped answering (never waiting: the relayed lane's retransmission
+// repairs the loss), and never relays a frame twice.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "base/logging.h"
+#include "collectives/engine/engine.h"
+
+namespace weft::collectives::internal {
+namespace {
+
+// Whether `hop` may carry a relayed frame towards `to` (first hop: the
+// rank it goes to is not `to`) or to `to` (second hop).
+bool can_carry(const Lane& hop) {
+  return !hop.relayed() && !hop.moving() && hop.silent_rounds() == 0 &&
+         hop.can_forward();
+}
+
+}  // namespace
+
+bool Engine::relayable(const Lane& lane) const {
+  return lane.recovery() && idle_fabric_ != nullptr &&
+         idle_fabric_->lanes_may_move() && !lane.relayed() &&
+         !lane.moving() && movable_[lane.index()] == 0 &&
+         lane_state_[lane.index()] == kLaneLive;
+}
+
+bool Engine::set_relay_frames() {
+  if (relay_frames_set_) return true;
+  if (idle_fabric_ == nullptr) return false;
+  uint64_t bytes = 0;
+  for (const auto& lane : lanes_) {
+    bytes += uint64_t{lane->relay_slots()} * lane->frame_bytes();
+  }
+  absl::StatusOr<Slab*> slab = idle_fabric_->create_slab(bytes);
+  if (!slab.ok()) {
+    base::log(base::LogLevel::kWarning,
+              "rank %u: no memory for relay frames (%u bytes): %s; a pair "
+              "whose only cable died is not routed around",
+              rank_, bytes, slab.status().message());
+    return false;
+  }
+  uint64_t at = 0;
+  for (const auto& lane : lanes_) {
+    const uint64_t n = uint64_t{lane->relay_slots()} * lane->frame_bytes();
+    absl::StatusOr<Frame> frames = (*slab)->frame(at, n);
+    WEFT_ASSERT(frames.ok(), "relay frames outside their slab");
+    lane->set_relay_frames(*frames);
+    at += n;
+  }
+  relay_frames_set_ = true;
+  return true;
+}
+
+void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
+  if (!relayable(lane) || now_ns < lane.move_due_ns()) return;
+  // Asked again a timeout later, not at every step, whatever happens.
+  lane.set_move_due_ns(now_ns + lane.rto_ns());
+  *wake_ns = std::min(*wake_ns, lane.move_due_ns());
+  // Only through ranks heard from since the peer was: they answer.
+  const bool answered = std::any_of(
+      lanes_.begin(), lanes_.end(), [&](const std::unique_ptr<Lane>& hop) {
+        return hop->peer() != lane.peer() &&
+               lane_state_[hop->index()] == kLaneLive && !hop->relayed() &&
+               hop->silent_rounds() == 0 &&
+               hop->last_heard_ns() > lane.last_heard_ns();
+      });
+  if (!answered || !set_relay_frames()) return;
+  const std::vector<std::byte> probe = lane.relay_probe();
+  if (relay(lane.peer(), probe)) {
+    base::log(base::LogLevel::kInfo,
+              "rank %u: the only cable to peer %u (%s) stopped answering "
+              "(%u retransmissions unanswered, last heard %d ns ago); asking "
+              "it through other ranks",
+              rank_, lane.peer(), lane.device(), lane.silent_rounds(),
+              now_ns - lane.last_heard_ns());
+  }
+}
+
+bool Engine::start_relay(Lane& lane) {
+  if (!set_relay_frames()) return false;
+  const std::string cable = lane.device();
+  auto end = std::make_unique<RelayEndpoint>(
+      EndpointInfo{rank_, lane.peer(), "relayed"}, lane.max_parts(), *this);
+  RelayEndpoint* raw = end.get();
+  if (absl::Status s = lane.relay(std::move(end)); !s.ok()) {
+    base::log(base::LogLevel::kWarning,
+              "rank %u: relaying the lane to peer %u failed: %s", rank_,
+              lane.peer(), s.message());
+  }
+  relay_ends_[lane.index()] = raw;
+  relayed_lanes_.push_back(lane.index());
+  base::log(base::LogLevel::kInfo,
+            "rank %u: peer %u hears this rank through other ranks; its lane "
+            "(cable %s) is relayed from now on",
+            rank_, lane.peer(), cable);
+  return true;
+}
+
+bool Engine::relay(uint32_t to, std::span<const std::byte> frame) {
+  if (!relay_frames_set_) return false;
+  const auto n = static_cast<uint32_t>(lanes_.size());
+  for (uint32_t k = 0; k < n; ++k) {
+    Lane& hop = *lanes_[(next_carrier_ + k) % n];
+    if (hop.peer() == to || lane_state_[hop.index()] != kLaneLive ||
+        !can_carry(hop)) {
+      continue;
+    }
+    if (hop.forward(frame, kFlagRelayTo, to)) {
+      next_carrier_ = (hop.index() + 1) % n;
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status Engine::serve_relays(bool* advanced) {
+  for (const auto& hop : lanes_) {
+    if (!hop->has_relayed_frames()) continue;
+    *advanced = true;
+    // A rank handed its first relayed frame sets its relay frames up.
+    const bool carries = set_relay_frames();
+    for (const RelayedFrame& f : hop->take_relayed_frames()) {
+      if (f.flag == kFlagRelayTo) {
+        // For another rank: over a lane of this one to it, never relayed
+        // again.
+        bool sent = false;
+        for (const auto& out : lanes_) {
+          if (carries && out->peer() == f.rank && f.rank != rank_ &&
+              lane_state_[out->index()] == kLaneLive && can_carry(*out) &&
+              out->forward(f.bytes, kFlagRelayFrom, hop->peer())) {
+            sent = true;
+            break;
+          }
+        }
+        if (!sent) hop->note_forward_dropped();
+        continue;
+      }
+      // From rank f.rank, for its lane to this one.
+      Lane* lane = nullptr;
+      for (const auto& l : lanes_) {
+        if (l->peer() == f.rank && movable_[l->index()] == 0) lane = l.get();
+      }
+      if (f.flag != kFlagRelayFrom || lane == nullptr ||
+          (!lane->relayed() && (!relayable(*lane) || !start_relay(*lane)))) {
+        hop->note_forward_dropped();
+        continue;
+      }
+      relay_ends_[lane->index()]->deliver(f.bytes);
+    }
+  }
+  for (const uint32_t index : relayed_lanes_) {
+    Lane& lane = *lanes_[index];
+    if (lane_state_[index] == kLaneDead) continue;
+    if (relay_ends_[index]->flush()) *advanced = true;
+    absl::Status s = lane.poll(poll_batch_, advanced);
+    if (!s.ok() && lane_state_[index] == kLaneDetached) {
+      lane_state_[index] = kLaneDead;
+      continue;
+    }
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace weft::collectives::internal
