@@ -95,6 +95,10 @@ class Engine : public RelayPath {
   // (probe_after_ns), and never later than kMaxProbeAfterNs.
   static constexpr TimeNs kProbesPerDeadline = 16;
   static constexpr TimeNs kMaxProbeAfterNs = 10 * kNsPerMs;
+  // A relayed lane's frames go through at most this many ranks (each
+  // carrying lane holds relay frames of its own, so a big mesh does not
+  // set them up on every lane): on 8 ranks every other rank, six.
+  static constexpr uint32_t kMaxRelays = 8;
 
   Engine(const Clock& clock, uint32_t rank,
          std::vector<std::unique_ptr<Lane>> lanes,
@@ -236,9 +240,9 @@ class Engine : public RelayPath {
   // Relays `lane` from now on. False when it could not be (no memory for
   // relay frames).
   bool start_relay(Lane& lane);
-  // Gives every lane its relay frames, on first need. False when the
-  // fabric has no memory for them.
-  bool set_relay_frames();
+  // Gives `lane` its relay frames (a slab of its own), on first need.
+  // False when the fabric has no memory for them.
+  bool relay_frames_for(Lane& lane);
   // Serves what the lanes' relayed frames ask (forwarded to the rank they
   // are for, or handed to the relayed lane they belong to), hands on the
   // relayed lanes' sends waiting for a relay, and polls those lanes.
@@ -325,12 +329,11 @@ class Engine : public RelayPath {
   std::vector<uint32_t> moving_;   // lanes with a move under way
   std::vector<uint8_t> movable_;   // per lane: its peer has another lane
   // Relaying: per lane its relay endpoint (owned by the lane; nullptr:
-  // not relayed), the lanes relayed, the next lane to carry a relayed
-  // frame, and whether the lanes have their relay frames.
+  // not relayed), the lanes relayed, and which of the carriers takes the
+  // next relayed frame.
   std::vector<RelayEndpoint*> relay_ends_;
   std::vector<uint32_t> relayed_lanes_;
   uint32_t next_carrier_ = 0;
-  bool relay_frames_set_ = false;
   std::vector<uint32_t> known_dead_;  // sorted
   std::mutex revoke_mu_;
   std::string revoke_reason_;            // guarded by revoke_mu_; set once

@@ -10,6 +10,7 @@
 // stopped answering (never waiting: the relayed lane's retransmission
 // repairs the loss), and never relays a frame twice.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -40,30 +41,21 @@ bool Engine::relayable(const Lane& lane) const {
          lane_state_[lane.index()] == kLaneLive;
 }
 
-bool Engine::set_relay_frames() {
-  if (relay_frames_set_) return true;
+bool Engine::relay_frames_for(Lane& lane) {
+  if (lane.can_forward() || lane.relay_frames_set()) return true;
   if (idle_fabric_ == nullptr) return false;
-  uint64_t bytes = 0;
-  for (const auto& lane : lanes_) {
-    bytes += uint64_t{lane->relay_slots()} * lane->frame_bytes();
-  }
+  const uint64_t bytes = uint64_t{lane.relay_slots()} * lane.frame_bytes();
   absl::StatusOr<Slab*> slab = idle_fabric_->create_slab(bytes);
   if (!slab.ok()) {
     base::log(base::LogLevel::kWarning,
-              "rank %u: no memory for relay frames (%u bytes): %s; a pair "
-              "whose only cable died is not routed around",
-              rank_, bytes, slab.status().message());
+              "rank %u: no memory for the relay frames of the lane to peer "
+              "%u (%u bytes): %s; it carries no relayed frame",
+              rank_, lane.peer(), bytes, slab.status().message());
     return false;
   }
-  uint64_t at = 0;
-  for (const auto& lane : lanes_) {
-    const uint64_t n = uint64_t{lane->relay_slots()} * lane->frame_bytes();
-    absl::StatusOr<Frame> frames = (*slab)->frame(at, n);
-    WEFT_ASSERT(frames.ok(), "relay frames outside their slab");
-    lane->set_relay_frames(*frames);
-    at += n;
-  }
-  relay_frames_set_ = true;
+  absl::StatusOr<Frame> frames = (*slab)->frame(0, bytes);
+  WEFT_ASSERT(frames.ok(), "relay frames outside their slab");
+  lane.set_relay_frames(*frames);
   return true;
 }
 
@@ -80,7 +72,8 @@ void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
                hop->silent_rounds() == 0 &&
                hop->last_heard_ns() > lane.last_heard_ns();
       });
-  if (!answered || !set_relay_frames()) return;
+  // A peer whose process is gone is named by the watch, not asked.
+  if (!answered || (watch_ && !watch_().ok())) return;
   const std::vector<std::byte> probe = lane.relay_probe();
   if (relay(lane.peer(), probe)) {
     base::log(base::LogLevel::kInfo,
@@ -93,7 +86,6 @@ void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
 }
 
 bool Engine::start_relay(Lane& lane) {
-  if (!set_relay_frames()) return false;
   const std::string cable = lane.device();
   auto end = std::make_unique<RelayEndpoint>(
       EndpointInfo{rank_, lane.peer(), "relayed"}, lane.max_parts(), *this);
@@ -113,16 +105,21 @@ bool Engine::start_relay(Lane& lane) {
 }
 
 bool Engine::relay(uint32_t to, std::span<const std::byte> frame) {
-  if (!relay_frames_set_) return false;
-  const auto n = static_cast<uint32_t>(lanes_.size());
-  for (uint32_t k = 0; k < n; ++k) {
-    Lane& hop = *lanes_[(next_carrier_ + k) % n];
-    if (hop.peer() == to || lane_state_[hop.index()] != kLaneLive ||
-        !can_carry(hop)) {
-      continue;
+  // The first kMaxRelays lanes, in the engine's order, to ranks other than
+  // `to` that answer: each takes the next frame in turn.
+  std::array<Lane*, kMaxRelays> carriers{};
+  uint32_t count = 0;
+  for (const auto& hop : lanes_) {
+    if (count == kMaxRelays) break;
+    if (hop->peer() != to && lane_state_[hop->index()] == kLaneLive &&
+        !hop->relayed() && !hop->moving() && hop->silent_rounds() == 0) {
+      carriers[count++] = hop.get();
     }
-    if (hop.forward(frame, kFlagRelayTo, to)) {
-      next_carrier_ = (hop.index() + 1) % n;
+  }
+  for (uint32_t k = 0; k < count; ++k) {
+    Lane& hop = *carriers[(next_carrier_ + k) % count];
+    if (relay_frames_for(hop) && hop.forward(frame, kFlagRelayTo, to)) {
+      next_carrier_ = (next_carrier_ + k + 1) % count;
       return true;
     }
   }
@@ -133,16 +130,15 @@ absl::Status Engine::serve_relays(bool* advanced) {
   for (const auto& hop : lanes_) {
     if (!hop->has_relayed_frames()) continue;
     *advanced = true;
-    // A rank handed its first relayed frame sets its relay frames up.
-    const bool carries = set_relay_frames();
     for (const RelayedFrame& f : hop->take_relayed_frames()) {
       if (f.flag == kFlagRelayTo) {
         // For another rank: over a lane of this one to it, never relayed
         // again.
         bool sent = false;
         for (const auto& out : lanes_) {
-          if (carries && out->peer() == f.rank && f.rank != rank_ &&
-              lane_state_[out->index()] == kLaneLive && can_carry(*out) &&
+          if (out->peer() == f.rank && f.rank != rank_ &&
+              lane_state_[out->index()] == kLaneLive &&
+              relay_frames_for(*out) && can_carry(*out) &&
               out->forward(f.bytes, kFlagRelayFrom, hop->peer())) {
             sent = true;
             break;

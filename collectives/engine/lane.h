@@ -474,6 +474,7 @@ class Lane {
   uint32_t relay_slots() const;
   // Where they lie: `frames`, relay_slots() x frame_bytes() bytes.
   void set_relay_frames(const Frame& frames);
+  bool relay_frames_set() const { return relay_slots_ > 0; }
   // A relay frame is set and free.
   bool can_forward() const {
     return relay_slots_ > 0 && relay_busy_ != (1u << relay_slots_) - 1;
