@@ -116,6 +116,10 @@ class Engine : public RelayPath {
   // (Fabric::idle), and with which user memory is registered; nullptr:
   // none. REQUIRES: outlives the engine and its registrations.
   void set_idle_fabric(Fabric* fabric);
+  // Whether this rank may relay a lane whose only cable died (lane.h,
+  // "Relaying"): it has a lane to every other rank of the world. Off by
+  // default.
+  void allow_relays(bool allow) { relays_allowed_ = allow; }
   // The user memory registered with that fabric (nullptr: no fabric).
   const std::shared_ptr<UserMemory>& user_memory() const {
     return user_memory_;
@@ -230,8 +234,9 @@ class Engine : public RelayPath {
   // `lane` was (the peer is alive, that cable works), last heard first;
   // none silent or moving. nullptr when there is none.
   Lane* move_carrier(const Lane& lane) const;
-  // Relaying (engine_relays.cc). Whether `lane` may be relayed: recovery
-  // on, the only lane to its peer, a fabric whose lanes may move.
+  // Relaying (engine_relays.cc). Whether `lane` may be relayed: relays
+  // allowed, recovery on, the only lane to its peer, a fabric whose lanes
+  // may move.
   bool relayable(const Lane& lane) const;
   // `lane` is cut: while lanes to other ranks answer, asks the peer
   // through them (a probe, relayed) whether it hears; the lane is relayed
@@ -334,6 +339,7 @@ class Engine : public RelayPath {
   std::vector<RelayEndpoint*> relay_ends_;
   std::vector<uint32_t> relayed_lanes_;
   uint32_t next_carrier_ = 0;
+  bool relays_allowed_ = false;
   std::vector<uint32_t> known_dead_;  // sorted
   std::mutex revoke_mu_;
   std::string revoke_reason_;            // guarded by revoke_mu_; set once

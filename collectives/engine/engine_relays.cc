@@ -35,7 +35,7 @@ bool can_carry(const Lane& hop) {
 }  // namespace
 
 bool Engine::relayable(const Lane& lane) const {
-  return lane.recovery() && idle_fabric_ != nullptr &&
+  return relays_allowed_ && lane.recovery() && idle_fabric_ != nullptr &&
          idle_fabric_->lanes_may_move() && !lane.relayed() &&
          !lane.moving() && movable_[lane.index()] == 0 &&
          lane_state_[lane.index()] == kLaneLive;
