@@ -211,8 +211,16 @@ absl::Status Engine::poll_lanes(bool* advanced) {
   }
   // Relayed frames are served once every lane was polled, so a frame that
   // came over a lane's own cable counts before one a relay brought.
-  if (relayed_frames || !relayed_lanes_.empty()) return serve_relays(advanced);
-  return absl::OkStatus();
+  if (!relayed_frames && relayed_lanes_.empty()) return absl::OkStatus();
+  absl::Status first;
+  (void)serve_relays(advanced, [&](Lane& lane, absl::Status s) {
+    if (lane_state_[lane.index()] == kLaneDetached) {
+      lane_state_[lane.index()] = kLaneDead;
+    } else if (first.ok()) {
+      first = std::move(s);
+    }
+  });
+  return first;
 }
 
 absl::Status Engine::run_queue(bool* advanced) {
@@ -505,6 +513,9 @@ Progress Engine::serve_failed() {
       (void)lane->service_at(
           now_ns, Lane::Watch{}, [] { return kNoPeer; }, &advanced, &wake_ns);
     }
+  }
+  if (!agreed_.empty() && !relayed_lanes_.empty()) {
+    (void)serve_relays(&advanced, [](Lane&, absl::Status) {});
   }
   if (lingering_ != nullptr) flush_lingering(&advanced);
   return Progress::done();

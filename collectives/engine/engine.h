@@ -250,8 +250,10 @@ class Engine : public RelayPath {
   bool relay_frames_for(Lane& lane);
   // Serves what the lanes' relayed frames ask (forwarded to the rank they
   // are for, or handed to the relayed lane they belong to), hands on the
-  // relayed lanes' sends waiting for a relay, and polls those lanes.
-  absl::Status serve_relays(bool* advanced);
+  // relayed lanes' sends waiting for a relay, and polls those lanes
+  // (`failed` gets a relayed lane whose poll failed, and why).
+  absl::Status serve_relays(
+      bool* advanced, const std::function<void(Lane&, absl::Status)>& failed);
   // A new endpoint towards `peer` on the device of its physical `cable`.
   absl::StatusOr<std::unique_ptr<Endpoint>> open_on(uint32_t peer,
                                                     uint32_t cable);

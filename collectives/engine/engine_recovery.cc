@@ -171,6 +171,9 @@ Progress Engine::run_agreement() {
     if (!s.ok()) lane_failed(*lane, std::move(s));
     if (lane->peer_departed()) suspect(lane->peer());
   }
+  // Relayed frames go on while the agreement runs (a pair's only cable
+  // died: lane.h, "Relaying").
+  (void)serve_relays(&advanced, lane_failed);
   TimeNs now_ns = clock_.now_ns();
   if (watch_ && now_ns >= next_watch_ns_) {
     next_watch_ns_ = deadline_after(now_ns, watch_interval_ns_);

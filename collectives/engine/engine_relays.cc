@@ -11,6 +11,7 @@
 // repairs the loss), and never relays a frame twice.
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -126,7 +127,8 @@ bool Engine::relay(uint32_t to, std::span<const std::byte> frame) {
   return false;
 }
 
-absl::Status Engine::serve_relays(bool* advanced) {
+absl::Status Engine::serve_relays(
+    bool* advanced, const std::function<void(Lane&, absl::Status)>& failed) {
   for (const auto& hop : lanes_) {
     if (!hop->has_relayed_frames()) continue;
     *advanced = true;
@@ -164,12 +166,9 @@ absl::Status Engine::serve_relays(bool* advanced) {
     Lane& lane = *lanes_[index];
     if (lane_state_[index] == kLaneDead) continue;
     if (relay_ends_[index]->flush()) *advanced = true;
-    absl::Status s = lane.poll(poll_batch_, advanced);
-    if (!s.ok() && lane_state_[index] == kLaneDetached) {
-      lane_state_[index] = kLaneDead;
-      continue;
+    if (absl::Status s = lane.poll(poll_batch_, advanced); !s.ok()) {
+      failed(lane, std::move(s));
     }
-    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }
