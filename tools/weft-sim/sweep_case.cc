@@ -169,17 +169,6 @@ void draw_faults(sim::Prng& prng, SweepCase* c) {
 
 namespace {
 
-// Every pair of ranks is joined by a cable (a mesh: a pair's only cable
-// pulled is routed through the others).
-bool every_pair_joined(const Topology& t) {
-  for (uint32_t a = 0; a < t.ranks(); ++a) {
-    for (uint32_t b = a + 1; b < t.ranks(); ++b) {
-      if (!t.connected(a, b)) return false;
-    }
-  }
-  return true;
-}
-
 // A pull of one cable of a drawn pair, both ways, when the pair has
 // several, or of its only cable on a mesh of three ranks or more (routed
 // around through the others).
@@ -189,7 +178,7 @@ void draw_cable_pull(uint64_t seed, SweepCase* c) {
   if (!prng.chance(kCablePullChance)) return;
   const auto [rank, peer] = draw_pair(prng, t);
   const auto cables = static_cast<uint32_t>(t.devices(rank, peer).size());
-  if (cables < 2 && (t.ranks() < 3 || !every_pair_joined(t))) return;
+  if (cables < 2 && (t.ranks() < 3 || !t.is_full_mesh())) return;
   // While the program runs (its expected duration), so most pulls meet
   // traffic.
   c->world.faults.script.push_back(

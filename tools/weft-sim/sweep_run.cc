@@ -15,16 +15,6 @@
 namespace weft::tools::weft_sim {
 namespace {
 
-// Every pair of ranks joined by a cable.
-bool every_pair_joined(const Topology& t) {
-  for (uint32_t a = 0; a < t.ranks(); ++a) {
-    for (uint32_t b = a + 1; b < t.ranks(); ++b) {
-      if (!t.connected(a, b)) return false;
-    }
-  }
-  return true;
-}
-
 // A link_down that recovery survives, the only link_down of its pair: one
 // cable of a pair joined by several (its lanes move to another cable), or
 // a pair's only cable on a mesh of three ranks or more (its lane goes
@@ -37,7 +27,7 @@ bool survivable_pull(const sim::ScriptedFault& f,
                            topology.devices(f.rank, f.peer).size() >= 2;
   const bool only_cable = topology.devices(f.rank, f.peer).size() == 1 &&
                           topology.ranks() >= 3 &&
-                          every_pair_joined(topology);
+                          topology.is_full_mesh();
   if (!other_cable && !only_cable) return false;
   for (const sim::ScriptedFault& other : script) {
     if (&other != &f && other.kind == sim::FaultKind::kLinkDown &&
