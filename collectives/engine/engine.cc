@@ -98,6 +98,7 @@ void Engine::set_idle_fabric(Fabric* fabric) {
 void Engine::watch(std::function<absl::Status()> check, TimeNs interval_ns) {
   WEFT_ASSERT(interval_ns > 0, "a watch needs an interval above 0");
   watch_ = std::move(check);
+  peeked_ = absl::OkStatus();
   watch_interval_ns_ = interval_ns;
   next_watch_ns_ = watch_ ? clock_.now_ns() : kNeverNs;
 }
@@ -389,7 +390,7 @@ absl::Status Engine::deadline_error(const OpState& op) {
 absl::Status Engine::consult_watch(TimeNs now_ns) {
   if (now_ns < next_watch_ns_) return absl::OkStatus();
   next_watch_ns_ = deadline_after(now_ns, watch_interval_ns_);
-  const absl::Status said = watch_();
+  const absl::Status said = next_departure();
   if (said.ok()) return said;
   const std::optional<ErrorPlace> from = error_place(said);
   const uint32_t peer =

@@ -242,9 +242,8 @@ class Engine : public RelayPath {
   // through them (a probe, relayed) whether it hears; the lane is relayed
   // once it hears the peer through a relay.
   void consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns);
-  // Relays `lane` from now on. False when it could not be (no memory for
-  // relay frames).
-  bool start_relay(Lane& lane);
+  // Relays `lane` from now on (logged at info).
+  void start_relay(Lane& lane);
   // Gives `lane` its relay frames (a slab of its own), on first need.
   // False when the fabric has no memory for them.
   bool relay_frames_for(Lane& lane);
@@ -276,6 +275,13 @@ class Engine : public RelayPath {
   // before probing it (0: no operation runs).
   TimeNs probe_after_ns() const;
   absl::Status deadline_error(const OpState& op);
+  // The watch's next answer: the one peeked at (departure_known()) if
+  // any, else the watch's own. REQUIRES: watch_ set.
+  absl::Status next_departure();
+  // Whether the watch names a gone rank now. Its answer is kept for
+  // next_departure(), so peeking changes nothing the watch says or when
+  // (a check that names each departure once, as the simulator's does).
+  bool departure_known();
   // Consults the watch if it is due: the error for the dead peer it names,
   // or OK.
   absl::Status consult_watch(TimeNs now_ns);
@@ -346,6 +352,7 @@ class Engine : public RelayPath {
   std::mutex revoke_mu_;
   std::string revoke_reason_;            // guarded by revoke_mu_; set once
   std::function<absl::Status()> watch_;  // empty: not watching
+  absl::Status peeked_;  // the watch's answer departure_known() kept
   TimeNs watch_interval_ns_ = 0;
   TimeNs next_watch_ns_ = kNeverNs;  // when the watch is due
 };

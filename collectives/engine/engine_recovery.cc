@@ -179,7 +179,7 @@ Progress Engine::run_agreement() {
     next_watch_ns_ = deadline_after(now_ns, watch_interval_ns_);
     // A watch names one gone rank a call, each in turn.
     for (size_t i = 0; i <= run.members.size(); ++i) {
-      const absl::Status said = watch_();
+      const absl::Status said = next_departure();
       const std::optional<ErrorPlace> from = error_place(said);
       if (said.ok() || !from.has_value() || from->peer == kNoPeer ||
           from->peer == rank_) {

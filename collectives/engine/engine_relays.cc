@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -74,7 +75,7 @@ void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
                hop->last_heard_ns() > lane.last_heard_ns();
       });
   // A peer whose process is gone is named by the watch, not asked.
-  if (!answered || (watch_ && !watch_().ok())) return;
+  if (!answered || departure_known()) return;
   const std::vector<std::byte> probe = lane.relay_probe();
   if (relay(lane.peer(), probe)) {
     base::log(base::LogLevel::kInfo,
@@ -86,7 +87,18 @@ void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
   }
 }
 
-bool Engine::start_relay(Lane& lane) {
+absl::Status Engine::next_departure() {
+  if (!peeked_.ok()) return std::exchange(peeked_, absl::OkStatus());
+  return watch_();
+}
+
+bool Engine::departure_known() {
+  if (!watch_) return false;
+  if (peeked_.ok()) peeked_ = watch_();
+  return !peeked_.ok();
+}
+
+void Engine::start_relay(Lane& lane) {
   const std::string cable = lane.device();
   auto end = std::make_unique<RelayEndpoint>(
       EndpointInfo{rank_, lane.peer(), "relayed"}, lane.max_parts(), *this);
@@ -102,7 +114,6 @@ bool Engine::start_relay(Lane& lane) {
             "rank %u: peer %u hears this rank through other ranks; its lane "
             "(cable %s) is relayed from now on",
             rank_, lane.peer(), cable);
-  return true;
 }
 
 bool Engine::relay(uint32_t to, std::span<const std::byte> frame) {
@@ -155,10 +166,11 @@ absl::Status Engine::serve_relays(
         if (l->peer() == f.rank && movable_[l->index()] == 0) lane = l.get();
       }
       if (f.flag != kFlagRelayFrom || lane == nullptr ||
-          (!lane->relayed() && (!relayable(*lane) || !start_relay(*lane)))) {
+          (!lane->relayed() && !relayable(*lane))) {
         hop->note_forward_dropped();
         continue;
       }
+      if (!lane->relayed()) start_relay(*lane);
       relay_ends_[lane->index()]->deliver(f.bytes);
     }
   }
