@@ -63,9 +63,6 @@ bool Engine::relay_frames_for(Lane& lane) {
 
 void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
   if (!relayable(lane) || now_ns < lane.move_due_ns()) return;
-  // Asked again a timeout later, not at every step, whatever happens.
-  lane.set_move_due_ns(now_ns + lane.rto_ns());
-  *wake_ns = std::min(*wake_ns, lane.move_due_ns());
   // Only through ranks heard from since the peer was: they answer.
   const bool answered = std::any_of(
       lanes_.begin(), lanes_.end(), [&](const std::unique_ptr<Lane>& hop) {
@@ -76,6 +73,10 @@ void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
       });
   // A peer whose process is gone is named by the watch, not asked.
   if (!answered || departure_known()) return;
+  // Asked again a timeout later, not at every step. (Nothing changes, not
+  // even when the engine wakes, until a probe goes.)
+  lane.set_move_due_ns(now_ns + lane.rto_ns());
+  *wake_ns = std::min(*wake_ns, lane.move_due_ns());
   const std::vector<std::byte> probe = lane.relay_probe();
   if (relay(lane.peer(), probe)) {
     base::log(base::LogLevel::kInfo,
