@@ -19,7 +19,7 @@ const std::array<LinkCounters::Field, 16> LinkCounters::kFields = {{
     {"frames_via_relays", &LinkCounters::frames_via_relays},
     {"frames_from_relays", &LinkCounters::frames_from_relays},
     {"frames_relayed", &LinkCounters::frames_relayed},
-    {"bytes_relayed", &LinkCounters::bytes_relayed},
+    {"relayed_bytes", &LinkCounters::relayed_bytes},
     {"relay_drops", &LinkCounters::relay_drops},
 }};
 

@@ -60,7 +60,7 @@ struct LinkCounters {
   // forwarded to the rank they are for. And frames of a relayed lane lost
   // on the way here (no relay frame free, no receive posted).
   uint64_t frames_relayed = 0;
-  uint64_t bytes_relayed = 0;
+  uint64_t relayed_bytes = 0;
   uint64_t relay_drops = 0;
 
   // Every counter with its name (the key weft-bench's JSON uses), in the

@@ -476,7 +476,7 @@ GroupCounters Engine::counters() const {
     p.counts.lanes_moved = st.moves;
     p.counts.lane_relayed = st.relayed;
     p.counts.frames_relayed = st.frames_forwarded;
-    p.counts.bytes_relayed = st.bytes_forwarded;
+    p.counts.relayed_bytes = st.bytes_forwarded;
     p.counts.relay_drops = st.forwards_dropped;
     if (const RelayEndpoint* end = relay_ends_[lane->index()]) {
       p.counts.frames_via_relays = end->frames_sent();

@@ -33,6 +33,7 @@
 #define WEFT_COLLECTIVES_ENGINE_ENGINE_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>

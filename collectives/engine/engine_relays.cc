@@ -11,10 +11,12 @@
 // repairs the loss), and never relays a frame twice.
 #include <algorithm>
 #include <array>
-#include <functional>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 

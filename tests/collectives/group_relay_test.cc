@@ -5,6 +5,7 @@
 // pulled, or recovery off, still ends in a typed error.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -103,7 +104,7 @@ uint32_t expect_detour(const FaultedRun& out, uint32_t a, uint32_t b,
     if (forwarded > 0) {
       ++carried;
       // Each whole, its 64-byte header at least.
-      EXPECT_GE(to_a->counts.bytes_relayed + to_b->counts.bytes_relayed,
+      EXPECT_GE(to_a->counts.relayed_bytes + to_b->counts.relayed_bytes,
                 64 * forwarded);
     }
   }
