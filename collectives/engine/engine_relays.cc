@@ -65,22 +65,16 @@ bool Engine::relay_frames_for(Lane& lane) {
 
 void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
   if (!relayable(lane) || now_ns < lane.move_due_ns()) return;
-  // Only through ranks heard from since the peer was: they answer.
-  const bool answered = std::any_of(
-      lanes_.begin(), lanes_.end(), [&](const std::unique_ptr<Lane>& hop) {
-        return hop->peer() != lane.peer() &&
-               lane_state_[hop->index()] == kLaneLive && !hop->relayed() &&
-               hop->silent_rounds() == 0 &&
-               hop->last_heard_ns() > lane.last_heard_ns();
-      });
-  // A peer whose process is gone is named by the watch, not asked.
-  if (!answered || departure_known()) return;
-  // Asked again a timeout later, not at every step. (Nothing changes, not
-  // even when the engine wakes, until a probe goes.)
-  lane.set_move_due_ns(now_ns + lane.rto_ns());
-  *wake_ns = std::min(*wake_ns, lane.move_due_ns());
-  const std::vector<std::byte> probe = lane.relay_probe();
-  if (relay(lane.peer(), probe)) {
+  // A peer whose process is gone is named by the watch, not asked. (The
+  // relays are lanes that answer: relay() takes no lane that has frames
+  // unanswered, so a rank cut off from every other asks no one.)
+  if (departure_known()) return;
+  // Nothing changes, not even when the engine wakes, until a probe goes;
+  // then it is asked again a timeout later, not at every step.
+  if (relay(lane.peer(), lane.relay_probe())) {
+    lane.note_relay_probe();
+    lane.set_move_due_ns(now_ns + lane.rto_ns());
+    *wake_ns = std::min(*wake_ns, lane.move_due_ns());
     base::log(base::LogLevel::kInfo,
               "rank %u: the only cable to peer %u (%s) stopped answering "
               "(%u retransmissions unanswered, last heard %d ns ago); asking "

@@ -493,8 +493,10 @@ class Lane {
   void note_forward_dropped() { ++stats_.forwards_dropped; }
   // An acknowledgement asking the peer to answer (a probe), as a whole
   // frame to hand to a relay: whether the peer hears this side through
-  // one, before the lane is relayed. Counted as a probe sent.
+  // one, before the lane is relayed. note_relay_probe() counts one that
+  // went as a probe sent.
   std::vector<std::byte> relay_probe();
+  void note_relay_probe() { ++stats_.probes_sent; }
   // The endpoint's parts (Endpoint::max_parts()).
   size_t max_parts() const { return endpoint_->max_parts(); }
 

@@ -87,7 +87,6 @@ std::vector<std::byte> Lane::relay_probe() {
   header.consumed = receive_.consumed();
   std::vector<std::byte> frame(kHeaderBytes);
   header.encode(std::span<std::byte, kHeaderBytes>(frame.data(), kHeaderBytes));
-  ++stats_.probes_sent;
   return frame;
 }
 
