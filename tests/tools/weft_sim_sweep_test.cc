@@ -283,8 +283,10 @@ constexpr std::pair<const char*, const char*> kOnlyCablePulls[] = {
     {"265", "link_down from=3 to=4"},            // one direction (5 ranks)
     {"915", "link_down between=7,6 cable=0"},    // 8 ranks
     {"876", "link_down between=2,0 cable=0"},    // pulled 18 ns in
-    {"1228", "link_down between=24,50 cable=0"}  // 56 ranks
-};
+    {"1228", "link_down between=24,50 cable=0"},  // 56 ranks
+    // A reduce to rank 0 whose first frame from rank 1 met the pull: rank
+    // 1 heard no one since, and asks through rank 2 all the same.
+    {"1804", "link_down between=1,0 cable=0"}};
 
 // Seeds that pull a pair's only cable on a mesh (docs/fault-tolerance.md,
 // "A pair's only cable"), drawn on a quarter of the seeds of such worlds,
