@@ -75,7 +75,7 @@ void expect_all_ok(const FaultedRun& out, uint32_t ranks) {
 // ranks in `relays` carried them: returns how many of those did.
 uint32_t expect_detour(const FaultedRun& out, uint32_t a, uint32_t b,
                        const std::vector<uint32_t>& relays) {
-  for (const auto [r, p] : {std::pair{a, b}, std::pair{b, a}}) {
+  for (const auto& [r, p] : {std::pair{a, b}, std::pair{b, a}}) {
     const PeerCounters* lane = find(out.counters[r], p);
     EXPECT_NE(lane, nullptr);
     if (lane == nullptr) return 0;
@@ -208,8 +208,8 @@ TEST(Relay, TwoPairsPulledAreEachRoutedAround) {
         small_frame_options(kTimeoutNs, true));
     expect_all_ok(out, ranks);
     if (out.status.size() != ranks) continue;
-    for (const auto [a, b] : {std::pair{0u, 1u}, std::pair{2u, 3u}}) {
-      for (const auto [r, p] : {std::pair{a, b}, std::pair{b, a}}) {
+    for (const auto& [a, b] : {std::pair{0u, 1u}, std::pair{2u, 3u}}) {
+      for (const auto& [r, p] : {std::pair{a, b}, std::pair{b, a}}) {
         const PeerCounters* lane = find(out.counters[r], p);
         ASSERT_NE(lane, nullptr);
         EXPECT_EQ(lane->counts.lane_relayed, 1u) << r << " to " << p;
