@@ -203,6 +203,14 @@ absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
   auto engine = std::make_shared<collectives::internal::Engine>(
       fabric_.clock(), rank_, std::move(lanes_), fabric_.ranks_sharing_core());
   engine->set_idle_fabric(&fabric_);
+  // A pair's only dead cable is routed through the other ranks only from
+  // a rank joined to every other (lane.h, "Relaying"): when both ends of
+  // the pair are, so is every relay to both.
+  bool joined_to_all = true;
+  for (uint32_t p = 0; p < topology_->ranks(); ++p) {
+    joined_to_all &= p == rank_ || topology_->connected(rank_, p);
+  }
+  engine->allow_relays(joined_to_all);
   // A fabric that keeps a record of departed peers (the simulator's) is
   // the group's watch from the start: a crash is named within one watch
   // interval, as the side channel names a dead process on hardware.

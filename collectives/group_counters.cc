@@ -4,7 +4,7 @@
 
 namespace weft {
 
-const std::array<LinkCounters::Field, 10> LinkCounters::kFields = {{
+const std::array<LinkCounters::Field, 16> LinkCounters::kFields = {{
     {"frames_sent", &LinkCounters::frames_sent},
     {"frames_resent", &LinkCounters::frames_resent},
     {"frames_received", &LinkCounters::frames_received},
@@ -15,6 +15,12 @@ const std::array<LinkCounters::Field, 10> LinkCounters::kFields = {{
     {"credit_stalls", &LinkCounters::credit_stalls},
     {"deadlines_hit", &LinkCounters::deadlines_hit},
     {"lanes_moved", &LinkCounters::lanes_moved},
+    {"lane_relayed", &LinkCounters::lane_relayed},
+    {"frames_via_relays", &LinkCounters::frames_via_relays},
+    {"frames_from_relays", &LinkCounters::frames_from_relays},
+    {"frames_relayed", &LinkCounters::frames_relayed},
+    {"relayed_bytes", &LinkCounters::relayed_bytes},
+    {"relay_drops", &LinkCounters::relay_drops},
 }};
 
 // Every counter is in kFields (a new one added above but not there would

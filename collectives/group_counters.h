@@ -48,6 +48,20 @@ struct LinkCounters {
   // of a pair with several): its frames go over the other cable from
   // then on (PeerCounters::device names the device they use now).
   uint64_t lanes_moved = 0;
+  // A pair's only cable stopped answering, on a mesh: 1 once this
+  // cable's lane goes through other ranks (PeerCounters::device then
+  // reads "relayed"); its frames sent through them and received through
+  // them (docs/fault-tolerance.md, "A dead cable").
+  uint64_t lane_relayed = 0;
+  uint64_t frames_via_relays = 0;
+  uint64_t frames_from_relays = 0;
+  // Frames (and their bytes, headers included) this cable carried for a
+  // relayed lane: this rank's own on their first hop, or another's
+  // forwarded to the rank they are for. And frames of a relayed lane lost
+  // on the way here (no relay frame free, no receive posted).
+  uint64_t frames_relayed = 0;
+  uint64_t relayed_bytes = 0;
+  uint64_t relay_drops = 0;
 
   // Every counter with its name (the key weft-bench's JSON uses), in the
   // order above: for sums, differences and output without listing them
@@ -56,7 +70,7 @@ struct LinkCounters {
     const char* name;
     uint64_t LinkCounters::*value;
   };
-  static const std::array<Field, 10> kFields;
+  static const std::array<Field, 16> kFields;
 
   LinkCounters& operator+=(const LinkCounters& o);
   LinkCounters& operator-=(const LinkCounters& o);
@@ -68,7 +82,8 @@ struct PeerCounters {
   uint32_t peer = 0;   // the peer's fabric (world) rank
   uint32_t cable = 0;  // which cable to that peer (device JSON order)
   // This rank's device the cable's lane uses: the cable's own, or, once
-  // the lane moved (lanes_moved), the other cable's it moved to.
+  // the lane moved (lanes_moved), the other cable's it moved to, or
+  // "relayed" once it goes through other ranks (lane_relayed).
   std::string device;
   LinkCounters counts;
 };

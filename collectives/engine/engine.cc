@@ -36,7 +36,8 @@ Engine::Engine(const Clock& clock, uint32_t rank,
       waiting_(lanes_.size(), 0),
       prefetch_(ranks_sharing_core >= kPrefetchMinRanks),
       lane_state_(lanes_.size(), kLaneLive),
-      movable_(lanes_.size(), 0) {
+      movable_(lanes_.size(), 0),
+      relay_ends_(lanes_.size(), nullptr) {
   for (uint32_t i = 0; i < lanes_.size(); ++i) {
     lanes_[i]->set_index(i);
     by_peer_.emplace_back(lane_key(lanes_[i]->peer(), lanes_[i]->cable()),
@@ -97,6 +98,7 @@ void Engine::set_idle_fabric(Fabric* fabric) {
 void Engine::watch(std::function<absl::Status()> check, TimeNs interval_ns) {
   WEFT_ASSERT(interval_ns > 0, "a watch needs an interval above 0");
   watch_ = std::move(check);
+  peeked_ = absl::OkStatus();
   watch_interval_ns_ = interval_ns;
   next_watch_ns_ = watch_ ? clock_.now_ns() : kNeverNs;
 }
@@ -191,8 +193,11 @@ void Engine::prefetch_state() const {
 absl::Status Engine::poll_lanes(bool* advanced) {
   // A lane has at most kMaxDepth receives, as many data sends, an
   // acknowledgement, an abort and a move outstanding: one poll drains it.
-  static_assert(Endpoint::kMaxPollBatch >= 2 * GroupOptions::kMaxDepth + 3,
+  // (Its sends, relay frames included, stay within Endpoint::kMaxSends.)
+  static_assert(Endpoint::kMaxPollBatch >=
+                    GroupOptions::kMaxDepth + Endpoint::kMaxSends,
                 "one poll must drain a lane (see progress())");
+  bool relayed_frames = false;
   for (const auto& lane : lanes_) {
     const uint8_t state = lane_state_[lane->index()];
     if (state == kLaneDead) continue;
@@ -203,8 +208,20 @@ absl::Status Engine::poll_lanes(bool* advanced) {
     }
     if (s.ok() && lane->has_moves()) s = serve_moves(*lane);
     if (!s.ok()) return s;
+    relayed_frames |= lane->has_relayed_frames();
   }
-  return absl::OkStatus();
+  // Relayed frames are served once every lane was polled, so a frame that
+  // came over a lane's own cable counts before one a relay brought.
+  if (!relayed_frames && relayed_lanes_.empty()) return absl::OkStatus();
+  absl::Status first;
+  (void)serve_relays(advanced, [&](Lane& lane, absl::Status s) {
+    if (lane_state_[lane.index()] == kLaneDetached) {
+      lane_state_[lane.index()] = kLaneDead;
+    } else if (first.ok()) {
+      first = std::move(s);
+    }
+  });
+  return first;
 }
 
 absl::Status Engine::run_queue(bool* advanced) {
@@ -321,6 +338,11 @@ absl::Status Engine::service_lanes(TimeNs now_ns, bool* advanced,
         (lane->cut() ||
          (watch.waiting && probe_ns > 0 && lane->silent_at(now_ns, probe_ns)))) {
       consider_move(*lane, now_ns, wake_ns);
+    } else if (state == kLaneLive && movable_[lane->index()] == 0 &&
+               lane->cut() && !lane->relayed()) {
+      // Only frames unanswered: a silent peer may be a slow one (waiting
+      // on the pair that lost its cable, say), not one cut off.
+      consider_relay(*lane, now_ns, wake_ns);
     }
   }
   if (!moving_.empty()) resend_moves(now_ns, wake_ns);
@@ -368,7 +390,7 @@ absl::Status Engine::deadline_error(const OpState& op) {
 absl::Status Engine::consult_watch(TimeNs now_ns) {
   if (now_ns < next_watch_ns_) return absl::OkStatus();
   next_watch_ns_ = deadline_after(now_ns, watch_interval_ns_);
-  const absl::Status said = watch_();
+  const absl::Status said = next_departure();
   if (said.ok()) return said;
   const std::optional<ErrorPlace> from = error_place(said);
   const uint32_t peer =
@@ -452,6 +474,15 @@ GroupCounters Engine::counters() const {
     p.counts.credit_stalls = st.credit_stalls;
     p.counts.deadlines_hit = st.deadlines;
     p.counts.lanes_moved = st.moves;
+    p.counts.lane_relayed = st.relayed;
+    p.counts.frames_relayed = st.frames_forwarded;
+    p.counts.relayed_bytes = st.bytes_forwarded;
+    p.counts.relay_drops = st.forwards_dropped;
+    if (const RelayEndpoint* end = relay_ends_[lane->index()]) {
+      p.counts.frames_via_relays = end->frames_sent();
+      p.counts.frames_from_relays = end->frames_delivered();
+      p.counts.relay_drops += end->frames_lost();
+    }
     out.total += p.counts;
     out.payload_bytes_zero_copy += st.bytes_zero_copy;
     out.payload_bytes_staged += st.bytes_staged;
@@ -483,6 +514,9 @@ Progress Engine::serve_failed() {
       (void)lane->service_at(
           now_ns, Lane::Watch{}, [] { return kNoPeer; }, &advanced, &wake_ns);
     }
+  }
+  if (!agreed_.empty() && !relayed_lanes_.empty()) {
+    (void)serve_relays(&advanced, [](Lane&, absl::Status) {});
   }
   if (lingering_ != nullptr) flush_lingering(&advanced);
   return Progress::done();

@@ -19,6 +19,11 @@
 // engine_moves.cc), the operation goes on, and the move is counted
 // (GroupCounters' lanes_moved) and logged at info.
 //
+// A cable that stops answering where it is the only one to its peer, on
+// a mesh, is routed around: its lane's frames go through other ranks
+// (lane.h, "Relaying"; engine_relays.cc), spread over every one that
+// answers, and each rank forwards the frames it is handed for another.
+//
 // A watch (watch()) is a second way to learn of a dead peer: a check of the
 // side channel, consulted while an operation runs, at most once per
 // interval of the fabric clock. Fabrics that give no completion for
@@ -28,6 +33,7 @@
 #define WEFT_COLLECTIVES_ENGINE_ENGINE_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -44,6 +50,7 @@
 #include "collectives/engine/agreement.h"
 #include "collectives/engine/lane.h"
 #include "collectives/engine/op_runner.h"
+#include "collectives/engine/relay_endpoint.h"
 #include "collectives/engine/user_memory.h"
 #include "collectives/group_counters.h"
 #include "fabric/clock.h"
@@ -69,7 +76,7 @@ struct AgreementRun {
   std::function<absl::Status(const AgreementOutcome&)> on_decided;
 };
 
-class Engine {
+class Engine : public RelayPath {
  public:
   // Most operations queued at once; more is ResourceExhausted.
   static constexpr size_t kMaxQueued = 4096;
@@ -89,6 +96,10 @@ class Engine {
   // (probe_after_ns), and never later than kMaxProbeAfterNs.
   static constexpr TimeNs kProbesPerDeadline = 16;
   static constexpr TimeNs kMaxProbeAfterNs = 10 * kNsPerMs;
+  // A relayed lane's frames go through at most this many ranks (each
+  // carrying lane holds relay frames of its own, so a big mesh does not
+  // set them up on every lane): on 8 ranks every other rank, six.
+  static constexpr uint32_t kMaxRelays = 8;
 
   Engine(const Clock& clock, uint32_t rank,
          std::vector<std::unique_ptr<Lane>> lanes,
@@ -98,7 +109,7 @@ class Engine {
   // lost) until every frame is acknowledged, for at most kLingerNs, and
   // not at all while the clock stands still. A peer then finishes its last
   // operation even when this rank destroys its group right after its own.
-  ~Engine();
+  ~Engine() override;
 
   uint32_t rank() const { return rank_; }
   const Clock& clock() const { return clock_; }
@@ -106,6 +117,10 @@ class Engine {
   // (Fabric::idle), and with which user memory is registered; nullptr:
   // none. REQUIRES: outlives the engine and its registrations.
   void set_idle_fabric(Fabric* fabric);
+  // Whether this rank may relay a lane whose only cable died (lane.h,
+  // "Relaying"): it has a lane to every other rank of the world. Off by
+  // default.
+  void allow_relays(bool allow) { relays_allowed_ = allow; }
   // The user memory registered with that fabric (nullptr: no fabric).
   const std::shared_ptr<UserMemory>& user_memory() const {
     return user_memory_;
@@ -181,6 +196,10 @@ class Engine {
   const absl::Status& health() const { return failure_; }
   // What every lane counted so far (see GroupCounters). O(lanes).
   GroupCounters counters() const;
+  // RelayPath (for the relayed lanes' endpoints, engine_relays.cc):
+  // `frame` for world rank `to` goes to the next lane, in turn, to a rank
+  // other than `to` that answers and has a relay frame free.
+  bool relay(uint32_t to, std::span<const std::byte> frame) override;
 
  private:
   // Steps until `finished` says so after a step, `until_ns` passes, or
@@ -216,6 +235,25 @@ class Engine {
   // `lane` was (the peer is alive, that cable works), last heard first;
   // none silent or moving. nullptr when there is none.
   Lane* move_carrier(const Lane& lane) const;
+  // Relaying (engine_relays.cc). Whether `lane` may be relayed: relays
+  // allowed, recovery on, the only lane to its peer, a fabric whose lanes
+  // may move.
+  bool relayable(const Lane& lane) const;
+  // `lane` is cut: while lanes to other ranks answer, asks the peer
+  // through them (a probe, relayed) whether it hears; the lane is relayed
+  // once it hears the peer through a relay.
+  void consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns);
+  // Relays `lane` from now on (logged at info).
+  void start_relay(Lane& lane);
+  // Gives `lane` its relay frames (a slab of its own), on first need.
+  // False when the fabric has no memory for them.
+  bool relay_frames_for(Lane& lane);
+  // Serves what the lanes' relayed frames ask (forwarded to the rank they
+  // are for, or handed to the relayed lane they belong to), hands on the
+  // relayed lanes' sends waiting for a relay, and polls those lanes
+  // (`failed` gets a relayed lane whose poll failed, and why).
+  absl::Status serve_relays(
+      bool* advanced, const std::function<void(Lane&, absl::Status)>& failed);
   // A new endpoint towards `peer` on the device of its physical `cable`.
   absl::StatusOr<std::unique_ptr<Endpoint>> open_on(uint32_t peer,
                                                     uint32_t cable);
@@ -238,6 +276,13 @@ class Engine {
   // before probing it (0: no operation runs).
   TimeNs probe_after_ns() const;
   absl::Status deadline_error(const OpState& op);
+  // The watch's next answer: the one peeked at (departure_known()) if
+  // any, else the watch's own. REQUIRES: watch_ set.
+  absl::Status next_departure();
+  // Whether the watch names a gone rank now. Its answer is kept for
+  // next_departure(), so peeking changes nothing the watch says or when
+  // (a check that names each departure once, as the simulator's does).
+  bool departure_known();
   // Consults the watch if it is due: the error for the dead peer it names,
   // or OK.
   absl::Status consult_watch(TimeNs now_ns);
@@ -297,10 +342,18 @@ class Engine {
   std::vector<uint8_t> lane_state_;
   std::vector<uint32_t> moving_;   // lanes with a move under way
   std::vector<uint8_t> movable_;   // per lane: its peer has another lane
+  // Relaying: per lane its relay endpoint (owned by the lane; nullptr:
+  // not relayed), the lanes relayed, and which of the carriers takes the
+  // next relayed frame.
+  std::vector<RelayEndpoint*> relay_ends_;
+  std::vector<uint32_t> relayed_lanes_;
+  uint32_t next_carrier_ = 0;
+  bool relays_allowed_ = false;
   std::vector<uint32_t> known_dead_;  // sorted
   std::mutex revoke_mu_;
   std::string revoke_reason_;            // guarded by revoke_mu_; set once
   std::function<absl::Status()> watch_;  // empty: not watching
+  absl::Status peeked_;  // the watch's answer departure_known() kept
   TimeNs watch_interval_ns_ = 0;
   TimeNs next_watch_ns_ = kNeverNs;  // when the watch is due
 };

@@ -171,12 +171,15 @@ Progress Engine::run_agreement() {
     if (!s.ok()) lane_failed(*lane, std::move(s));
     if (lane->peer_departed()) suspect(lane->peer());
   }
+  // Relayed frames go on while the agreement runs (a pair's only cable
+  // died: lane.h, "Relaying").
+  (void)serve_relays(&advanced, lane_failed);
   TimeNs now_ns = clock_.now_ns();
   if (watch_ && now_ns >= next_watch_ns_) {
     next_watch_ns_ = deadline_after(now_ns, watch_interval_ns_);
     // A watch names one gone rank a call, each in turn.
     for (size_t i = 0; i <= run.members.size(); ++i) {
-      const absl::Status said = watch_();
+      const absl::Status said = next_departure();
       const std::optional<ErrorPlace> from = error_place(said);
       if (said.ok() || !from.has_value() || from->peer == kNoPeer ||
           from->peer == rank_) {

@@ -8,6 +8,7 @@
 #include "collectives/dtype.h"
 #include "collectives/group_options.h"
 #include "collectives/internal/op_kind.h"
+#include "fabric/assert.h"
 
 namespace weft::collectives::internal {
 namespace {
@@ -37,12 +38,19 @@ T get(const std::byte* p, size_t at) {
 }
 void put8(std::byte* p, size_t at, uint8_t v) { p[at] = std::byte{v}; }
 void put32(std::byte* p, size_t at, uint32_t v) { put<uint32_t>(p, at, v); }
-void put64(std::byte* p, size_t at, uint64_t v) { put<uint64_t>(p, at, v); }
+void put16(std::byte* p, size_t at, uint16_t v) { put<uint16_t>(p, at, v); }
+void put48(std::byte* p, size_t at, uint64_t v) {
+  put<uint32_t>(p, at, static_cast<uint32_t>(v));
+  put<uint16_t>(p, at + 4, static_cast<uint16_t>(v >> 32));
+}
 uint8_t get8(const std::byte* p, size_t at) {
   return std::to_integer<uint8_t>(p[at]);
 }
 uint32_t get32(const std::byte* p, size_t at) { return get<uint32_t>(p, at); }
-uint64_t get64(const std::byte* p, size_t at) { return get<uint64_t>(p, at); }
+uint16_t get16(const std::byte* p, size_t at) { return get<uint16_t>(p, at); }
+uint64_t get48(const std::byte* p, size_t at) {
+  return get<uint32_t>(p, at) | (uint64_t{get<uint16_t>(p, at + 4)} << 32);
+}
 
 // FNV-1a over the header's first 60 bytes taken as fifteen little-endian
 // 32-bit words: catches a frame that is not a header at all (garbage, a
@@ -61,6 +69,9 @@ uint32_t checksum(const std::byte* p) {
 }  // namespace
 
 void FrameHeader::encode(std::span<std::byte, kHeaderBytes> out) const {
+  WEFT_ASSERT(op.total_bytes <= kMaxHeaderTotalBytes &&
+                  relay_rank <= kMaxRelayRank,
+              "a header field past its width");
   std::byte* p = out.data();
   put32(p, 0, kFrameMagic);
   put8(p, 4, kProtocolVersion);
@@ -74,7 +85,8 @@ void FrameHeader::encode(std::span<std::byte, kHeaderBytes> out) const {
   put32(p, 12, op.group_id);
   put32(p, 16, op.op_seq);
   put32(p, 20, type == FrameType::kAck ? heard : op.root);
-  put64(p, 24, op.total_bytes);
+  put48(p, 24, op.total_bytes);
+  put16(p, 30, static_cast<uint16_t>(relay_rank));
   switch (type) {
     case FrameType::kData:
       put32(p, 32, item);
@@ -144,7 +156,8 @@ absl::StatusOr<FrameHeader> FrameHeader::decode(
   } else {
     h.op.root = get32(p, 20);
   }
-  h.op.total_bytes = get64(p, 24);
+  h.op.total_bytes = get48(p, 24);
+  h.relay_rank = get16(p, 30);
   switch (h.type) {
     case FrameType::kData:
       h.item = get32(p, 32);

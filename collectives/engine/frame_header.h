@@ -8,8 +8,8 @@
 // Wire layout, little-endian, fixed:
 //   0 magic u32 | 4 version u8 | 5 type u8 | 6 flags u8 | 7 kind u8
 //   8 dtype u8 | 9 reduce op u8 | 10 algorithm u8 | 11 cause u8
-//   12 group id u32 | 16 op sequence u32 | 20 root u32 | 24 total bytes u64
-//   32 item u32 | 36 frame u32 | 40 payload bytes u32 | 44 received u32
+//   12 group id u32 | 16 op sequence u32 | 20 root u32 | 24 total bytes u48
+//   30 relay rank u16 | 32 item u32 | 36 frame u32 | 40 payload bytes u32 | 44 received u32
 //   48 chunk bytes u32 | 52 consumed u32 | 56 sequence u32 | 60 check u32
 // (check: FNV-1a over bytes 0..59 as fifteen little-endian u32 words).
 // Frames other than data have no item: bytes 32 and 36 carry the origin and
@@ -17,6 +17,10 @@
 // (acknowledgement), or the cable that moves and the move's generation
 // (move). An acknowledgement has no operation either: bytes 20
 // carry `heard` and its sequence field the sender's next data number.
+// A frame of a lane whose only cable died travels through another rank
+// (lane.h, "Relaying"): kFlagRelayTo on its way to the relay, which
+// forwards it with kFlagRelayFrom; byte 30 names the rank it is for, then
+// the rank it came from (version 6: total bytes shrank to 48 bits for it).
 #ifndef WEFT_COLLECTIVES_ENGINE_FRAME_HEADER_H_
 #define WEFT_COLLECTIVES_ENGINE_FRAME_HEADER_H_
 
@@ -31,7 +35,7 @@
 namespace weft::collectives::internal {
 
 inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
-inline constexpr uint8_t kProtocolVersion = 5;
+inline constexpr uint8_t kProtocolVersion = 6;
 inline constexpr uint32_t kHeaderBytes = 64;
 
 // kAck: the counters alone (acknowledgement, credit report, probe reply).
@@ -58,6 +62,15 @@ inline constexpr uint8_t kFlagMoveReply = 8;
 // kAck, recovery off: answer with kAck, whose `heard` proves this frame's
 // receive was posted again (control_credit.h).
 inline constexpr uint8_t kFlagAnswer = 16;
+// Any frame of a relayed lane (lane.h, "Relaying"): on its first hop, to
+// a relay that forwards it to rank `relay_rank`; on its second, from that
+// relay, sent by rank `relay_rank`. Neither belongs to the lane it arrives
+// on: its counters and sequence numbers are the relayed lane's.
+inline constexpr uint8_t kFlagRelayTo = 32;
+inline constexpr uint8_t kFlagRelayFrom = 64;
+// The largest total_bytes a header carries (48 bits), and relay_rank.
+inline constexpr uint64_t kMaxHeaderTotalBytes = (uint64_t{1} << 48) - 1;
+inline constexpr uint32_t kMaxRelayRank = 0xffff;
 
 // What a data frame belongs to: identical on every rank running the same
 // operation, so any difference is a mismatch.
@@ -109,7 +122,12 @@ struct FrameHeader {
   // control frame below it had its receive posted again
   // (control_credit.h).
   uint32_t heard = 0;
+  // kFlagRelayTo: the rank the frame is for; kFlagRelayFrom: the rank
+  // that sent it. 0 otherwise.
+  uint32_t relay_rank = 0;
 
+  // REQUIRES: op.total_bytes <= kMaxHeaderTotalBytes, relay_rank <=
+  // kMaxRelayRank.
   void encode(std::span<std::byte, kHeaderBytes> out) const;
   // Checks magic, version, checksum, type and that `frame_bytes` (the bytes
   // that arrived) equals the header plus the payload it announces.

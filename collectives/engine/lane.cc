@@ -126,8 +126,10 @@ absl::Status Lane::handle(const Completion& c) {
     ack_busy_ = false;
   } else if (slot == depth_ + 1) {
     abort_busy_ = false;
-  } else {
+  } else if (slot == depth_ + 2) {
     move_busy_ = false;
+  } else {
+    relay_busy_ &= ~(1u << (slot - depth_ - 3));
   }
   return absl::OkStatus();
 }
@@ -169,7 +171,11 @@ absl::Status Lane::handle_recv(const Completion& c) {
     resend_when_heard_ = false;
     if (absl::Status s = resend_unacknowledged(); !s.ok()) return s;
   }
-  receive_.note_heard(c.immediate);
+  // A relayed lane's path keeps no order: its immediates say nothing.
+  if (!relayed_) receive_.note_heard(c.immediate);
+  if (!relayed_ && (h->flags & (kFlagRelayTo | kFlagRelayFrom)) != 0) {
+    return keep_relayed(slot, *h);
+  }
   if (h->flags & (kFlagProbe | kFlagAnswer)) receive_.request_ack();
   if (h->type == FrameType::kAbort) {
     absl::Status aborted =
@@ -187,7 +193,8 @@ absl::Status Lane::handle_recv(const Completion& c) {
   if (!recovery()) control_credit_.note_heard(h->heard);
   // The peer posted data numbered up to h->seq before this frame, and a
   // cable keeps order: what has not arrived was lost. Say so at once.
-  receive_.note_peer_next(h->seq);
+  // (Relays keep none.)
+  if (!relayed_) receive_.note_peer_next(h->seq);
   return repost(slot);
 }
 
@@ -213,7 +220,7 @@ absl::Status Lane::place_data(uint32_t slot, const FrameHeader& h) {
       return repost(slot);
     case ReceiveWindow::Placement::kEarly:
       ++stats_.placed_early;
-      send_.note_gap();
+      if (!relayed_) send_.note_gap();  // relays reorder
       break;
     case ReceiveWindow::Placement::kNext:
       break;
@@ -251,7 +258,7 @@ absl::Status Lane::resend_missing(uint32_t sack, uint32_t heard) {
     absl::Status s =
         resend(first + std::countr_zero(missing), /*on_timeout=*/false);
     if (!s.ok()) return s;
-    send_.note_gap();
+    if (!relayed_) send_.note_gap();
   }
   return absl::OkStatus();
 }
@@ -584,6 +591,13 @@ void Lane::check_invariants() const {
               "a received abort message too long");
   WEFT_ASSERT(!abort_busy_ || abort_copies_ > 0,
               "an abort send in flight, but none was sent");
+  WEFT_ASSERT(relay_slots_ <= kRelaySlots &&
+                  depth_ + 3 + relay_slots_ <= Endpoint::kMaxSends &&
+                  relay_busy_ < (1u << relay_slots_) &&
+                  relay_frames_.bytes() ==
+                      uint64_t{relay_slots_} * frame_bytes() &&
+                  (!relayed_ || pending_ == nullptr),
+              "the lane's relay frames do not add up");
   WEFT_ASSERT(generation() <= kMaxMoves &&
                   (pending_ == nullptr || pending_generation_ > generation()),
               "the lane's moves do not add up");

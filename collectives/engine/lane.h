@@ -81,6 +81,21 @@
 //    connects first sends its resends only once it hears from the other
 //    over the new endpoint (so they do not reach an endpoint not yet
 //    connected); the other sends its own at once, and a probe.
+//  - Relaying (recovery on; the Engine decides, engine_relays.cc): when
+//    the lane's cable, the only one to its peer, stops answering (cut, as
+//    above) while lanes to other ranks answer, the lane keeps its
+//    numbering, windows, acknowledgements and retransmission and swaps
+//    its endpoint for a RelayEndpoint (relay_endpoint.h): each frame goes
+//    to another rank (spread over every rank that answers), which forwards
+//    it over its own lane to the peer. On the way the frame is marked
+//    (kFlagRelayTo, then kFlagRelayFrom, with the rank it is for, then
+//    from) and travels in a relay frame of the carrying lane (forward()),
+//    apart from that lane's own numbering and counters; a relay with no
+//    relay frame free drops it, so nothing ever waits on a relay's
+//    receives or credits, and the relayed lane sends it again. The path
+//    keeps no order: a relayed lane reads neither the immediates (heard)
+//    nor a frame ahead of a gap as a loss, and resends on its timeouts and
+//    on the peer's selective acknowledgement.
 //
 // The state is split along those lines: a SendWindow (numbering, credits,
 // pacing, the data send slots, retransmission timing), a ReceiveWindow
@@ -147,6 +162,9 @@ inline constexpr uint32_t kCutRounds = 3;
 // move it forever); a lane cut again after that stays where it is (its
 // operations end at their deadline).
 inline constexpr uint32_t kMaxMoves = 16;
+// Most frames a lane carries for relayed lanes at once (Relaying), within
+// the endpoint's sends left beside the lane's own (depth + 3).
+inline constexpr uint32_t kRelaySlots = 4;
 
 // What a lane did, for tests and benchmarks.
 struct LaneStats {
@@ -171,6 +189,22 @@ struct LaneStats {
   uint64_t bytes_moved_aside = 0;
   // Moves made to another cable (Moving): also the number of the last.
   uint64_t moves = 0;
+  // Relaying: 1 once this lane's frames go through other ranks; frames
+  // (and their bytes) this lane carried for relayed lanes, and those it
+  // dropped with no relay frame free.
+  uint64_t relayed = 0;
+  uint64_t frames_forwarded = 0;
+  uint64_t bytes_forwarded = 0;
+  uint64_t forwards_dropped = 0;
+};
+
+// A frame of a relayed lane that arrived over this lane (Relaying): on its
+// way to rank `rank` (kFlagRelayTo) or from it (kFlagRelayFrom), whole,
+// header first.
+struct RelayedFrame {
+  uint8_t flag = 0;
+  uint32_t rank = 0;
+  std::vector<std::byte> bytes;
 };
 
 // A kMove frame the peer sent (Moving): the lane to it of `cable` moves,
@@ -424,6 +458,48 @@ class Lane {
   bool has_moves() const { return !moves_in_.empty(); }
   std::vector<MoveNotice> take_moves() { return std::move(moves_in_); }
 
+  // ---- Relaying (see the top of this file; the Engine drives it,
+  // engine_relays.cc).
+
+  bool relayed() const { return relayed_; }
+  // The lane's only cable stopped answering: from now on its frames go
+  // over `endpoint` (a RelayEndpoint), the old endpoint put in its error
+  // state and closed, the receives posted again on the new one and what
+  // was not acknowledged sent again. REQUIRES: !relayed(), !moving().
+  absl::Status relay(std::unique_ptr<Endpoint> endpoint);
+  // The whole frame a relayed frame may be (header and payload).
+  uint32_t frame_bytes() const { return kHeaderBytes + payload_room(); }
+  // The relay frames this lane may carry at once (at most kRelaySlots,
+  // within the endpoint's sends), each frame_bytes() long.
+  uint32_t relay_slots() const;
+  // Where they lie: `frames`, relay_slots() x frame_bytes() bytes.
+  void set_relay_frames(const Frame& frames);
+  bool relay_frames_set() const { return relay_slots_ > 0; }
+  // A relay frame is set and free.
+  bool can_forward() const {
+    return relay_slots_ > 0 && relay_busy_ != (1u << relay_slots_) - 1;
+  }
+  // Sends `frame` (a relayed lane's, header first) over this lane, in a
+  // relay frame, its header marked `flag` (kFlagRelayTo or
+  // kFlagRelayFrom) with `rank`; its counters stay the relayed lane's.
+  // False when no relay frame is free or the post failed (the frame is
+  // lost: its lane sends it again).
+  bool forward(std::span<const std::byte> frame, uint8_t flag, uint32_t rank);
+  // The relayed frames that arrived over this lane since the last take.
+  bool has_relayed_frames() const { return !relayed_in_.empty(); }
+  std::vector<RelayedFrame> take_relayed_frames() {
+    return std::move(relayed_in_);
+  }
+  void note_forward_dropped() { ++stats_.forwards_dropped; }
+  // An acknowledgement asking the peer to answer (a probe), as a whole
+  // frame to hand to a relay: whether the peer hears this side through
+  // one, before the lane is relayed. note_relay_probe() counts one that
+  // went as a probe sent.
+  std::vector<std::byte> relay_probe();
+  void note_relay_probe() { ++stats_.probes_sent; }
+  // The endpoint's parts (Endpoint::max_parts()).
+  size_t max_parts() const { return endpoint_->max_parts(); }
+
   // ---- State, read for reports and tests.
 
   const LaneStats& stats() const { return stats_; }
@@ -597,6 +673,12 @@ class Lane {
   absl::Status note_move(uint32_t slot, const FrameHeader& h);
   // Every frame not acknowledged, sent again (after a move).
   absl::Status resend_unacknowledged();
+  // A move's or a relay's end: `endpoint` replaces the lane's (Moving).
+  absl::Status switch_endpoint(std::unique_ptr<Endpoint> endpoint,
+                               bool resend_now);
+  // A relayed frame arrived in `slot` (carried for another lane): kept
+  // for the Engine, the receive posted again.
+  absl::Status keep_relayed(uint32_t slot, const FrameHeader& h);
   absl::Status protocol_error(std::string_view what) const;
 
   std::unique_ptr<Endpoint> endpoint_;
@@ -609,6 +691,9 @@ class Lane {
   bool ack_busy_ = false;        // the acknowledgement frame is in flight
   bool abort_busy_ = false;      // the abort frame is in flight
   bool move_busy_ = false;       // the move frame is in flight
+  bool relayed_ = false;         // Relaying: the endpoint is a relay's
+  uint32_t relay_slots_ = 0;     // relay frames set (0: none yet)
+  uint32_t relay_busy_ = 0;      // bit i: relay frame i is in flight
   // Moved: the resends wait until the peer is heard over the new endpoint.
   bool resend_when_heard_ = false;
   bool credit_stalled_ = false;  // see try_send()
@@ -653,6 +738,8 @@ class Lane {
   uint32_t carrier_ = 0;
   TimeNs move_due_ns_ = 0;
   std::vector<MoveNotice> moves_in_;
+  Frame relay_frames_;  // Relaying: relay_slots_ frames of frame_bytes()
+  std::vector<RelayedFrame> relayed_in_;
   LaneStats stats_;
   SendWindow send_;
   ReceiveWindow receive_;

@@ -16,8 +16,11 @@ namespace weft::collectives::internal {
 
 void Lane::land_targeted(uint32_t slot, const ReceiveTargets::Target& target,
                          const FrameHeader& h) {
+  // A frame carried for a relayed lane is never this lane's own.
+  const bool carried =
+      !relayed_ && (h.flags & (kFlagRelayTo | kFlagRelayFrom)) != 0;
   if (h.type == FrameType::kData && h.seq == target.seq &&
-      h.payload_bytes == target.user.bytes()) {
+      h.payload_bytes == target.user.bytes() && !carried) {
     set_in_place(slot, target.user);  // the frame it was posted for
     return;
   }

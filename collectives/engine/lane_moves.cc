@@ -44,18 +44,24 @@ absl::Status Lane::finish_move(const Destination& peer, bool resend_now,
     *refused = true;
     return s;
   }
+  via_cable_ = pending_via_;
+  move_due_ns_ = 0;
+  stats_.moves = pending_generation_;
+  return switch_endpoint(std::move(pending_), resend_now);
+}
+
+absl::Status Lane::switch_endpoint(std::unique_ptr<Endpoint> endpoint,
+                                   bool resend_now) {
   // Nothing more lands in the lane's frames through the old endpoint, and
   // none of its work completes from here on: what it had in flight is
   // forgotten (the frames not acknowledged are sent again below).
   (void)endpoint_->move_to_error();
-  endpoint_ = std::move(pending_);
-  via_cable_ = pending_via_;
-  move_due_ns_ = 0;
-  stats_.moves = pending_generation_;
+  endpoint_ = std::move(endpoint);
   send_.forget_in_flight();
   ack_busy_ = false;
   abort_busy_ = false;
   move_busy_ = false;
+  relay_busy_ = 0;
   // Every receive not holding an arrival is posted again, on the new
   // endpoint (the old one's receives, user memory's included, are gone).
   posted_recvs_ = 0;

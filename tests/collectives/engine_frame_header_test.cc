@@ -39,6 +39,7 @@ FrameHeader sample() {
   h.received = 0x80000001;
   h.consumed = 42;
   h.cause = 4;
+  h.relay_rank = 4095;
   return h;
 }
 
@@ -62,6 +63,7 @@ TEST(FrameHeader, RoundTripsEveryField) {
   EXPECT_EQ(back->received, h.received);
   EXPECT_EQ(back->consumed, h.consumed);
   EXPECT_EQ(back->cause, h.cause);
+  EXPECT_EQ(back->relay_rank, h.relay_rank);
 }
 
 TEST(FrameHeader, ControlFramesCarryTheirRanksWhereDataHasItems) {
@@ -104,6 +106,19 @@ TEST(FrameHeader, LayoutIsLittleEndianAndFixed) {
   EXPECT_EQ(f[4], std::byte{kProtocolVersion});
   EXPECT_EQ(f[12], std::byte{0xef});  // group id, low byte first
   EXPECT_EQ(f[28], std::byte{0x02});  // total bytes bit 33
+  // Version 6: total bytes in 48 bits, the relay rank at 30.
+  EXPECT_EQ(f[29], std::byte{0x00});
+  EXPECT_EQ(f[30], std::byte{0xff});  // 4095, low byte first
+  EXPECT_EQ(f[31], std::byte{0x0f});
+}
+
+TEST(FrameHeader, TotalBytesKeepTheirFortyEightBits) {
+  FrameHeader h = sample();
+  h.op.total_bytes = kMaxHeaderTotalBytes;
+  absl::StatusOr<FrameHeader> back = FrameHeader::decode(encoded(h));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->op.total_bytes, (uint64_t{1} << 48) - 1);
+  EXPECT_EQ(back->relay_rank, 4095u);
 }
 
 TEST(FrameHeader, EveryCorruptByteIsRefused) {

@@ -76,7 +76,9 @@ void check(std::span<const std::byte> frame) {
     return;
   }
   WEFT_FUZZ_CHECK(h->payload_bytes == frame.size() - kHeaderBytes);
-  WEFT_FUZZ_CHECK(h->op.total_bytes == little_endian(frame, 24, 8));
+  // Version 6: total bytes in 48 bits, then the relay rank (u16).
+  WEFT_FUZZ_CHECK(h->op.total_bytes == little_endian(frame, 24, 6));
+  WEFT_FUZZ_CHECK(h->relay_rank == little_endian(frame, 30, 2));
   WEFT_FUZZ_CHECK(h->received == little_endian(frame, 44, 4));
   WEFT_FUZZ_CHECK(h->consumed == little_endian(frame, 52, 4));
   WEFT_FUZZ_CHECK(h->seq == little_endian(frame, 56, 4));

@@ -107,7 +107,12 @@ bool write_frame_header(const std::string& dir) {
   abort.origin = 3;
   abort.blamed = 1;
   abort.payload_bytes = 12;
+  // A data frame on its way to a relay, for rank 3 (lane.h, "Relaying").
+  FrameHeader relayed = data;
+  relayed.flags = collectives::internal::kFlagRelayTo;
+  relayed.relay_rank = 3;
   bool ok = write(dir + "/data.bin", frame(data));
+  ok &= write(dir + "/relayed.bin", frame(relayed));
   ok &= write(dir + "/credit.bin", frame(credit));
   ok &= write(dir + "/abort.bin", frame(abort));
   return ok;

@@ -26,8 +26,8 @@ constexpr uint64_t kDrawStream = 0x5377656570ull;  // "Sweep"
 constexpr uint64_t kRegisterStream = 0x5265676973ull;  // "Regis"
 constexpr double kRegisteredChance = 0.35;
 // A pulled cable of a pair joined by several (survived: its lanes move to
-// another cable): a stream of its own too, drawn on worlds with several
-// cables a pair.
+// another cable), or of a pair's only cable on a mesh (survived: its lane
+// goes through the other ranks): a stream of its own too.
 constexpr uint64_t kCablePullStream = 0x50756c6cull;  // "Pull"
 constexpr double kCablePullChance = 0.25;
 
@@ -169,14 +169,16 @@ void draw_faults(sim::Prng& prng, SweepCase* c) {
 
 namespace {
 
-// A pull of one cable of a drawn pair, both ways, when the pair has several.
+// A pull of one cable of a drawn pair, both ways, when the pair has
+// several, or of its only cable on a mesh of three ranks or more (routed
+// around through the others).
 void draw_cable_pull(uint64_t seed, SweepCase* c) {
   const Topology& t = c->world.topology;
   sim::Prng prng = sim::Prng(seed).fork(kCablePullStream);
   if (!prng.chance(kCablePullChance)) return;
   const auto [rank, peer] = draw_pair(prng, t);
   const auto cables = static_cast<uint32_t>(t.devices(rank, peer).size());
-  if (cables < 2) return;
+  if (cables < 2 && (t.ranks() < 3 || !t.is_full_mesh())) return;
   // While the program runs (its expected duration), so most pulls meet
   // traffic.
   c->world.faults.script.push_back(

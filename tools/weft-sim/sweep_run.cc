@@ -15,16 +15,20 @@
 namespace weft::tools::weft_sim {
 namespace {
 
-// A link_down that recovery survives: one cable of a pair joined by
-// several, the only link_down of that pair (its lanes move to another
-// cable; docs/fault-tolerance.md, "A dead cable").
+// A link_down that recovery survives, the only link_down of its pair: one
+// cable of a pair joined by several (its lanes move to another cable), or
+// a pair's only cable on a mesh of three ranks or more (its lane goes
+// through the others; docs/fault-tolerance.md, "A dead cable").
 bool survivable_pull(const sim::ScriptedFault& f,
                      std::span<const sim::ScriptedFault> script,
                      const Topology& topology) {
-  if (f.kind != sim::FaultKind::kLinkDown || f.cable == sim::kAllCables ||
-      topology.devices(f.rank, f.peer).size() < 2) {
-    return false;
-  }
+  if (f.kind != sim::FaultKind::kLinkDown) return false;
+  const bool other_cable = f.cable != sim::kAllCables &&
+                           topology.devices(f.rank, f.peer).size() >= 2;
+  const bool only_cable = topology.devices(f.rank, f.peer).size() == 1 &&
+                          topology.ranks() >= 3 &&
+                          topology.is_full_mesh();
+  if (!other_cable && !only_cable) return false;
   for (const sim::ScriptedFault& other : script) {
     if (&other != &f && other.kind == sim::FaultKind::kLinkDown &&
         ((other.rank == f.rank && other.peer == f.peer) ||

@@ -76,7 +76,8 @@ std::string sweep_table(const SweepTally& t, bool check_determinism) {
   absl::StrAppendFormat(&out, "%-18s %10u\n", "total", t.seeds);
   absl::StrAppendFormat(
       &out,
-      "no crash, dead link (but one cable of several), qp_error or error "
+      "no crash, dead link (but one cable of several, or a mesh pair's only "
+      "cable), qp_error or error "
       "completion: %u seeds, %u correct (%.3f%%)\n",
       t.nonfatal_seeds, t.nonfatal_correct,
       percent(t.nonfatal_correct, t.nonfatal_seeds));
