@@ -210,7 +210,8 @@ absl::StatusOr<std::unique_ptr<Group>> GroupBuilder::connect(
   for (uint32_t p = 0; p < topology_->ranks(); ++p) {
     joined_to_all &= p == rank_ || topology_->connected(rank_, p);
   }
-  engine->allow_relays(joined_to_all);
+  // Two ranks have no third to relay through.
+  engine->allow_relays(joined_to_all && topology_->ranks() > 2);
   // A fabric that keeps a record of departed peers (the simulator's) is
   // the group's watch from the start: a crash is named within one watch
   // interval, as the side channel names a dead process on hardware.

@@ -279,10 +279,14 @@ class Engine : public RelayPath {
   // The watch's next answer: the one peeked at (departure_known()) if
   // any, else the watch's own. REQUIRES: watch_ set.
   absl::Status next_departure();
-  // Whether the watch names a gone rank now. Its answer is kept for
-  // next_departure(), so peeking changes nothing the watch says or when
-  // (a check that names each departure once, as the simulator's does).
-  bool departure_known();
+  // Whether the watch names a gone rank: one it named and consult_watch()
+  // has still to report, or, when the watch is due at `now_ns`, its answer
+  // now. That consult is the interval's (the watch is still consulted once
+  // per interval, Group::watch); a departure it names is kept for
+  // next_departure() and reported by consult_watch() at once. Between
+  // consults the last answer stands (a departure since is learned at the
+  // next one, as without relays).
+  bool departure_known(TimeNs now_ns);
   // Consults the watch if it is due: the error for the dead peer it names,
   // or OK.
   absl::Status consult_watch(TimeNs now_ns);

@@ -68,7 +68,7 @@ void Engine::consider_relay(Lane& lane, TimeNs now_ns, TimeNs* wake_ns) {
   // A peer whose process is gone is named by the watch, not asked. (The
   // relays are lanes that answer: relay() takes no lane that has frames
   // unanswered, so a rank cut off from every other asks no one.)
-  if (departure_known()) return;
+  if (departure_known(now_ns)) return;
   // Nothing changes, not even when the engine wakes, until a probe goes;
   // then it is asked again a timeout later, not at every step.
   if (relay(lane.peer(), lane.relay_probe())) {
@@ -89,10 +89,14 @@ absl::Status Engine::next_departure() {
   return watch_();
 }
 
-bool Engine::departure_known() {
+bool Engine::departure_known(TimeNs now_ns) {
   if (!watch_) return false;
-  if (peeked_.ok()) peeked_ = watch_();
-  return !peeked_.ok();
+  if (!peeked_.ok()) return true;
+  if (now_ns < next_watch_ns_) return false;
+  peeked_ = watch_();
+  if (!peeked_.ok()) return true;  // consult_watch(), due, reports it
+  next_watch_ns_ = deadline_after(now_ns, watch_interval_ns_);
+  return false;
 }
 
 void Engine::start_relay(Lane& lane) {
