@@ -40,9 +40,8 @@ bool can_carry(const Lane& hop) {
 
 bool Engine::relayable(const Lane& lane) const {
   return relays_allowed_ && lane.recovery() && idle_fabric_ != nullptr &&
-         idle_fabric_->lanes_may_move() && !lane.relayed() &&
-         !lane.moving() && movable_[lane.index()] == 0 &&
-         lane_state_[lane.index()] == kLaneLive;
+         idle_fabric_->lanes_may_move() && !lane.relayed() && !lane.moving() &&
+         movable_[lane.index()] == 0 && lane_state_[lane.index()] == kLaneLive;
 }
 
 bool Engine::relay_frames_for(Lane& lane) {
