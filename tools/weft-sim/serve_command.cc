@@ -177,6 +177,7 @@ struct LaunchEnv {
   std::string dropin;
   std::string devices_json;
   std::string coordinator;
+  uint32_t ranks = 0;
 };
 
 std::vector<EnvSetting> rank_env(const LaunchEnv& env, uint32_t rank) {
@@ -194,6 +195,9 @@ std::vector<EnvSetting> rank_env(const LaunchEnv& env, uint32_t rank) {
           {"MLX_IBV_DEVICES", env.devices_json, true},
           {"JACCL_COORDINATOR", env.coordinator, true},
           {"MLX_JACCL_COORDINATOR", env.coordinator, true},
+          // The group's size, which a device variable of `auto` leaves to
+          // the launcher (docs/wiring.md).
+          {"WEFT_SIZE", std::to_string(env.ranks), true},
           {"LD_LIBRARY_PATH", path},
           {"WEFT_VERBS_LIBRARY", env.dropin + "/libibverbs.so.1"},
           // launch's word on the fabric, which weft's programs follow
@@ -311,6 +315,7 @@ int launch_on_sim(const LaunchRequest& request) {
   absl::StatusOr<std::vector<uint16_t>> port = free_ports("127.0.0.1", 1);
   if (!port.ok()) return cli::bad_input(port.status());
   env.coordinator = absl::StrFormat("127.0.0.1:%u", (*port)[0]);
+  env.ranks = request.ranks;
   for (uint32_t r = 0; r < request.ranks; ++r) {
     if (absl::Status s =
             ranks.start(r, request.program_of(r), rank_env(env, r));

@@ -185,7 +185,10 @@ std::vector<ProbePair> Session::declared_pairs() {
       }
     }
   }
-  declared_pair_count_ = pairs.size();
+  declared_ports_.clear();
+  for (const ProbePair& p : pairs) {
+    declared_ports_.emplace_back(port_of(p.a), port_of(p.b));
+  }
   return pairs;
 }
 
@@ -315,10 +318,17 @@ const std::string& Session::name_of(uint32_t device) const {
 
 bool Session::declared_all_right() const {
   if (!declared_entries_paired_) return false;
-  // Every declared pair became a cable that works both ways.
-  uint64_t right = 0;
-  for (const Cable& c : cables_) right += c.two_way() ? 1 : 0;
-  return right == declared_pair_count_ && cables_.size() == right;
+  // Every cable found so far is a declared one, working both ways, and
+  // every declared one was found (as many cables as declared pairs, not
+  // just as many: a crossed file has its count right).
+  if (cables_.size() != declared_ports_.size()) return false;
+  return std::all_of(
+      declared_ports_.begin(), declared_ports_.end(), [&](const auto& d) {
+        return std::any_of(cables_.begin(), cables_.end(), [&](const Cable& c) {
+          return c.two_way() && ((c.a == d.first && c.b == d.second) ||
+                                 (c.a == d.second && c.b == d.first));
+        });
+      });
 }
 
 absl::Status Session::finish(bool complete) {

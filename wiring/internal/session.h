@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -77,7 +78,8 @@ class Session final : public DiscoverySession {
   std::unique_ptr<Plan> plan_;
   // A check: how many declared cables are probed first, and whether every
   // declared entry is in one of them.
-  size_t declared_pair_count_ = 0;
+  // The declared file's cables, as the two ports each joins.
+  std::vector<std::pair<Port, Port>> declared_ports_;
   bool declared_entries_paired_ = true;
 
   // The round: its pairs, this rank's queue pairs (specs) and, for each,
