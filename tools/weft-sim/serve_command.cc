@@ -315,7 +315,7 @@ int launch_on_sim(const LaunchRequest& request) {
   absl::StatusOr<std::vector<uint16_t>> port = free_ports("127.0.0.1", 1);
   if (!port.ok()) return cli::bad_input(port.status());
   env.coordinator = absl::StrFormat("127.0.0.1:%u", (*port)[0]);
-  env.ranks = request.ranks;
+  env.ranks = request.world.options.topology.ranks();
   for (uint32_t r = 0; r < request.ranks; ++r) {
     if (absl::Status s =
             ranks.start(r, request.program_of(r), rank_env(env, r));
