@@ -218,7 +218,9 @@ absl::Status SimFabric::check_open(std::string_view device, uint32_t peer,
             ? absl::StrFormat("rank %u has no device (no cable joins it to "
                               "any rank in the topology)",
                               rank_)
-            : absl::StrFormat("rank %u has no device %s; its devices: %s",
+            : absl::StrFormat("rank %u has no device %s; its devices: %s "
+                              "(fix the device file's entry, or run "
+                              "weft-devices check)",
                               rank_, device, absl::StrJoin(devices(), ", ")));
   }
   // The cable the device is the end of: toward `peer` where the device

@@ -132,18 +132,16 @@ void print(const Tally& t, double wall_s) {
                 static_cast<unsigned long long>(t.named[k]));
   }
   const double seeds = static_cast<double>(std::max<uint64_t>(t.seeds, 1));
-  std::printf(
-      "discovery, mean a seed  %.1f rounds, %.0f pairs probed, %.0f "
-      "probes sent\n",
-      static_cast<double>(t.rounds) / seeds,
-      static_cast<double>(t.pairs) / seeds,
-      static_cast<double>(t.probes) / seeds);
-  std::printf(
-      "check, mean a seed      %.1f rounds, %.0f pairs probed, %.0f "
-      "probes sent\n",
-      static_cast<double>(t.check_rounds) / seeds,
-      static_cast<double>(t.check_pairs) / seeds,
-      static_cast<double>(t.check_probes) / seeds);
+  // One line of means a seed: "<label> R rounds, P pairs probed, N probes".
+  const auto means = [seeds](const char* label, uint64_t rounds, uint64_t pairs,
+                             uint64_t probes) {
+    std::printf("%-23s %.1f rounds, %.0f pairs probed, %.0f probes sent\n",
+                label, static_cast<double>(rounds) / seeds,
+                static_cast<double>(pairs) / seeds,
+                static_cast<double>(probes) / seeds);
+  };
+  means("discovery, mean a seed", t.rounds, t.pairs, t.probes);
+  means("check, mean a seed", t.check_rounds, t.check_pairs, t.check_probes);
   std::printf(
       "largest world           seed %llu: %u ranks, %llu devices; "
       "discovery %u rounds, %llu pairs probed, %llu probes sent, %.3f "
